@@ -1,0 +1,132 @@
+// Command piship runs HCL-defined pipelines of typed stages: validate, graph,
+// run, document kinds, format files and manage the action cache. This
+// package only turns flags into engine calls; the logic lives in graph,
+// engine, stages, cache and tracing.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// Exit codes.
+const (
+	exitOK     = 0
+	exitFailed = 1 // a pipeline (or a check) failed
+	exitUsage  = 2 // usage or configuration error
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := runMain(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	os.Exit(code)
+}
+
+// env is what a command sees of the process.
+type env struct {
+	ctx    context.Context
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+}
+
+type command struct {
+	name    string
+	usage   string
+	summary string
+	run     func(e *env, args []string) int
+}
+
+func commands() []command {
+	return []command{
+		{"run", "run PIPELINE [--input k=v ...] [--parallelism N] [--dry-run] [--trace-file F] [--pipelines DIR]", "run a pipeline", cmdRun},
+		{"validate", "validate [FILE|DIR ...]", "check pipeline files without running anything", cmdValidate},
+		{"graph", "graph PIPELINE [--format dot|mermaid] [--pipelines DIR]", "print a pipeline's graph", cmdGraph},
+		{"stages", "stages [KIND]", "document the stage kinds", cmdStages},
+		{"fmt", "fmt [--check] [FILE ...]", "format pipeline files", cmdFmt},
+		{"cache", "cache prune [--max-size SIZE] [--max-age AGE]", "manage the action cache", cmdCache},
+		{"version", "version", "print the version", cmdVersion},
+	}
+}
+
+// runMain runs one piship command and returns its exit code.
+func runMain(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	e := &env{ctx: ctx, stdout: stdout, stderr: stderr, getenv: getenv}
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		printUsage(stdout)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(e, args[1:])
+		}
+	}
+	fmt.Fprintf(stderr, "piship: unknown command %q; run `piship help` for the list\n", args[0])
+	return exitUsage
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "piship: build, qualify and ship Node.js distributions with HCL pipelines")
+	fmt.Fprintln(w, "\nUsage:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  piship %-70s %s\n", c.usage, c.summary)
+	}
+	fmt.Fprintln(w, "\nExit codes: 0 success, 1 pipeline failed, 2 usage or configuration error.")
+}
+
+// newFlags returns a FlagSet whose errors go to e.stderr.
+func newFlags(e *env, name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("piship "+name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	return fs
+}
+
+// parseInterleaved parses flags that may appear before or after positional
+// arguments (`piship run demo --dry-run`) and returns the positionals.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if rest[0] == "--" {
+			return append(pos, rest[1:]...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// multiFlag collects a repeatable flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// usageErr prints a usage error and returns exitUsage.
+func usageErr(e *env, format string, a ...any) int {
+	fmt.Fprintf(e.stderr, "piship: "+format+"\n", a...)
+	return exitUsage
+}
+
+func flagErr(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	return exitUsage
+}

@@ -1,0 +1,146 @@
+// Package engine runs validated pipeline graphs.
+//
+// One scheduler loop owns all state: a ready queue ordered by declaration,
+// N parallelism slots held only by running stages (a stage waiting for its
+// inputs holds none), and a fixed pool of workers. Each stage runs inside an
+// OpenTelemetry span; cacheable stages are looked up in the action cache
+// first. When a stage fails, no new stage starts unless it could still change
+// the result (it comes earlier in verdict order than every failure so far, or
+// feeds such a stage) or it is an `always` stage; every started stage
+// finishes. The run's error is then the first failing stage in verdict order,
+// so the result never depends on timing.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"time"
+
+	"github.com/zclconf/go-cty/cty"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"piship.dev/piship/cache"
+	"piship.dev/piship/graph"
+)
+
+// Status is where a stage ended up.
+type Status int
+
+const (
+	Pending Status = iota
+	Succeeded
+	Failed
+	Cancelled
+	Skipped
+)
+
+func (s Status) String() string {
+	switch s {
+	case Succeeded:
+		return "passed"
+	case Failed:
+		return "failed"
+	case Cancelled:
+		return "cancelled"
+	case Skipped:
+		return "skipped"
+	}
+	return "pending"
+}
+
+// Options configure a run.
+type Options struct {
+	// Parallelism is the number of stages that may run at once; 0 means
+	// the number of CPUs.
+	Parallelism int
+	// Inputs are the pipeline's input values (converted to declared types).
+	Inputs map[string]cty.Value
+	// Tracer records one span per stage; nil records nothing.
+	Tracer trace.Tracer
+	// Cache serves cacheable stages; nil disables the action cache.
+	Cache *cache.Actions
+	// ToolDigest is part of every cache key (the running binary's digest).
+	ToolDigest string
+	// Events receives progress events, always from one goroutine, in the
+	// order they happened; nil discards them.
+	Events func(Event)
+	// Log receives the stages' own messages; nil discards them.
+	Log io.Writer
+}
+
+// StageResult is the outcome of one stage.
+type StageResult struct {
+	Stage   *graph.Stage
+	Status  Status
+	Outputs map[string]cty.Value
+	Err     error
+	// Cacheable is true when the stage had a cache key; CacheHit when the
+	// result came from the cache.
+	Cacheable bool
+	CacheHit  bool
+	CacheKey  string
+	// Start and End are the span's timestamps (zero for skipped stages).
+	Start, End time.Time
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	Pipeline string
+	// Stages holds one result per stage, in declaration order.
+	Stages []*StageResult
+	// Failed is the first failing stage in verdict order, or nil.
+	Failed *StageResult
+	// Interrupted is set when the context was cancelled during the run.
+	Interrupted bool
+}
+
+// Err returns the run's error: the first failing verdict, or nil.
+func (r *Result) Err() error {
+	if r.Failed != nil {
+		return &StageError{Pipeline: r.Pipeline, Stage: r.Failed.Stage.Name, Err: r.Failed.Err}
+	}
+	if r.Interrupted {
+		return &StageError{Pipeline: r.Pipeline, Err: errors.New("interrupted")}
+	}
+	return nil
+}
+
+// StageError is a failed run; its message is the line printed last on stderr.
+type StageError struct {
+	Pipeline string
+	Stage    string // empty when the run was interrupted before any stage failed
+	Err      error
+}
+
+func (e *StageError) Error() string {
+	if e.Stage == "" {
+		return fmt.Sprintf("%s: %v", e.Pipeline, e.Err)
+	}
+	return fmt.Sprintf("%s: stage %s failed: %v", e.Pipeline, e.Stage, e.Err)
+}
+
+func (e *StageError) Unwrap() error { return e.Err }
+
+// Run executes g. It returns an error only when the run could not start
+// (bad inputs); a failed stage is reported in the Result.
+func Run(ctx context.Context, g *graph.Graph, opts Options) (*Result, error) {
+	scope, err := g.NewScope(opts.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Parallelism <= 0 {
+		opts.Parallelism = runtime.NumCPU()
+	}
+	if opts.Tracer == nil {
+		opts.Tracer = noop.NewTracerProvider().Tracer("")
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	s := newScheduler(ctx, g, scope, &opts)
+	return s.run(), nil
+}

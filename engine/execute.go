@@ -1,0 +1,174 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/zclconf/go-cty/cty"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"piship.dev/piship/cache"
+	"piship.dev/piship/graph"
+	"piship.dev/piship/stages"
+	"piship.dev/piship/tracing"
+)
+
+// execute runs one stage inside its span: evaluate the configuration, try
+// the action cache, run the kind, store the result, clean up.
+func (s *scheduler) execute(st *graph.Stage) *StageResult {
+	ctx := s.ctx
+	if st.Always {
+		// Cleanup stages run even when the run was interrupted.
+		ctx = context.WithoutCancel(ctx)
+	}
+	r := &StageResult{Stage: st, Start: time.Now()}
+	ctx, span := s.opts.Tracer.Start(ctx, st.Label(), trace.WithTimestamp(r.Start),
+		trace.WithAttributes(
+			attribute.String(tracing.AttrPipeline, s.g.Name),
+			attribute.String(tracing.AttrStageKind, st.KindName),
+			attribute.String(tracing.AttrStageName, st.Name),
+		))
+
+	err := s.runStage(ctx, span, st, r)
+	switch {
+	case err == nil:
+		r.Status = Succeeded
+	case ctx.Err() != nil:
+		r.Status, r.Err = Cancelled, fmt.Errorf("cancelled: %w", err)
+	default:
+		r.Status, r.Err = Failed, err
+	}
+	span.SetAttributes(attribute.String(tracing.AttrVerdict, r.Status.String()))
+	if r.Cacheable {
+		span.SetAttributes(attribute.String(tracing.AttrCacheKey, r.CacheKey), attribute.Bool(tracing.AttrCacheHit, r.CacheHit))
+	}
+	if r.Err != nil {
+		span.SetStatus(codes.Error, r.Err.Error())
+	}
+	r.End = time.Now()
+	span.End(trace.WithTimestamp(r.End))
+	return r
+}
+
+func (s *scheduler) runStage(ctx context.Context, span trace.Span, st *graph.Stage, r *StageResult) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error in kind %s: %v\n%s", st.KindName, p, debug.Stack())
+		}
+	}()
+	cfg, diags := s.scope.EvalStage(st, s.outputs)
+	if diags.HasErrors() {
+		return fmt.Errorf("CONFIG_INVALID: %s", diags.Error())
+	}
+	inv := &stages.Invocation{Pipeline: s.g.Name, Name: st.Name, Dir: s.g.Dir, Config: cfg, Log: s.opts.Log}
+	if c, ok := st.Kind.(stages.Cleaner); ok {
+		defer func() {
+			if cerr := c.Cleanup(context.WithoutCancel(ctx), inv); cerr != nil && err == nil {
+				err = fmt.Errorf("cleanup: %w", cerr)
+			}
+		}()
+	}
+
+	var spec stages.CacheSpec
+	if ck, ok := st.Kind.(stages.Cacheable); ok && s.opts.Cache != nil {
+		var cacheable bool
+		spec, cacheable, err = ck.CacheSpec(inv)
+		if err != nil {
+			return err
+		}
+		if cacheable {
+			r.Cacheable = true
+			if r.CacheKey, err = s.cacheKey(st, cfg, spec); err != nil {
+				return err
+			}
+			if out, hit := s.lookup(ctx, st, spec, r.CacheKey); hit {
+				r.CacheHit, r.Outputs = true, out
+				return nil
+			}
+		}
+	}
+
+	out, err := st.Kind.Run(ctx, inv)
+	if err != nil {
+		return err
+	}
+	if r.Outputs, err = stages.CheckOutputs(st.Kind, out); err != nil {
+		return err
+	}
+	if r.Cacheable {
+		s.store(ctx, st, spec, r)
+	}
+	return nil
+}
+
+// cacheKey hashes what decides the stage's result: kind and version, the
+// canonical evaluated configuration, the input files' contents and the tool.
+func (s *scheduler) cacheKey(st *graph.Stage, cfg cty.Value, spec stages.CacheSpec) (string, error) {
+	canon, err := ctyjson.Marshal(cfg, cfg.Type())
+	if err != nil {
+		return "", fmt.Errorf("cannot encode configuration for the cache key: %v", err)
+	}
+	inputs := make(map[string]string, len(spec.Inputs))
+	for _, p := range spec.Inputs {
+		sum, err := cache.HashFile(stages.Resolve(spec.Dir, p))
+		if err != nil {
+			return "", fmt.Errorf("cache input %s: %v", p, err)
+		}
+		inputs[p] = sum
+	}
+	return cache.KeyInput{
+		Kind: st.KindName, KindVersion: st.Kind.Version(),
+		Config: canon, Inputs: inputs, ToolDigest: s.opts.ToolDigest,
+	}.Key(), nil
+}
+
+func (s *scheduler) lookup(ctx context.Context, st *graph.Stage, spec stages.CacheSpec, key string) (map[string]cty.Value, bool) {
+	_, span := s.opts.Tracer.Start(ctx, "cache lookup", trace.WithAttributes(attribute.String(tracing.AttrCacheKey, key)))
+	defer span.End()
+	res, hit, err := s.opts.Cache.Lookup(key, spec.Dir, spec.Outputs)
+	var damaged *cache.DamagedError
+	if errors.As(err, &damaged) {
+		fmt.Fprintf(s.opts.Log, "%s: stage %s: discarded a damaged cache entry: %v\n", s.g.Name, st.Name, err)
+	} else if err != nil {
+		fmt.Fprintf(s.opts.Log, "%s: stage %s: cache lookup failed, running the stage: %v\n", s.g.Name, st.Name, err)
+	}
+	span.SetAttributes(attribute.Bool(tracing.AttrCacheHit, hit && err == nil))
+	if !hit || err != nil {
+		return nil, false
+	}
+	out, err := decodeOutputs(st.Kind, res.Outputs)
+	if err != nil {
+		fmt.Fprintf(s.opts.Log, "%s: stage %s: cached outputs unreadable, running the stage: %v\n", s.g.Name, st.Name, err)
+		return nil, false
+	}
+	return out, true
+}
+
+func (s *scheduler) store(ctx context.Context, st *graph.Stage, spec stages.CacheSpec, r *StageResult) {
+	_, span := s.opts.Tracer.Start(ctx, "cache store", trace.WithAttributes(attribute.String(tracing.AttrCacheKey, r.CacheKey)))
+	defer span.End()
+	ty := stages.OutputType(st.Kind)
+	data, err := ctyjson.Marshal(cty.ObjectVal(r.Outputs), ty)
+	if err == nil {
+		_, err = s.opts.Cache.Store(r.CacheKey, spec.Dir, spec.Outputs, data)
+	}
+	if err != nil {
+		// A result that cannot be cached is still a result.
+		span.SetStatus(codes.Error, err.Error())
+		fmt.Fprintf(s.opts.Log, "%s: stage %s: result not cached: %v\n", s.g.Name, st.Name, err)
+	}
+}
+
+func decodeOutputs(k stages.Kind, data []byte) (map[string]cty.Value, error) {
+	v, err := ctyjson.Unmarshal(data, stages.OutputType(k))
+	if err != nil {
+		return nil, err
+	}
+	return v.AsValueMap(), nil
+}

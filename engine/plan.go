@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+
+	"piship.dev/piship/graph"
+	"piship.dev/piship/stages"
+)
+
+// PlanStep is one stage of a dry run: its position in the start order and
+// what the cache would do.
+type PlanStep struct {
+	Stage *graph.Stage
+	// Cache is "hit", "miss", "none" (not cacheable) or "unknown" (the key
+	// depends on outputs of stages that have not run).
+	Cache string
+	Key   string
+	Note  string
+}
+
+// Plan returns the order in which a run with one slot would start the
+// stages (the ready queue's declaration order) and the cache verdict of
+// each, without running anything.
+func Plan(g *graph.Graph, opts Options) ([]PlanStep, error) {
+	scope, err := g.NewScope(opts.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	s := newScheduler(context.Background(), g, scope, &Options{Parallelism: 1, ToolDigest: opts.ToolDigest, Cache: opts.Cache})
+	var q readyQueue
+	for _, st := range g.Stages {
+		if s.waiting[st.Index] == 0 {
+			heap.Push(&q, st)
+		}
+	}
+	var steps []PlanStep
+	for q.Len() > 0 {
+		st := heap.Pop(&q).(*graph.Stage)
+		steps = append(steps, s.planStep(st))
+		for _, d := range st.Dependents {
+			if s.waiting[d.Index]--; s.waiting[d.Index] == 0 {
+				heap.Push(&q, d)
+			}
+		}
+	}
+	return steps, nil
+}
+
+func (s *scheduler) planStep(st *graph.Stage) PlanStep {
+	step := PlanStep{Stage: st, Cache: "none"}
+	ck, ok := st.Kind.(stages.Cacheable)
+	if !ok || s.opts.Cache == nil {
+		return step
+	}
+	for _, e := range st.Deps {
+		if e.Data {
+			step.Cache, step.Note = "unknown", fmt.Sprintf("depends on outputs of stage %s", e.From.Name)
+			return step
+		}
+	}
+	cfg, diags := s.scope.EvalStage(st, s.outputs)
+	if diags.HasErrors() {
+		step.Cache, step.Note = "unknown", diags.Error()
+		return step
+	}
+	inv := &stages.Invocation{Pipeline: s.g.Name, Name: st.Name, Dir: s.g.Dir, Config: cfg}
+	spec, cacheable, err := ck.CacheSpec(inv)
+	switch {
+	case err != nil:
+		step.Cache, step.Note = "unknown", err.Error()
+	case !cacheable:
+	default:
+		key, err := s.cacheKey(st, cfg, spec)
+		if err != nil {
+			step.Cache, step.Note = "unknown", err.Error()
+			break
+		}
+		step.Key, step.Cache = key, "miss"
+		if s.opts.Cache.Has(key) {
+			step.Cache = "hit"
+		}
+	}
+	return step
+}

@@ -1,0 +1,280 @@
+package engine
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+
+	"github.com/zclconf/go-cty/cty"
+
+	"piship.dev/piship/graph"
+)
+
+// EventKind says what happened to a stage.
+type EventKind int
+
+const (
+	// EventStarted: the stage took a slot and began (cache lookup included).
+	EventStarted EventKind = iota
+	// EventFinished: the stage ended; Result says how (passed, cached,
+	// failed, cancelled).
+	EventFinished
+	// EventSkipped: the stage will not run; Result.Err says why.
+	EventSkipped
+)
+
+// Event is one progress event. Result is set for finished and skipped
+// stages; its Start and End are the stage span's timestamps.
+type Event struct {
+	Kind     EventKind
+	Pipeline string
+	Stage    *graph.Stage
+	Result   *StageResult
+}
+
+type scheduler struct {
+	ctx   context.Context
+	g     *graph.Graph
+	scope *graph.Scope
+	opts  *Options
+
+	results []*StageResult
+	outputs []map[string]cty.Value // by stage index; written before dependents start
+	waiting []int                  // unsettled dependencies per stage
+	pos     []int                  // position in verdict order
+	ready   readyQueue
+	running int
+	settled int
+
+	// failPos is the lowest verdict position among failed stages (len when
+	// none); needed marks stages that may still start after a failure.
+	failPos     int
+	firstFailed *graph.Stage
+	needed      []bool
+	interrupted bool
+
+	jobs chan *graph.Stage
+	done chan *StageResult
+}
+
+func newScheduler(ctx context.Context, g *graph.Graph, scope *graph.Scope, opts *Options) *scheduler {
+	n := len(g.Stages)
+	s := &scheduler{
+		ctx: ctx, g: g, scope: scope, opts: opts,
+		results: make([]*StageResult, n),
+		outputs: make([]map[string]cty.Value, n),
+		waiting: make([]int, n),
+		pos:     make([]int, n),
+		failPos: n,
+		jobs:    make(chan *graph.Stage, opts.Parallelism),
+		done:    make(chan *StageResult, opts.Parallelism),
+	}
+	for i, st := range g.VerdictOrder {
+		s.pos[st.Index] = i
+	}
+	for _, st := range g.Stages {
+		s.results[st.Index] = &StageResult{Stage: st}
+		s.waiting[st.Index] = len(st.DepStages)
+	}
+	return s
+}
+
+func (s *scheduler) run() *Result {
+	workers := min(s.opts.Parallelism, len(s.g.Stages))
+	for range workers {
+		go s.worker()
+	}
+	defer close(s.jobs)
+
+	for _, st := range s.g.Stages {
+		if s.waiting[st.Index] == 0 {
+			heap.Push(&s.ready, st)
+		}
+	}
+	ctxDone := s.ctx.Done()
+	for s.settled < len(s.g.Stages) {
+		s.dispatch()
+		if s.running == 0 {
+			// Nothing runs and nothing can start: every remaining stage
+			// is blocked behind a stage that will never run.
+			if s.ready.Len() == 0 {
+				panic(fmt.Sprintf("engine: %d stages unsettled with nothing running", len(s.g.Stages)-s.settled))
+			}
+			continue
+		}
+		select {
+		case r := <-s.done:
+			s.finish(r)
+		case <-ctxDone:
+			s.interrupted = true
+			ctxDone = nil
+			s.recomputeNeeded()
+		}
+	}
+	res := &Result{Pipeline: s.g.Name, Stages: s.results, Interrupted: s.interrupted}
+	for _, st := range s.g.VerdictOrder {
+		r := s.results[st.Index]
+		if r.Status == Failed || r.Status == Cancelled {
+			res.Failed = r
+			break
+		}
+	}
+	return res
+}
+
+// dispatch starts ready stages while slots are free, lowest index first.
+func (s *scheduler) dispatch() {
+	for s.running < s.opts.Parallelism && s.ready.Len() > 0 {
+		st := heap.Pop(&s.ready).(*graph.Stage)
+		if !s.mayStart(st) {
+			s.skip(st, s.stopReason())
+			continue
+		}
+		s.running++
+		s.emit(Event{Kind: EventStarted, Pipeline: s.g.Name, Stage: st})
+		s.jobs <- st
+	}
+}
+
+func (s *scheduler) stopping() bool { return s.interrupted || s.firstFailed != nil }
+
+// mayStart decides whether a ready stage starts once the run is stopping.
+func (s *scheduler) mayStart(st *graph.Stage) bool {
+	if !s.stopping() || st.Always {
+		return true
+	}
+	if s.interrupted {
+		return false
+	}
+	return s.needed[st.Index]
+}
+
+func (s *scheduler) stopReason() error {
+	if s.interrupted {
+		return fmt.Errorf("not started: the run was interrupted")
+	}
+	return fmt.Errorf("not started: stage %s failed", s.firstFailed.Name)
+}
+
+// finish records a worker's result and releases what it unblocks.
+func (s *scheduler) finish(r *StageResult) {
+	s.running--
+	st := r.Stage
+	s.results[st.Index] = r
+	if r.Status == Succeeded {
+		if r.Outputs == nil {
+			r.Outputs = map[string]cty.Value{}
+		}
+		s.outputs[st.Index] = r.Outputs
+	} else if p := s.pos[st.Index]; p < s.failPos {
+		s.failPos = p
+		if s.firstFailed == nil {
+			s.firstFailed = st
+		}
+		s.recomputeNeeded()
+	}
+	s.emit(Event{Kind: EventFinished, Pipeline: s.g.Name, Stage: st, Result: r})
+	s.settle(st)
+}
+
+// settle marks st done and makes its dependents ready, skipping those that
+// can no longer run. It works through a queue so a long chain of skips does
+// not recurse.
+func (s *scheduler) settle(st *graph.Stage) {
+	queue := []*graph.Stage{st}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		s.settled++
+		for _, d := range cur.Dependents {
+			s.waiting[d.Index]--
+			if s.waiting[d.Index] > 0 {
+				continue
+			}
+			if blocker := s.failedDep(d); blocker != nil && !d.Always {
+				s.markSkipped(d, fmt.Errorf("not started: it needs stage %s, which %s", blocker.Stage.Name, blocker.Status))
+				queue = append(queue, d)
+				continue
+			}
+			heap.Push(&s.ready, d)
+		}
+	}
+}
+
+func (s *scheduler) failedDep(st *graph.Stage) *StageResult {
+	for _, d := range st.DepStages {
+		if r := s.results[d.Index]; r.Status != Succeeded {
+			return r
+		}
+	}
+	return nil
+}
+
+func (s *scheduler) skip(st *graph.Stage, why error) {
+	s.markSkipped(st, why)
+	s.settle(st)
+}
+
+func (s *scheduler) markSkipped(st *graph.Stage, why error) {
+	r := s.results[st.Index]
+	r.Status, r.Err = Skipped, why
+	s.emit(Event{Kind: EventSkipped, Pipeline: s.g.Name, Stage: st, Result: r})
+}
+
+// recomputeNeeded marks the stages that may still start after a failure:
+// those earlier in verdict order than every failure so far, and every stage
+// they depend on. Running them keeps the result independent of timing.
+func (s *scheduler) recomputeNeeded() {
+	n := len(s.g.Stages)
+	if s.needed == nil {
+		s.needed = make([]bool, n)
+	} else {
+		clear(s.needed)
+	}
+	if s.interrupted {
+		return
+	}
+	var stack []*graph.Stage
+	for _, st := range s.g.VerdictOrder[:s.failPos] {
+		if !s.needed[st.Index] {
+			s.needed[st.Index] = true
+			stack = append(stack, st)
+		}
+	}
+	for len(stack) > 0 {
+		st := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, d := range st.DepStages {
+			if !s.needed[d.Index] {
+				s.needed[d.Index] = true
+				stack = append(stack, d)
+			}
+		}
+	}
+}
+
+func (s *scheduler) emit(e Event) {
+	if s.opts.Events != nil {
+		s.opts.Events(e)
+	}
+}
+
+func (s *scheduler) worker() {
+	for st := range s.jobs {
+		s.done <- s.execute(st)
+	}
+}
+
+// readyQueue is a min-heap of stages by declaration index.
+type readyQueue []*graph.Stage
+
+func (q readyQueue) Len() int           { return len(q) }
+func (q readyQueue) Less(i, j int) bool { return q[i].Index < q[j].Index }
+func (q readyQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
+func (q *readyQueue) Push(x any)        { *q = append(*q, x.(*graph.Stage)) }
+func (q *readyQueue) Pop() any {
+	old := *q
+	st := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return st
+}

@@ -1,0 +1,234 @@
+package graph
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/ext/typeexpr"
+	"github.com/hashicorp/hcl/v2/hcldec"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+	"github.com/zclconf/go-cty/cty/function"
+	"github.com/zclconf/go-cty/cty/function/stdlib"
+
+	"piship.dev/piship/stages"
+)
+
+type funcTable map[string]function.Function
+
+// newFuncTable returns the functions available in pipeline expressions: the
+// go-cty standard library plus file() and abspath() relative to dir.
+func newFuncTable(dir string) funcTable {
+	resolve := func(p string) string {
+		if filepath.IsAbs(p) {
+			return filepath.Clean(p)
+		}
+		return filepath.Join(dir, p)
+	}
+	fileFn := function.New(&function.Spec{
+		Params: []function.Parameter{{Name: "path", Type: cty.String}},
+		Type:   function.StaticReturnType(cty.String),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			p := resolve(args[0].AsString())
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return cty.NilVal, fmt.Errorf("cannot read %s: %v", p, err)
+			}
+			if !utf8.Valid(b) {
+				return cty.NilVal, fmt.Errorf("%s is not valid UTF-8 text", p)
+			}
+			return cty.StringVal(string(b)), nil
+		},
+	})
+	abspathFn := function.New(&function.Spec{
+		Params: []function.Parameter{{Name: "path", Type: cty.String}},
+		Type:   function.StaticReturnType(cty.String),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			return cty.StringVal(filepath.ToSlash(resolve(args[0].AsString()))), nil
+		},
+	})
+	return funcTable{
+		"abs": stdlib.AbsoluteFunc, "abspath": abspathFn, "ceil": stdlib.CeilFunc,
+		"chomp": stdlib.ChompFunc, "chunklist": stdlib.ChunklistFunc, "coalesce": stdlib.CoalesceFunc,
+		"coalescelist": stdlib.CoalesceListFunc, "compact": stdlib.CompactFunc, "concat": stdlib.ConcatFunc,
+		"contains": stdlib.ContainsFunc, "csvdecode": stdlib.CSVDecodeFunc, "distinct": stdlib.DistinctFunc,
+		"element": stdlib.ElementFunc, "file": fileFn, "flatten": stdlib.FlattenFunc,
+		"floor": stdlib.FloorFunc, "format": stdlib.FormatFunc, "formatdate": stdlib.FormatDateFunc,
+		"formatlist": stdlib.FormatListFunc, "indent": stdlib.IndentFunc, "index": stdlib.IndexFunc,
+		"join": stdlib.JoinFunc, "jsondecode": stdlib.JSONDecodeFunc, "jsonencode": stdlib.JSONEncodeFunc,
+		"keys": stdlib.KeysFunc, "length": stdlib.LengthFunc, "log": stdlib.LogFunc,
+		"lookup": stdlib.LookupFunc, "lower": stdlib.LowerFunc, "max": stdlib.MaxFunc,
+		"merge": stdlib.MergeFunc, "min": stdlib.MinFunc, "parseint": stdlib.ParseIntFunc,
+		"pow": stdlib.PowFunc, "range": stdlib.RangeFunc, "regex": stdlib.RegexFunc,
+		"regexall": stdlib.RegexAllFunc, "regex_replace": stdlib.RegexReplaceFunc, "replace": stdlib.ReplaceFunc,
+		"reverse": stdlib.ReverseListFunc, "setintersection": stdlib.SetIntersectionFunc,
+		"setproduct": stdlib.SetProductFunc, "setsubtract": stdlib.SetSubtractFunc,
+		"setunion": stdlib.SetUnionFunc, "signum": stdlib.SignumFunc, "slice": stdlib.SliceFunc,
+		"sort": stdlib.SortFunc, "split": stdlib.SplitFunc, "strrev": stdlib.ReverseFunc,
+		"substr": stdlib.SubstrFunc, "timeadd": stdlib.TimeAddFunc, "title": stdlib.TitleFunc,
+		"trim": stdlib.TrimFunc, "trimprefix": stdlib.TrimPrefixFunc, "trimspace": stdlib.TrimSpaceFunc,
+		"trimsuffix": stdlib.TrimSuffixFunc, "upper": stdlib.UpperFunc, "values": stdlib.ValuesFunc,
+		"zipmap":   stdlib.ZipmapFunc,
+		"tostring": makeToFunc(cty.String), "tonumber": makeToFunc(cty.Number), "tobool": makeToFunc(cty.Bool),
+	}
+}
+
+func makeToFunc(ty cty.Type) function.Function {
+	return function.New(&function.Spec{
+		Params: []function.Parameter{{Name: "v", Type: cty.DynamicPseudoType, AllowNull: true, AllowDynamicType: true}},
+		Type:   function.StaticReturnType(ty),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			return convert.Convert(args[0], ty)
+		},
+	})
+}
+
+// FuncNames lists the functions available in expressions, sorted.
+func FuncNames() []string {
+	t := newFuncTable(".")
+	names := make([]string, 0, len(t))
+	for n := range t {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// validationContext evaluates nothing that depends on run-time values:
+// inputs and stage outputs are unknown values of their declared types; locals
+// are evaluated over those, so they are typed too.
+func (g *Graph) validationContext() (*hcl.EvalContext, hcl.Diagnostics) {
+	inputs := map[string]cty.Value{}
+	for _, in := range g.Inputs {
+		inputs[in.Name] = cty.UnknownVal(in.Type)
+	}
+	ctx := &hcl.EvalContext{Functions: g.funcs, Variables: map[string]cty.Value{"input": cty.ObjectVal(inputs)}}
+	locals, diags := g.evalLocals(ctx)
+	ctx.Variables["local"] = locals
+	stageVals := map[string]cty.Value{}
+	for _, s := range g.Stages {
+		stageVals[s.Name] = cty.UnknownVal(stages.OutputType(s.Kind))
+	}
+	ctx.Variables["stage"] = cty.ObjectVal(stageVals)
+	return ctx, diags
+}
+
+func (g *Graph) evalLocals(ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
+	vals := map[string]cty.Value{}
+	for _, l := range g.Locals {
+		ctx.Variables["local"] = cty.ObjectVal(vals)
+		v, d := l.Expr.Value(ctx)
+		diags = append(diags, d...)
+		if d.HasErrors() {
+			v = cty.DynamicVal
+		}
+		vals[l.Name] = v
+	}
+	return cty.ObjectVal(vals), diags
+}
+
+// Scope holds the values of one run: inputs and locals. Stage outputs are
+// added per stage by EvalStage.
+type Scope struct {
+	g      *Graph
+	inputs cty.Value
+	locals cty.Value
+}
+
+// NewScope checks the given input values against the declared inputs (every
+// required input set, no unknown name, each converted to its type) and
+// evaluates the locals.
+func (g *Graph) NewScope(values map[string]cty.Value) (*Scope, error) {
+	vals := map[string]cty.Value{}
+	var problems []string
+	declared := map[string]bool{}
+	for _, in := range g.Inputs {
+		declared[in.Name] = true
+		v, ok := values[in.Name]
+		if !ok {
+			if in.Required() {
+				problems = append(problems, fmt.Sprintf("input %q is required (%s): pass --input %s=VALUE", in.Name, typeexpr.TypeString(in.Type), in.Name))
+				continue
+			}
+			v = in.Default
+		}
+		cv, err := convert.Convert(v, in.Type)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("input %q must be %s: %v", in.Name, typeexpr.TypeString(in.Type), err))
+			continue
+		}
+		vals[in.Name] = cv
+	}
+	names := make([]string, 0, len(values))
+	for n := range values {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if !declared[n] {
+			problems = append(problems, fmt.Sprintf("pipeline %q has no input %q", g.Name, n))
+		}
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("CONFIG_INVALID: %s: %s", g.File, strings.Join(problems, "; "))
+	}
+	sc := &Scope{g: g, inputs: cty.ObjectVal(vals)}
+	ctx := &hcl.EvalContext{Functions: g.funcs, Variables: map[string]cty.Value{"input": sc.inputs}}
+	locals, diags := g.evalLocals(ctx)
+	if diags.HasErrors() {
+		return nil, fmt.Errorf("CONFIG_INVALID: %s", diags.Error())
+	}
+	sc.locals = locals
+	return sc, nil
+}
+
+// ParseInput converts a --input value for the named input: strings are
+// taken as written, other types are parsed as HCL expressions.
+func (g *Graph) ParseInput(name, raw string) (cty.Value, error) {
+	var ty cty.Type = cty.DynamicPseudoType
+	for _, in := range g.Inputs {
+		if in.Name == name {
+			ty = in.Type
+		}
+	}
+	if ty == cty.String || ty == cty.DynamicPseudoType {
+		return cty.StringVal(raw), nil
+	}
+	expr, diags := hclsyntax.ParseExpression([]byte(raw), "--input "+name, hcl.InitialPos)
+	if diags.HasErrors() {
+		return cty.NilVal, fmt.Errorf("--input %s: %s", name, diags.Error())
+	}
+	v, diags := expr.Value(&hcl.EvalContext{Functions: g.funcs})
+	if diags.HasErrors() {
+		return cty.NilVal, fmt.Errorf("--input %s: %s", name, diags.Error())
+	}
+	return v, nil
+}
+
+// EvalStage evaluates a stage's configuration with the outputs of the
+// stages it depends on. outputs is indexed by stage index; a dependency that
+// did not succeed (only possible for an always stage) has a nil entry and is
+// seen as null outputs.
+func (sc *Scope) EvalStage(s *Stage, outputs []map[string]cty.Value) (cty.Value, hcl.Diagnostics) {
+	vars := map[string]cty.Value{"input": sc.inputs, "local": sc.locals}
+	if len(s.DepStages) > 0 {
+		st := make(map[string]cty.Value, len(s.DepStages))
+		for _, d := range s.DepStages {
+			out := outputs[d.Index]
+			if out == nil {
+				st[d.Name] = cty.NullVal(stages.OutputType(d.Kind))
+				continue
+			}
+			st[d.Name] = cty.ObjectVal(out)
+		}
+		vars["stage"] = cty.ObjectVal(st)
+	}
+	return hcldec.Decode(s.Body, s.Spec, &hcl.EvalContext{Functions: sc.g.funcs, Variables: vars})
+}

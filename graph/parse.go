@@ -1,0 +1,717 @@
+package graph
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/ext/typeexpr"
+	"github.com/hashicorp/hcl/v2/hcldec"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+
+	"piship.dev/piship/stages"
+)
+
+var fileSchema = &hcl.BodySchema{
+	Blocks: []hcl.BlockHeaderSchema{{Type: "pipeline", LabelNames: []string{"name"}}},
+}
+
+var pipelineSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "description"}, {Name: "verdicts"}},
+	Blocks: []hcl.BlockHeaderSchema{
+		{Type: "input", LabelNames: []string{"name"}},
+		{Type: "locals"},
+		{Type: "stage", LabelNames: []string{"kind", "name"}},
+	},
+}
+
+var inputSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "type"}, {Name: "default"}, {Name: "description"}},
+}
+
+var metaSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "depends_on"}, {Name: "always"}},
+}
+
+// LoadFile reads and validates every pipeline in the file at path.
+func LoadFile(path string, reg *stages.Registry) ([]*Graph, map[string]*hcl.File, hcl.Diagnostics) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Cannot read pipeline file",
+			Detail:   fmt.Sprintf("%s: %v", path, err),
+		}}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	return Parse(src, path, filepath.Dir(abs), reg)
+}
+
+// Parse validates every pipeline in src. filename names the file in
+// diagnostics; dir is where relative paths (file(), abspath(), stage paths)
+// resolve.
+func Parse(src []byte, filename, dir string, reg *stages.Registry) ([]*Graph, map[string]*hcl.File, hcl.Diagnostics) {
+	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	files := map[string]*hcl.File{filename: file}
+	if diags.HasErrors() {
+		return nil, files, sortDiags(diags)
+	}
+	content, d := file.Body.Content(fileSchema)
+	diags = append(diags, d...)
+	var graphs []*Graph
+	seen := map[string]hcl.Range{}
+	for _, blk := range content.Blocks {
+		name := blk.Labels[0]
+		if prev, dup := seen[name]; dup {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Duplicate pipeline name",
+				Detail:   fmt.Sprintf("A pipeline named %q was already declared at %s.", name, fmtPos(prev)),
+				Subject:  blk.LabelRanges[0].Ptr(),
+			})
+			continue
+		}
+		seen[name] = blk.DefRange
+		g, d := decodePipeline(blk, filename, dir, reg)
+		diags = append(diags, d...)
+		if g != nil {
+			g.Files = files
+			graphs = append(graphs, g)
+		}
+	}
+	if len(content.Blocks) == 0 && !diags.HasErrors() {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "No pipeline in file",
+			Detail:   `The file declares no pipeline "<name>" { ... } block.`,
+			Subject:  file.Body.MissingItemRange().Ptr(),
+		})
+	}
+	if diags.HasErrors() {
+		return nil, files, sortDiags(diags)
+	}
+	return graphs, files, sortDiags(diags)
+}
+
+func decodePipeline(blk *hcl.Block, filename, dir string, reg *stages.Registry) (*Graph, hcl.Diagnostics) {
+	g := &Graph{Name: blk.Labels[0], File: filename, Dir: dir, byName: map[string]*Stage{}}
+	g.funcs = newFuncTable(dir)
+	content, diags := blk.Body.Content(pipelineSchema)
+
+	if attr, ok := content.Attributes["description"]; ok {
+		v, d := attr.Expr.Value(nil)
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			if v.Type() != cty.String || v.IsNull() {
+				diags = append(diags, typeDiag(attr.Expr.Range(), "description", "a string"))
+			} else {
+				g.Description = v.AsString()
+			}
+		}
+	}
+
+	inputNames := map[string]hcl.Range{}
+	var localBlocks []*hcl.Block
+	for _, b := range content.Blocks {
+		switch b.Type {
+		case "input":
+			in, d := decodeInput(b)
+			diags = append(diags, d...)
+			if prev, dup := inputNames[in.Name]; dup {
+				diags = append(diags, dupDiag("input", in.Name, prev, b.LabelRanges[0]))
+				continue
+			}
+			inputNames[in.Name] = b.DefRange
+			g.Inputs = append(g.Inputs, in)
+		case "locals":
+			localBlocks = append(localBlocks, b)
+		}
+	}
+
+	locals, d := g.decodeLocals(localBlocks)
+	diags = append(diags, d...)
+	g.Locals = locals
+
+	for _, b := range content.Blocks {
+		if b.Type != "stage" {
+			continue
+		}
+		s, d := g.decodeStage(b, reg)
+		diags = append(diags, d...)
+		if s == nil {
+			continue
+		}
+		if prev, dup := g.byName[s.Name]; dup {
+			diags = append(diags, dupDiag("stage", s.Name, prev.DeclRange, b.LabelRanges[1]))
+			continue
+		}
+		s.Index = len(g.Stages)
+		g.Stages = append(g.Stages, s)
+		g.byName[s.Name] = s
+	}
+
+	// References are resolved once every stage is known, so a stage may
+	// refer to one declared after it.
+	for _, s := range g.Stages {
+		diags = append(diags, g.resolveStage(s)...)
+	}
+	if attr, ok := content.Attributes["verdicts"]; ok {
+		diags = append(diags, g.decodeVerdicts(attr)...)
+	}
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	g.link()
+	if d := g.checkCycles(); d.HasErrors() {
+		return nil, d
+	}
+	diags = append(diags, g.typeCheck()...)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	inVerdicts := map[*Stage]bool{}
+	for _, s := range g.Verdicts {
+		inVerdicts[s] = true
+	}
+	g.VerdictOrder = append(g.VerdictOrder, g.Verdicts...)
+	for _, s := range g.Stages {
+		if !inVerdicts[s] {
+			g.VerdictOrder = append(g.VerdictOrder, s)
+		}
+	}
+	return g, diags
+}
+
+func decodeInput(b *hcl.Block) (*Input, hcl.Diagnostics) {
+	in := &Input{Name: b.Labels[0], Type: cty.DynamicPseudoType, DeclRange: b.DefRange}
+	content, diags := b.Body.Content(inputSchema)
+	if attr, ok := content.Attributes["type"]; ok {
+		ty, d := typeexpr.TypeConstraint(attr.Expr)
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			in.Type = ty
+		}
+	}
+	if attr, ok := content.Attributes["description"]; ok {
+		v, d := attr.Expr.Value(nil)
+		diags = append(diags, d...)
+		if !d.HasErrors() && v.Type() == cty.String && !v.IsNull() {
+			in.Description = v.AsString()
+		}
+	}
+	if attr, ok := content.Attributes["default"]; ok {
+		v, d := attr.Expr.Value(nil)
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			cv, err := convert.Convert(v, in.Type)
+			if err != nil {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Invalid default value",
+					Detail:   fmt.Sprintf("The default of input %q does not match its type %s: %v.", in.Name, typeexpr.TypeString(in.Type), err),
+					Subject:  attr.Expr.Range().Ptr(),
+				})
+			} else {
+				in.Default = cv
+			}
+		}
+	}
+	return in, diags
+}
+
+// decodeLocals collects local values and orders them so each follows the
+// locals it refers to; locals may refer to inputs and other locals only.
+func (g *Graph) decodeLocals(blocks []*hcl.Block) ([]*Local, hcl.Diagnostics) {
+	var diags hcl.Diagnostics
+	byName := map[string]*Local{}
+	var all []*Local
+	for _, b := range blocks {
+		attrs, d := b.Body.JustAttributes()
+		diags = append(diags, d...)
+		names := make([]string, 0, len(attrs))
+		for n := range attrs {
+			names = append(names, n)
+		}
+		sort.Slice(names, func(i, j int) bool { return attrs[names[i]].Range.Start.Byte < attrs[names[j]].Range.Start.Byte })
+		for _, n := range names {
+			a := attrs[n]
+			if prev, dup := byName[n]; dup {
+				diags = append(diags, dupDiag("local", n, prev.Range, a.NameRange))
+				continue
+			}
+			l := &Local{Name: n, Expr: a.Expr, Range: a.Range}
+			byName[n] = l
+			all = append(all, l)
+		}
+	}
+	deps := map[*Local][]*Local{}
+	for _, l := range all {
+		for _, tr := range l.Expr.Variables() {
+			switch tr.RootName() {
+			case "input":
+				diags = append(diags, g.checkInputRef(tr)...)
+			case "local":
+				name, ok := attrName(tr, 1)
+				if !ok {
+					diags = append(diags, badRef(tr, "A local value is referred to as local.<name>."))
+					continue
+				}
+				dep, ok := byName[name]
+				if !ok {
+					diags = append(diags, unknownName(tr, "local value", name, localNames(all)))
+					continue
+				}
+				deps[l] = append(deps[l], dep)
+			case "stage":
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Stage reference in a local value",
+					Detail:   "Local values are computed before any stage runs, so they can refer to inputs and other locals only. Move the expression into the stage that needs it.",
+					Subject:  tr.SourceRange().Ptr(),
+				})
+			default:
+				diags = append(diags, unknownVariable(tr))
+			}
+		}
+	}
+	// Kahn's algorithm in declaration order keeps the evaluation order stable.
+	var ordered []*Local
+	done := map[*Local]bool{}
+	for len(ordered) < len(all) {
+		progress := false
+		for _, l := range all {
+			if done[l] {
+				continue
+			}
+			ready := true
+			for _, d := range deps[l] {
+				if !done[d] {
+					ready = false
+					break
+				}
+			}
+			if ready {
+				done[l] = true
+				ordered = append(ordered, l)
+				progress = true
+			}
+		}
+		if !progress {
+			var names []string
+			var first *Local
+			for _, l := range all {
+				if !done[l] {
+					names = append(names, "local."+l.Name+" ("+fmtPos(l.Range)+")")
+					if first == nil {
+						first = l
+					}
+				}
+			}
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Cycle between local values",
+				Detail:   "These local values refer to each other: " + strings.Join(names, ", ") + ".",
+				Subject:  first.Range.Ptr(),
+			})
+			break
+		}
+	}
+	return ordered, diags
+}
+
+func localNames(ls []*Local) []string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = l.Name
+	}
+	return out
+}
+
+func (g *Graph) decodeStage(b *hcl.Block, reg *stages.Registry) (*Stage, hcl.Diagnostics) {
+	kindName, name := b.Labels[0], b.Labels[1]
+	var diags hcl.Diagnostics
+	if !hclsyntax.ValidIdentifier(name) {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid stage name",
+			Detail:   fmt.Sprintf("%q is not a valid stage name: use letters, digits, underscores and dashes, starting with a letter, so it can be referred to as stage.<name>.", name),
+			Subject:  b.LabelRanges[1].Ptr(),
+		})
+	}
+	kind, ok := reg.Lookup(kindName)
+	if !ok {
+		detail := fmt.Sprintf("There is no stage kind %q.", kindName)
+		if s := suggest(kindName, reg.Names()); s != "" {
+			detail += fmt.Sprintf(" Did you mean %q?", s)
+		}
+		detail += " Run `piship stages` to list the kinds."
+		return nil, append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Unknown stage kind",
+			Detail:   detail,
+			Subject:  b.LabelRanges[0].Ptr(),
+		})
+	}
+	meta, remain, d := b.Body.PartialContent(metaSchema)
+	diags = append(diags, d...)
+	s := &Stage{KindName: kindName, Name: name, Kind: kind, Spec: stages.Spec(kind), Body: remain, DeclRange: b.DefRange}
+	if attr, ok := meta.Attributes["always"]; ok {
+		v, d := attr.Expr.Value(nil)
+		diags = append(diags, d...)
+		if !d.HasErrors() {
+			if v.Type() != cty.Bool || v.IsNull() {
+				diags = append(diags, typeDiag(attr.Expr.Range(), "always", "true or false"))
+			} else {
+				s.Always = v.True()
+			}
+		}
+	}
+	if attr, ok := meta.Attributes["depends_on"]; ok {
+		exprs, d := hcl.ExprList(attr.Expr)
+		diags = append(diags, d...)
+		for _, e := range exprs {
+			tr, d := hcl.AbsTraversalForExpr(e)
+			if d.HasErrors() || tr.RootName() != "stage" || len(tr) != 2 {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Invalid depends_on entry",
+					Detail:   "Each depends_on entry is a stage reference: stage.<name>.",
+					Subject:  e.Range().Ptr(),
+				})
+				continue
+			}
+			// Resolved with the data references in resolveStage.
+			s.Deps = append(s.Deps, &Edge{To: s, Range: tr.SourceRange(), Data: false, From: &Stage{Name: mustAttr(tr, 1)}})
+		}
+	}
+	// Unknown and missing attributes are reported here, with their ranges.
+	_, d = s.Body.Content(hcldec.ImpliedSchema(s.Spec))
+	diags = append(diags, d...)
+	return s, diags
+}
+
+func mustAttr(tr hcl.Traversal, i int) string {
+	n, _ := attrName(tr, i)
+	return n
+}
+
+// resolveStage turns the stage's references into edges and reports those
+// that name nothing.
+func (g *Graph) resolveStage(s *Stage) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	// depends_on placeholders become real edges.
+	deps := s.Deps[:0]
+	for _, e := range s.Deps {
+		target, ok := g.byName[e.From.Name]
+		if !ok {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Reference to an unknown stage",
+				Detail:   unknownStageDetail(e.From.Name, g),
+				Subject:  e.Range.Ptr(),
+			})
+			continue
+		}
+		e.From = target
+		deps = append(deps, e)
+	}
+	s.Deps = deps
+	for _, tr := range hcldec.Variables(s.Body, s.Spec) {
+		switch tr.RootName() {
+		case "input":
+			diags = append(diags, g.checkInputRef(tr)...)
+		case "local":
+			name, ok := attrName(tr, 1)
+			if !ok {
+				diags = append(diags, badRef(tr, "A local value is referred to as local.<name>."))
+				continue
+			}
+			if !g.hasLocal(name) {
+				diags = append(diags, unknownName(tr, "local value", name, localNames(g.Locals)))
+			}
+		case "stage":
+			name, ok := attrName(tr, 1)
+			if !ok {
+				diags = append(diags, badRef(tr, "A stage output is referred to as stage.<name>.<output>."))
+				continue
+			}
+			target, ok := g.byName[name]
+			if !ok {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Reference to an unknown stage",
+					Detail:   unknownStageDetail(name, g),
+					Subject:  tr.SourceRange().Ptr(),
+				})
+				continue
+			}
+			out, ok := attrName(tr, 2)
+			if !ok {
+				diags = append(diags, badRef(tr, fmt.Sprintf("Refer to one output of stage %q: stage.%s.<output>; it has %s.", name, name, outputList(target.Kind))))
+				continue
+			}
+			if !hasOutput(target.Kind, out) {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Reference to an undeclared output",
+					Detail:   fmt.Sprintf("Stage %q (kind %s) has no output %q. Available outputs: %s.", name, target.KindName, out, outputList(target.Kind)),
+					Subject:  tr.SourceRange().Ptr(),
+				})
+				continue
+			}
+			s.Deps = append(s.Deps, &Edge{From: target, To: s, Range: tr.SourceRange(), Data: true})
+		default:
+			diags = append(diags, unknownVariable(tr))
+		}
+	}
+	return diags
+}
+
+func (g *Graph) decodeVerdicts(attr *hcl.Attribute) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	exprs, d := hcl.ExprList(attr.Expr)
+	diags = append(diags, d...)
+	seen := map[*Stage]bool{}
+	for _, e := range exprs {
+		tr, d := hcl.AbsTraversalForExpr(e)
+		name, ok := attrName(tr, 1)
+		if d.HasErrors() || tr.RootName() != "stage" || len(tr) != 2 || !ok {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Invalid verdict entry",
+				Detail:   "Each verdicts entry is a stage reference: stage.<name>.",
+				Subject:  e.Range().Ptr(),
+			})
+			continue
+		}
+		s, ok := g.byName[name]
+		if !ok {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Verdict entry is not a stage",
+				Detail:   unknownStageDetail(name, g),
+				Subject:  e.Range().Ptr(),
+			})
+			continue
+		}
+		if seen[s] {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Duplicate verdict entry",
+				Detail:   fmt.Sprintf("Stage %q is listed in verdicts more than once.", name),
+				Subject:  e.Range().Ptr(),
+			})
+			continue
+		}
+		seen[s] = true
+		g.Verdicts = append(g.Verdicts, s)
+	}
+	return diags
+}
+
+// typeCheck decodes every stage body against its kind's schema with stage
+// outputs as unknown values of their declared types, so a wrong type is
+// reported before anything runs.
+func (g *Graph) typeCheck() hcl.Diagnostics {
+	ctx, diags := g.validationContext()
+	if diags.HasErrors() {
+		return diags
+	}
+	for _, s := range g.Stages {
+		_, d := hcldec.Decode(s.Body, s.Spec, ctx)
+		diags = append(diags, d...)
+	}
+	return diags
+}
+
+func (g *Graph) hasLocal(name string) bool {
+	for _, l := range g.Locals {
+		if l.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *Graph) checkInputRef(tr hcl.Traversal) hcl.Diagnostics {
+	name, ok := attrName(tr, 1)
+	if !ok {
+		return hcl.Diagnostics{badRef(tr, "An input is referred to as input.<name>.")}
+	}
+	for _, in := range g.Inputs {
+		if in.Name == name {
+			return nil
+		}
+	}
+	names := make([]string, len(g.Inputs))
+	for i, in := range g.Inputs {
+		names[i] = in.Name
+	}
+	return hcl.Diagnostics{unknownName(tr, "input", name, names)}
+}
+
+func hasOutput(k stages.Kind, name string) bool {
+	for _, o := range k.Outputs() {
+		if o.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func outputList(k stages.Kind) string {
+	outs := k.Outputs()
+	if len(outs) == 0 {
+		return "none"
+	}
+	names := make([]string, len(outs))
+	for i, o := range outs {
+		names[i] = o.Name
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+func attrName(tr hcl.Traversal, i int) (string, bool) {
+	if len(tr) <= i {
+		return "", false
+	}
+	switch step := tr[i].(type) {
+	case hcl.TraverseAttr:
+		return step.Name, true
+	case hcl.TraverseIndex:
+		if step.Key.Type() == cty.String && step.Key.IsKnown() && !step.Key.IsNull() {
+			return step.Key.AsString(), true
+		}
+	}
+	return "", false
+}
+
+func unknownStageDetail(name string, g *Graph) string {
+	names := make([]string, 0, len(g.byName))
+	for n := range g.byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	detail := fmt.Sprintf("There is no stage named %q in pipeline %q.", name, g.Name)
+	if s := suggest(name, names); s != "" {
+		detail += fmt.Sprintf(" Did you mean %q?", s)
+	}
+	return detail
+}
+
+func unknownName(tr hcl.Traversal, what, name string, available []string) *hcl.Diagnostic {
+	detail := fmt.Sprintf("There is no %s named %q.", what, name)
+	if s := suggest(name, available); s != "" {
+		detail += fmt.Sprintf(" Did you mean %q?", s)
+	}
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Reference to an undeclared " + what,
+		Detail:   detail,
+		Subject:  tr.SourceRange().Ptr(),
+	}
+}
+
+func unknownVariable(tr hcl.Traversal) *hcl.Diagnostic {
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Unknown variable",
+		Detail:   fmt.Sprintf("There is no variable named %q. Expressions can refer to input.<name>, local.<name> and stage.<name>.<output>.", tr.RootName()),
+		Subject:  tr.SourceRange().Ptr(),
+	}
+}
+
+func badRef(tr hcl.Traversal, detail string) *hcl.Diagnostic {
+	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid reference", Detail: detail, Subject: tr.SourceRange().Ptr()}
+}
+
+func dupDiag(what, name string, prev, at hcl.Range) *hcl.Diagnostic {
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Duplicate " + what + " name",
+		Detail:   fmt.Sprintf("A %s named %q was already declared at %s; names must be unique within a pipeline.", what, name, fmtPos(prev)),
+		Subject:  at.Ptr(),
+	}
+}
+
+func typeDiag(r hcl.Range, attr, want string) *hcl.Diagnostic {
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Incorrect attribute value type",
+		Detail:   fmt.Sprintf("%s must be %s.", attr, want),
+		Subject:  r.Ptr(),
+	}
+}
+
+func fmtPos(r hcl.Range) string {
+	return fmt.Sprintf("%s:%d:%d", r.Filename, r.Start.Line, r.Start.Column)
+}
+
+// sortDiags orders diagnostics by file, byte offset and summary: a total
+// order, so the same input always prints the same report.
+func sortDiags(diags hcl.Diagnostics) hcl.Diagnostics {
+	sort.SliceStable(diags, func(i, j int) bool {
+		a, b := diags[i], diags[j]
+		af, ao := diagPos(a)
+		bf, bo := diagPos(b)
+		if af != bf {
+			return af < bf
+		}
+		if ao != bo {
+			return ao < bo
+		}
+		if a.Summary != b.Summary {
+			return a.Summary < b.Summary
+		}
+		return a.Detail < b.Detail
+	})
+	return diags
+}
+
+func diagPos(d *hcl.Diagnostic) (string, int) {
+	if d.Subject == nil {
+		return "", -1
+	}
+	return d.Subject.Filename, d.Subject.Start.Byte
+}
+
+// suggest returns the candidate closest to s, if it is close enough to be a
+// likely typo.
+func suggest(s string, candidates []string) string {
+	best, bestDist := "", len(s)/2+2
+	for _, c := range candidates {
+		if d := editDistance(s, c); d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,183 @@
+// Package stages defines the contract every stage kind fulfils and the registry
+// of kinds a pipeline may use.
+//
+// A kind declares its configuration schema (attributes with cty types) and its
+// typed outputs, so a pipeline can be validated before anything runs. At run
+// time the engine evaluates a stage's configuration into a cty object and calls
+// Run; the outputs it returns must match the declared types. Kinds may
+// optionally be cacheable (Cacheable) and may release resources after a run
+// (Cleaner).
+package stages
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/hashicorp/hcl/v2/hcldec"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+)
+
+// Attr is one configuration attribute of a kind.
+type Attr struct {
+	Name     string
+	Type     cty.Type
+	Required bool
+	Doc      string
+}
+
+// Output is one typed output of a kind, referable as stage.<name>.<output>.
+type Output struct {
+	Name string
+	Type cty.Type
+	Doc  string
+}
+
+// Kind is a stage kind: a schema, typed outputs and the code that runs it.
+type Kind interface {
+	// Name is the kind's name as written in `stage "<kind>" "<name>"`.
+	Name() string
+	// Version changes whenever the kind's behaviour changes; it is part of
+	// every cache key of the kind.
+	Version() string
+	// Doc is a one-paragraph description for `piship stages`.
+	Doc() string
+	Attrs() []Attr
+	Outputs() []Output
+	// Run executes the stage. inv.Config holds the evaluated configuration;
+	// the returned map must hold every declared output.
+	Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error)
+}
+
+// Cacheable is implemented by kinds whose results can be served from the
+// action cache. CacheSpec returns ok=false when this configuration must not be
+// cached (for example exec with cache = false).
+type Cacheable interface {
+	CacheSpec(inv *Invocation) (spec CacheSpec, ok bool, err error)
+}
+
+// CacheSpec says what decides a cacheable stage's result besides its kind and
+// configuration, and which files it produces.
+type CacheSpec struct {
+	// Inputs are files whose contents are part of the key, relative to Dir
+	// or absolute.
+	Inputs []string
+	// Outputs are files the stage writes; a cache hit restores them.
+	Outputs []string
+	// Dir is the directory relative paths are resolved against.
+	Dir string
+}
+
+// Cleaner is implemented by kinds that must release something after a run,
+// whether it succeeded, failed or was cancelled.
+type Cleaner interface {
+	Cleanup(ctx context.Context, inv *Invocation) error
+}
+
+// Invocation is what a stage receives when it runs.
+type Invocation struct {
+	Pipeline string
+	Name     string
+	// Dir is the directory of the pipeline file; relative paths in the
+	// configuration are resolved against it.
+	Dir string
+	// Config is the evaluated configuration: an object with one attribute
+	// per declared Attr (null where optional and unset).
+	Config cty.Value
+	// Log receives the stage's human-readable messages; never nil.
+	Log io.Writer
+}
+
+// Get returns the configuration attribute name (null when unset).
+func (inv *Invocation) Get(name string) cty.Value {
+	if inv.Config.IsNull() || !inv.Config.Type().IsObjectType() || !inv.Config.Type().HasAttribute(name) {
+		return cty.NullVal(cty.DynamicPseudoType)
+	}
+	return inv.Config.GetAttr(name)
+}
+
+// Spec returns the hcldec specification of a kind's configuration.
+func Spec(k Kind) hcldec.ObjectSpec {
+	spec := hcldec.ObjectSpec{}
+	for _, a := range k.Attrs() {
+		spec[a.Name] = &hcldec.AttrSpec{Name: a.Name, Type: a.Type, Required: a.Required}
+	}
+	return spec
+}
+
+// OutputType returns the object type of a kind's outputs.
+func OutputType(k Kind) cty.Type {
+	attrs := map[string]cty.Type{}
+	for _, o := range k.Outputs() {
+		attrs[o.Name] = o.Type
+	}
+	return cty.Object(attrs)
+}
+
+// CheckOutputs converts outputs to the declared types and reports a missing
+// or mistyped one as an error naming the kind: a bug in the kind, not in the
+// pipeline.
+func CheckOutputs(k Kind, out map[string]cty.Value) (map[string]cty.Value, error) {
+	res := make(map[string]cty.Value, len(k.Outputs()))
+	for _, o := range k.Outputs() {
+		v, ok := out[o.Name]
+		if !ok {
+			return nil, fmt.Errorf("kind %s did not produce output %q", k.Name(), o.Name)
+		}
+		cv, err := convertValue(v, o.Type)
+		if err != nil {
+			return nil, fmt.Errorf("kind %s output %q: %v", k.Name(), o.Name, err)
+		}
+		res[o.Name] = cv
+	}
+	return res, nil
+}
+
+// Registry maps kind names to kinds.
+type Registry struct {
+	kinds map[string]Kind
+}
+
+// NewRegistry returns a registry holding kinds.
+func NewRegistry(kinds ...Kind) *Registry {
+	r := &Registry{kinds: map[string]Kind{}}
+	for _, k := range kinds {
+		r.Register(k)
+	}
+	return r
+}
+
+// Register adds k; registering a name twice is a programming error.
+func (r *Registry) Register(k Kind) {
+	if _, dup := r.kinds[k.Name()]; dup {
+		panic("stages: kind registered twice: " + k.Name())
+	}
+	r.kinds[k.Name()] = k
+}
+
+// Lookup returns the kind called name.
+func (r *Registry) Lookup(name string) (Kind, bool) {
+	k, ok := r.kinds[name]
+	return k, ok
+}
+
+// Names returns the registered kind names, sorted.
+func (r *Registry) Names() []string {
+	names := make([]string, 0, len(r.kinds))
+	for n := range r.kinds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Default returns a registry with every built-in kind.
+func Default() *Registry {
+	return NewRegistry(Exec{}, Digest{})
+}
+
+func convertValue(v cty.Value, ty cty.Type) (cty.Value, error) {
+	return convert.Convert(v, ty)
+}
