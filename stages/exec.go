@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -96,7 +98,11 @@ func (Exec) CacheSpec(inv *Invocation) (CacheSpec, bool, error) {
 	if err != nil {
 		return CacheSpec{}, false, fmt.Errorf("CONFIG_INVALID: inputs: %v", err)
 	}
-	return CacheSpec{Inputs: files, Outputs: c.outputs, Dir: c.dir}, true, nil
+	outs := make([]string, len(c.outputs))
+	for i, o := range c.outputs {
+		outs[i] = path.Clean(filepath.ToSlash(o))
+	}
+	return CacheSpec{Inputs: files, Outputs: outs, Dir: c.dir}, true, nil
 }
 
 // Run implements Kind.

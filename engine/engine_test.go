@@ -1,0 +1,354 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"piship.dev/piship/cache"
+)
+
+func TestFirstFailingVerdictIsIndependentOfTiming(t *testing.T) {
+	// f2 is listed first in verdicts, so it must be the reported failure
+	// whether f1 fails before or after it, and whatever the slot count.
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 200 {
+		rec := newRecorder()
+		src := fmt.Sprintf(`
+pipeline "p" {
+  stage "sleep" "a"  { ms = %d }
+  stage "fail"  "f1" { ms = %d }
+  stage "sleep" "b"  {
+    ms = %d
+    in = stage.a.value
+  }
+  stage "fail"  "f2" {
+    ms = %d
+    in = stage.b.value
+  }
+  stage "sleep" "after_f1" { depends_on = [stage.f1] }
+  stage "sleep" "late" { ms = 1 }
+  stage "sleep" "cleanup" {
+    always     = true
+    depends_on = [stage.f1, stage.f2, stage.after_f1]
+  }
+  verdicts = [stage.f2, stage.f1]
+}`, rng.IntN(5), rng.IntN(8), rng.IntN(5), rng.IntN(8))
+		g := mustParse(t, src, testRegistry(rec))
+		par := 1 + rng.IntN(4)
+		res, err := Run(context.Background(), g, Options{Parallelism: par})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Failed == nil || res.Failed.Stage.Name != "f2" {
+			t.Fatalf("run %d (parallelism %d): first failing verdict = %v, want f2", i, par, res.Failed)
+		}
+		want := "p: stage f2 failed: boom from f2"
+		if got := res.Err().Error(); got != want {
+			t.Fatalf("run %d: error %q, want %q", i, got, want)
+		}
+		for _, name := range rec.started {
+			if !rec.finished[name] {
+				t.Fatalf("run %d: stage %s started but did not finish", i, name)
+			}
+		}
+		if !rec.finished["cleanup"] {
+			t.Fatalf("run %d: always stage did not run", i)
+		}
+		byName := map[string]*StageResult{}
+		for _, r := range res.Stages {
+			byName[r.Stage.Name] = r
+		}
+		if byName["after_f1"].Status != Skipped {
+			t.Fatalf("run %d: after_f1 is %s, want skipped (its dependency failed)", i, byName["after_f1"].Status)
+		}
+		if byName["cleanup"].Status != Succeeded {
+			t.Fatalf("run %d: cleanup %s: %v", i, byName["cleanup"].Status, byName["cleanup"].Err)
+		}
+	}
+}
+
+func TestNoNewStageAfterFailureUnlessItCanChangeTheResult(t *testing.T) {
+	rec := newRecorder()
+	g := mustParse(t, `
+pipeline "p" {
+  stage "fail"  "first" {}
+  stage "sleep" "unrelated" {}
+  stage "sleep" "cleanup" { always = true }
+  verdicts = [stage.first]
+}`, testRegistry(rec))
+	res, err := Run(context.Background(), g, Options{Parallelism: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(rec.started, ","); got != "first,cleanup" {
+		t.Fatalf("started %s, want first,cleanup", got)
+	}
+	if r := res.Stages[1]; r.Status != Skipped || !strings.Contains(r.Err.Error(), "stage first failed") {
+		t.Fatalf("unrelated: %s %v", r.Status, r.Err)
+	}
+}
+
+func TestLargeGraphsWithOneSlot(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		src  string
+		n    int
+	}{
+		{"chain of 500", chainSource(500), 500},
+		{"wide graph of 10000", wideSource(10000), 10000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := mustParse(t, tc.src, testRegistry(newRecorder()))
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			res, err := Run(ctx, g, Options{Parallelism: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Err() != nil {
+				t.Fatal(res.Err())
+			}
+			if len(res.Stages) != tc.n {
+				t.Fatalf("%d results, want %d", len(res.Stages), tc.n)
+			}
+			for _, r := range res.Stages {
+				if r.Status != Succeeded {
+					t.Fatalf("stage %s: %s", r.Stage.Name, r.Status)
+				}
+			}
+		})
+	}
+}
+
+func chainSource(n int) string {
+	var b strings.Builder
+	b.WriteString("pipeline \"chain\" {\n  stage \"noop\" \"s0\" {}\n")
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&b, "  stage \"noop\" \"s%d\" { depends_on = [stage.s%d] }\n", i, i-1)
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+func wideSource(n int) string {
+	var b strings.Builder
+	b.WriteString("pipeline \"wide\" {\n  stage \"noop\" \"root\" {}\n")
+	for i := 1; i < n-1; i++ {
+		fmt.Fprintf(&b, "  stage \"noop\" \"s%d\" { depends_on = [stage.root] }\n", i)
+	}
+	b.WriteString("  stage \"noop\" \"sink\" { depends_on = [")
+	for i := 1; i < n-1; i++ {
+		if i > 1 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "stage.s%d", i)
+	}
+	b.WriteString("] }\n}\n")
+	return b.String()
+}
+
+func TestParallelismBoundsRunningStages(t *testing.T) {
+	rec := newRecorder()
+	var b strings.Builder
+	b.WriteString("pipeline \"p\" {\n")
+	for i := range 9 {
+		fmt.Fprintf(&b, "  stage \"sleep\" \"s%d\" { ms = 15 }\n", i)
+	}
+	b.WriteString("}\n")
+	g := mustParse(t, b.String(), testRegistry(rec))
+	res, err := Run(context.Background(), g, Options{Parallelism: 3})
+	if err != nil || res.Err() != nil {
+		t.Fatal(err, res.Err())
+	}
+	if rec.peak > 3 {
+		t.Fatalf("%d stages ran at once with 3 slots", rec.peak)
+	}
+}
+
+func TestInterruptCancelsStartedStagesAndRunsCleanup(t *testing.T) {
+	rec := newRecorder()
+	g := mustParse(t, `
+pipeline "p" {
+  stage "sleep" "long" { ms = 60000 }
+  stage "sleep" "next" { depends_on = [stage.long] }
+  stage "sleep" "cleanup" {
+    always = true
+    depends_on = [stage.long]
+  }
+}`, testRegistry(rec))
+	ctx, cancel := context.WithCancel(context.Background())
+	events := make(chan Event, 16)
+	go func() {
+		for e := range events {
+			if e.Kind == EventStarted && e.Stage.Name == "long" {
+				cancel()
+			}
+		}
+	}()
+	res, err := Run(ctx, g, Options{Parallelism: 2, Events: func(e Event) { events <- e }})
+	close(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted {
+		t.Fatal("run not marked interrupted")
+	}
+	st := map[string]Status{}
+	for _, r := range res.Stages {
+		st[r.Stage.Name] = r.Status
+	}
+	if st["long"] != Cancelled || st["next"] != Skipped || st["cleanup"] != Succeeded {
+		t.Fatalf("statuses %v", st)
+	}
+	if res.Err() == nil || !strings.Contains(res.Err().Error(), "stage long failed: cancelled") {
+		t.Fatalf("error %v", res.Err())
+	}
+}
+
+func TestStageOutputsFlowToDependents(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g := mustParse(t, fmt.Sprintf(`
+pipeline "p" {
+  input "greeting" { default = "hi" }
+  locals { loud = upper(input.greeting) }
+  stage "digest" "d" {
+    dir   = %q
+    files = ["a.txt"]
+  }
+  stage "exec" "e" {
+    command = ["sh", "-c", format("echo %%s %%s", local.loud, stage.d.files["a.txt"])]
+  }
+}`, dir), testRegistry(newRecorder()))
+	res, err := Run(context.Background(), g, Options{})
+	if err != nil || res.Err() != nil {
+		t.Fatal(err, res.Err())
+	}
+	want := "HI 5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"
+	if got := res.Stages[1].Outputs["stdout"].AsString(); got != want {
+		t.Fatalf("stdout %q, want %q", got, want)
+	}
+}
+
+func TestExecFailureReportsStderrTail(t *testing.T) {
+	g := mustParse(t, `
+pipeline "p" {
+  stage "exec" "bad" { command = ["sh", "-c", "echo first >&2; echo last words >&2; exit 3"] }
+}`, testRegistry(newRecorder()))
+	res, _ := Run(context.Background(), g, Options{})
+	err := res.Err()
+	if err == nil || !strings.Contains(err.Error(), "exited with status 3") || !strings.Contains(err.Error(), "last words") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestExecTimeout(t *testing.T) {
+	g := mustParse(t, `
+pipeline "p" {
+  stage "exec" "slow" {
+    command = ["sh", "-c", "sleep 30"]
+    timeout = "100ms"
+  }
+}`, testRegistry(newRecorder()))
+	start := time.Now()
+	res, _ := Run(context.Background(), g, Options{})
+	if err := res.Err(); err == nil || !strings.Contains(err.Error(), "timed out after 100ms") {
+		t.Fatalf("error %v", err)
+	}
+	if time.Since(start) > 20*time.Second {
+		t.Fatal("timeout did not stop the command")
+	}
+}
+
+func TestActionCache(t *testing.T) {
+	dir := t.TempDir()
+	home := t.TempDir()
+	write := func(name, s string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("in.txt", "one")
+	pipeline := func(flag string) string {
+		return fmt.Sprintf(`
+pipeline "p" {
+  stage "exec" "build" {
+    command = ["sh", "-c", "echo run >> runs.log; cat in.txt > out/result.txt; echo built"]
+    dir     = %q
+    inputs  = ["in.txt"]
+    outputs = ["out/result.txt"]
+    env     = { FLAG = %q }
+    cache   = true
+  }
+}`, dir, flag)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "out"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runs := func() int {
+		b, _ := os.ReadFile(filepath.Join(dir, "runs.log"))
+		return strings.Count(string(b), "run\n")
+	}
+	run := func(flag string) *StageResult {
+		t.Helper()
+		g := mustParse(t, pipeline(flag), testRegistry(newRecorder()))
+		res, err := Run(context.Background(), g, Options{Cache: cache.OpenActions(home), ToolDigest: "test"})
+		if err != nil || res.Err() != nil {
+			t.Fatal(err, res.Err())
+		}
+		return res.Stages[0]
+	}
+
+	if r := run("a"); r.CacheHit || runs() != 1 {
+		t.Fatalf("first run: hit=%v runs=%d", r.CacheHit, runs())
+	}
+	os.Remove(filepath.Join(dir, "out", "result.txt"))
+	r := run("a")
+	if !r.CacheHit || runs() != 1 {
+		t.Fatalf("unchanged run: hit=%v runs=%d, want a hit without running", r.CacheHit, runs())
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "out", "result.txt")); err != nil || string(b) != "one" {
+		t.Fatalf("output not restored: %q %v", b, err)
+	}
+	if r.Outputs["stdout"].AsString() != "built" {
+		t.Fatalf("cached stdout %q", r.Outputs["stdout"].AsString())
+	}
+
+	write("in.txt", "two")
+	if r := run("a"); r.CacheHit || runs() != 2 {
+		t.Fatalf("changed input: hit=%v runs=%d", r.CacheHit, runs())
+	}
+	if r := run("b"); r.CacheHit || runs() != 3 {
+		t.Fatalf("changed config: hit=%v runs=%d", r.CacheHit, runs())
+	}
+
+	// Tamper with every stored file of every entry: the entry must be
+	// discarded and the command run again.
+	err := filepath.WalkDir(filepath.Join(home, "actions"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && filepath.Base(filepath.Dir(p)) == "files" {
+			return os.WriteFile(p, []byte("tampered"), 0o644)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := run("b"); r.CacheHit || runs() != 4 {
+		t.Fatalf("tampered entry: hit=%v runs=%d, want a rerun", r.CacheHit, runs())
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "out", "result.txt")); string(b) != "two" {
+		t.Fatalf("output after rerun %q", b)
+	}
+	if r := run("b"); !r.CacheHit || runs() != 4 {
+		t.Fatalf("after rerun: hit=%v runs=%d, want the fresh entry served", r.CacheHit, runs())
+	}
+}

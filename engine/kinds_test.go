@@ -1,0 +1,120 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zclconf/go-cty/cty"
+
+	"piship.dev/piship/graph"
+	"piship.dev/piship/stages"
+)
+
+// Test-only kinds: sleep waits, fail fails after a wait, record notes that
+// it ran; noop does nothing (for overhead benchmarks).
+
+type sleepKind struct{ rec *recorder }
+
+func (sleepKind) Name() string    { return "sleep" }
+func (sleepKind) Version() string { return "1" }
+func (sleepKind) Doc() string     { return "waits for ms milliseconds" }
+func (sleepKind) Attrs() []stages.Attr {
+	return []stages.Attr{{Name: "ms", Type: cty.Number}, {Name: "in", Type: cty.DynamicPseudoType}}
+}
+func (sleepKind) Outputs() []stages.Output {
+	return []stages.Output{{Name: "value", Type: cty.String}}
+}
+func (k sleepKind) Run(ctx context.Context, inv *stages.Invocation) (map[string]cty.Value, error) {
+	k.rec.add(inv.Name)
+	defer k.rec.finish(inv.Name)
+	if err := wait(ctx, inv); err != nil {
+		return nil, err
+	}
+	return map[string]cty.Value{"value": cty.StringVal(inv.Name)}, nil
+}
+
+type failKind struct{ rec *recorder }
+
+func (failKind) Name() string    { return "fail" }
+func (failKind) Version() string { return "1" }
+func (failKind) Doc() string     { return "fails after ms milliseconds" }
+func (failKind) Attrs() []stages.Attr {
+	return []stages.Attr{{Name: "ms", Type: cty.Number}, {Name: "in", Type: cty.DynamicPseudoType}}
+}
+func (failKind) Outputs() []stages.Output { return []stages.Output{{Name: "value", Type: cty.String}} }
+func (k failKind) Run(ctx context.Context, inv *stages.Invocation) (map[string]cty.Value, error) {
+	k.rec.add(inv.Name)
+	defer k.rec.finish(inv.Name)
+	if err := wait(ctx, inv); err != nil {
+		return nil, err
+	}
+	return nil, errors.New("boom from " + inv.Name)
+}
+
+type noopKind struct{}
+
+func (noopKind) Name() string             { return "noop" }
+func (noopKind) Version() string          { return "1" }
+func (noopKind) Doc() string              { return "does nothing" }
+func (noopKind) Attrs() []stages.Attr     { return nil }
+func (noopKind) Outputs() []stages.Output { return nil }
+func (noopKind) Run(context.Context, *stages.Invocation) (map[string]cty.Value, error) {
+	return nil, nil
+}
+
+func wait(ctx context.Context, inv *stages.Invocation) error {
+	ms := inv.Get("ms")
+	if ms.IsNull() {
+		return nil
+	}
+	f, _ := ms.AsBigFloat().Float64()
+	select {
+	case <-time.After(time.Duration(f * float64(time.Millisecond))):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// recorder notes which stages started and finished, and the highest number
+// running at once.
+type recorder struct {
+	mu       sync.Mutex
+	started  []string
+	finished map[string]bool
+	running  int
+	peak     int
+}
+
+func newRecorder() *recorder { return &recorder{finished: map[string]bool{}} }
+
+func (r *recorder) add(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.started = append(r.started, name)
+	r.running++
+	r.peak = max(r.peak, r.running)
+}
+
+func (r *recorder) finish(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.finished[name] = true
+	r.running--
+}
+
+func testRegistry(rec *recorder) *stages.Registry {
+	return stages.NewRegistry(sleepKind{rec}, failKind{rec}, noopKind{}, stages.Exec{}, stages.Digest{})
+}
+
+func mustParse(t testing.TB, src string, reg *stages.Registry) *graph.Graph {
+	t.Helper()
+	gs, _, diags := graph.Parse([]byte(src), "test.hcl", t.TempDir(), reg)
+	if diags.HasErrors() {
+		t.Fatalf("parse: %s", diags.Error())
+	}
+	return gs[0]
+}
