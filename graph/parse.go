@@ -394,6 +394,23 @@ func (g *Graph) decodeStage(b *hcl.Block, reg *stages.Registry) (*Stage, hcl.Dia
 	}
 	// Unknown and missing attributes are reported here, with their ranges.
 	_, d = s.Body.Content(hcldec.ImpliedSchema(s.Spec))
+	for _, diag := range d {
+		// hcl names the unexpected argument; add the likely intended one.
+		if diag.Summary == "Unsupported argument" && !strings.Contains(diag.Detail, "Did you mean") {
+			if name, ok := strings.CutPrefix(diag.Detail, `An argument named "`); ok {
+				name, _, _ = strings.Cut(name, `"`)
+				names := make([]string, 0, len(kind.Attrs()))
+				for _, a := range kind.Attrs() {
+					names = append(names, a.Name)
+				}
+				if sug := suggest(name, append(names, "depends_on", "always")); sug != "" {
+					diag.Detail += fmt.Sprintf(" Did you mean %q?", sug)
+				} else {
+					diag.Detail += fmt.Sprintf(" Kind %s takes: %s (see `piship stages %s`).", kindName, strings.Join(names, ", "), kindName)
+				}
+			}
+		}
+	}
 	diags = append(diags, d...)
 	return s, diags
 }

@@ -93,6 +93,9 @@ func loadOne(e *env, src *source) (*graph.Graph, bool) {
 	return graphs[0], true
 }
 
+// printDiags prints each diagnostic as `file:line:col: error: summary`,
+// the source line with the range underlined, and the detail: positions a
+// person can click and a grep can find.
 func printDiags(e *env, files map[string]*hcl.File, diags hcl.Diagnostics) {
 	if len(diags) == 0 {
 		return
@@ -101,8 +104,53 @@ func printDiags(e *env, files map[string]*hcl.File, diags hcl.Diagnostics) {
 	if f, ok := e.stderr.(*os.File); ok && isTerminal(f) && e.getenv("NO_COLOR") == "" {
 		color = true
 	}
-	wr := hcl.NewDiagnosticTextWriter(e.stderr, files, 100, color)
-	_ = wr.WriteDiagnostics(diags)
+	var b strings.Builder
+	for _, d := range diags {
+		sev := "error"
+		if d.Severity == hcl.DiagWarning {
+			sev = "warning"
+		}
+		if color {
+			sev = "\x1b[1;31m" + sev + "\x1b[0m"
+		}
+		if d.Subject != nil {
+			r := d.Subject
+			fmt.Fprintf(&b, "%s:%d:%d: %s: %s\n", r.Filename, r.Start.Line, r.Start.Column, sev, d.Summary)
+			if f := files[r.Filename]; f != nil {
+				writeSnippet(&b, f.Bytes, r)
+			}
+		} else {
+			fmt.Fprintf(&b, "%s: %s\n", sev, d.Summary)
+		}
+		for _, line := range strings.Split(d.Detail, "\n") {
+			if line != "" {
+				fmt.Fprintf(&b, "  %s\n", line)
+			}
+		}
+		b.WriteString("\n")
+	}
+	writeAll(e.stderr, b.String())
+}
+
+// writeSnippet prints the first line of r with a caret underline.
+func writeSnippet(b *strings.Builder, src []byte, r *hcl.Range) {
+	lines := strings.Split(string(src), "\n")
+	if r.Start.Line < 1 || r.Start.Line > len(lines) {
+		return
+	}
+	line := strings.TrimRight(lines[r.Start.Line-1], "\r")
+	fmt.Fprintf(b, "%5d | %s\n", r.Start.Line, line)
+	width := 1
+	if r.End.Line == r.Start.Line && r.End.Column > r.Start.Column {
+		width = r.End.Column - r.Start.Column
+	}
+	pad := strings.Map(func(c rune) rune {
+		if c == '\t' {
+			return '\t'
+		}
+		return ' '
+	}, string([]rune(line)[:min(r.Start.Column-1, len([]rune(line)))]))
+	fmt.Fprintf(b, "      | %s%s\n", pad, strings.Repeat("^", width))
 }
 
 func isTerminal(f *os.File) bool {

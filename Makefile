@@ -1,0 +1,53 @@
+# piship developer tasks. `make demo` and `make test` are the two commands a
+# newcomer needs; everything else is for day-to-day work.
+
+GO              ?= go
+BIN             := bin/piship
+JAEGER_VERSION  := v1.76.0
+PISHIP_DEV_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/piship-dev
+JAEGER_BIN      ?= $(PISHIP_DEV_CACHE)/jaeger-$(JAEGER_VERSION)/jaeger
+export PISHIP_JAEGER_BIN := $(JAEGER_BIN)
+
+.PHONY: build test bench demo lint jaeger jaeger-bin clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/piship
+
+# The tests need a real Jaeger for the tracing end-to-end test; it is built
+# once from the Go module proxy and kept in $(PISHIP_DEV_CACHE).
+test: lint jaeger-bin
+	$(GO) test -count=1 -timeout 12m ./...
+
+# Long benchmarks; figures go to docs/performance.md.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m ./engine/ ./graph/ ./tracing/ ./cache/
+
+# The main job on the embedded example: hash this repository's Go sources,
+# vet them (served from the action cache on the second run) and report,
+# printing the span-derived timing summary.
+demo: build
+	PISHIP_DEBUG_TIMING=1 ./$(BIN) run demo --input source=$(CURDIR)
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+jaeger-bin: $(JAEGER_BIN)
+
+# Built through a tool module (testdata/jaeger/go.mod) because Jaeger's own
+# go.mod has replace directives that `go install pkg@version` refuses.
+$(JAEGER_BIN):
+	@mkdir -p $(dir $@)
+	@echo "building Jaeger $(JAEGER_VERSION) once into $@ (about 8 minutes cold on 2 cores)"
+	cd testdata/jaeger && $(GO) build -o $@.tmp github.com/jaegertracing/jaeger/cmd/jaeger
+	mv $@.tmp $@
+
+# A Jaeger for viewing traces: OTLP on 127.0.0.1:4317 (grpc) and :4318
+# (http), UI on http://127.0.0.1:16686. Then, in another shell:
+#   OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 bin/piship run demo
+jaeger: jaeger-bin
+	$(JAEGER_BIN) --config testdata/jaeger/dev.yaml
+
+clean:
+	rm -rf bin
