@@ -10,7 +10,6 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
-	"github.com/hashicorp/hcl/v2/hcldec"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
@@ -140,6 +139,9 @@ type Scope struct {
 	g      *Graph
 	inputs cty.Value
 	locals cty.Value
+	// base is the evaluation context of stages that refer to no stage
+	// outputs; evaluation only reads it, so stages share it.
+	base *hcl.EvalContext
 }
 
 // NewScope checks the given input values against the declared inputs (every
@@ -186,6 +188,7 @@ func (g *Graph) NewScope(values map[string]cty.Value) (*Scope, error) {
 		return nil, fmt.Errorf("CONFIG_INVALID: %s", diags.Error())
 	}
 	sc.locals = locals
+	sc.base = &hcl.EvalContext{Functions: g.funcs, Variables: map[string]cty.Value{"input": sc.inputs, "local": sc.locals}}
 	return sc, nil
 }
 
@@ -217,18 +220,67 @@ func (g *Graph) ParseInput(name, raw string) (cty.Value, error) {
 // did not succeed (only possible for an always stage) has a nil entry and is
 // seen as null outputs.
 func (sc *Scope) EvalStage(s *Stage, outputs []map[string]cty.Value) (cty.Value, hcl.Diagnostics) {
-	vars := map[string]cty.Value{"input": sc.inputs, "local": sc.locals}
-	if len(s.DepStages) > 0 {
-		st := make(map[string]cty.Value, len(s.DepStages))
-		for _, d := range s.DepStages {
-			out := outputs[d.Index]
-			if out == nil {
-				st[d.Name] = cty.NullVal(stages.OutputType(d.Kind))
-				continue
-			}
-			st[d.Name] = cty.ObjectVal(out)
-		}
-		vars["stage"] = cty.ObjectVal(st)
+	if len(s.kindAttrs) == 0 {
+		return cty.EmptyObjectVal, nil
 	}
-	return hcldec.Decode(s.Body, s.Spec, &hcl.EvalContext{Functions: sc.g.funcs, Variables: vars})
+	if len(s.DataDeps) == 0 {
+		return s.evalConfig(sc.base)
+	}
+	st := make(map[string]cty.Value, len(s.DataDeps))
+	for _, d := range s.DataDeps {
+		out := outputs[d.Index]
+		if out == nil {
+			st[d.Name] = cty.NullVal(stages.OutputType(d.Kind))
+			continue
+		}
+		st[d.Name] = cty.ObjectVal(out)
+	}
+	vars := map[string]cty.Value{"input": sc.inputs, "local": sc.locals, "stage": cty.ObjectVal(st)}
+	return s.evalConfig(&hcl.EvalContext{Functions: sc.g.funcs, Variables: vars})
+}
+
+// evalConfig evaluates the stage's attributes into an object with one
+// attribute per declared Attr (null where unset), converting each to its
+// declared type.
+func (s *Stage) evalConfig(ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
+	if len(s.kindAttrs) == 0 {
+		return cty.EmptyObjectVal, nil
+	}
+	var diags hcl.Diagnostics
+	vals := make(map[string]cty.Value, len(s.kindAttrs))
+	for _, a := range s.kindAttrs {
+		attr, ok := s.attrs[a.Name]
+		if !ok {
+			vals[a.Name] = cty.NullVal(a.Type)
+			continue
+		}
+		v, d := attr.Expr.Value(ctx)
+		diags = append(diags, d...)
+		cv, err := convert.Convert(v, a.Type)
+		if err != nil {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity:    hcl.DiagError,
+				Summary:     "Incorrect attribute value type",
+				Detail:      fmt.Sprintf("Inappropriate value for attribute %q: %s.", a.Name, err),
+				Subject:     attr.Expr.Range().Ptr(),
+				Context:     hcl.RangeBetween(attr.NameRange, attr.Expr.Range()).Ptr(),
+				Expression:  attr.Expr,
+				EvalContext: ctx,
+			})
+			cv = cty.UnknownVal(a.Type)
+		}
+		vals[a.Name] = cv
+	}
+	return cty.ObjectVal(vals), diags
+}
+
+// variables lists the traversals of the stage's attribute expressions.
+func (s *Stage) variables() []hcl.Traversal {
+	var out []hcl.Traversal
+	for _, a := range s.kindAttrs {
+		if attr, ok := s.attrs[a.Name]; ok {
+			out = append(out, attr.Expr.Variables()...)
+		}
+	}
+	return out
 }

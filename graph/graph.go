@@ -20,7 +20,6 @@ import (
 	"sort"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hcldec"
 	"github.com/zclconf/go-cty/cty"
 
 	"piship.dev/piship/stages"
@@ -77,10 +76,12 @@ type Stage struct {
 	KindName string
 	Name     string
 	Kind     stages.Kind
-	// Spec is the kind's configuration schema, computed once.
-	Spec hcldec.ObjectSpec
 	// Body is the stage's configuration without the meta-arguments.
-	Body      hcl.Body
+	Body hcl.Body
+	// attrs are Body's attributes, extracted once at validation so a run
+	// evaluates expressions without decoding the body again.
+	attrs     hcl.Attributes
+	kindAttrs []stages.Attr
 	Always    bool
 	DeclRange hcl.Range
 
@@ -91,6 +92,9 @@ type Stage struct {
 	Dependents []*Stage
 	// DepStages are the distinct stages of Deps, by index.
 	DepStages []*Stage
+	// DataDeps are the distinct stages whose outputs the configuration
+	// refers to, by index: the only ones evaluation needs.
+	DataDeps []*Stage
 }
 
 // Label is the stage's display name, "<kind> <name>", also its span name.
@@ -123,6 +127,9 @@ func (g *Graph) link() {
 		})
 		var last *Stage
 		for _, e := range s.Deps {
+			if e.Data && (len(s.DataDeps) == 0 || s.DataDeps[len(s.DataDeps)-1] != e.From) {
+				s.DataDeps = append(s.DataDeps, e.From)
+			}
 			if e.From == last {
 				continue
 			}

@@ -362,7 +362,7 @@ func (g *Graph) decodeStage(b *hcl.Block, reg *stages.Registry) (*Stage, hcl.Dia
 	}
 	meta, remain, d := b.Body.PartialContent(metaSchema)
 	diags = append(diags, d...)
-	s := &Stage{KindName: kindName, Name: name, Kind: kind, Spec: stages.Spec(kind), Body: remain, DeclRange: b.DefRange}
+	s := &Stage{KindName: kindName, Name: name, Kind: kind, kindAttrs: kind.Attrs(), Body: remain, DeclRange: b.DefRange}
 	if attr, ok := meta.Attributes["always"]; ok {
 		v, d := attr.Expr.Value(nil)
 		diags = append(diags, d...)
@@ -393,7 +393,10 @@ func (g *Graph) decodeStage(b *hcl.Block, reg *stages.Registry) (*Stage, hcl.Dia
 		}
 	}
 	// Unknown and missing attributes are reported here, with their ranges.
-	_, d = s.Body.Content(hcldec.ImpliedSchema(s.Spec))
+	content, d := s.Body.Content(hcldec.ImpliedSchema(stages.Spec(kind)))
+	if content != nil {
+		s.attrs = content.Attributes
+	}
 	for _, diag := range d {
 		// hcl names the unexpected argument; add the likely intended one.
 		if diag.Summary == "Unsupported argument" && !strings.Contains(diag.Detail, "Did you mean") {
@@ -441,7 +444,7 @@ func (g *Graph) resolveStage(s *Stage) hcl.Diagnostics {
 		deps = append(deps, e)
 	}
 	s.Deps = deps
-	for _, tr := range hcldec.Variables(s.Body, s.Spec) {
+	for _, tr := range s.variables() {
 		switch tr.RootName() {
 		case "input":
 			diags = append(diags, g.checkInputRef(tr)...)
@@ -543,7 +546,7 @@ func (g *Graph) typeCheck() hcl.Diagnostics {
 		return diags
 	}
 	for _, s := range g.Stages {
-		_, d := hcldec.Decode(s.Body, s.Spec, ctx)
+		_, d := s.evalConfig(ctx)
 		diags = append(diags, d...)
 	}
 	return diags

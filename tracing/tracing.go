@@ -1,0 +1,347 @@
+// Package tracing turns piship runs into OpenTelemetry traces.
+//
+// Every stage run is a span, and the spans are the single source of truth for
+// time: the timing summary the tool prints (Summarize) is computed from
+// recorded spans only, never from separate stopwatches, so what a user reads
+// in the terminal and what they see in a trace viewer cannot disagree.
+//
+// Setup always attaches an in-memory Recorder for that purpose. Export over
+// OTLP is opt-in through the standard OTEL_EXPORTER_OTLP_* environment
+// variables, and a W3C TRACEPARENT in the environment makes the run a child of
+// the caller's trace (for example a CI job that is itself traced).
+package tracing
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path"
+	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+)
+
+// InstrumentationName is the instrumentation scope of every span piship
+// creates.
+const InstrumentationName = "piship.dev/piship"
+
+// Attribute keys the engine sets on spans. Summarize reads them back, so the
+// engine and the summary must agree on these names.
+const (
+	// AttrPipeline is set on the run's root span to the pipeline name.
+	AttrPipeline = "pipeline"
+	// AttrStageKind is the stage's kind, the first word of its span name.
+	AttrStageKind = "stage.kind"
+	// AttrStageName is the stage's name; its presence marks a stage span.
+	AttrStageName = "stage.name"
+	// AttrCacheKey is the stage's cache key, when it is cacheable.
+	AttrCacheKey = "cache.key"
+	// AttrCacheHit (bool) says whether the stage was served from cache. A
+	// stage that is not cacheable has no such attribute.
+	AttrCacheHit = "cache.hit"
+	// AttrVerdict is the stage's outcome: one of the Verdict* values.
+	AttrVerdict = "verdict"
+)
+
+// Values of AttrVerdict.
+const (
+	VerdictPassed    = "passed"
+	VerdictFailed    = "failed"
+	VerdictSkipped   = "skipped"
+	VerdictCancelled = "cancelled"
+)
+
+// CacheLookupSpanName names the child span of a stage that covers its cache
+// lookup. Summarize ignores these spans.
+const CacheLookupSpanName = "cache lookup"
+
+// PipelineSpanName is the name of the run's root span for pipeline name.
+func PipelineSpanName(pipeline string) string { return "pipeline " + pipeline }
+
+// StageSpanName is the name of a stage span: "<kind> <name>".
+func StageSpanName(kind, name string) string { return kind + " " + name }
+
+// Options configures Setup.
+type Options struct {
+	// ServiceName is the service.name resource attribute; "piship" if empty.
+	ServiceName string
+	// ServiceVersion is the service.version resource attribute; omitted if
+	// empty.
+	ServiceVersion string
+	// Getenv reads the environment; nil means os.Getenv. It decides whether
+	// and where spans are exported (endpoint, protocol, headers) and supplies
+	// TRACEPARENT/TRACESTATE. The OTLP exporters still read the remaining
+	// OTEL_EXPORTER_OTLP_* settings (certificates, compression, timeout) from
+	// the process environment themselves.
+	Getenv func(string) string
+	// Disabled turns tracing off entirely: Tracer returns a no-op tracer and
+	// nothing is recorded or exported. Benchmarks use it to measure the
+	// engine without tracing overhead.
+	Disabled bool
+	// SpanProcessors are attached besides the recorder and the exporter;
+	// tests pass a tracetest.SpanRecorder to see exactly what was recorded.
+	SpanProcessors []sdktrace.SpanProcessor
+}
+
+// Provider owns the tracer provider of one piship process.
+type Provider struct {
+	tracer   trace.Tracer
+	recorder *Recorder
+	tp       *sdktrace.TracerProvider // nil when disabled
+
+	// exporter and protocol are set only when OTLP export is configured;
+	// tests use them to check which exporter was chosen.
+	exporter sdktrace.SpanExporter
+	protocol string
+}
+
+// Environment variables read by Setup.
+const (
+	envEndpoint        = "OTEL_EXPORTER_OTLP_ENDPOINT"
+	envTracesEndpoint  = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+	envProtocol        = "OTEL_EXPORTER_OTLP_PROTOCOL"
+	envTracesProtocol  = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+	envHeaders         = "OTEL_EXPORTER_OTLP_HEADERS"
+	envTracesHeaders   = "OTEL_EXPORTER_OTLP_TRACES_HEADERS"
+	envBSPMaxQueueSize = "OTEL_BSP_MAX_QUEUE_SIZE"
+	envTraceParent     = "TRACEPARENT"
+	envTraceState      = "TRACESTATE"
+	protocolHTTP       = "http/protobuf"
+	protocolGRPC       = "grpc"
+	defaultServiceName = "piship"
+
+	defaultMaxQueueSize = 1 << 15
+)
+
+// Setup builds the process's tracer provider. The returned context carries
+// the remote parent from TRACEPARENT (if set), so spans started from it join
+// the caller's trace; start the run's root span from that context.
+//
+// Call Shutdown before the process exits so batched spans are exported.
+func Setup(ctx context.Context, opts Options) (*Provider, context.Context, error) {
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	ctx = parentFromEnv(ctx, getenv)
+
+	if opts.Disabled {
+		return &Provider{
+			tracer:   noop.NewTracerProvider().Tracer(InstrumentationName),
+			recorder: &Recorder{},
+		}, ctx, nil
+	}
+
+	// The resource is built before the exporter so that a failure here
+	// cannot leak an open exporter.
+	name := opts.ServiceName
+	if name == "" {
+		name = defaultServiceName
+	}
+	attrs := []attribute.KeyValue{semconv.ServiceName(name)}
+	if opts.ServiceVersion != "" {
+		attrs = append(attrs, semconv.ServiceVersion(opts.ServiceVersion))
+	}
+	res, err := resource.New(ctx,
+		resource.WithSchemaURL(semconv.SchemaURL),
+		resource.WithTelemetrySDK(),
+		resource.WithAttributes(attrs...),
+	)
+	if err != nil {
+		return nil, ctx, fmt.Errorf("tracing: build resource: %w", err)
+	}
+
+	exporter, protocol, err := newExporter(ctx, getenv)
+	if err != nil {
+		return nil, ctx, err
+	}
+
+	rec := &Recorder{}
+	tpOpts := []sdktrace.TracerProviderOption{
+		sdktrace.WithResource(res),
+		sdktrace.WithSampler(recordAll{sdktrace.ParentBased(sdktrace.AlwaysSample())}),
+		sdktrace.WithSpanProcessor(rec),
+	}
+	for _, sp := range opts.SpanProcessors {
+		tpOpts = append(tpOpts, sdktrace.WithSpanProcessor(sp))
+	}
+	if exporter != nil {
+		var bspOpts []sdktrace.BatchSpanProcessorOption
+		if getenv(envBSPMaxQueueSize) == "" {
+			// The SDK default (2048) drops spans of large pipelines: a
+			// 10,000-stage run ends up to 20,000 spans (stages and cache
+			// lookups), faster than batches of 512 are exported.
+			bspOpts = append(bspOpts, sdktrace.WithMaxQueueSize(defaultMaxQueueSize))
+		}
+		tpOpts = append(tpOpts, sdktrace.WithBatcher(exporter, bspOpts...))
+	}
+	tp := sdktrace.NewTracerProvider(tpOpts...)
+	return &Provider{
+		tracer:   tp.Tracer(InstrumentationName),
+		recorder: rec,
+		tp:       tp,
+		exporter: exporter,
+		protocol: protocol,
+	}, ctx, nil
+}
+
+// Tracer returns the tracer for piship's spans (a no-op tracer when
+// disabled).
+func (p *Provider) Tracer() trace.Tracer { return p.tracer }
+
+// Recorder returns the in-memory recorder holding every ended span. When
+// tracing is disabled it is empty.
+func (p *Provider) Recorder() *Recorder { return p.recorder }
+
+// Shutdown flushes batched spans to the exporter and shuts it down. Recorded
+// spans stay available from Recorder afterwards. It is safe to call more
+// than once; calls after the first do nothing.
+func (p *Provider) Shutdown(ctx context.Context) error {
+	if p.tp == nil {
+		return nil
+	}
+	if err := p.tp.Shutdown(ctx); err != nil {
+		return fmt.Errorf("tracing: flush spans to the OTLP endpoint (check that the collector is reachable, or unset %s and %s to disable export): %w",
+			envEndpoint, envTracesEndpoint, err)
+	}
+	return nil
+}
+
+// parentFromEnv returns ctx carrying the remote span context described by
+// TRACEPARENT/TRACESTATE. A malformed TRACEPARENT is ignored, as W3C trace
+// context requires, so a broken caller cannot stop a build.
+func parentFromEnv(ctx context.Context, getenv func(string) string) context.Context {
+	tp := getenv(envTraceParent)
+	if tp == "" {
+		return ctx
+	}
+	carrier := propagation.MapCarrier{"traceparent": tp}
+	if ts := getenv(envTraceState); ts != "" {
+		carrier["tracestate"] = ts
+	}
+	return propagation.TraceContext{}.Extract(ctx, carrier)
+}
+
+// recordAll samples for export like the SDK default (ParentBased
+// AlwaysSample) but never drops a span: the timing summary is computed from
+// recorded spans, so an upstream "not sampled" TRACEPARENT must still leave
+// every span recorded (it is just not exported).
+type recordAll struct{ sdktrace.Sampler }
+
+func (s recordAll) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	r := s.Sampler.ShouldSample(p)
+	if r.Decision == sdktrace.Drop {
+		r.Decision = sdktrace.RecordOnly
+	}
+	return r
+}
+
+func (s recordAll) Description() string { return "RecordAll{" + s.Sampler.Description() + "}" }
+
+// newExporter returns the OTLP exporter the environment asks for, or nil when
+// no endpoint is set, so that a plain run never attempts a connection.
+//
+// Both exporters read OTEL_EXPORTER_OTLP_* from the process environment on
+// their own; the endpoint and headers are also passed explicitly (explicit
+// options override the environment) so that Options.Getenv is honoured and
+// an http:// endpoint means plaintext for grpc as well as for http/protobuf.
+func newExporter(ctx context.Context, getenv func(string) string) (sdktrace.SpanExporter, string, error) {
+	endpointVar := envTracesEndpoint
+	endpoint := getenv(envTracesEndpoint)
+	if endpoint == "" {
+		endpointVar = envEndpoint
+		endpoint = getenv(envEndpoint)
+	}
+	if endpoint == "" {
+		return nil, "", nil
+	}
+
+	protocolVar := envTracesProtocol
+	protocol := getenv(envTracesProtocol)
+	if protocol == "" {
+		protocolVar = envProtocol
+		protocol = getenv(envProtocol)
+	}
+	if protocol == "" {
+		protocol = protocolHTTP
+	}
+
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, "", fmt.Errorf("tracing: %s=%q is not an http:// or https:// URL; set it to the collector's URL, e.g. http://localhost:4318 for http/protobuf or http://localhost:4317 for grpc, or unset it to disable export",
+			endpointVar, endpoint)
+	}
+
+	headersVar := envTracesHeaders
+	rawHeaders := getenv(envTracesHeaders)
+	if rawHeaders == "" {
+		headersVar = envHeaders
+		rawHeaders = getenv(envHeaders)
+	}
+	headers, err := parseHeaders(rawHeaders)
+	if err != nil {
+		return nil, "", fmt.Errorf("tracing: %s: %w", headersVar, err)
+	}
+
+	var exp sdktrace.SpanExporter
+	switch protocol {
+	case protocolHTTP:
+		if endpointVar == envEndpoint {
+			// The generic endpoint is a base URL: the spec appends the
+			// signal path. The traces-specific one is used as is.
+			u.Path = path.Join("/", u.Path, "v1/traces")
+		}
+		exp, err = otlptracehttp.New(ctx,
+			otlptracehttp.WithEndpointURL(u.String()),
+			otlptracehttp.WithHeaders(headers),
+		)
+	case protocolGRPC:
+		// WithEndpointURL makes http:// insecure (plaintext), matching
+		// what the exporter does for an http:// endpoint from the
+		// environment.
+		exp, err = otlptracegrpc.New(ctx,
+			otlptracegrpc.WithEndpointURL(u.String()),
+			otlptracegrpc.WithHeaders(headers),
+		)
+	default:
+		return nil, "", fmt.Errorf("tracing: %s=%q is not supported; set it to %q (the default) or %q",
+			protocolVar, protocol, protocolHTTP, protocolGRPC)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("tracing: create %s OTLP exporter for %s: %w", protocol, u.Redacted(), err)
+	}
+	return exp, protocol, nil
+}
+
+// parseHeaders parses the OTEL_EXPORTER_OTLP_HEADERS format: comma-separated
+// key=value pairs with URL-encoded values. Unlike the exporters, which skip
+// bad entries silently, it fails: a dropped auth header would otherwise
+// surface only as rejected exports.
+func parseHeaders(s string) (map[string]string, error) {
+	headers := map[string]string{}
+	if strings.TrimSpace(s) == "" {
+		return headers, nil
+	}
+	for entry := range strings.SplitSeq(s, ",") {
+		k, v, ok := strings.Cut(entry, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("entry %q is not key=value; use comma-separated key=value pairs, e.g. api-key=secret,x-team=ci", entry)
+		}
+		val, err := url.PathUnescape(v)
+		if err != nil {
+			return nil, fmt.Errorf("value of %q is not URL-encoded (%w); percent-encode special characters", k, err)
+		}
+		headers[k] = strings.TrimSpace(val)
+	}
+	return headers, nil
+}
