@@ -8,15 +8,24 @@ PISHIP_DEV_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/piship-dev
 JAEGER_BIN      ?= $(PISHIP_DEV_CACHE)/jaeger-$(JAEGER_VERSION)/jaeger
 export PISHIP_JAEGER_BIN := $(JAEGER_BIN)
 
-.PHONY: build test bench demo lint jaeger jaeger-bin clean
+.PHONY: build test test-unit test-e2e bench demo lint jaeger jaeger-bin clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/piship
 
 # The tests need a real Jaeger for the tracing end-to-end test; it is built
-# once from the Go module proxy and kept in $(PISHIP_DEV_CACHE).
-test: lint jaeger-bin
-	$(GO) test -count=1 -timeout 12m ./...
+# once from the Go module proxy and kept in $(PISHIP_DEV_CACHE). A cold
+# build takes minutes, so it runs beside the unit tests, then the
+# end-to-end test runs against it.
+test: lint
+	$(MAKE) --no-print-directory -j2 test-unit jaeger-bin
+	$(MAKE) --no-print-directory test-e2e
+
+test-unit:
+	$(GO) test -count=1 -timeout 10m -skip 'TestJaegerE2E' ./...
+
+test-e2e: jaeger-bin
+	$(GO) test -count=1 -timeout 5m -run 'TestJaegerE2E' -v ./cmd/piship/
 
 # Long benchmarks; figures go to docs/performance.md.
 bench:

@@ -21,6 +21,10 @@ import (
 	"piship.dev/piship/tracing"
 )
 
+// extraSpanProcessors lets tests watch the spans of a run with an
+// independent recorder (tracetest.SpanRecorder).
+var extraSpanProcessors []sdktrace.SpanProcessor
+
 func cmdRun(e *env, args []string) int {
 	fs := newFlags(e, "run")
 	var inputs multiFlag
@@ -65,7 +69,7 @@ func cmdRun(e *env, args []string) int {
 		return dryRunPlan(e, g, opts)
 	}
 
-	prov, ctx, err := tracing.Setup(e.ctx, tracing.Options{ServiceName: "piship", Getenv: e.getenv})
+	prov, ctx, err := tracing.Setup(e.ctx, tracing.Options{ServiceName: "piship", Getenv: e.getenv, SpanProcessors: extraSpanProcessors})
 	if err != nil {
 		return usageErr(e, "CONFIG_INVALID: %v", err)
 	}

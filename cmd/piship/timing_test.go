@@ -1,0 +1,147 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+)
+
+// The timing the CLI prints must be exactly what the spans recorded: the
+// test attaches its own tracetest.SpanRecorder and recomputes every figure.
+func TestTimingEqualsRecordedSpans(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "in.txt", "x")
+	p := writeFile(t, dir, "p.hcl", `pipeline "timed" {
+  stage "exec" "fast" { command = ["true"] }
+  stage "exec" "slow" { command = ["sh", "-c", "sleep 0.05"] }
+  stage "exec" "join" {
+    command = ["echo", stage.slow.stdout, stage.fast.stdout]
+    inputs  = ["in.txt"]
+    cache   = true
+  }
+  stage "digest" "hash" {
+    files      = ["in.txt"]
+    depends_on = [stage.join]
+  }
+}
+`)
+	rec := tracetest.NewSpanRecorder()
+	extraSpanProcessors = []sdktrace.SpanProcessor{rec}
+	defer func() { extraSpanProcessors = nil }()
+	code, _, stderr := cli(t, map[string]string{"PISHIP_DEBUG_TIMING": "1", "PISHIP_PROGRESS": "0"}, "run", p)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+
+	var root sdktrace.ReadOnlySpan
+	type stage struct {
+		label, name, cache string
+		start              time.Time
+		ms                 int64
+	}
+	var got []stage
+	for _, s := range rec.Ended() {
+		if s.Name() == "pipeline timed" {
+			root = s
+		}
+	}
+	if root == nil {
+		t.Fatal("no root span recorded")
+	}
+	for _, s := range rec.Ended() {
+		attrs := map[attribute.Key]attribute.Value{}
+		for _, kv := range s.Attributes() {
+			attrs[kv.Key] = kv.Value
+		}
+		name, ok := attrs["stage.name"]
+		if !ok || s.Name() == "cache lookup" {
+			continue
+		}
+		if s.Parent().SpanID() != root.SpanContext().SpanID() {
+			t.Errorf("span %s is not a child of the run span", s.Name())
+		}
+		c := "none"
+		if hit, ok := attrs["cache.hit"]; ok {
+			c = map[bool]string{true: "hit", false: "miss"}[hit.AsBool()]
+		}
+		got = append(got, stage{label: s.Name(), name: name.AsString(), cache: c, start: s.StartTime(),
+			ms: s.EndTime().Sub(s.StartTime()).Round(time.Millisecond).Milliseconds()})
+	}
+	if len(got) != 4 {
+		t.Fatalf("%d stage spans, want 4", len(got))
+	}
+
+	// Expected lines: longest first, ties by name.
+	lines := append([]stage(nil), got...)
+	sort.Slice(lines, func(i, j int) bool {
+		if lines[i].ms != lines[j].ms {
+			return lines[i].ms > lines[j].ms
+		}
+		return lines[i].name < lines[j].name
+	})
+	var want []string
+	for _, s := range lines {
+		want = append(want, fmt.Sprintf("timed %s: %d ms", s.name, s.ms))
+	}
+	out := strings.Split(strings.TrimSpace(stderr), "\n")
+	var printed []string
+	var jsonLine string
+	for _, l := range out {
+		if strings.HasPrefix(l, "timed ") && strings.HasSuffix(l, " ms") {
+			printed = append(printed, l)
+		}
+		if strings.HasPrefix(l, `{"schema":"piship-timing/v1"`) {
+			jsonLine = l
+		}
+	}
+	if strings.Join(printed, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("timing lines:\n%s\nwant (from recorded spans):\n%s", strings.Join(printed, "\n"), strings.Join(want, "\n"))
+	}
+
+	var j struct {
+		Schema       string   `json:"schema"`
+		Command      string   `json:"command"`
+		TotalMs      int64    `json:"totalMs"`
+		CriticalPath []string `json:"criticalPath"`
+		Stages       []struct {
+			Name    string `json:"name"`
+			StartMs int64  `json:"startMs"`
+			Ms      int64  `json:"ms"`
+			Cache   string `json:"cache"`
+		} `json:"stages"`
+	}
+	if err := json.Unmarshal([]byte(jsonLine), &j); err != nil {
+		t.Fatalf("timing JSON %q: %v", jsonLine, err)
+	}
+	if j.Command != "timed" || j.TotalMs != root.EndTime().Sub(root.StartTime()).Round(time.Millisecond).Milliseconds() {
+		t.Fatalf("JSON header %+v, root span %v", j, root.EndTime().Sub(root.StartTime()))
+	}
+	byLabel := map[string]stage{}
+	for _, s := range got {
+		byLabel[s.label] = s
+	}
+	for _, js := range j.Stages {
+		s, ok := byLabel[js.Name]
+		if !ok {
+			t.Fatalf("JSON names stage %q that has no span", js.Name)
+		}
+		startMs := s.start.Sub(root.StartTime()).Round(time.Millisecond).Milliseconds()
+		if js.Ms != s.ms || js.StartMs != startMs || js.Cache != s.cache {
+			t.Errorf("JSON %+v, span says ms=%d startMs=%d cache=%s", js, s.ms, startMs, s.cache)
+		}
+	}
+	if len(j.Stages) != len(got) {
+		t.Fatalf("JSON has %d stages, spans %d", len(j.Stages), len(got))
+	}
+	// slow (>= 50 ms) -> join -> hash is the heaviest path.
+	if strings.Join(j.CriticalPath, ",") != "exec slow,exec join,digest hash" {
+		t.Fatalf("critical path %v", j.CriticalPath)
+	}
+}
