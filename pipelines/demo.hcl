@@ -34,13 +34,14 @@ pipeline "demo" {
   }
 
   stage "exec" "report" {
-    command = ["sh", "-c", format("echo '%d Go files, sources %s, %s'", length(stage.sources.files), substr(stage.sources.sha256, 0, 12), stage.toolchain.stdout)]
-    depends_on = [stage.vet, stage.count]
+    command    = ["sh", "-c", format("echo '%s Go files, %d files hashed (sources %s), %s, vet clean'", stage.count.stdout, length(stage.sources.files), substr(stage.sources.sha256, 0, 12), stage.toolchain.stdout)]
+    echo       = true
+    depends_on = [stage.vet]
   }
 
   stage "exec" "cleanup" {
-    command = ["sh", "-c", "echo demo finished"]
-    always  = true
+    command    = ["sh", "-c", "echo demo finished"]
+    always     = true
     depends_on = [stage.report]
   }
 

@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/zclconf/go-cty/cty"
@@ -42,6 +44,7 @@ func (Exec) Attrs() []Attr {
 		{Name: "inputs", Type: cty.List(cty.String), Doc: "files, directories or globs (** allowed) whose contents are part of the cache key"},
 		{Name: "outputs", Type: cty.List(cty.String), Doc: "files the command writes, relative to dir; hashed into the outputs output and restored on a cache hit"},
 		{Name: "cache", Type: cty.Bool, Doc: "serve the result from the action cache when nothing it depends on changed (default false)"},
+		{Name: "echo", Type: cty.Bool, Doc: "also show the command's output as it runs, each line prefixed with the stage name (default false)"},
 	}
 }
 
@@ -62,6 +65,7 @@ type execConfig struct {
 	inputs  []string
 	outputs []string
 	cache   bool
+	echo    bool
 }
 
 func decodeExec(inv *Invocation) (*execConfig, error) {
@@ -84,6 +88,9 @@ func decodeExec(inv *Invocation) (*execConfig, error) {
 	}
 	if v := inv.Get("cache"); !v.IsNull() && v.True() {
 		c.cache = true
+	}
+	if v := inv.Get("echo"); !v.IsNull() && v.True() {
+		c.echo = true
 	}
 	return c, nil
 }
@@ -130,6 +137,11 @@ func (Exec) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, err
 	stdout := &headBuffer{limit: maxCapture}
 	stderr := &tailBuffer{limit: maxCapture}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if c.echo && inv.Log != nil {
+		out := &linePrefixer{w: inv.Log, prefix: inv.Name + " | "}
+		defer out.Flush()
+		cmd.Stdout, cmd.Stderr = io.MultiWriter(stdout, out), io.MultiWriter(stderr, out)
+	}
 	setProcessGroup(cmd)
 	// Children that keep the pipes open must not hold the stage forever.
 	cmd.WaitDelay = 5 * time.Second
@@ -218,3 +230,37 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 }
 
 func (b *tailBuffer) String() string { return strings.ToValidUTF8(string(b.buf), "\uFFFD") }
+
+// linePrefixer writes whole lines to w, each prefixed; stdout and stderr
+// share one, so it is locked.
+type linePrefixer struct {
+	mu     sync.Mutex
+	w      io.Writer
+	prefix string
+	buf    []byte
+}
+
+func (l *linePrefixer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 {
+			break
+		}
+		fmt.Fprintf(l.w, "%s%s\n", l.prefix, l.buf[:i])
+		l.buf = l.buf[i+1:]
+	}
+	return len(p), nil
+}
+
+// Flush writes a final unterminated line.
+func (l *linePrefixer) Flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.buf) > 0 {
+		fmt.Fprintf(l.w, "%s%s\n", l.prefix, l.buf)
+		l.buf = nil
+	}
+}
