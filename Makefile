@@ -49,11 +49,12 @@ jaeger-bin: $(JAEGER_BIN)
 $(JAEGER_BIN):
 	@mkdir -p $(dir $@)
 	@echo "building Jaeger $(JAEGER_VERSION) once into $@ (about 8 minutes cold on 2 cores)"
-	cd testdata/jaeger && $(GO) build -o $@.tmp github.com/jaegertracing/jaeger/cmd/jaeger
+	cd testdata/jaeger && $(GO) build -buildvcs=false -o $@.tmp github.com/jaegertracing/jaeger/cmd/jaeger
 	mv $@.tmp $@
 
 # A Jaeger for viewing traces: OTLP on 127.0.0.1:4317 (grpc) and :4318
-# (http), UI on http://127.0.0.1:16686. Then, in another shell:
+# (http), query API on http://127.0.0.1:16686 (the web UI needs
+# PISHIP_JAEGER_UI_ASSETS, see README). Then, in another shell:
 #   OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 bin/piship run demo
 jaeger: jaeger-bin
 	$(JAEGER_BIN) --config testdata/jaeger/dev.yaml
