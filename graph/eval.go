@@ -246,12 +246,27 @@ func (s *Stage) evalConfig(ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
 	if len(s.kindAttrs) == 0 {
 		return cty.EmptyObjectVal, nil
 	}
-	var diags hcl.Diagnostics
 	vals := make(map[string]cty.Value, len(s.kindAttrs))
+	diags := s.evalAttrs(ctx, vals)
+	return cty.ObjectVal(vals), diags
+}
+
+// checkConfig type-checks the stage's attributes without building the
+// configuration object (validation evaluates thousands of stages).
+func (s *Stage) checkConfig(ctx *hcl.EvalContext) hcl.Diagnostics {
+	return s.evalAttrs(ctx, nil)
+}
+
+// evalAttrs evaluates and converts each attribute, storing the results in
+// vals unless it is nil.
+func (s *Stage) evalAttrs(ctx *hcl.EvalContext, vals map[string]cty.Value) hcl.Diagnostics {
+	var diags hcl.Diagnostics
 	for _, a := range s.kindAttrs {
 		attr, ok := s.attrs[a.Name]
 		if !ok {
-			vals[a.Name] = cty.NullVal(a.Type)
+			if vals != nil {
+				vals[a.Name] = cty.NullVal(a.Type)
+			}
 			continue
 		}
 		v, d := attr.Expr.Value(ctx)
@@ -269,9 +284,11 @@ func (s *Stage) evalConfig(ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
 			})
 			cv = cty.UnknownVal(a.Type)
 		}
-		vals[a.Name] = cv
+		if vals != nil {
+			vals[a.Name] = cv
+		}
 	}
-	return cty.ObjectVal(vals), diags
+	return diags
 }
 
 // variables lists the traversals of the stage's attribute expressions.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
-	"github.com/hashicorp/hcl/v2/hcldec"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
@@ -59,7 +58,7 @@ func LoadFile(path string, reg *stages.Registry) ([]*Graph, map[string]*hcl.File
 // diagnostics; dir is where relative paths (file(), abspath(), stage paths)
 // resolve.
 func Parse(src []byte, filename, dir string, reg *stages.Registry) ([]*Graph, map[string]*hcl.File, hcl.Diagnostics) {
-	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	file, diags := parseConfig(src, filename)
 	files := map[string]*hcl.File{filename: file}
 	if diags.HasErrors() {
 		return nil, files, sortDiags(diags)
@@ -140,11 +139,22 @@ func decodePipeline(blk *hcl.Block, filename, dir string, reg *stages.Registry) 
 	diags = append(diags, d...)
 	g.Locals = locals
 
+	var stageBlocks []*hcl.Block
 	for _, b := range content.Blocks {
-		if b.Type != "stage" {
-			continue
+		if b.Type == "stage" {
+			stageBlocks = append(stageBlocks, b)
 		}
-		s, d := g.decodeStage(b, reg)
+	}
+	// Each stage decodes independently; thousands of them are spread over
+	// the CPUs, then names are checked in declaration order.
+	decoded := make([]*Stage, len(stageBlocks))
+	stageDiags := make([]hcl.Diagnostics, len(stageBlocks))
+	schemas := newSchemaCache(reg)
+	parallelFor(len(stageBlocks), func(i int) {
+		decoded[i], stageDiags[i] = g.decodeStage(stageBlocks[i], reg, schemas)
+	})
+	for i, b := range stageBlocks {
+		s, d := decoded[i], stageDiags[i]
 		diags = append(diags, d...)
 		if s == nil {
 			continue
@@ -160,8 +170,10 @@ func decodePipeline(blk *hcl.Block, filename, dir string, reg *stages.Registry) 
 
 	// References are resolved once every stage is known, so a stage may
 	// refer to one declared after it.
-	for _, s := range g.Stages {
-		diags = append(diags, g.resolveStage(s)...)
+	resolveDiags := make([]hcl.Diagnostics, len(g.Stages))
+	parallelFor(len(g.Stages), func(i int) { resolveDiags[i] = g.resolveStage(g.Stages[i]) })
+	for _, d := range resolveDiags {
+		diags = append(diags, d...)
 	}
 	if attr, ok := content.Attributes["verdicts"]; ok {
 		diags = append(diags, g.decodeVerdicts(attr)...)
@@ -335,7 +347,7 @@ func localNames(ls []*Local) []string {
 	return out
 }
 
-func (g *Graph) decodeStage(b *hcl.Block, reg *stages.Registry) (*Stage, hcl.Diagnostics) {
+func (g *Graph) decodeStage(b *hcl.Block, reg *stages.Registry, schemas *schemaCache) (*Stage, hcl.Diagnostics) {
 	kindName, name := b.Labels[0], b.Labels[1]
 	var diags hcl.Diagnostics
 	if !hclsyntax.ValidIdentifier(name) {
@@ -360,10 +372,18 @@ func (g *Graph) decodeStage(b *hcl.Block, reg *stages.Registry) (*Stage, hcl.Dia
 			Subject:  b.LabelRanges[0].Ptr(),
 		})
 	}
-	meta, remain, d := b.Body.PartialContent(metaSchema)
-	diags = append(diags, d...)
-	s := &Stage{KindName: kindName, Name: name, Kind: kind, kindAttrs: kind.Attrs(), Body: remain, DeclRange: b.DefRange}
-	if attr, ok := meta.Attributes["always"]; ok {
+	sch := schemas.get(kind)
+	s := &Stage{KindName: kindName, Name: name, Kind: kind, kindAttrs: sch.attrs, Body: b.Body, DeclRange: b.DefRange}
+	meta, attrs, fast := fastContent(b.Body, sch)
+	var remain hcl.Body
+	if !fast {
+		var metaContent *hcl.BodyContent
+		var d hcl.Diagnostics
+		metaContent, remain, d = b.Body.PartialContent(metaSchema)
+		diags = append(diags, d...)
+		meta = metaContent.Attributes
+	}
+	if attr, ok := meta["always"]; ok {
 		v, d := attr.Expr.Value(nil)
 		diags = append(diags, d...)
 		if !d.HasErrors() {
@@ -374,7 +394,7 @@ func (g *Graph) decodeStage(b *hcl.Block, reg *stages.Registry) (*Stage, hcl.Dia
 			}
 		}
 	}
-	if attr, ok := meta.Attributes["depends_on"]; ok {
+	if attr, ok := meta["depends_on"]; ok {
 		exprs, d := hcl.ExprList(attr.Expr)
 		diags = append(diags, d...)
 		for _, e := range exprs {
@@ -392,8 +412,12 @@ func (g *Graph) decodeStage(b *hcl.Block, reg *stages.Registry) (*Stage, hcl.Dia
 			s.Deps = append(s.Deps, &Edge{To: s, Range: tr.SourceRange(), Data: false, From: &Stage{Name: mustAttr(tr, 1)}})
 		}
 	}
+	if fast {
+		s.attrs = attrs
+		return s, diags
+	}
 	// Unknown and missing attributes are reported here, with their ranges.
-	content, d := s.Body.Content(hcldec.ImpliedSchema(stages.Spec(kind)))
+	content, d := remain.Content(sch.body)
 	if content != nil {
 		s.attrs = content.Attributes
 	}
@@ -402,8 +426,8 @@ func (g *Graph) decodeStage(b *hcl.Block, reg *stages.Registry) (*Stage, hcl.Dia
 		if diag.Summary == "Unsupported argument" && !strings.Contains(diag.Detail, "Did you mean") {
 			if name, ok := strings.CutPrefix(diag.Detail, `An argument named "`); ok {
 				name, _, _ = strings.Cut(name, `"`)
-				names := make([]string, 0, len(kind.Attrs()))
-				for _, a := range kind.Attrs() {
+				names := make([]string, 0, len(sch.attrs))
+				for _, a := range sch.attrs {
 					names = append(names, a.Name)
 				}
 				if sug := suggest(name, append(names, "depends_on", "always")); sug != "" {
@@ -416,6 +440,38 @@ func (g *Graph) decodeStage(b *hcl.Block, reg *stages.Registry) (*Stage, hcl.Dia
 	}
 	diags = append(diags, d...)
 	return s, diags
+}
+
+// fastContent splits a native-syntax stage body into meta-arguments and
+// kind attributes without copying it, when it holds nothing to complain
+// about (no blocks, no unknown attribute, every required one present).
+// Otherwise ok is false and the caller takes hcl's path, which words the
+// diagnostics.
+func fastContent(body hcl.Body, sch *kindSchema) (meta, attrs hcl.Attributes, ok bool) {
+	sb, isSyntax := body.(*hclsyntax.Body)
+	if !isSyntax || len(sb.Blocks) > 0 {
+		return nil, nil, false
+	}
+	attrs = make(hcl.Attributes, len(sb.Attributes))
+	for name, a := range sb.Attributes {
+		switch {
+		case name == "depends_on" || name == "always":
+			if meta == nil {
+				meta = hcl.Attributes{}
+			}
+			meta[name] = a.AsHCLAttribute()
+		case sch.known[name]:
+			attrs[name] = a.AsHCLAttribute()
+		default:
+			return nil, nil, false
+		}
+	}
+	for _, name := range sch.required {
+		if _, ok := attrs[name]; !ok {
+			return nil, nil, false
+		}
+	}
+	return meta, attrs, true
 }
 
 func mustAttr(tr hcl.Traversal, i int) string {
@@ -545,8 +601,10 @@ func (g *Graph) typeCheck() hcl.Diagnostics {
 	if diags.HasErrors() {
 		return diags
 	}
-	for _, s := range g.Stages {
-		_, d := s.evalConfig(ctx)
+	// The context is only read while evaluating, so stages share it.
+	stageDiags := make([]hcl.Diagnostics, len(g.Stages))
+	parallelFor(len(g.Stages), func(i int) { stageDiags[i] = g.Stages[i].checkConfig(ctx) })
+	for _, d := range stageDiags {
 		diags = append(diags, d...)
 	}
 	return diags

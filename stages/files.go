@@ -29,18 +29,20 @@ func Resolve(dir, p string) string {
 func ExpandFiles(dir string, patterns []string) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
+	matched := 0
 	add := func(p string) {
+		matched++
 		if !seen[p] {
 			seen[p] = true
 			out = append(out, p)
 		}
 	}
 	for _, pat := range patterns {
-		n := len(out)
+		matched = 0
 		if err := expandOne(dir, filepath.ToSlash(pat), add); err != nil {
 			return nil, err
 		}
-		if len(out) == n {
+		if matched == 0 {
 			return nil, fmt.Errorf("%q matched no files in %s: check the path (patterns are relative to the pipeline file's directory unless dir is set)", pat, dir)
 		}
 	}
