@@ -82,6 +82,7 @@ type Stage struct {
 	// evaluates expressions without decoding the body again.
 	attrs     hcl.Attributes
 	kindAttrs []stages.Attr
+	dependsOn []pendingDep // depends_on entries until resolveStage
 	Always    bool
 	DeclRange hcl.Range
 
@@ -95,6 +96,12 @@ type Stage struct {
 	// DataDeps are the distinct stages whose outputs the configuration
 	// refers to, by index: the only ones evaluation needs.
 	DataDeps []*Stage
+}
+
+// pendingDep is a depends_on entry before stage names are resolved.
+type pendingDep struct {
+	name string
+	rng  hcl.Range
 }
 
 // Label is the stage's display name, "<kind> <name>", also its span name.

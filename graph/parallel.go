@@ -50,7 +50,7 @@ type schemaCache struct {
 	m  map[string]*kindSchema
 }
 
-func newSchemaCache(*stages.Registry) *schemaCache { return &schemaCache{m: map[string]*kindSchema{}} }
+func newSchemaCache() *schemaCache { return &schemaCache{m: map[string]*kindSchema{}} }
 
 func (c *schemaCache) get(k stages.Kind) *kindSchema {
 	c.mu.Lock()

@@ -149,7 +149,7 @@ func decodePipeline(blk *hcl.Block, filename, dir string, reg *stages.Registry) 
 	// the CPUs, then names are checked in declaration order.
 	decoded := make([]*Stage, len(stageBlocks))
 	stageDiags := make([]hcl.Diagnostics, len(stageBlocks))
-	schemas := newSchemaCache(reg)
+	schemas := newSchemaCache()
 	parallelFor(len(stageBlocks), func(i int) {
 		decoded[i], stageDiags[i] = g.decodeStage(stageBlocks[i], reg, schemas)
 	})
@@ -408,8 +408,10 @@ func (g *Graph) decodeStage(b *hcl.Block, reg *stages.Registry, schemas *schemaC
 				})
 				continue
 			}
-			// Resolved with the data references in resolveStage.
-			s.Deps = append(s.Deps, &Edge{To: s, Range: tr.SourceRange(), Data: false, From: &Stage{Name: mustAttr(tr, 1)}})
+			// Resolved with the data references in resolveStage, once
+			// every stage is known.
+			name, _ := attrName(tr, 1)
+			s.dependsOn = append(s.dependsOn, pendingDep{name: name, rng: tr.SourceRange()})
 		}
 	}
 	if fast {
@@ -474,32 +476,23 @@ func fastContent(body hcl.Body, sch *kindSchema) (meta, attrs hcl.Attributes, ok
 	return meta, attrs, true
 }
 
-func mustAttr(tr hcl.Traversal, i int) string {
-	n, _ := attrName(tr, i)
-	return n
-}
-
 // resolveStage turns the stage's references into edges and reports those
 // that name nothing.
 func (g *Graph) resolveStage(s *Stage) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	// depends_on placeholders become real edges.
-	deps := s.Deps[:0]
-	for _, e := range s.Deps {
-		target, ok := g.byName[e.From.Name]
+	for _, p := range s.dependsOn {
+		target, ok := g.byName[p.name]
 		if !ok {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Reference to an unknown stage",
-				Detail:   unknownStageDetail(e.From.Name, g),
-				Subject:  e.Range.Ptr(),
+				Detail:   unknownStageDetail(p.name, g),
+				Subject:  p.rng.Ptr(),
 			})
 			continue
 		}
-		e.From = target
-		deps = append(deps, e)
+		s.Deps = append(s.Deps, &Edge{From: target, To: s, Range: p.rng})
 	}
-	s.Deps = deps
 	for _, tr := range s.variables() {
 		switch tr.RootName() {
 		case "input":

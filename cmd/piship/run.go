@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -116,7 +117,7 @@ func cmdRun(e *env, args []string) int {
 		fmt.Fprintln(e.stderr, runErr)
 		return exitFailed
 	}
-	printOutputs(e, res)
+	printSummary(e, res)
 	return code
 }
 
@@ -190,7 +191,7 @@ func dryRunPlan(e *env, g *graph.Graph, opts engine.Options) int {
 }
 
 func writeTraceFile(path string, spans []sdktrace.ReadOnlySpan) error {
-	f, err := os.CreateTemp(dirOf(path), ".trace-*.json")
+	f, err := os.CreateTemp(filepath.Dir(path), ".trace-*.json")
 	if err != nil {
 		return err
 	}
@@ -205,16 +206,9 @@ func writeTraceFile(path string, spans []sdktrace.ReadOnlySpan) error {
 	return os.Rename(f.Name(), path)
 }
 
-func dirOf(path string) string {
-	if i := strings.LastIndexAny(path, `/\`); i >= 0 {
-		return path[:i+1]
-	}
-	return "."
-}
-
-// printOutputs prints nothing for a plain run: outputs are for stages. The
-// summary line says what ran and what the cache served.
-func printOutputs(e *env, res *engine.Result) {
+// printSummary prints one line: what ran, what the cache served, what was
+// skipped.
+func printSummary(e *env, res *engine.Result) {
 	var ran, cached, skipped int
 	for _, r := range res.Stages {
 		switch {
