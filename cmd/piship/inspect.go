@@ -135,4 +135,3 @@ func cmdVersion(e *env, args []string) int {
 	fmt.Fprintf(e.stdout, "piship %s (build %s)\n", version, d[:min(12, len(d))])
 	return exitOK
 }
-
