@@ -52,6 +52,17 @@ func (s Status) String() string {
 	return "pending"
 }
 
+// pastTense words a status for "stage X, which ...".
+func (s Status) pastTense() string {
+	switch s {
+	case Cancelled:
+		return "was cancelled"
+	case Skipped:
+		return "was skipped"
+	}
+	return s.String()
+}
+
 // Options configure a run.
 type Options struct {
 	// Parallelism is the number of stages that may run at once; 0 means

@@ -206,7 +206,7 @@ pipeline "p" {
 	if st["long"] != Cancelled || st["next"] != Skipped || st["cleanup"] != Succeeded {
 		t.Fatalf("statuses %v", st)
 	}
-	if res.Err() == nil || !strings.Contains(res.Err().Error(), "stage long failed: cancelled") {
+	if res.Err() == nil || !strings.Contains(res.Err().Error(), "stage long failed: interrupted") {
 		t.Fatalf("error %v", res.Err())
 	}
 }

@@ -45,7 +45,7 @@ func (s *scheduler) execute(st *graph.Stage) *StageResult {
 	case err == nil:
 		r.Status = Succeeded
 	case ctx.Err() != nil:
-		r.Status, r.Err = Cancelled, fmt.Errorf("cancelled: %w", err)
+		r.Status, r.Err = Cancelled, fmt.Errorf("interrupted: %w", err)
 	default:
 		r.Status, r.Err = Failed, err
 	}

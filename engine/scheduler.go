@@ -192,7 +192,7 @@ func (s *scheduler) settle(st *graph.Stage) {
 				continue
 			}
 			if blocker := s.failedDep(d); blocker != nil && !d.Always {
-				s.markSkipped(d, fmt.Errorf("not started: it needs stage %s, which %s", blocker.Stage.Name, blocker.Status))
+				s.markSkipped(d, fmt.Errorf("not started: it needs stage %s, which %s", blocker.Stage.Name, blocker.Status.pastTense()))
 				queue = append(queue, d)
 				continue
 			}

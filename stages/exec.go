@@ -156,7 +156,7 @@ func (Exec) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, err
 		case ctx.Err() == context.DeadlineExceeded:
 			return nil, fmt.Errorf("%s timed out after %s%s", c.command[0], c.timeout, tailNote(stderr.String()))
 		case ctx.Err() != nil:
-			return nil, fmt.Errorf("%s cancelled: %v", c.command[0], ctx.Err())
+			return nil, fmt.Errorf("%s was stopped", c.command[0])
 		case errors.As(runErr, &exitErr):
 			return nil, fmt.Errorf("%s exited with status %d%s", c.command[0], code, tailNote(stderr.String()))
 		default:

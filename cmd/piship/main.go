@@ -32,6 +32,12 @@ func main() {
 		debug.SetGCPercent(400)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// The first Ctrl-C cancels started stages and lets cleanup run;
+		// restoring the default handler makes a second one end piship.
+		<-ctx.Done()
+		stop()
+	}()
 	code := runMain(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
 	stop()
 	os.Exit(code)
