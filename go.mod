@@ -3,6 +3,7 @@ module piship.dev/piship
 go 1.26.0
 
 require (
+	github.com/evanw/esbuild v0.28.2
 	github.com/hashicorp/hcl/v2 v2.25.0
 	github.com/zclconf/go-cty v1.20.0
 	go.opentelemetry.io/otel v1.47.0
