@@ -35,6 +35,11 @@ const (
 	Succeeded
 	Failed
 	Cancelled
+	// NotStarted: blocked by a dependency that did not succeed, or not
+	// started because the run was stopping.
+	NotStarted
+	// Skipped: its `when` condition was false. Not a failure; dependents
+	// run and see its outputs as null.
 	Skipped
 )
 
@@ -46,6 +51,8 @@ func (s Status) String() string {
 		return "failed"
 	case Cancelled:
 		return "cancelled"
+	case NotStarted:
+		return "not started"
 	case Skipped:
 		return "skipped"
 	}
@@ -57,8 +64,8 @@ func (s Status) pastTense() string {
 	switch s {
 	case Cancelled:
 		return "was cancelled"
-	case Skipped:
-		return "was skipped"
+	case NotStarted:
+		return "did not start"
 	}
 	return s.String()
 }

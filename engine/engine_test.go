@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zclconf/go-cty/cty"
+
 	"piship.dev/piship/cache"
 )
 
@@ -64,8 +66,8 @@ pipeline "p" {
 		for _, r := range res.Stages {
 			byName[r.Stage.Name] = r
 		}
-		if byName["after_f1"].Status != Skipped {
-			t.Fatalf("run %d: after_f1 is %s, want skipped (its dependency failed)", i, byName["after_f1"].Status)
+		if byName["after_f1"].Status != NotStarted {
+			t.Fatalf("run %d: after_f1 is %s, want not started (its dependency failed)", i, byName["after_f1"].Status)
 		}
 		if byName["cleanup"].Status != Succeeded {
 			t.Fatalf("run %d: cleanup %s: %v", i, byName["cleanup"].Status, byName["cleanup"].Err)
@@ -89,7 +91,7 @@ pipeline "p" {
 	if got := strings.Join(rec.started, ","); got != "first,cleanup" {
 		t.Fatalf("started %s, want first,cleanup", got)
 	}
-	if r := res.Stages[1]; r.Status != Skipped || !strings.Contains(r.Err.Error(), "stage first failed") {
+	if r := res.Stages[1]; r.Status != NotStarted || !strings.Contains(r.Err.Error(), "stage first failed") {
 		t.Fatalf("unrelated: %s %v", r.Status, r.Err)
 	}
 }
@@ -203,7 +205,7 @@ pipeline "p" {
 	for _, r := range res.Stages {
 		st[r.Stage.Name] = r.Status
 	}
-	if st["long"] != Cancelled || st["next"] != Skipped || st["cleanup"] != Succeeded {
+	if st["long"] != Cancelled || st["next"] != NotStarted || st["cleanup"] != Succeeded {
 		t.Fatalf("statuses %v", st)
 	}
 	if res.Err() == nil || !strings.Contains(res.Err().Error(), "stage long failed: interrupted") {
@@ -350,5 +352,36 @@ pipeline "p" {
 	}
 	if r := run("b"); !r.CacheHit || runs() != 4 {
 		t.Fatalf("after rerun: hit=%v runs=%d, want the fresh entry served", r.CacheHit, runs())
+	}
+}
+
+func TestWhenFalseSkipsAndDependentsRun(t *testing.T) {
+	rec := newRecorder()
+	g := mustParse(t, `
+pipeline "p" {
+  input "fresh" { type = bool }
+  stage "sleep" "check" {}
+  stage "sleep" "heavy" {
+    when = !input.fresh && stage.check.value == "check"
+  }
+  stage "sleep" "after" {
+    in = stage.heavy.value == null ? "reused" : stage.heavy.value
+  }
+}`, testRegistry(rec))
+	for _, fresh := range []bool{true, false} {
+		res, err := Run(context.Background(), g, Options{Inputs: map[string]cty.Value{"fresh": cty.BoolVal(fresh)}})
+		if err != nil || res.Err() != nil {
+			t.Fatal(err, res.Err())
+		}
+		heavy, after := res.Stages[1], res.Stages[2]
+		if fresh && (heavy.Status != Skipped || !heavy.Start.IsZero()) {
+			t.Fatalf("fresh: heavy %s (started %v), want skipped without running", heavy.Status, !heavy.Start.IsZero())
+		}
+		if !fresh && heavy.Status != Succeeded {
+			t.Fatalf("not fresh: heavy %s", heavy.Status)
+		}
+		if after.Status != Succeeded {
+			t.Fatalf("after: %s %v", after.Status, after.Err)
+		}
 	}
 }

@@ -62,7 +62,11 @@ func (p *Progress) Event(e Event) {
 			line = p.paint("31", fmt.Sprintf("%s: %s %s in %d ms: %s", e.Pipeline, r.Status, label, ms, firstLine(r.Err)))
 		}
 	case EventSkipped:
-		line = p.paint("33", fmt.Sprintf("%s: skipped %s: %s", e.Pipeline, label, firstLine(e.Result.Err)))
+		if e.Result.Status == Skipped {
+			line = fmt.Sprintf("%s: skipped %s (when is false)", e.Pipeline, label)
+		} else {
+			line = p.paint("33", fmt.Sprintf("%s: not started %s: %s", e.Pipeline, label, firstLine(e.Result.Err)))
+		}
 	}
 	if p.live {
 		p.clear()

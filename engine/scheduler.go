@@ -19,7 +19,8 @@ const (
 	// EventFinished: the stage ended; Result says how (passed, cached,
 	// failed, cancelled).
 	EventFinished
-	// EventSkipped: the stage will not run; Result.Err says why.
+	// EventSkipped: the stage will not run; Result.Status says whether it
+	// was skipped by its condition or not started, Result.Err why.
 	EventSkipped
 )
 
@@ -127,8 +128,19 @@ func (s *scheduler) dispatch() {
 	for s.running < s.opts.Parallelism && s.ready.Len() > 0 {
 		st := heap.Pop(&s.ready).(*graph.Stage)
 		if !s.mayStart(st) {
-			s.skip(st, s.stopReason())
+			s.notStarted(st, s.stopReason())
 			continue
+		}
+		if st.When != nil {
+			run, diags := s.scope.EvalWhen(st, s.outputs)
+			if diags.HasErrors() {
+				s.failWithoutRunning(st, fmt.Errorf("CONFIG_INVALID: %s", diags.Error()))
+				continue
+			}
+			if !run {
+				s.settleAs(st, Skipped, fmt.Errorf("skipped: its when condition is false"))
+				continue
+			}
 		}
 		s.running++
 		s.emit(Event{Kind: EventStarted, Pipeline: s.g.Name, Stage: st})
@@ -192,7 +204,7 @@ func (s *scheduler) settle(st *graph.Stage) {
 				continue
 			}
 			if blocker := s.failedDep(d); blocker != nil && !d.Always {
-				s.markSkipped(d, fmt.Errorf("not started: it needs stage %s, which %s", blocker.Stage.Name, blocker.Status.pastTense()))
+				s.mark(d, NotStarted, fmt.Errorf("not started: it needs stage %s, which %s", blocker.Stage.Name, blocker.Status.pastTense()))
 				queue = append(queue, d)
 				continue
 			}
@@ -201,23 +213,34 @@ func (s *scheduler) settle(st *graph.Stage) {
 	}
 }
 
+// failedDep returns a dependency that blocks st: one that failed, was
+// cancelled or did not start. A skipped dependency does not block.
 func (s *scheduler) failedDep(st *graph.Stage) *StageResult {
 	for _, d := range st.DepStages {
-		if r := s.results[d.Index]; r.Status != Succeeded {
+		if r := s.results[d.Index]; r.Status != Succeeded && r.Status != Skipped {
 			return r
 		}
 	}
 	return nil
 }
 
-func (s *scheduler) skip(st *graph.Stage, why error) {
-	s.markSkipped(st, why)
+func (s *scheduler) notStarted(st *graph.Stage, why error) { s.settleAs(st, NotStarted, why) }
+
+func (s *scheduler) settleAs(st *graph.Stage, status Status, why error) {
+	s.mark(st, status, why)
 	s.settle(st)
 }
 
-func (s *scheduler) markSkipped(st *graph.Stage, why error) {
+// failWithoutRunning records a stage that failed before it could start
+// (its condition could not be evaluated) as a failure like any other.
+func (s *scheduler) failWithoutRunning(st *graph.Stage, err error) {
+	s.running++ // finish releases the slot it never took
+	s.finish(&StageResult{Stage: st, Status: Failed, Err: err})
+}
+
+func (s *scheduler) mark(st *graph.Stage, status Status, why error) {
 	r := s.results[st.Index]
-	r.Status, r.Err = Skipped, why
+	r.Status, r.Err = status, why
 	s.emit(Event{Kind: EventSkipped, Pipeline: s.g.Name, Stage: st, Result: r})
 }
 

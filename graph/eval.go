@@ -216,27 +216,57 @@ func (g *Graph) ParseInput(name, raw string) (cty.Value, error) {
 }
 
 // EvalStage evaluates a stage's configuration with the outputs of the
-// stages it depends on. outputs is indexed by stage index; a dependency that
-// did not succeed (only possible for an always stage) has a nil entry and is
-// seen as null outputs.
+// stages it depends on. outputs is indexed by stage index; a dependency
+// without outputs (skipped, or failed before an always stage) has a nil
+// entry and its outputs are seen as nulls.
 func (sc *Scope) EvalStage(s *Stage, outputs []map[string]cty.Value) (cty.Value, hcl.Diagnostics) {
 	if len(s.kindAttrs) == 0 {
 		return cty.EmptyObjectVal, nil
 	}
+	return s.evalConfig(sc.stageContext(s, outputs))
+}
+
+// nullOutputs stands for the outputs of a stage that did not produce any
+// (skipped by its condition, or failed before an always stage): every
+// output is a typed null, so `stage.x.out == null` can be tested.
+func nullOutputs(k stages.Kind) cty.Value {
+	outs := k.Outputs()
+	if len(outs) == 0 {
+		return cty.EmptyObjectVal
+	}
+	vals := make(map[string]cty.Value, len(outs))
+	for _, o := range outs {
+		vals[o.Name] = cty.NullVal(o.Type)
+	}
+	return cty.ObjectVal(vals)
+}
+
+// EvalWhen evaluates a stage's `when` condition (true when it has none).
+func (sc *Scope) EvalWhen(s *Stage, outputs []map[string]cty.Value) (bool, hcl.Diagnostics) {
+	if s.When == nil {
+		return true, nil
+	}
+	v, diags := s.evalWhen(sc.stageContext(s, outputs))
+	return v.True(), diags
+}
+
+// stageContext is the evaluation context of one stage: inputs, locals and
+// the outputs of the stages its expressions refer to.
+func (sc *Scope) stageContext(s *Stage, outputs []map[string]cty.Value) *hcl.EvalContext {
 	if len(s.DataDeps) == 0 {
-		return s.evalConfig(sc.base)
+		return sc.base
 	}
 	st := make(map[string]cty.Value, len(s.DataDeps))
 	for _, d := range s.DataDeps {
 		out := outputs[d.Index]
 		if out == nil {
-			st[d.Name] = cty.NullVal(stages.OutputType(d.Kind))
+			st[d.Name] = nullOutputs(d.Kind)
 			continue
 		}
 		st[d.Name] = cty.ObjectVal(out)
 	}
 	vars := map[string]cty.Value{"input": sc.inputs, "local": sc.locals, "stage": cty.ObjectVal(st)}
-	return s.evalConfig(&hcl.EvalContext{Functions: sc.g.funcs, Variables: vars})
+	return &hcl.EvalContext{Functions: sc.g.funcs, Variables: vars}
 }
 
 // evalConfig evaluates the stage's attributes into an object with one
@@ -254,7 +284,36 @@ func (s *Stage) evalConfig(ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
 // checkConfig type-checks the stage's attributes without building the
 // configuration object (validation evaluates thousands of stages).
 func (s *Stage) checkConfig(ctx *hcl.EvalContext) hcl.Diagnostics {
-	return s.evalAttrs(ctx, nil)
+	diags := s.evalAttrs(ctx, nil)
+	if s.When != nil {
+		_, d := s.evalWhen(ctx)
+		diags = append(diags, d...)
+	}
+	return diags
+}
+
+// evalWhen evaluates the stage's `when` condition: true, false, or (during
+// validation) unknown. Null counts as false.
+func (s *Stage) evalWhen(ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
+	v, diags := s.When.Value(ctx)
+	if diags.HasErrors() {
+		return cty.False, diags
+	}
+	if v.IsNull() {
+		return cty.False, nil
+	}
+	b, err := convert.Convert(v, cty.Bool)
+	if err != nil {
+		return cty.False, append(diags, &hcl.Diagnostic{
+			Severity:    hcl.DiagError,
+			Summary:     "Invalid when condition",
+			Detail:      fmt.Sprintf("when must be true or false: %s.", err),
+			Subject:     s.When.Range().Ptr(),
+			Expression:  s.When,
+			EvalContext: ctx,
+		})
+	}
+	return b, diags
 }
 
 // evalAttrs evaluates and converts each attribute, storing the results in
@@ -294,6 +353,9 @@ func (s *Stage) evalAttrs(ctx *hcl.EvalContext, vals map[string]cty.Value) hcl.D
 // variables lists the traversals of the stage's attribute expressions.
 func (s *Stage) variables() []hcl.Traversal {
 	var out []hcl.Traversal
+	if s.When != nil {
+		out = append(out, s.When.Variables()...)
+	}
 	for _, a := range s.kindAttrs {
 		if attr, ok := s.attrs[a.Name]; ok {
 			out = append(out, attr.Expr.Variables()...)

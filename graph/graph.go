@@ -84,6 +84,9 @@ type Stage struct {
 	kindAttrs []stages.Attr
 	dependsOn []pendingDep // depends_on entries until resolveStage
 	Always    bool
+	// When, if set, is evaluated when the stage is ready; false skips the
+	// stage (its outputs are null) and its dependents still run.
+	When      hcl.Expression
 	DeclRange hcl.Range
 
 	// Deps are the edges into this stage: the stages that must finish

@@ -34,7 +34,7 @@ var inputSchema = &hcl.BodySchema{
 }
 
 var metaSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "depends_on"}, {Name: "always"}},
+	Attributes: []hcl.AttributeSchema{{Name: "depends_on"}, {Name: "always"}, {Name: "when"}},
 }
 
 // LoadFile reads and validates every pipeline in the file at path.
@@ -383,6 +383,9 @@ func (g *Graph) decodeStage(b *hcl.Block, reg *stages.Registry, schemas *schemaC
 		diags = append(diags, d...)
 		meta = metaContent.Attributes
 	}
+	if attr, ok := meta["when"]; ok {
+		s.When = attr.Expr
+	}
 	if attr, ok := meta["always"]; ok {
 		v, d := attr.Expr.Value(nil)
 		diags = append(diags, d...)
@@ -432,7 +435,7 @@ func (g *Graph) decodeStage(b *hcl.Block, reg *stages.Registry, schemas *schemaC
 				for _, a := range sch.attrs {
 					names = append(names, a.Name)
 				}
-				if sug := suggest(name, append(names, "depends_on", "always")); sug != "" {
+				if sug := suggest(name, append(names, "depends_on", "always", "when")); sug != "" {
 					diag.Detail += fmt.Sprintf(" Did you mean %q?", sug)
 				} else {
 					diag.Detail += fmt.Sprintf(" Kind %s takes: %s (see `piship stages %s`).", kindName, strings.Join(names, ", "), kindName)
@@ -457,7 +460,7 @@ func fastContent(body hcl.Body, sch *kindSchema) (meta, attrs hcl.Attributes, ok
 	attrs = make(hcl.Attributes, len(sb.Attributes))
 	for name, a := range sb.Attributes {
 		switch {
-		case name == "depends_on" || name == "always":
+		case name == "depends_on" || name == "always" || name == "when":
 			if meta == nil {
 				meta = hcl.Attributes{}
 			}

@@ -212,7 +212,7 @@ func printSummary(e *env, res *engine.Result) {
 	var ran, cached, skipped int
 	for _, r := range res.Stages {
 		switch {
-		case r.Status == engine.Skipped:
+		case r.Status == engine.Skipped || r.Status == engine.NotStarted:
 			skipped++
 		case r.CacheHit:
 			cached++
