@@ -1,0 +1,492 @@
+package dist
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// LockFileName is the lock beside distribution.hcl.
+const LockFileName = "piship.lock"
+
+// LockSchema identifies the lock format.
+const LockSchema = "piship-lock/v1"
+
+// Lock is DIST/piship.lock: what a distribution is made of, by digest. It
+// is canonical JSON (keys sorted, two-space indent, trailing newline), so
+// the same inputs always give the same bytes: an installed release's
+// receipt records the lock's digest and every launch compares it.
+type Lock struct {
+	Schema       string           `json:"schema"`
+	Distribution LockDistribution `json:"distribution"`
+	// DistributionSHA256 is the digest of the distribution.hcl bytes.
+	DistributionSHA256 string      `json:"distributionSha256"`
+	Runtime            LockRuntime `json:"runtime"`
+	// Resources maps each file under the resource paths (slash-separated,
+	// relative to the distribution directory) to its sha256.
+	Resources      map[string]string   `json:"resources"`
+	Tools          map[string]LockTool `json:"tools"`
+	Release        LockRelease         `json:"release"`
+	VerifyAtLaunch bool                `json:"verifyAtLaunch"`
+}
+
+// LockDistribution identifies the distribution.
+type LockDistribution struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Command string `json:"command"`
+}
+
+// LockRuntime pins the npm project.
+type LockRuntime struct {
+	Dir               string `json:"dir"`
+	Entry             string `json:"entry"`
+	PackageJSONSHA256 string `json:"packageJsonSha256"`
+	PackageLockSHA256 string `json:"packageLockSha256"`
+	// Packages counts the package-lock.json entries besides the root.
+	Packages int `json:"packages"`
+	// AllowInstallScripts is the sorted runtime.allow_install_scripts.
+	AllowInstallScripts []string `json:"allowInstallScripts"`
+}
+
+// LockTool pins an extra executable.
+type LockTool struct {
+	Source string `json:"source"`
+	SHA256 string `json:"sha256"`
+}
+
+// LockRelease is the release policy, lists sorted.
+type LockRelease struct {
+	Bundle  bool     `json:"bundle"`
+	Strip   bool     `json:"strip"`
+	Targets []string `json:"targets"`
+	Sources []string `json:"sources"`
+}
+
+// ComputeLock hashes everything the distribution is made of. A local tool
+// whose digest is not the one distribution.hcl pins is refused
+// (POLICY_DENIED); an https:// tool is recorded with its pinned digest,
+// which whatever fetches it must check.
+func ComputeLock(d *Distribution) (*Lock, error) {
+	l := &Lock{
+		Schema:             LockSchema,
+		Distribution:       LockDistribution{ID: d.ID, Name: d.Name, Version: d.Version, Command: d.Command},
+		DistributionSHA256: d.SHA256,
+		Resources:          map[string]string{},
+		Tools:              map[string]LockTool{},
+		Release: LockRelease{
+			Bundle:  d.Release.Bundle,
+			Strip:   d.Release.Strip,
+			Targets: sortedCopy(d.Release.Targets),
+			Sources: sortedCopy(d.Release.Sources),
+		},
+		VerifyAtLaunch: d.VerifyAtLaunch,
+	}
+	l.Runtime = LockRuntime{Dir: d.Runtime.Dir, Entry: d.Runtime.Entry, AllowInstallScripts: sortedCopy(d.Runtime.AllowInstallScripts)}
+
+	rt := d.RuntimeDir()
+	pj, err := os.ReadFile(filepath.Join(rt, "package.json"))
+	if err != nil {
+		return nil, fmt.Errorf("CONFIG_INVALID: runtime (%s): %v", d.Pos("runtime.dir"), err)
+	}
+	l.Runtime.PackageJSONSHA256 = sha256Hex(pj)
+	pl, raw, err := ReadPackageLock(filepath.Join(rt, "package-lock.json"))
+	if err != nil {
+		return nil, err
+	}
+	l.Runtime.PackageLockSHA256 = sha256Hex(raw)
+	for key := range pl.Packages {
+		if key != "" {
+			l.Runtime.Packages++
+		}
+	}
+
+	// Resources: list every file first, then hash them in parallel.
+	var files []string
+	for i, r := range d.Resources {
+		found, err := listResource(d, r, fmt.Sprintf("resources[%d]", i))
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, found...)
+	}
+	sums, err := hashFiles(d.Dir, files)
+	if err != nil {
+		return nil, err
+	}
+	for i, f := range files {
+		l.Resources[f] = sums[i]
+	}
+
+	for _, name := range sortedKeys(d.Tools) {
+		t := d.Tools[name]
+		if !t.IsURL() {
+			sum, err := hashFile(filepath.Join(d.Dir, filepath.FromSlash(t.Source)))
+			if err != nil {
+				return nil, fmt.Errorf("CONFIG_INVALID: tool %q (%s): %v", name, d.Pos("tools."+name+".source"), err)
+			}
+			if sum != t.SHA256 {
+				return nil, fmt.Errorf("POLICY_DENIED: tool %q (%s): %s has sha256 %s but %s pins %s; if this file is the one to ship, set sha256 = %q and run piship lock %s",
+					name, d.Pos("tools."+name+".sha256"), d.shown(t.Source), sum, FileName, t.SHA256, sum, d.ShownDir())
+			}
+		}
+		l.Tools[name] = LockTool{Source: t.Source, SHA256: t.SHA256}
+	}
+	return l, nil
+}
+
+// listResource returns the slash paths of every regular file at or under
+// the resource r; a symlink or a special file is refused.
+func listResource(d *Distribution, r, key string) ([]string, error) {
+	root := filepath.Join(d.Dir, filepath.FromSlash(r))
+	var out []string
+	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root && errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("CONFIG_INVALID: resource %s (%s) does not exist", d.shown(r), d.Pos(key))
+			}
+			return fmt.Errorf("CONFIG_INVALID: resource %s (%s): %v", d.shown(r), d.Pos(key), err)
+		}
+		rel, _ := filepath.Rel(d.Dir, p)
+		rel = filepath.ToSlash(rel)
+		switch t := e.Type(); {
+		case t.IsDir():
+			return nil
+		case t&fs.ModeSymlink != 0:
+			return fmt.Errorf("CONFIG_INVALID: resource %s (%s): %s is a symbolic link; a payload holds only regular files: replace it with what it points to", r, d.Pos(key), d.shown(rel))
+		case !t.IsRegular():
+			return fmt.Errorf("CONFIG_INVALID: resource %s (%s): %s is not a regular file", r, d.Pos(key), d.shown(rel))
+		}
+		out = append(out, rel)
+		return nil
+	})
+	return out, err
+}
+
+// hashFiles hashes files (slash paths relative to dir) on a few workers;
+// sums[i] is the digest of files[i].
+func hashFiles(dir string, files []string) ([]string, error) {
+	sums := make([]string, len(files))
+	workers := min(runtime.GOMAXPROCS(0), 8, len(files))
+	if workers <= 1 {
+		for i, f := range files {
+			s, err := hashFile(filepath.Join(dir, filepath.FromSlash(f)))
+			if err != nil {
+				return nil, fmt.Errorf("CONFIG_INVALID: %v", err)
+			}
+			sums[i] = s
+		}
+		return sums, nil
+	}
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+		next     = make(chan int)
+	)
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				s, err := hashFile(filepath.Join(dir, filepath.FromSlash(files[i])))
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					continue
+				}
+				sums[i] = s
+			}
+		})
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if firstErr != nil {
+		return nil, fmt.Errorf("CONFIG_INVALID: %v", firstErr)
+	}
+	return sums, nil
+}
+
+func hashFile(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func sortedCopy(s []string) []string {
+	out := append([]string{}, s...)
+	slices.Sort(out)
+	return out
+}
+
+// Marshal returns the canonical bytes of the lock: keys sorted, two-space
+// indent, no HTML escaping, a trailing newline; empty lists and maps are
+// written as [] and {}.
+func (l *Lock) Marshal() []byte {
+	c := *l
+	if c.Resources == nil {
+		c.Resources = map[string]string{}
+	}
+	if c.Tools == nil {
+		c.Tools = map[string]LockTool{}
+	}
+	for _, s := range []*[]string{&c.Runtime.AllowInstallScripts, &c.Release.Targets, &c.Release.Sources} {
+		if *s == nil {
+			*s = []string{}
+		}
+	}
+	b, err := json.Marshal(&c)
+	if err != nil {
+		panic(err) // strings, bools and ints only
+	}
+	// Through a generic value, whose maps encoding/json writes sorted.
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		panic(err)
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		panic(err)
+	}
+	return out.Bytes()
+}
+
+// SHA256 is the digest of the canonical bytes: what a receipt records.
+func (l *Lock) SHA256() string { return sha256Hex(l.Marshal()) }
+
+// WriteLock writes the lock to the distribution directory atomically: a
+// temporary sibling, flushed, then renamed over piship.lock. A lock that
+// already holds these bytes is left alone.
+func WriteLock(d *Distribution, l *Lock) error {
+	data := l.Marshal()
+	dst := d.LockPath()
+	if old, err := os.ReadFile(dst); err == nil && bytes.Equal(old, data) {
+		return nil
+	}
+	tmp, err := os.CreateTemp(d.Dir, "."+LockFileName+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %v", dst, err)
+	}
+	fail := func(err error) error {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("cannot write %s: %v", dst, err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("cannot write %s: %v", dst, err)
+	}
+	return nil
+}
+
+// LockError is a lock that is missing, unreadable or stale. Its message
+// says what changed and to run piship lock.
+type LockError struct {
+	// Path is the lock file as shown; Dir the distribution directory.
+	Path, Dir string
+	Missing   bool
+	// Reason is why an existing lock cannot be read, "" when it can.
+	Reason string
+	// Changes name what differs from the lock: "distribution.hcl",
+	// "runtime/package-lock.json", "resource resources/a.txt (added)",
+	// "tool rg"...
+	Changes []string
+}
+
+func (e *LockError) Error() string {
+	hint := "run piship lock " + e.Dir
+	switch {
+	case e.Missing:
+		return fmt.Sprintf("LOCK_INVALID: %s is missing: %s", e.Path, hint)
+	case e.Reason != "":
+		return fmt.Sprintf("LOCK_INVALID: %s %s: %s", e.Path, e.Reason, hint)
+	}
+	const show = 10
+	changes := e.Changes
+	if len(changes) > show {
+		changes = append(changes[:show:show], fmt.Sprintf("and %d more", len(e.Changes)-show))
+	}
+	return fmt.Sprintf("LOCK_INVALID: %s is stale: changed since it was written: %s: %s", e.Path, strings.Join(changes, ", "), hint)
+}
+
+// ReadLock reads dir/piship.lock and returns it with its raw bytes. A
+// missing or malformed lock is a *LockError.
+func ReadLock(dir string) (*Lock, []byte, error) {
+	return readLock(filepath.Join(dir, LockFileName), filepath.Join(dir, LockFileName), dir)
+}
+
+func readLock(file, shownPath, shownDir string) (*Lock, []byte, error) {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, &LockError{Path: shownPath, Dir: shownDir, Missing: true}
+		}
+		return nil, nil, &LockError{Path: shownPath, Dir: shownDir, Reason: fmt.Sprintf("cannot be read (%v)", err)}
+	}
+	l, err := ParseLock(raw)
+	if err != nil {
+		return nil, raw, &LockError{Path: shownPath, Dir: shownDir, Reason: fmt.Sprintf("is not a valid lock (%v)", err)}
+	}
+	return l, raw, nil
+}
+
+// ParseLock decodes lock bytes, refusing unknown fields and other schemas.
+func ParseLock(raw []byte) (*Lock, error) {
+	var l Lock
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&l); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("data after the lock object")
+	}
+	if l.Schema != LockSchema {
+		return nil, fmt.Errorf("schema is %q, not %q", l.Schema, LockSchema)
+	}
+	return &l, nil
+}
+
+// CheckLock recomputes the lock and compares it with piship.lock, byte for
+// byte. It returns the current lock, or a *LockError naming what changed
+// (distribution.hcl, the runtime's package.json or package-lock.json, a
+// resource added, changed or removed, a tool) with the hint to run
+// piship lock. Errors of the inputs themselves (a tool that is not what is
+// pinned) come from ComputeLock as they are.
+func CheckLock(d *Distribution) (*Lock, error) {
+	shownPath := filepath.Join(d.ShownDir(), LockFileName)
+	old, raw, err := readLock(d.LockPath(), shownPath, d.ShownDir())
+	if err != nil {
+		return nil, err
+	}
+	cur, err := ComputeLock(d)
+	if err != nil {
+		return nil, err
+	}
+	if bytes.Equal(raw, cur.Marshal()) {
+		return cur, nil
+	}
+	changes := diffLocks(old, cur)
+	if len(changes) == 0 {
+		return nil, &LockError{Path: shownPath, Dir: d.ShownDir(), Reason: "was edited: it holds the right values but not in canonical form"}
+	}
+	return nil, &LockError{Path: shownPath, Dir: d.ShownDir(), Changes: changes}
+}
+
+// diffLocks names what differs between the recorded lock and the current
+// one, most fundamental first.
+func diffLocks(old, cur *Lock) []string {
+	var out []string
+	if old.DistributionSHA256 != cur.DistributionSHA256 {
+		out = append(out, FileName)
+	} else if !jsonEqual(old.Distribution, cur.Distribution) || !jsonEqual(old.Release, cur.Release) ||
+		old.VerifyAtLaunch != cur.VerifyAtLaunch || old.Runtime.Dir != cur.Runtime.Dir || old.Runtime.Entry != cur.Runtime.Entry ||
+		!jsonEqual(nonNil(old.Runtime.AllowInstallScripts), nonNil(cur.Runtime.AllowInstallScripts)) {
+		// Same distribution.hcl, other values: the lock was edited.
+		out = append(out, "the lock's copy of "+FileName+" settings")
+	}
+	if old.Runtime.PackageJSONSHA256 != cur.Runtime.PackageJSONSHA256 {
+		out = append(out, path.Join(cur.Runtime.Dir, "package.json"))
+	}
+	if old.Runtime.PackageLockSHA256 != cur.Runtime.PackageLockSHA256 || old.Runtime.Packages != cur.Runtime.Packages {
+		out = append(out, path.Join(cur.Runtime.Dir, "package-lock.json"))
+	}
+	for _, f := range sortedKeys(union(old.Resources, cur.Resources)) {
+		o, inOld := old.Resources[f]
+		c, inCur := cur.Resources[f]
+		switch {
+		case !inOld:
+			out = append(out, "resource "+f+" (added)")
+		case !inCur:
+			out = append(out, "resource "+f+" (removed)")
+		case o != c:
+			out = append(out, "resource "+f+" (changed)")
+		}
+	}
+	for _, name := range sortedKeys(union(old.Tools, cur.Tools)) {
+		o, inOld := old.Tools[name]
+		c, inCur := cur.Tools[name]
+		switch {
+		case !inOld:
+			out = append(out, "tool "+name+" (added)")
+		case !inCur:
+			out = append(out, "tool "+name+" (removed)")
+		case o != c:
+			out = append(out, "tool "+name+" (changed)")
+		}
+	}
+	if old.Schema != cur.Schema {
+		out = append(out, "schema")
+	}
+	return out
+}
+
+func union[V any](a, b map[string]V) map[string]bool {
+	out := make(map[string]bool, len(a)+len(b))
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}
+
+func jsonEqual(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,121 @@
+package dist
+
+import (
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+)
+
+// Node's names (process.platform, process.arch). A target is written
+// <platform>-<arch>, as Node's own release archives are named.
+var (
+	nodePlatforms = []string{"aix", "android", "darwin", "freebsd", "linux", "openbsd", "sunos", "win32"}
+	nodeArches    = []string{"arm", "arm64", "ia32", "loong64", "mips", "mipsel", "ppc64", "riscv64", "s390x", "x64"}
+)
+
+// Other spellings people write for the same thing (Go, uname, marketing).
+var (
+	platformAliases = map[string]string{
+		"windows": "win32", "win": "win32", "win64": "win32",
+		"macos": "darwin", "mac": "darwin", "osx": "darwin",
+		"solaris": "sunos",
+	}
+	archAliases = map[string]string{
+		"amd64": "x64", "x86_64": "x64", "x86-64": "x64", "x86": "ia32", "386": "ia32", "i386": "ia32", "i686": "ia32",
+		"aarch64": "arm64", "armv7": "arm", "armv7l": "arm", "armhf": "arm",
+		"ppc64le": "ppc64", "riscv": "riscv64", "loong": "loong64", "loongarch64": "loong64",
+	}
+)
+
+// Target is a release target in Node's naming: platform linux, darwin,
+// win32, ...; arch x64, arm64, ...
+type Target struct{ Platform, Arch string }
+
+func (t Target) String() string { return t.Platform + "-" + t.Arch }
+
+// ParseTarget parses "<platform>-<arch>". The error says what is wrong and,
+// for Go or uname spellings (linux-amd64, darwin-aarch64), the Node name to
+// write instead.
+func ParseTarget(s string) (Target, error) {
+	platform, arch, ok := strings.Cut(s, "-")
+	if !ok || platform == "" || arch == "" {
+		return Target{}, fmt.Errorf("%q is not a target: write <platform>-<arch> in Node's naming, e.g. linux-x64, linux-arm64, darwin-arm64 or win32-x64", s)
+	}
+	fixP, fixA := platform, arch
+	var problems []string
+	if !contains(nodePlatforms, platform) {
+		if a, ok := platformAliases[strings.ToLower(platform)]; ok {
+			fixP = a
+		} else if sug := suggest(strings.ToLower(platform), nodePlatforms); sug != "" {
+			fixP = sug
+		} else {
+			fixP = ""
+		}
+		problems = append(problems, fmt.Sprintf("platform %q is not one of Node's (%s)", platform, strings.Join(nodePlatforms, ", ")))
+	}
+	if !contains(nodeArches, arch) {
+		if a, ok := archAliases[strings.ToLower(arch)]; ok {
+			fixA = a
+		} else if sug := suggest(strings.ToLower(arch), nodeArches); sug != "" {
+			fixA = sug
+		} else {
+			fixA = ""
+		}
+		problems = append(problems, fmt.Sprintf("arch %q is not one of Node's (%s)", arch, strings.Join(nodeArches, ", ")))
+	}
+	if len(problems) == 0 {
+		return Target{Platform: platform, Arch: arch}, nil
+	}
+	msg := fmt.Sprintf("target %q: %s", s, strings.Join(problems, "; "))
+	if fixP != "" && fixA != "" {
+		msg += fmt.Sprintf(". Did you mean %q?", fixP+"-"+fixA)
+	}
+	return Target{}, fmt.Errorf("%s", msg)
+}
+
+// HostTarget is this machine's target in Node's naming (linux-x64 for
+// GOOS=linux GOARCH=amd64).
+func HostTarget() string {
+	return GoTarget(runtime.GOOS, runtime.GOARCH)
+}
+
+// GoTarget maps a GOOS/GOARCH pair to Node's naming.
+func GoTarget(goos, goarch string) string {
+	p := goos
+	if p == "windows" {
+		p = "win32"
+	} else if p == "solaris" || p == "illumos" {
+		p = "sunos"
+	}
+	a := goarch
+	switch goarch {
+	case "amd64":
+		a = "x64"
+	case "386":
+		a = "ia32"
+	case "ppc64le":
+		a = "ppc64"
+	case "mipsle":
+		a = "mipsel"
+	}
+	return p + "-" + a
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

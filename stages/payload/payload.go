@@ -1,0 +1,326 @@
+// Package payload holds the file-level work of assembling a distribution
+// payload: stripping, pruning by platform, hashing the inventory, writing the
+// launch shims, and the staging directory that is renamed into place only
+// when complete.
+//
+// Rule for everything here: files in a payload under construction may be
+// hardlinks into the immutable runtime cache, so existing files are only
+// ever deleted or replaced by rename, never opened for writing.
+package payload
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// File is one regular file of a payload.
+type File struct {
+	Path string // slash-separated, relative to the payload root
+	Size int64
+}
+
+// Walk lists the regular files under root, sorted by path. Symlinks and
+// special files are refused: a payload is plain files and directories.
+func Walk(root string) ([]File, error) {
+	var files []File
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("CONFIG_INVALID: payload file %s is a %s, not a regular file: payloads hold only files and directories", rel, kindOf(d.Type()))
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		files = append(files, File{Path: rel, Size: info.Size()})
+		return nil
+	})
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	return files, err
+}
+
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "symlink"
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
+}
+
+// Known is a digest recorded elsewhere (the runtime cache manifest, the
+// previous inventory) for a file that was placed unchanged; Inventory
+// trusts it when the size matches (Size -1: not recorded, not checked).
+type Known struct {
+	Size   int64
+	SHA256 string
+}
+
+// InventoryName is the inventory's path inside a payload.
+const InventoryName = "metadata/inventory.json"
+
+// Stats describes an inventory run.
+type Stats struct {
+	Files  int
+	Bytes  int64
+	Hashed int // files read and hashed; the rest came from known digests
+}
+
+// Inventory returns path -> sha256 for every regular file under root except
+// the inventory itself, hashing with parallel readers. Files listed in known
+// with the same size take the recorded digest instead of being read again.
+func Inventory(ctx context.Context, root string, known map[string]Known) (map[string]string, Stats, error) {
+	files, err := Walk(root)
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	inv := make(map[string]string, len(files))
+	var st Stats
+	var todo []File
+	for _, f := range files {
+		if f.Path == InventoryName {
+			continue
+		}
+		st.Files++
+		st.Bytes += f.Size
+		if k, ok := known[f.Path]; ok && (k.Size == f.Size || k.Size < 0) && k.SHA256 != "" {
+			inv[f.Path] = k.SHA256
+			continue
+		}
+		todo = append(todo, f)
+	}
+	st.Hashed = len(todo)
+	sums := make([]string, len(todo))
+	if err := parallel(ctx, len(todo), func(i int) error {
+		s, err := hashFile(filepath.Join(root, filepath.FromSlash(todo[i].Path)))
+		sums[i] = s
+		return err
+	}); err != nil {
+		return nil, st, err
+	}
+	for i, f := range todo {
+		inv[f.Path] = sums[i]
+	}
+	return inv, st, nil
+}
+
+// InventoryDigest is the sha256 of the inventory file's bytes.
+func InventoryDigest(data []byte) string {
+	s := sha256.Sum256(data)
+	return hex.EncodeToString(s[:])
+}
+
+// CanonicalJSON encodes v with sorted keys (encoding/json sorts map keys),
+// two-space indentation and a trailing newline: the same value always gives
+// the same bytes.
+func CanonicalJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// WriteFile creates path with data via a temp sibling and rename, so a
+// reader never sees half a file and an existing file (maybe a hardlink into
+// a cache) is replaced, not modified.
+func WriteFile(path string, data []byte, mode os.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+func hashFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// parallel runs fn for 0..n-1 on up to 8 workers, stopping at the first
+// error or when ctx is cancelled.
+func parallel(ctx context.Context, n int, fn func(i int) error) error {
+	workers := min(8, max(2, runtime.NumCPU()*2), n)
+	if workers <= 1 {
+		for i := range n {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := fn(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		next  int
+	)
+	take := func() (int, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if first != nil || next >= n {
+			return 0, false
+		}
+		if err := ctx.Err(); err != nil {
+			first = err
+			return 0, false
+		}
+		i := next
+		next++
+		return i, true
+	}
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i, ok := take()
+				if !ok {
+					return
+				}
+				if err := fn(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// stripSuffixes are what a running Node process never reads.
+var stripSuffixes = []string{".map", ".d.ts", ".d.mts", ".d.cts"}
+
+// Strip removes source maps and TypeScript declarations below dir and
+// returns how many files and bytes went. Everything else stays (Markdown
+// included: Pi embeds prompt templates).
+func Strip(ctx context.Context, dir string) (removed int, bytes int64, err error) {
+	var victims []string
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() && strippable(d.Name()) {
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			bytes += info.Size()
+			victims = append(victims, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	err = parallel(ctx, len(victims), func(i int) error { return os.Remove(victims[i]) })
+	return len(victims), bytes, err
+}
+
+func strippable(name string) bool {
+	for _, s := range stripSuffixes {
+		if strings.HasSuffix(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Shim writes bin/<command>, a POSIX sh launcher that runs node on the
+// entry (relative to the payload root) with the user's arguments, and for a
+// win32 target also bin/<command>.cmd.
+func Shim(root, command, entry, platform string) ([]string, error) {
+	sh := fmt.Sprintf(`#!/bin/sh
+# piship launcher: runs the payload's entry with node.
+self=$0
+while [ -h "$self" ]; do
+  link=$(readlink "$self")
+  case $link in /*) self=$link ;; *) self=$(dirname -- "$self")/$link ;; esac
+done
+root=$(CDPATH= cd -- "$(dirname -- "$self")/.." && pwd) || exit 1
+exec node "$root/%s" "$@"
+`, entry)
+	written := []string{"bin/" + command}
+	if err := WriteFile(filepath.Join(root, "bin", command), []byte(sh), 0o755); err != nil {
+		return nil, err
+	}
+	if platform == "win32" {
+		cmd := fmt.Sprintf("@echo off\r\nnode \"%%~dp0..\\%s\" %%*\r\n", strings.ReplaceAll(entry, "/", "\\"))
+		if err := WriteFile(filepath.Join(root, "bin", command+".cmd"), []byte(cmd), 0o644); err != nil {
+			return nil, err
+		}
+		written = append(written, "bin/"+command+".cmd")
+	}
+	return written, nil
+}
+
+// ErrNotEmpty is returned when a destination that must be new exists.
+var ErrNotEmpty = errors.New("destination exists and is not empty")
+
+// ReadJSON decodes the JSON file at path into v.
+func ReadJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
