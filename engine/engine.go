@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"time"
 
@@ -88,6 +89,8 @@ type Options struct {
 	Events func(Event)
 	// Log receives the stages' own messages; nil discards them.
 	Log io.Writer
+	// Getenv is the environment stages see; nil means os.Getenv.
+	Getenv func(string) string
 }
 
 // StageResult is the outcome of one stage.
@@ -158,6 +161,9 @@ func Run(ctx context.Context, g *graph.Graph, opts Options) (*Result, error) {
 	}
 	if opts.Log == nil {
 		opts.Log = io.Discard
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
 	}
 	s := newScheduler(ctx, g, scope, &opts)
 	return s.run(), nil

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"os"
 
 	"piship.dev/piship/graph"
 	"piship.dev/piship/stages"
@@ -28,7 +29,11 @@ func Plan(g *graph.Graph, opts Options) ([]PlanStep, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := newScheduler(context.Background(), g, scope, &Options{Parallelism: 1, ToolDigest: opts.ToolDigest, Cache: opts.Cache})
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	s := newScheduler(context.Background(), g, scope, &Options{Parallelism: 1, ToolDigest: opts.ToolDigest, Cache: opts.Cache, Getenv: getenv})
 	var q readyQueue
 	for _, st := range g.Stages {
 		if s.waiting[st.Index] == 0 {
@@ -65,7 +70,7 @@ func (s *scheduler) planStep(st *graph.Stage) PlanStep {
 		step.Cache, step.Note = "unknown", diags.Error()
 		return step
 	}
-	inv := &stages.Invocation{Pipeline: s.g.Name, Name: st.Name, Dir: s.g.Dir, Config: cfg}
+	inv := &stages.Invocation{Pipeline: s.g.Name, Name: st.Name, Dir: s.g.Dir, Config: cfg, Getenv: s.opts.Getenv}
 	spec, cacheable, err := ck.CacheSpec(inv)
 	switch {
 	case err != nil:

@@ -88,6 +88,10 @@ type Invocation struct {
 	Config cty.Value
 	// Log receives the stage's human-readable messages; never nil.
 	Log io.Writer
+	// Getenv reads the run's environment (PISHIP_CACHE_HOME ...); never
+	// nil. Kinds use it instead of os.Getenv so a run's settings are
+	// explicit.
+	Getenv func(string) string
 }
 
 // Get returns the configuration attribute name (null when unset).
@@ -175,7 +179,8 @@ func (r *Registry) Names() []string {
 
 // Default returns a registry with every built-in kind.
 func Default() *Registry {
-	return NewRegistry(Exec{}, Digest{})
+	return NewRegistry(Exec{}, Digest{},
+		DistInputs{}, NpmInstall{}, Prune{}, Strip{}, Bundle{}, Resources{}, Inventory{}, Publish{}, StagingCleanup{})
 }
 
 func convertValue(v cty.Value, ty cty.Type) (cty.Value, error) {

@@ -60,6 +60,8 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"build", "build DIST [--out DIR] [--rebuild]", "build a distribution's payload (the built-in build pipeline)", cmdBuild},
+		{"lock", "lock DIST", "write DIST/piship.lock from distribution.hcl, the npm lock, resources and tools", cmdLock},
 		{"run", "run PIPELINE [--input k=v ...] [--parallelism N] [--dry-run] [--trace-file F] [--pipelines DIR]", "run a pipeline", cmdRun},
 		{"validate", "validate [FILE|DIR ...]", "check pipeline files without running anything", cmdValidate},
 		{"graph", "graph PIPELINE [--format dot|mermaid] [--pipelines DIR]", "print a pipeline's graph", cmdGraph},

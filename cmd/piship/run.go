@@ -57,7 +57,27 @@ func cmdRun(e *env, args []string) int {
 		return usageErr(e, "%v", err)
 	}
 
-	opts := engine.Options{Parallelism: *parallelism, Inputs: values}
+	rc := runConfig{parallelism: *parallelism, traceFile: *traceFile}
+	if *dryRun {
+		return dryRunPlan(e, g, rc.options(e, g, values))
+	}
+	res, _, code := executeGraph(e, g, values, rc)
+	if res == nil || res.Err() != nil {
+		return code
+	}
+	printSummary(e, res)
+	return code
+}
+
+// runConfig holds the run options shared by `run` and the commands that
+// run a built-in pipeline (`build`).
+type runConfig struct {
+	parallelism int
+	traceFile   string
+}
+
+func (rc runConfig) options(e *env, g *graph.Graph, values map[string]cty.Value) engine.Options {
+	opts := engine.Options{Parallelism: rc.parallelism, Inputs: values, Getenv: e.getenv}
 	if home, err := cache.Home(e.getenv); err != nil {
 		fmt.Fprintf(e.stderr, "piship: action cache off: %v\n", err)
 	} else {
@@ -66,13 +86,18 @@ func cmdRun(e *env, args []string) int {
 	if hasCacheable(g) {
 		opts.ToolDigest = cache.ToolDigest()
 	}
-	if *dryRun {
-		return dryRunPlan(e, g, opts)
-	}
+	return opts
+}
 
+// executeGraph runs g with progress output, spans, the optional trace file
+// and the timing summary. It returns the result (nil when the run could not
+// start), the run span's duration, and the exit code; on failure it has
+// already printed the failing verdict as the last line on stderr.
+func executeGraph(e *env, g *graph.Graph, values map[string]cty.Value, rc runConfig) (*engine.Result, time.Duration, int) {
+	opts := rc.options(e, g, values)
 	prov, ctx, err := tracing.Setup(e.ctx, tracing.Options{ServiceName: "piship", Getenv: e.getenv, SpanProcessors: extraSpanProcessors})
 	if err != nil {
-		return usageErr(e, "CONFIG_INVALID: %v", err)
+		return nil, 0, usageErr(e, "CONFIG_INVALID: %v", err)
 	}
 	opts.Tracer = prov.Tracer()
 	opts.Log = e.stderr
@@ -88,7 +113,7 @@ func cmdRun(e *env, args []string) int {
 		root.SetStatus(codes.Error, err.Error())
 		root.End()
 		_ = prov.Shutdown(context.WithoutCancel(e.ctx))
-		return usageErr(e, "%v", err)
+		return nil, 0, usageErr(e, "%v", err)
 	}
 	runErr := res.Err()
 	if runErr != nil {
@@ -98,8 +123,14 @@ func cmdRun(e *env, args []string) int {
 
 	code := exitOK
 	spans := prov.Recorder().Ended()
-	if *traceFile != "" {
-		if err := writeTraceFile(*traceFile, spans); err != nil {
+	var total time.Duration
+	for _, sp := range spans {
+		if sp.Name() == tracing.PipelineSpanName(g.Name) {
+			total = sp.EndTime().Sub(sp.StartTime())
+		}
+	}
+	if rc.traceFile != "" {
+		if err := writeTraceFile(rc.traceFile, spans); err != nil {
 			fmt.Fprintf(e.stderr, "piship: --trace-file: %v\n", err)
 			code = exitFailed
 		}
@@ -115,10 +146,9 @@ func cmdRun(e *env, args []string) int {
 	if runErr != nil {
 		// The failing verdict is the last line on stderr.
 		fmt.Fprintln(e.stderr, runErr)
-		return exitFailed
+		return res, total, exitFailed
 	}
-	printSummary(e, res)
-	return code
+	return res, total, code
 }
 
 // liveProgress decides between the live view and plain lines:

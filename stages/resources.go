@@ -1,0 +1,136 @@
+package stages
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/zclconf/go-cty/cty"
+
+	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/payload"
+)
+
+// Resources copies the distribution's resources and pinned tools into the
+// payload, optionally on top of the previous payload's runtime part.
+type Resources struct{}
+
+func (Resources) Name() string    { return "resources" }
+func (Resources) Version() string { return "1" }
+func (Resources) Doc() string {
+	return "Copies the distribution's resources into dest as they are and its tools into dest/tools (each checked against its pinned sha256; " +
+		"https sources are downloaded). With previous set, first links the previous payload into dest except resources, tools, bin, the lock and the inventory."
+}
+
+func (Resources) Attrs() []Attr {
+	return []Attr{
+		{Name: "distribution", Type: cty.String, Required: true, Doc: "the distribution directory"},
+		{Name: "dest", Type: cty.String, Required: true, Doc: "the payload root"},
+		{Name: "previous", Type: cty.String, Doc: "a previous payload whose runtime part is reused"},
+	}
+}
+
+func (Resources) Outputs() []Output {
+	return []Output{{Name: "files", Type: cty.Number, Doc: "resource and tool files copied"}}
+}
+
+// distributionOwned are the payload paths that come from the distribution,
+// not from the runtime: refreshed whenever the lock changes.
+func distributionOwned(rel string) bool {
+	for _, p := range []string{"resources", "tools", "bin", "piship.lock", payload.InventoryName, "metadata/target.json"} {
+		if rel == p || strings.HasPrefix(rel, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// Run implements Kind.
+func (Resources) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
+	d, diags := dist.Load(Resolve(inv.Dir, stringOr(inv.Get("distribution"), "")))
+	if diags.HasErrors() {
+		return nil, fmt.Errorf("CONFIG_INVALID: %s", diags.Error())
+	}
+	dest := stringOr(inv.Get("dest"), "")
+	if prev := stringOr(inv.Get("previous"), ""); prev != "" {
+		if err := payload.LinkTree(prev, dest, distributionOwned); err != nil {
+			return nil, fmt.Errorf("cannot reuse the previous payload %s: %v", prev, err)
+		}
+	}
+	n := 0
+	for _, r := range d.Resources {
+		files, err := ExpandFiles(d.Dir, []string{r})
+		if err != nil {
+			return nil, fmt.Errorf("CONFIG_INVALID: resource %s: %v", r, err)
+		}
+		for _, f := range files {
+			if err := copyPath(filepath.Join(d.Dir, filepath.FromSlash(f)), filepath.Join(dest, filepath.FromSlash(f))); err != nil {
+				return nil, err
+			}
+			n++
+		}
+	}
+	for _, name := range sortedToolNames(d) {
+		t := d.Tools[name]
+		if err := placeTool(ctx, d.Dir, name, t.Source, t.SHA256, filepath.Join(dest, "tools", name)); err != nil {
+			return nil, err
+		}
+		n++
+	}
+	return map[string]cty.Value{"files": cty.NumberIntVal(int64(n))}, nil
+}
+
+// placeTool copies or downloads a pinned executable, refusing it unless its
+// sha256 equals the pin.
+func placeTool(ctx context.Context, distDir, name, source, want, dst string) error {
+	var data []byte
+	var err error
+	if strings.HasPrefix(source, "https://") {
+		data, err = download(ctx, source)
+	} else {
+		data, err = os.ReadFile(filepath.Join(distDir, filepath.FromSlash(source)))
+	}
+	if err != nil {
+		return fmt.Errorf("tool %s: %v", name, err)
+	}
+	sum := sha256.Sum256(data)
+	if got := hex.EncodeToString(sum[:]); !strings.EqualFold(got, want) {
+		return fmt.Errorf("INTEGRITY_FAILED: tool %s (%s) has sha256 %s, the distribution pins %s: check the source, then update the pin and run piship lock", name, source, got, want)
+	}
+	return payload.WriteFile(dst, data, 0o755)
+}
+
+func download(ctx context.Context, url string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("NETWORK_DENIED: cannot download %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("NETWORK_DENIED: %s answered %s", url, resp.Status)
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, 1<<30))
+}
+
+func sortedToolNames(d *dist.Distribution) []string {
+	names := make([]string, 0, len(d.Tools))
+	for n := range d.Tools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
