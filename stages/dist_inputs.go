@@ -143,7 +143,11 @@ func (DistInputs) Run(ctx context.Context, inv *Invocation) (map[string]cty.Valu
 		}
 	}
 	staging := ""
-	if reuse != "all" {
+	if reuse == "all" {
+		if err := payload.Sweep(ctx, out, d.ID); err != nil {
+			return nil, err
+		}
+	} else {
 		st, err := payload.Begin(ctx, out, d.ID)
 		if err != nil {
 			return nil, err

@@ -2,15 +2,18 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"runtime/debug"
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
 
 	"piship.dev/piship/cache"
 	"piship.dev/piship/graph"
 	"piship.dev/piship/stages"
+	"piship.dev/piship/stages/dist"
 )
 
 func cmdValidate(e *env, args []string) int {
@@ -28,6 +31,17 @@ func cmdValidate(e *env, args []string) int {
 	}
 	failed, count := 0, 0
 	for _, src := range srcs {
+		if filepath.Base(src.name) == dist.FileName {
+			// A distribution manifest, not a pipeline file.
+			_, diags := dist.Parse(src.src, src.name, src.dir)
+			printDiags(e, map[string]*hcl.File{src.name: {Bytes: src.src}}, diags)
+			if diags.HasErrors() {
+				failed++
+			} else {
+				count++
+			}
+			continue
+		}
 		graphs, files, diags := graph.Parse(src.src, src.name, src.dir, stages.Default())
 		printDiags(e, files, diags)
 		if diags.HasErrors() {
@@ -40,7 +54,7 @@ func cmdValidate(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "piship: CONFIG_INVALID: %d of %d files have errors; fix them and run `piship validate` again\n", failed, len(srcs))
 		return exitUsage
 	}
-	fmt.Fprintf(e.stdout, "ok: %d pipelines in %d files\n", count, len(srcs))
+	fmt.Fprintf(e.stdout, "ok: %d pipelines and distributions in %d files\n", count, len(srcs))
 	return exitOK
 }
 
@@ -92,8 +106,12 @@ func cmdStages(e *env, args []string) int {
 			k, _ := reg.Lookup(n)
 			fmt.Fprintf(&b, "%-10s %s\n", n, k.Doc())
 		}
-		b.WriteString("\nRun `piship stages KIND` for a kind's attributes and outputs.\n")
+		b.WriteString("\nRun `piship stages KIND` for a kind's attributes and outputs, `piship stages distribution` for distribution.hcl.\n")
 	case 1:
+		if pos[0] == "distribution" {
+			writeAll(e.stdout, dist.Doc())
+			return exitOK
+		}
 		k, ok := reg.Lookup(pos[0])
 		if !ok {
 			return usageErr(e, "unknown stage kind %q; kinds: %s", pos[0], strings.Join(reg.Names(), ", "))

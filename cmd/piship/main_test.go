@@ -188,3 +188,25 @@ func TestStagesAndFmt(t *testing.T) {
 		t.Fatalf("formatted:\n%s", b)
 	}
 }
+
+func TestValidateAndDocumentDistributions(t *testing.T) {
+	code, stdout, stderr := cli(t, nil, "validate", "../../testdata/distributions/hello/distribution.hcl", "../../testdata/distributions/pi")
+	if code != exitOK || !strings.HasPrefix(stdout, "ok: 2 ") {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	dir := t.TempDir()
+	p := writeFile(t, dir, "distribution.hcl", `distribution "x" {
+  name    = "X"
+  version = "1.0"
+  comand  = "x"
+}
+`)
+	code, _, stderr = cli(t, nil, "validate", p)
+	if code != exitUsage || !strings.Contains(stderr, p+":4:3: error:") || !strings.Contains(stderr, `Did you mean "command"?`) {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	code, stdout, _ = cli(t, nil, "stages", "distribution")
+	if code != exitOK || !strings.Contains(stdout, "verify_at_launch") {
+		t.Fatalf("stages distribution: %d\n%s", code, stdout)
+	}
+}

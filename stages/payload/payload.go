@@ -324,3 +324,37 @@ func ReadJSON(path string, v any) error {
 	}
 	return json.Unmarshal(b, v)
 }
+
+// Verify checks a payload against its inventory: the same set of regular
+// files, each with the recorded sha256. It names the first few differences.
+func Verify(ctx context.Context, root string) error {
+	var want map[string]string
+	if err := ReadJSON(filepath.Join(root, filepath.FromSlash(InventoryName)), &want); err != nil {
+		return fmt.Errorf("INTEGRITY_FAILED: %s has no readable inventory: %v", root, err)
+	}
+	got, _, err := Inventory(ctx, root, nil)
+	if err != nil {
+		return fmt.Errorf("INTEGRITY_FAILED: %v", err)
+	}
+	var diffs []string
+	for p, sum := range want {
+		if g, ok := got[p]; !ok {
+			diffs = append(diffs, "missing "+p)
+		} else if g != sum {
+			diffs = append(diffs, "changed "+p)
+		}
+	}
+	for p := range got {
+		if _, ok := want[p]; !ok {
+			diffs = append(diffs, "unexpected "+p)
+		}
+	}
+	if len(diffs) == 0 {
+		return nil
+	}
+	sort.Strings(diffs)
+	if len(diffs) > 5 {
+		diffs = append(diffs[:5], fmt.Sprintf("and %d more", len(diffs)-5))
+	}
+	return fmt.Errorf("INTEGRITY_FAILED: %s does not match its inventory: %s", root, strings.Join(diffs, ", "))
+}

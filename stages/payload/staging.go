@@ -56,6 +56,17 @@ func Begin(ctx context.Context, out, id string) (*Staging, error) {
 	return s, nil
 }
 
+// Sweep removes the leftovers of killed builds of <out>/<id> under the
+// build lock, for a build that reuses the payload and stages nothing.
+func Sweep(ctx context.Context, out, id string) error {
+	lock, err := lockFile(ctx, filepath.Join(out, "."+id+".build.lock"))
+	if err != nil {
+		return err
+	}
+	defer unlockFile(lock)
+	return (&Staging{Out: out, ID: id}).sweep()
+}
+
 // Lookup returns the open staging with directory dir.
 func Lookup(dir string) (*Staging, bool) {
 	openMu.Lock()

@@ -1,0 +1,301 @@
+package main
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"piship.dev/piship/stages/payload"
+)
+
+// TestMain lets a test re-run this binary as the piship command
+// (PISHIP_TEST_MAIN=1), so a build can be killed as a real child process.
+func TestMain(m *testing.M) {
+	if os.Getenv("PISHIP_TEST_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// copyDist copies an example distribution into a temp dir (so tests can
+// change and relock it) and returns the copy.
+func copyDist(t *testing.T, name string) string {
+	t.Helper()
+	src := filepath.Join("..", "..", "testdata", "distributions", name)
+	dst := filepath.Join(t.TempDir(), name)
+	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if rel == "dist" || strings.HasPrefix(rel, "dist"+string(filepath.Separator)) {
+			return filepath.SkipDir
+		}
+		if info.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, info.Mode().Perm())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// setBundle rewrites a distribution's release.bundle and relocks it.
+func setBundle(t *testing.T, env map[string]string, dir string, bundle bool) {
+	t.Helper()
+	p := filepath.Join(dir, "distribution.hcl")
+	b, _ := os.ReadFile(p)
+	re := regexp.MustCompile(`bundle\s*=\s*(true|false)`)
+	val := "false"
+	if bundle {
+		val = "true"
+	}
+	if err := os.WriteFile(p, re.ReplaceAll(b, []byte("bundle = "+val)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := cli(t, env, "lock", dir); code != exitOK {
+		t.Fatalf("lock: %s", stderr)
+	}
+}
+
+func buildEnv(t *testing.T) map[string]string {
+	return map[string]string{"PISHIP_CACHE_HOME": filepath.Join(t.TempDir(), "cache"), "PISHIP_PROGRESS": "0"}
+}
+
+func mustBuild(t *testing.T, env map[string]string, args ...string) string {
+	t.Helper()
+	code, _, stderr := cli(t, env, append([]string{"build"}, args...)...)
+	if code != exitOK {
+		t.Fatalf("build %v: exit %d\n%s", args, code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	return lines[len(lines)-1]
+}
+
+func runPayload(t *testing.T, payloadDir, command string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(payloadDir, "bin", command), args...)
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s", command, args, err, out)
+	}
+	return string(out)
+}
+
+func TestBuildHelloBundledAndUnbundled(t *testing.T) {
+	env := buildEnv(t)
+	var helps []string
+	for _, bundled := range []bool{true, false} {
+		dir := copyDist(t, "hello")
+		setBundle(t, env, dir, bundled)
+		summary := mustBuild(t, env, dir)
+		if !regexp.MustCompile(`^hello 1\.0\.0: .* \((un)?bundled, stripped\): \d+ files, [\d.]+ (B|KiB|MiB); .*; [\d.]+ s$`).MatchString(summary) {
+			t.Fatalf("summary line %q", summary)
+		}
+		final := filepath.Join(dir, "dist", "hello")
+		if err := payload.Verify(context.Background(), final); err != nil {
+			t.Fatal(err)
+		}
+		if v := strings.TrimSpace(runPayload(t, final, "hello", "--version")); v != "1.0.0" {
+			t.Fatalf("--version printed %q", v)
+		}
+		helps = append(helps, runPayload(t, final, "hello", "--help"))
+		_, err := os.Stat(filepath.Join(final, "metadata", "bundle.json"))
+		if bundled != (err == nil) {
+			t.Fatalf("bundled=%v but metadata/bundle.json exists=%v", bundled, err == nil)
+		}
+		for _, f := range []string{"metadata/target.json", "piship.lock", "package-lock.json", "resources/motd.txt", "tools/hello-info"} {
+			if _, err := os.Stat(filepath.Join(final, f)); err != nil {
+				t.Errorf("payload lacks %s", f)
+			}
+		}
+		files, _ := payload.Walk(final)
+		for _, f := range files {
+			if strings.HasSuffix(f.Path, ".map") || strings.HasSuffix(f.Path, ".d.ts") {
+				t.Errorf("strip left %s", f.Path)
+			}
+		}
+		var q map[string]any
+		if err := payload.ReadJSON(filepath.Join(dir, "dist", "hello.piship-qualification.json"), &q); err != nil || q["qualification"] != "unqualified-local" {
+			t.Fatalf("qualification marker %v %v", q, err)
+		}
+	}
+	if helps[0] != helps[1] {
+		t.Fatalf("--help differs between bundled and unbundled:\n%s\n---\n%s", helps[0], helps[1])
+	}
+}
+
+func TestUnchangedRebuildRunsNoHeavyStage(t *testing.T) {
+	env := buildEnv(t)
+	dir := copyDist(t, "hello")
+	mustBuild(t, env, dir)
+
+	rec := tracetest.NewSpanRecorder()
+	extraSpanProcessors = []sdktrace.SpanProcessor{rec}
+	defer func() { extraSpanProcessors = nil }()
+	summary := mustBuild(t, env, dir)
+	if !strings.Contains(summary, "unchanged: payload reused") {
+		t.Fatalf("summary %q", summary)
+	}
+	var names []string
+	for _, s := range rec.Ended() {
+		names = append(names, s.Name())
+	}
+	for _, heavy := range []string{"npm_install runtime", "prune prune", "strip strip", "bundle bundle", "inventory inventory", "publish publish"} {
+		for _, n := range names {
+			if n == heavy {
+				t.Fatalf("unchanged rebuild ran %s (spans %v)", heavy, names)
+			}
+		}
+	}
+	if !strings.Contains(strings.Join(names, ","), "dist_inputs inputs") {
+		t.Fatalf("spans %v", names)
+	}
+
+	// A changed resource with the same runtime key refreshes only the
+	// resources, the lock and the inventory.
+	if err := os.WriteFile(filepath.Join(dir, "resources", "motd.txt"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := cli(t, env, "build", dir); code != exitFailed || !strings.Contains(stderr, "LOCK_INVALID") ||
+		!strings.Contains(stderr, "resources/motd.txt") || !strings.Contains(stderr, "run piship lock") {
+		t.Fatalf("stale lock: exit %d\n%s", code, stderr)
+	}
+	if code, _, stderr := cli(t, env, "lock", dir); code != exitOK {
+		t.Fatal(stderr)
+	}
+	rec2 := tracetest.NewSpanRecorder()
+	extraSpanProcessors = []sdktrace.SpanProcessor{rec2}
+	summary = mustBuild(t, env, dir)
+	if !strings.Contains(summary, "runtime reused, resources refreshed") {
+		t.Fatalf("summary %q", summary)
+	}
+	for _, s := range rec2.Ended() {
+		switch s.Name() {
+		case "npm_install runtime", "prune prune", "strip strip", "bundle bundle":
+			t.Fatalf("resource refresh ran %s", s.Name())
+		}
+	}
+	final := filepath.Join(dir, "dist", "hello")
+	if b, _ := os.ReadFile(filepath.Join(final, "resources", "motd.txt")); string(b) != "changed\n" {
+		t.Fatalf("resource not refreshed: %q", b)
+	}
+	if err := payload.Verify(context.Background(), final); err != nil {
+		t.Fatal(err)
+	}
+	if v := strings.TrimSpace(runPayload(t, final, "hello", "--version")); v != "1.0.0" {
+		t.Fatalf("--version %q", v)
+	}
+}
+
+// A damaged runtime cache entry is detected, removed and rebuilt: its
+// content never reaches a payload.
+func TestCorruptedRuntimeCacheEntryIsRebuilt(t *testing.T) {
+	for _, damage := range []string{"changed", "removed", "added"} {
+		t.Run(damage, func(t *testing.T) {
+			env := buildEnv(t)
+			dir := copyDist(t, "hello")
+			setBundle(t, env, dir, false)
+			mustBuild(t, env, dir)
+			entries, _ := filepath.Glob(filepath.Join(env["PISHIP_CACHE_HOME"], "runtime", "i-*", "tree"))
+			if len(entries) != 1 {
+				t.Fatalf("runtime entries %v", entries)
+			}
+			victim := filepath.Join(entries[0], "node_modules", "hello-format", "index.js")
+			switch damage {
+			case "changed":
+				// Replace (not write through): the payload's hardlink keeps
+				// the good bytes, the entry gets bad ones of another size.
+				os.Remove(victim)
+				os.WriteFile(victim, []byte("module.exports = () => 'evil'\n"), 0o644)
+			case "removed":
+				os.Remove(victim)
+			case "added":
+				os.WriteFile(filepath.Join(entries[0], "node_modules", "hello-format", "extra.js"), []byte("x"), 0o644)
+			}
+			out := filepath.Join(t.TempDir(), "out")
+			code, _, stderr := cli(t, env, "build", dir, "--out", out)
+			if code != exitOK {
+				t.Fatalf("build: %s", stderr)
+			}
+			if !strings.Contains(stderr, "damaged") || !strings.Contains(stderr, "runtime cache miss") {
+				t.Fatalf("damage not reported or entry not rebuilt:\n%s", stderr)
+			}
+			final := filepath.Join(out, "hello")
+			if err := payload.Verify(context.Background(), final); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(filepath.Join(final, "node_modules", "hello-format", "index.js"))
+			if err != nil || strings.Contains(string(b), "evil") {
+				t.Fatalf("payload took the damaged file: %q %v", b, err)
+			}
+			if _, err := os.Stat(filepath.Join(final, "node_modules", "hello-format", "extra.js")); err == nil {
+				t.Fatal("payload took the added file")
+			}
+		})
+	}
+}
+
+// Killing a build at a random moment never leaves a partial payload at
+// <out>/<id>, and the next build succeeds.
+func TestKilledBuildLeavesNoPartialPayload(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := copyDist(t, "hello")
+	out := filepath.Join(t.TempDir(), "out")
+	rng := rand.New(rand.NewPCG(7, uint64(time.Now().UnixNano())))
+	for i := range 8 {
+		// A fresh cache each time keeps npm ci in the build, so kills
+		// land in every stage from inputs to publish.
+		cacheHome := filepath.Join(t.TempDir(), "cache")
+		cmd := exec.Command(exe, "build", dir, "--out", out, "--rebuild")
+		cmd.Env = append(os.Environ(), "PISHIP_TEST_MAIN=1", "PISHIP_CACHE_HOME="+cacheHome, "PISHIP_PROGRESS=0")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		delay := time.Duration(rng.IntN(900)) * time.Millisecond
+		time.Sleep(delay)
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Wait()
+		final := filepath.Join(out, "hello")
+		if _, err := os.Stat(final); err == nil {
+			if err := payload.Verify(context.Background(), final); err != nil {
+				t.Fatalf("kill %d after %v left a broken payload: %v", i, delay, err)
+			}
+		}
+	}
+	env := buildEnv(t)
+	mustBuild(t, env, dir, "--out", out)
+	final := filepath.Join(out, "hello")
+	if err := payload.Verify(context.Background(), final); err != nil {
+		t.Fatal(err)
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(out, ".staging-*"))
+	old, _ := filepath.Glob(filepath.Join(out, ".old-*"))
+	if len(leftovers)+len(old) != 0 {
+		t.Fatalf("leftovers after a successful build: %v %v", leftovers, old)
+	}
+	if v := strings.TrimSpace(runPayload(t, final, "hello", "--version")); v != "1.0.0" {
+		t.Fatalf("--version %q", v)
+	}
+}
