@@ -32,11 +32,11 @@ pipeline "build" {
   }
 
   stage "prune" "prune" {
-    when     = stage.inputs.reuse == "none" && !stage.inputs.bundle_cached
-    dir      = stage.inputs.staging
-    lock     = "${stage.inputs.runtime_dir}/package-lock.json"
-    platform = stage.inputs.platform
-    arch     = stage.inputs.arch
+    when       = stage.inputs.reuse == "none" && !stage.inputs.bundle_cached
+    dir        = stage.inputs.staging
+    lock       = "${stage.inputs.runtime_dir}/package-lock.json"
+    platform   = stage.inputs.platform
+    arch       = stage.inputs.arch
     depends_on = [stage.runtime]
   }
 
@@ -52,6 +52,8 @@ pipeline "build" {
     entry      = stage.inputs.entry
     key        = stage.inputs.bundle_key
     cached     = stage.inputs.bundle_cached
+    platform   = stage.inputs.platform
+    arch       = stage.inputs.arch
     depends_on = [stage.strip]
   }
 
@@ -64,14 +66,14 @@ pipeline "build" {
   }
 
   stage "inventory" "inventory" {
-    when         = stage.inputs.reuse != "all"
-    dir          = stage.inputs.staging
-    distribution = stage.inputs.dir
-    platform     = stage.inputs.platform
-    arch         = stage.inputs.arch
-    known_entry  = stage.inputs.bundle ? stage.bundle.entry : stage.runtime.entry
+    when            = stage.inputs.reuse != "all"
+    dir             = stage.inputs.staging
+    distribution    = stage.inputs.dir
+    platform        = stage.inputs.platform
+    arch            = stage.inputs.arch
+    known_entry     = stage.inputs.bundle ? stage.bundle.entry : stage.runtime.entry
     known_inventory = stage.inputs.reuse == "resources" ? "${stage.inputs.final}/metadata/inventory.json" : ""
-    depends_on   = [stage.resources]
+    depends_on      = [stage.resources]
   }
 
   stage "publish" "publish" {

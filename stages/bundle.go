@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/zclconf/go-cty/cty"
 	"go.opentelemetry.io/otel/attribute"
@@ -31,6 +32,8 @@ func (Bundle) Attrs() []Attr {
 		{Name: "entry", Type: cty.String, Required: true, Doc: "entry file relative to dir"},
 		{Name: "key", Type: cty.String, Required: true, Doc: "bundle cache key (b-...)"},
 		{Name: "cached", Type: cty.Bool, Doc: "place the cache entry instead of bundling"},
+		{Name: "platform", Type: cty.String, Doc: "target platform (node naming); prebuilt binaries of other platforms are dropped"},
+		{Name: "arch", Type: cty.String, Doc: "target arch (node naming)"},
 	}
 }
 
@@ -66,7 +69,12 @@ func (Bundle) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, e
 		return bundleOutputs(true, key, m), nil
 	}
 	span.SetAttributes(attribute.String("cache.key", key), attribute.Bool("cache.hit", false))
-	m, err := bundle.Bundle(ctx, bundle.Options{Root: dir, Entry: stringOr(inv.Get("entry"), ""), Log: inv.Log})
+	entry := stringOr(inv.Get("entry"), "")
+	m, err := bundle.Bundle(ctx, bundle.Options{
+		Root: dir, Entry: entry, Log: inv.Log,
+		Platform: stringOr(inv.Get("platform"), ""), Arch: stringOr(inv.Get("arch"), ""),
+		Keep: entryPackageDocs(entry),
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -98,4 +106,20 @@ func readBundleManifest(dir string) (*bundle.Manifest, error) {
 		return nil, fmt.Errorf("bundle cache entry without a readable metadata/bundle.json: %v", err)
 	}
 	return &m, nil
+}
+
+// entryPackageDocs keeps the entry package's README and CHANGELOG: an
+// application may show them (Pi reads its CHANGELOG for "what's new" and
+// points its users at the README), while every dependency's docs go.
+func entryPackageDocs(entry string) []string {
+	parts := strings.Split(entry, "/")
+	if len(parts) < 3 || parts[0] != "node_modules" {
+		return nil
+	}
+	pkg := parts[:2]
+	if strings.HasPrefix(parts[1], "@") && len(parts) > 3 {
+		pkg = parts[:3]
+	}
+	dir := strings.Join(pkg, "/")
+	return []string{dir + "/README.md", dir + "/CHANGELOG.md"}
 }
