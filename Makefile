@@ -29,7 +29,7 @@ test-e2e: jaeger-bin
 
 # Long benchmarks; figures go to docs/performance.md.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m ./engine/ ./graph/ ./tracing/ ./cache/
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m ./engine/ ./graph/ ./tracing/ ./cache/ ./cmd/piship/
 
 # The main job on the example distribution: lock-checked, npm-installed
 # (offline: its packages are committed tarballs), pruned, stripped and

@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 
 // copyDist copies an example distribution into a temp dir (so tests can
 // change and relock it) and returns the copy.
-func copyDist(t *testing.T, name string) string {
+func copyDist(t testing.TB, name string) string {
 	t.Helper()
 	src := filepath.Join("..", "..", "testdata", "distributions", name)
 	dst := filepath.Join(t.TempDir(), name)
@@ -58,7 +58,7 @@ func copyDist(t *testing.T, name string) string {
 }
 
 // setBundle rewrites a distribution's release.bundle and relocks it.
-func setBundle(t *testing.T, env map[string]string, dir string, bundle bool) {
+func setBundle(t testing.TB, env map[string]string, dir string, bundle bool) {
 	t.Helper()
 	p := filepath.Join(dir, "distribution.hcl")
 	b, _ := os.ReadFile(p)

@@ -10,7 +10,7 @@ import (
 )
 
 // cli runs piship in-process with a clean environment plus env.
-func cli(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
+func cli(t testing.TB, env map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	getenv := func(k string) string {
