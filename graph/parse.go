@@ -13,6 +13,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 
+	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages"
 )
 
@@ -426,23 +427,11 @@ func (g *Graph) decodeStage(b *hcl.Block, reg *stages.Registry, schemas *schemaC
 	if content != nil {
 		s.attrs = content.Attributes
 	}
-	for _, diag := range d {
-		// hcl names the unexpected argument; add the likely intended one.
-		if diag.Summary == "Unsupported argument" && !strings.Contains(diag.Detail, "Did you mean") {
-			if name, ok := strings.CutPrefix(diag.Detail, `An argument named "`); ok {
-				name, _, _ = strings.Cut(name, `"`)
-				names := make([]string, 0, len(sch.attrs))
-				for _, a := range sch.attrs {
-					names = append(names, a.Name)
-				}
-				if sug := suggest(name, append(names, "depends_on", "always", "when")); sug != "" {
-					diag.Detail += fmt.Sprintf(" Did you mean %q?", sug)
-				} else {
-					diag.Detail += fmt.Sprintf(" Kind %s takes: %s (see `piship stages %s`).", kindName, strings.Join(names, ", "), kindName)
-				}
-			}
-		}
+	names := make([]string, 0, len(sch.attrs)+3)
+	for _, a := range sch.attrs {
+		names = append(names, a.Name)
 	}
+	diag.ImproveUnsupported(d, fmt.Sprintf("Kind %s (see `piship stages %s`)", kindName, kindName), append(names, "depends_on", "always", "when"), nil)
 	diags = append(diags, d...)
 	return s, diags
 }
@@ -726,66 +715,8 @@ func typeDiag(r hcl.Range, attr, want string) *hcl.Diagnostic {
 	}
 }
 
-func fmtPos(r hcl.Range) string {
-	return fmt.Sprintf("%s:%d:%d", r.Filename, r.Start.Line, r.Start.Column)
-}
+func fmtPos(r hcl.Range) string { return diag.Pos(r) }
 
-// sortDiags orders diagnostics by file, byte offset and summary: a total
-// order, so the same input always prints the same report.
-func sortDiags(diags hcl.Diagnostics) hcl.Diagnostics {
-	sort.SliceStable(diags, func(i, j int) bool {
-		a, b := diags[i], diags[j]
-		af, ao := diagPos(a)
-		bf, bo := diagPos(b)
-		if af != bf {
-			return af < bf
-		}
-		if ao != bo {
-			return ao < bo
-		}
-		if a.Summary != b.Summary {
-			return a.Summary < b.Summary
-		}
-		return a.Detail < b.Detail
-	})
-	return diags
-}
+func sortDiags(diags hcl.Diagnostics) hcl.Diagnostics { return diag.Sort(diags) }
 
-func diagPos(d *hcl.Diagnostic) (string, int) {
-	if d.Subject == nil {
-		return "", -1
-	}
-	return d.Subject.Filename, d.Subject.Start.Byte
-}
-
-// suggest returns the candidate closest to s, if it is close enough to be a
-// likely typo.
-func suggest(s string, candidates []string) string {
-	best, bestDist := "", len(s)/2+2
-	for _, c := range candidates {
-		if d := editDistance(s, c); d < bestDist {
-			best, bestDist = c, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
+func suggest(s string, candidates []string) string { return diag.Suggest(s, candidates) }

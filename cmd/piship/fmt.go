@@ -9,6 +9,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
+
+	"piship.dev/piship/stages/payload"
 )
 
 // cmdFmt rewrites pipeline files in canonical HCL style; with --check it
@@ -54,7 +56,13 @@ func cmdFmt(e *env, args []string) int {
 			fmt.Fprintln(e.stdout, p)
 			continue
 		}
-		if err := writeFileAtomic(p, out); err != nil {
+		mode := os.FileMode(0o644)
+		if info, err := os.Stat(p); err == nil {
+			mode = info.Mode().Perm()
+		}
+		// Replaced via a temp sibling and rename: an interrupted fmt never
+		// leaves a half-written file.
+		if err := payload.WriteFile(p, out, mode); err != nil {
 			fmt.Fprintf(e.stderr, "piship: fmt: %v\n", err)
 			return exitFailed
 		}
@@ -65,30 +73,4 @@ func cmdFmt(e *env, args []string) int {
 		return exitFailed
 	}
 	return exitOK
-}
-
-// writeFileAtomic replaces path via a temp sibling and rename, so an
-// interrupted fmt never leaves a half-written file, keeping the file's mode.
-func writeFileAtomic(path string, data []byte) error {
-	mode := os.FileMode(0o644)
-	if info, err := os.Stat(path); err == nil {
-		mode = info.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

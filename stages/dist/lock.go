@@ -2,20 +2,21 @@ package dist
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
+
+	"piship.dev/piship/cache"
+	"piship.dev/piship/stages/payload"
 )
 
 // LockFileName is the lock beside distribution.hcl.
@@ -179,63 +180,14 @@ func listResource(d *Distribution, r, key string) ([]string, error) {
 // hashFiles hashes files (slash paths relative to dir) on a few workers;
 // sums[i] is the digest of files[i].
 func hashFiles(dir string, files []string) ([]string, error) {
-	sums := make([]string, len(files))
-	workers := min(runtime.GOMAXPROCS(0), 8, len(files))
-	if workers <= 1 {
-		for i, f := range files {
-			s, err := hashFile(filepath.Join(dir, filepath.FromSlash(f)))
-			if err != nil {
-				return nil, fmt.Errorf("CONFIG_INVALID: %v", err)
-			}
-			sums[i] = s
-		}
-		return sums, nil
-	}
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-		next     = make(chan int)
-	)
-	for range workers {
-		wg.Go(func() {
-			for i := range next {
-				s, err := hashFile(filepath.Join(dir, filepath.FromSlash(files[i])))
-				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
-					continue
-				}
-				sums[i] = s
-			}
-		})
-	}
-	for i := range files {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	if firstErr != nil {
-		return nil, fmt.Errorf("CONFIG_INVALID: %v", firstErr)
+	sums, err := payload.HashFiles(context.Background(), dir, files)
+	if err != nil {
+		return nil, fmt.Errorf("CONFIG_INVALID: %v", err)
 	}
 	return sums, nil
 }
 
-func hashFile(p string) (string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
+func hashFile(p string) (string, error) { return cache.HashFile(p) }
 
 func sha256Hex(b []byte) string {
 	s := sha256.Sum256(b)

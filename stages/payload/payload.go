@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -24,6 +23,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"piship.dev/piship/cache"
 )
 
 // File is one regular file of a payload.
@@ -115,12 +116,12 @@ func Inventory(ctx context.Context, root string, known map[string]Known) (map[st
 		todo = append(todo, f)
 	}
 	st.Hashed = len(todo)
-	sums := make([]string, len(todo))
-	if err := parallel(ctx, len(todo), func(i int) error {
-		s, err := hashFile(filepath.Join(root, filepath.FromSlash(todo[i].Path)))
-		sums[i] = s
-		return err
-	}); err != nil {
+	paths := make([]string, len(todo))
+	for i, f := range todo {
+		paths[i] = f.Path
+	}
+	sums, err := HashFiles(ctx, root, paths)
+	if err != nil {
 		return nil, st, err
 	}
 	for i, f := range todo {
@@ -175,17 +176,16 @@ func WriteFile(path string, data []byte, mode os.FileMode) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-func hashFile(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+// HashFiles returns the sha256 of each file (slash paths relative to
+// dir), read by parallel workers; sums[i] belongs to files[i].
+func HashFiles(ctx context.Context, dir string, files []string) ([]string, error) {
+	sums := make([]string, len(files))
+	err := parallel(ctx, len(files), func(i int) error {
+		s, err := cache.HashFile(filepath.Join(dir, filepath.FromSlash(files[i])))
+		sums[i] = s
+		return err
+	})
+	return sums, err
 }
 
 // parallel runs fn for 0..n-1 on up to 8 workers, stopping at the first
