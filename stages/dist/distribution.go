@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/hashicorp/hcl/v2"
@@ -47,6 +48,12 @@ type Distribution struct {
 	Tools          map[string]Tool
 	Release        Release
 	VerifyAtLaunch bool
+	// Audit is the audit block, defaults filled in when there is none.
+	Audit Audit
+	// Signatures is the signatures block (its defaults when there is none).
+	Signatures Signatures
+	// Smoke are the smoke tests in the order written.
+	Smoke []Smoke
 	// SHA256 is the lowercase hex SHA-256 of the distribution.hcl bytes
 	// this was decoded from.
 	SHA256 string
@@ -99,9 +106,113 @@ type Release struct {
 	Sources []string
 }
 
+// Audit severities, lowest first: fail_on is one of them.
+const (
+	SeverityLow      = "low"
+	SeverityModerate = "moderate"
+	SeverityHigh     = "high"
+	SeverityCritical = "critical"
+)
+
+// Severities lists the severities, lowest first.
+var Severities = []string{SeverityLow, SeverityModerate, SeverityHigh, SeverityCritical}
+
+// SeverityRank orders severities: 1 for low up to 4 for critical, 0 for
+// anything else.
+func SeverityRank(s string) int { return slices.Index(Severities, s) + 1 }
+
+// SourceOSVPrefix starts an audit source that is an offline OSV database:
+// "osv:<path>".
+const SourceOSVPrefix = "osv:"
+
+// DefaultSmokeTimeout is a smoke test's timeout when it sets none.
+const DefaultSmokeTimeout = 300 * time.Second
+
+// maxSmokeTimeout bounds smoke.timeout.
+const maxSmokeTimeout = time.Hour
+
+// Audit is the audit block: the vulnerability audit of a release.
+type Audit struct {
+	// Sources are SourceNPM (the registry's bulk advisory endpoint) and
+	// "osv:<path>" (SourceOSVPrefix and a cleaned, slash-separated path
+	// relative to the distribution directory: a .zip or a directory of OSV
+	// JSON records), in the order written.
+	Sources []string
+	// FailOn is one of Severities: findings at or above it fail.
+	FailOn string
+	// Allow are the accepted advisories in the order written.
+	Allow []Allow
+	// AllowUnavailable lets a source that cannot be consulted leave the
+	// verdict "unavailable" instead of failing the release.
+	AllowUnavailable bool
+}
+
+// OSVPaths returns the paths of the osv: sources, relative to the
+// distribution directory, in the order written.
+func (a Audit) OSVPaths() []string {
+	var out []string
+	for _, s := range a.Sources {
+		if p, ok := strings.CutPrefix(s, SourceOSVPrefix); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Allow is an accepted advisory: allow "<id>" { reason, expires }.
+type Allow struct {
+	// ID is the advisory's id as written (GHSA-..., CVE-..., an OSV id or
+	// an npm advisory number); it matches an advisory's id or aliases,
+	// ignoring case.
+	ID     string
+	Reason string
+	// Expires is the last day the acceptance holds, at 00:00 UTC: it
+	// holds until Expires plus one day.
+	Expires time.Time
+}
+
+// Expired reports whether the acceptance no longer holds at now: the day
+// after Expires has begun (UTC).
+func (a Allow) Expired(now time.Time) bool { return !now.Before(a.Expires.AddDate(0, 0, 1)) }
+
+// Signatures is the signatures block: the check of the npm registry's
+// signatures.
+type Signatures struct {
+	// AllowUnavailable lets signatures that cannot be checked leave the
+	// verdict "unavailable" instead of failing the release. An invalid
+	// signature always fails.
+	AllowUnavailable bool
+}
+
+// Smoke is a smoke "<name>" block: a test of the payload that every
+// release runs.
+type Smoke struct {
+	// Name is the block label, [a-z0-9][a-z0-9._-]*.
+	Name string
+	// Args are the command's arguments.
+	Args []string
+	// Expect is an RE2 regular expression, checked when decoded, matched
+	// against the run's trimmed combined stdout and stderr.
+	Expect string
+	// Timeout is how long the run may take (DefaultSmokeTimeout when not
+	// set).
+	Timeout time.Duration
+
+	re *regexp.Regexp
+}
+
+// Regexp is Expect compiled.
+func (s Smoke) Regexp() (*regexp.Regexp, error) {
+	if s.re != nil {
+		return s.re, nil
+	}
+	return regexp.Compile(s.Expect)
+}
+
 // Range returns where the value at key is written: "name", "runtime.entry",
-// "resources[0]", "tools.rg", "tools.rg.sha256", "release.targets[1]"...
-// A key that was not written (a default) falls back to its block, then to
+// "resources[0]", "tools.rg", "tools.rg.sha256", "release.targets[1]",
+// "audit.sources[0]", "audit.allow.<id>", "audit.allow.<id>.expires",
+// "smoke.<name>", "smoke.<name>.expect"... A key that was not written (a default) falls back to its block, then to
 // the distribution block.
 func (d *Distribution) Range(key string) hcl.Range {
 	for k := key; k != ""; {
@@ -115,6 +226,13 @@ func (d *Distribution) Range(key string) hcl.Range {
 		}
 	}
 	return d.DeclRange
+}
+
+// Declared reports whether distribution.hcl writes the block ("audit",
+// "signatures", "release"...) rather than leaving it to its defaults.
+func (d *Distribution) Declared(block string) bool {
+	_, ok := d.ranges[block]
+	return ok
 }
 
 // Pos is Range(key) as file:line:col.
@@ -149,7 +267,7 @@ var (
 
 // Load reads and validates dir/distribution.hcl, then checks that the files
 // it names exist: the runtime's package.json and package-lock.json, every
-// resource and every local tool.
+// resource, every local tool and every osv: audit database.
 func Load(dir string) (*Distribution, hcl.Diagnostics) {
 	file := filepath.Join(dir, FileName)
 	src, err := os.ReadFile(file)
@@ -235,15 +353,25 @@ func bodySchema(prefix string, blocks ...string) *hcl.BodySchema {
 		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: rest, Required: f.Required})
 	}
 	for _, b := range blocks {
-		s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: b})
+		// "type" or "type:label".
+		typ, label, labelled := strings.Cut(b, ":")
+		h := hcl.BlockHeaderSchema{Type: typ}
+		if labelled {
+			h.LabelNames = []string{label}
+		}
+		s.Blocks = append(s.Blocks, h)
 	}
 	return s
 }
 
 var (
-	topSchema     = bodySchema("", "runtime", "release")
-	runtimeSchema = bodySchema("runtime.")
-	releaseSchema = bodySchema("release.")
+	topSchema        = bodySchema("", "runtime", "release", "audit", "signatures", "smoke:name")
+	runtimeSchema    = bodySchema("runtime.")
+	releaseSchema    = bodySchema("release.")
+	auditSchema      = bodySchema("audit.", "allow:id")
+	allowSchema      = bodySchema("audit.allow.")
+	signaturesSchema = bodySchema("signatures.")
+	smokeSchema      = bodySchema("smoke.")
 )
 
 func attrNames(s *hcl.BodySchema) []string {
@@ -334,11 +462,24 @@ func (dc *decoder) distribution(blk *hcl.Block) {
 		d.VerifyAtLaunch = v
 	}
 
-	var runtimeBlk, releaseBlk *hcl.Block
+	var runtimeBlk, releaseBlk, auditBlk, signaturesBlk *hcl.Block
+	var smokeBlks []*hcl.Block
 	for _, b := range content.Blocks {
-		p := &runtimeBlk
-		if b.Type == "release" {
+		var p **hcl.Block
+		switch b.Type {
+		case "runtime":
+			p = &runtimeBlk
+		case "release":
 			p = &releaseBlk
+		case "audit":
+			p = &auditBlk
+		case "signatures":
+			p = &signaturesBlk
+		case "smoke":
+			smokeBlks = append(smokeBlks, b)
+			continue
+		default:
+			continue
 		}
 		if *p != nil {
 			dc.add(errDiag("Duplicate "+b.Type+" block",
@@ -364,6 +505,14 @@ func (dc *decoder) distribution(blk *hcl.Block) {
 	if runtimeBlk != nil {
 		dc.checkOverlaps()
 	}
+	d.Audit = Audit{Sources: []string{SourceNPM}, FailOn: SeverityHigh}
+	if auditBlk != nil {
+		dc.audit(auditBlk)
+	}
+	if signaturesBlk != nil {
+		dc.signatures(signaturesBlk)
+	}
+	dc.smokes(smokeBlks)
 }
 
 func (dc *decoder) runtime(blk *hcl.Block) {
@@ -798,7 +947,16 @@ func describe(v cty.Value) string {
 }
 
 func exampleFor(key string) string {
-	if f, ok := fieldByName(key); ok && f.Example != "" {
+	f, ok := fieldByName(key)
+	if !ok {
+		// In a labelled block: smoke.<name>.args is smoke.args.
+		if i := strings.LastIndexByte(key, '.'); i > 0 {
+			if j := strings.LastIndexByte(key[:i], '.'); j > 0 {
+				f, ok = fieldByName(key[:j] + key[i:])
+			}
+		}
+	}
+	if ok && f.Example != "" {
 		return ", e.g. " + f.Example
 	}
 	return ""
@@ -890,7 +1048,8 @@ func splitPackagePath(p string) (key, rest string, ok bool) {
 }
 
 // checkFiles reports, at the attribute that names them, files the
-// distribution needs that are missing or are not regular files.
+// distribution needs that are missing or are not regular files (or, for
+// the osv: audit databases, a .zip or a directory).
 func (d *Distribution) checkFiles() hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	rt := d.RuntimeDir()
@@ -947,7 +1106,7 @@ func (d *Distribution) checkFiles() hcl.Diagnostics {
 			diags = append(diags, errDiag("Tool is not a regular file", fmt.Sprintf("tool %q: %s is %s; a tool is an executable file.", name, d.shown(t.Source), fileKind(fi.Mode())), rng))
 		}
 	}
-	return diags
+	return append(diags, d.checkDatabases()...)
 }
 
 // shown names a path of the distribution as the user would type it.

@@ -28,6 +28,9 @@ func TestLoadHello(t *testing.T) {
 		}},
 		Release:        Release{Bundle: true, Strip: true, Targets: []string{"linux-x64"}, Sources: []string{"npm"}},
 		VerifyAtLaunch: false,
+		Audit:          d.Audit, // policy_test.go covers the policy blocks
+		Signatures:     d.Signatures,
+		Smoke:          d.Smoke,
 	}
 	got := *d
 	got.SHA256, got.DeclRange, got.ranges, got.shownDir = "", hcl.Range{}, nil, ""
@@ -109,7 +112,7 @@ func TestParseDiagnostics(t *testing.T) {
 			summary: "Unsupported argument", detail: []string{`"verison"`, `Did you mean "version"?`}},
 		{name: "unknown attribute without a close name",
 			old: `command = "demo"`, new: "command = \"demo\"\n  maintainer = \"me\"", marker: `maintainer`,
-			summary: "Unsupported argument", detail: []string{`takes: name, version, command, resources, tools, verify_at_launch, runtime { }, release { }`}},
+			summary: "Unsupported argument", detail: []string{`takes: name, version, command, resources, tools, verify_at_launch, runtime { }, release { }, audit { }, signatures { }, smoke { }`}},
 		{name: "unknown attribute in runtime",
 			old: `entry = "node_modules`, new: `entyr = "node_modules`, marker: `entyr`,
 			summary: "Unsupported argument", detail: []string{`Did you mean "entry"?`}},
@@ -382,16 +385,31 @@ func TestDocCoversSchema(t *testing.T) {
 		}
 	}
 	for _, b := range blocks {
-		if !strings.Contains(doc, b.Name+" { } block") {
+		if !strings.Contains(doc, b.Header()+" { } block") {
 			t.Errorf("Doc does not document block %s", b.Name)
 		}
 	}
-	// hello sets every attribute, so each documented one is decoded.
-	d := mustLoad(t, helloDir)
+	// hello with policyBlocks sets every attribute, so each documented one
+	// is decoded; in a labelled block the key holds the label.
+	d := mustLoad(t, helloWithPolicy(t))
+	labels := map[string]string{"audit.allow": "GHSA-aaaa-bbbb-cccc", "smoke": "version"}
 	for _, f := range fields {
-		if _, ok := d.ranges[f.Name]; !ok {
-			t.Errorf("hello's %s was not recorded: the decoder misses a documented attribute", f.Name)
+		key := f.Name
+		for blk, label := range labels {
+			if rest, ok := strings.CutPrefix(f.Name, blk+"."); ok && !strings.Contains(rest, ".") {
+				key = blk + "." + label + "." + rest
+			}
 		}
+		if _, ok := d.ranges[key]; !ok {
+			t.Errorf("%s (%s) was not recorded: the decoder misses a documented attribute", f.Name, key)
+		}
+	}
+	// The example in Doc is a valid distribution.
+	example := doc[strings.Index(doc, "distribution \"<id>\""):]
+	example = example[:strings.Index(example, "\n}\n")+3]
+	example = strings.Replace(example, `"<id>"`, `"hello"`, 1)
+	if _, diags := Parse([]byte(example), FileName, t.TempDir()); diags.HasErrors() {
+		t.Errorf("Doc's example:\n%s\n%s", example, fmtDiags(diags))
 	}
 }
 

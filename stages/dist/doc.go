@@ -8,9 +8,17 @@
 //   - Load and Parse decode distribution.hcl with positioned diagnostics,
 //     sorted by file, offset and summary; unknown names get a did-you-mean.
 //     The file is static: no variables or functions.
+//   - The optional audit, signatures and smoke blocks say what a release
+//     checks beyond the static rules: where vulnerability advisories come
+//     from ("npm" or an offline OSV database) and which findings fail it,
+//     whether unverifiable registry signatures fail it, and which payload
+//     tests it runs. Distribution.Audit, .Signatures and .Smoke hold them,
+//     defaults filled in.
 //   - ComputeLock hashes distribution.hcl, the runtime's package.json and
-//     package-lock.json, every resource file and every local tool (which must
-//     match its pinned sha256) into a Lock; Marshal writes it as canonical
+//     package-lock.json, every resource file, every local tool (which must
+//     match its pinned sha256) and every file of the osv: audit databases
+//     into a Lock, with the audit, signatures and smoke settings where
+//     they are written; Marshal writes it as canonical
 //     JSON, so the same inputs give the same bytes; WriteLock replaces
 //     piship.lock atomically; CheckLock says whether it is current and, if
 //     not, what changed.

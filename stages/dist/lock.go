@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/payload"
@@ -41,6 +42,46 @@ type Lock struct {
 	Tools          map[string]LockTool `json:"tools"`
 	Release        LockRelease         `json:"release"`
 	VerifyAtLaunch bool                `json:"verifyAtLaunch"`
+	// Audit, Signatures and Smoke record the blocks of the same names.
+	// Each is absent when distribution.hcl has no such block (then the
+	// defaults apply), so a distribution without them locks to the same
+	// bytes as before they existed.
+	Audit      *LockAudit      `json:"audit,omitempty"`
+	Signatures *LockSignatures `json:"signatures,omitempty"`
+	Smoke      []LockSmoke     `json:"smoke,omitempty"`
+}
+
+// LockAudit is the audit policy, lists sorted, and the digests of the
+// offline advisory databases it reads.
+type LockAudit struct {
+	Sources          []string    `json:"sources"`
+	FailOn           string      `json:"failOn"`
+	AllowUnavailable bool        `json:"allowUnavailable"`
+	Allow            []LockAllow `json:"allow"`
+	// Databases maps every file of the osv: sources (slash-separated,
+	// relative to the distribution directory) to its sha256.
+	Databases map[string]string `json:"databases"`
+}
+
+// LockAllow is an accepted advisory.
+type LockAllow struct {
+	ID     string `json:"id"`
+	Reason string `json:"reason"`
+	// Expires is YYYY-MM-DD.
+	Expires string `json:"expires"`
+}
+
+// LockSignatures is the signatures policy.
+type LockSignatures struct {
+	AllowUnavailable bool `json:"allowUnavailable"`
+}
+
+// LockSmoke is a smoke test, in the order written.
+type LockSmoke struct {
+	Name      string   `json:"name"`
+	Args      []string `json:"args"`
+	Expect    string   `json:"expect"`
+	TimeoutMs int64    `json:"timeoutMs"`
 }
 
 // LockDistribution identifies the distribution.
@@ -118,7 +159,7 @@ func ComputeLock(d *Distribution) (*Lock, error) {
 	// Resources: list every file first, then hash them in parallel.
 	var files []string
 	for i, r := range d.Resources {
-		found, err := listResource(d, r, fmt.Sprintf("resources[%d]", i))
+		found, err := listTree(d, r, fmt.Sprintf("resources[%d]", i), "resource")
 		if err != nil {
 			return nil, err
 		}
@@ -146,20 +187,69 @@ func ComputeLock(d *Distribution) (*Lock, error) {
 		}
 		l.Tools[name] = LockTool{Source: t.Source, SHA256: t.SHA256}
 	}
+	if err := lockPolicy(d, l); err != nil {
+		return nil, err
+	}
 	return l, nil
 }
 
-// listResource returns the slash paths of every regular file at or under
-// the resource r; a symlink or a special file is refused.
-func listResource(d *Distribution, r, key string) ([]string, error) {
+// lockPolicy records the audit, signatures and smoke blocks that are
+// written, hashing every file of the osv: audit databases.
+func lockPolicy(d *Distribution, l *Lock) error {
+	if d.Declared("audit") {
+		a := &LockAudit{
+			Sources:          sortedCopy(d.Audit.Sources),
+			FailOn:           d.Audit.FailOn,
+			AllowUnavailable: d.Audit.AllowUnavailable,
+			Allow:            []LockAllow{},
+			Databases:        map[string]string{},
+		}
+		for _, al := range d.Audit.Allow {
+			a.Allow = append(a.Allow, LockAllow{ID: al.ID, Reason: al.Reason, Expires: al.Expires.Format(time.DateOnly)})
+		}
+		slices.SortFunc(a.Allow, func(x, y LockAllow) int { return strings.Compare(x.ID, y.ID) })
+		var files []string
+		for i, src := range d.Audit.Sources {
+			p, ok := strings.CutPrefix(src, SourceOSVPrefix)
+			if !ok {
+				continue
+			}
+			found, err := listTree(d, p, fmt.Sprintf("audit.sources[%d]", i), "OSV database")
+			if err != nil {
+				return err
+			}
+			files = append(files, found...)
+		}
+		sums, err := hashFiles(d.Dir, files)
+		if err != nil {
+			return err
+		}
+		for i, f := range files {
+			a.Databases[f] = sums[i]
+		}
+		l.Audit = a
+	}
+	if d.Declared("signatures") {
+		l.Signatures = &LockSignatures{AllowUnavailable: d.Signatures.AllowUnavailable}
+	}
+	for _, s := range d.Smoke {
+		l.Smoke = append(l.Smoke, LockSmoke{Name: s.Name, Args: append([]string{}, s.Args...), Expect: s.Expect, TimeoutMs: s.Timeout.Milliseconds()})
+	}
+	return nil
+}
+
+// listTree returns the slash paths of every regular file at or under r,
+// a path of the distribution (what: "resource", "OSV database"); a symlink
+// or a special file is refused.
+func listTree(d *Distribution, r, key, what string) ([]string, error) {
 	root := filepath.Join(d.Dir, filepath.FromSlash(r))
 	var out []string
 	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			if p == root && errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("CONFIG_INVALID: resource %s (%s) does not exist", d.shown(r), d.Pos(key))
+				return fmt.Errorf("CONFIG_INVALID: %s %s (%s) does not exist", what, d.shown(r), d.Pos(key))
 			}
-			return fmt.Errorf("CONFIG_INVALID: resource %s (%s): %v", d.shown(r), d.Pos(key), err)
+			return fmt.Errorf("CONFIG_INVALID: %s %s (%s): %v", what, d.shown(r), d.Pos(key), err)
 		}
 		rel, _ := filepath.Rel(d.Dir, p)
 		rel = filepath.ToSlash(rel)
@@ -167,9 +257,9 @@ func listResource(d *Distribution, r, key string) ([]string, error) {
 		case t.IsDir():
 			return nil
 		case t&fs.ModeSymlink != 0:
-			return fmt.Errorf("CONFIG_INVALID: resource %s (%s): %s is a symbolic link; a payload holds only regular files: replace it with what it points to", r, d.Pos(key), d.shown(rel))
+			return fmt.Errorf("CONFIG_INVALID: %s %s (%s): %s is a symbolic link; only regular files are locked: replace it with what it points to", what, r, d.Pos(key), d.shown(rel))
 		case !t.IsRegular():
-			return fmt.Errorf("CONFIG_INVALID: resource %s (%s): %s is not a regular file", r, d.Pos(key), d.shown(rel))
+			return fmt.Errorf("CONFIG_INVALID: %s %s (%s): %s is not a regular file", what, r, d.Pos(key), d.shown(rel))
 		}
 		out = append(out, rel)
 		return nil
@@ -214,6 +304,27 @@ func (l *Lock) Marshal() []byte {
 	for _, s := range []*[]string{&c.Runtime.AllowInstallScripts, &c.Release.Targets, &c.Release.Sources} {
 		if *s == nil {
 			*s = []string{}
+		}
+	}
+	if c.Audit != nil {
+		a := *c.Audit
+		if a.Sources == nil {
+			a.Sources = []string{}
+		}
+		if a.Allow == nil {
+			a.Allow = []LockAllow{}
+		}
+		if a.Databases == nil {
+			a.Databases = map[string]string{}
+		}
+		c.Audit = &a
+	}
+	if c.Smoke != nil {
+		c.Smoke = slices.Clone(c.Smoke)
+		for i := range c.Smoke {
+			if c.Smoke[i].Args == nil {
+				c.Smoke[i].Args = []string{}
+			}
 		}
 	}
 	b, err := json.Marshal(&c)
@@ -379,7 +490,8 @@ func diffLocks(old, cur *Lock) []string {
 		out = append(out, FileName)
 	} else if !jsonEqual(old.Distribution, cur.Distribution) || !jsonEqual(old.Release, cur.Release) ||
 		old.VerifyAtLaunch != cur.VerifyAtLaunch || old.Runtime.Dir != cur.Runtime.Dir || old.Runtime.Entry != cur.Runtime.Entry ||
-		!jsonEqual(nonNil(old.Runtime.AllowInstallScripts), nonNil(cur.Runtime.AllowInstallScripts)) {
+		!jsonEqual(nonNil(old.Runtime.AllowInstallScripts), nonNil(cur.Runtime.AllowInstallScripts)) ||
+		!jsonEqual(policyOf(old), policyOf(cur)) {
 		// Same distribution.hcl, other values: the lock was edited.
 		out = append(out, "the lock's copy of "+FileName+" settings")
 	}
@@ -413,6 +525,19 @@ func diffLocks(old, cur *Lock) []string {
 			out = append(out, "tool "+name+" (changed)")
 		}
 	}
+	oldDB, curDB := databasesOf(old), databasesOf(cur)
+	for _, f := range sortedKeys(union(oldDB, curDB)) {
+		o, inOld := oldDB[f]
+		c, inCur := curDB[f]
+		switch {
+		case !inOld:
+			out = append(out, "OSV database file "+f+" (added)")
+		case !inCur:
+			out = append(out, "OSV database file "+f+" (removed)")
+		case o != c:
+			out = append(out, "OSV database file "+f+" (changed)")
+		}
+	}
 	if old.Schema != cur.Schema {
 		out = append(out, "schema")
 	}
@@ -441,4 +566,25 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// policyOf is the lock's copy of the audit, signatures and smoke settings,
+// without the database digests (diffLocks names those file by file).
+func policyOf(l *Lock) any {
+	var a *LockAudit
+	if l.Audit != nil {
+		c := *l.Audit
+		c.Databases = nil
+		a = &c
+	}
+	// Through Marshal's normalization: nil and empty lists are the same.
+	n := (&Lock{Audit: a, Signatures: l.Signatures, Smoke: l.Smoke}).Marshal()
+	return string(n)
+}
+
+func databasesOf(l *Lock) map[string]string {
+	if l.Audit == nil {
+		return nil
+	}
+	return l.Audit.Databases
 }

@@ -23,9 +23,24 @@ type Field struct {
 
 // Block documents a block of distribution.hcl.
 type Block struct {
-	Name     string
+	// Name is the block's path: "runtime", "audit.allow".
+	Name string
+	// Label names the block's label ("id" for allow "<id>"), "" for an
+	// unlabelled block.
+	Label string
+	// Repeated blocks may be written more than once (with distinct labels).
+	Repeated bool
 	Required bool
 	Doc      string
+}
+
+// Header is the block as written: `allow "<id>"`, `runtime`.
+func (b Block) Header() string {
+	h := lastName(b.Name)
+	if b.Label != "" {
+		h += ` "<` + b.Label + `>"`
+	}
+	return h
 }
 
 var schema = []Field{
@@ -57,11 +72,36 @@ var schema = []Field{
 		Doc: "<platform>-<arch> in Node's naming (linux-x64, linux-arm64, darwin-arm64, win32-x64); a release is built on its target"},
 	{Name: "release.sources", Type: "list(string)", Default: `["npm"]`, Example: `["npm"]`,
 		Doc: `where locked packages may come from: "npm" (the registry npm is configured for) or https:// URL prefixes; file: packages inside the distribution directory are always allowed`},
+
+	{Name: "audit.sources", Type: "list(string)", Default: `["npm"]`, Example: `["npm", "osv:osv"]`,
+		Doc: `where advisories come from: "npm" (the registry's bulk advisory endpoint) or "osv:<path>", an offline OSV database (a .zip or a directory of OSV JSON) in the distribution directory, whose files are locked`},
+	{Name: "audit.fail_on", Type: "string", Default: `"high"`, Example: `"high"`,
+		Doc: "low | moderate | high | critical: a finding at or above this severity fails the release unless an allow block accepts it"},
+	{Name: "audit.allow_unavailable", Type: "bool", Default: "false", Example: "false",
+		Doc: "true: a source that cannot be consulted (unreachable, timed out, malformed) leaves the verdict \"unavailable\" without failing the release"},
+	{Name: "audit.allow.reason", Type: "string", Required: true, Example: `"not reachable from our entry"`,
+		Doc: "why the advisory is accepted"},
+	{Name: "audit.allow.expires", Type: "string", Required: true, Example: `"2027-06-30"`,
+		Doc: "YYYY-MM-DD: the last day (UTC) the acceptance holds; afterwards a matching finding fails the release, naming the entry"},
+
+	{Name: "signatures.allow_unavailable", Type: "bool", Default: "false", Example: "false",
+		Doc: "true: registry signatures that cannot be checked (no keys endpoint, packuments without signatures) leave the verdict \"unavailable\" without failing the release; an invalid signature always fails"},
+
+	{Name: "smoke.args", Type: "list(string)", Default: "[]", Example: `["--version"]`,
+		Doc: "the arguments the command is run with"},
+	{Name: "smoke.expect", Type: "string", Required: true, Example: `"^1\\.0\\.0$"`,
+		Doc: "an RE2 regular expression matched against the trimmed combined stdout and stderr of the run, which must exit 0"},
+	{Name: "smoke.timeout", Type: "string", Default: `"300s"`, Example: `"60s"`,
+		Doc: "how long the run may take, a Go duration (30s, 5m), at most 1h"},
 }
 
 var blocks = []Block{
 	{Name: "runtime", Required: true, Doc: "the npm project whose locked dependency tree is the program"},
 	{Name: "release", Required: true, Doc: "how releases are made and what they may contain"},
+	{Name: "audit", Doc: "the vulnerability audit of a release: where advisories come from and which findings fail it"},
+	{Name: "audit.allow", Label: "id", Repeated: true, Doc: "an accepted advisory (GHSA, CVE, OSV or npm id), with why and until when"},
+	{Name: "signatures", Doc: "the check of the npm registry's signatures over every registry package"},
+	{Name: "smoke", Label: "name", Repeated: true, Doc: "a test of the payload run by every release: the command with args, its output matched against expect"},
 }
 
 // Schema returns the documented attributes of distribution.hcl.
@@ -94,6 +134,23 @@ distribution "<id>" {   # id: [a-z0-9][a-z0-9._-]*; names apps/<id>/ and receipt
   release {
     targets = ["linux-x64"]
   }
+
+  # Optional: what a release checks beyond the static rules.
+  audit {
+    sources = ["npm", "osv:osv"]
+    fail_on = "high"
+    allow "GHSA-xxxx-xxxx-xxxx" {
+      reason  = "not reachable from our entry"
+      expires = "2027-06-30"
+    }
+  }
+  signatures {
+    allow_unavailable = false
+  }
+  smoke "version" {
+    args   = ["--version"]
+    expect = "^1\\.0\\.0$"
+  }
 }
 `)
 	section := func(title, prefix string) {
@@ -124,8 +181,22 @@ distribution "<id>" {   # id: [a-z0-9][a-z0-9._-]*; names apps/<id>/ and receipt
 		if blk.Required {
 			req = "required"
 		}
-		section(fmt.Sprintf("%s { } block (%s): %s", blk.Name, req, blk.Doc), blk.Name+".")
+		if blk.Repeated {
+			req += ", repeatable"
+		}
+		where := ""
+		if i := strings.LastIndexByte(blk.Name, '.'); i > 0 {
+			where = " in " + blk.Name[:i]
+		}
+		section(fmt.Sprintf("%s { } block%s (%s): %s", blk.Header(), where, req, blk.Doc), blk.Name+".")
 	}
-	b.WriteString("\npiship.lock, beside distribution.hcl, records the digests of distribution.hcl, the runtime's package.json and\npackage-lock.json, every resource file and every tool; a release refuses a lock that is not current.\n")
+	b.WriteString(`
+With no audit block a release audits with sources ["npm"], fail_on "high" and allow_unavailable false;
+with no signatures block, allow_unavailable is false.
+
+piship.lock, beside distribution.hcl, records the digests of distribution.hcl, the runtime's package.json and
+package-lock.json, every resource file, every tool and every file of the osv: audit databases, and the
+audit, signatures and smoke settings that are written; a release refuses a lock that is not current.
+`)
 	return b.String()
 }

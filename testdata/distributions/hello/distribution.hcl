@@ -26,5 +26,26 @@ distribution "hello" {
     sources = ["npm"]
   }
 
+  # Offline qualification: an OSV snapshot committed beside the
+  # distribution, and no registry packages whose signatures could be checked.
+  audit {
+    sources = ["osv:osv"]
+    fail_on = "high"
+  }
+
+  signatures {
+    allow_unavailable = false
+  }
+
+  smoke "version" {
+    args   = ["--version"]
+    expect = "^1\\.0\\.0$"
+  }
+
+  smoke "help" {
+    args   = ["--help"]
+    expect = "Usage: hello"
+  }
+
   verify_at_launch = false
 }

@@ -26,4 +26,27 @@ distribution "pi" {
     targets = ["linux-x64"]
     sources = ["npm"]
   }
+
+  # The registry this project's machines reach is a mirror without the bulk
+  # advisory endpoint (405) and without signing keys (404): both verdicts
+  # are "unavailable", recorded as such in release.json.
+  audit {
+    sources           = ["npm"]
+    fail_on           = "high"
+    allow_unavailable = true
+  }
+
+  signatures {
+    allow_unavailable = true
+  }
+
+  smoke "version" {
+    args   = ["--version"]
+    expect = "^0\\.73\\.1$"
+  }
+
+  smoke "help" {
+    args   = ["--help"]
+    expect = "Usage"
+  }
 }
