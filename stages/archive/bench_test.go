@@ -1,0 +1,288 @@
+package archive
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+var jsWords = strings.Fields(`const let var function return if else for while of in new this await async
+import export from default class extends super null undefined true false typeof instanceof
+require module exports Object Array String Promise Map Set Symbol Error JSON Math process
+options config value result index length push map filter reduce forEach then catch finally
+provider model message content stream tool session agent render theme terminal buffer`)
+
+// jsText is JavaScript-like text: compresses about as well as bundled code.
+func jsText(r *rand.Rand, n int) []byte {
+	var b bytes.Buffer
+	punct := []string{"(", ")", "{", "}", ";", ".", ",", " = ", " => ", "\n", "\n  ", "[", "]", ": "}
+	for b.Len() < n {
+		switch r.IntN(4) {
+		case 0:
+			b.WriteString(punct[r.IntN(len(punct))])
+		case 1:
+			fmt.Fprintf(&b, "%s%d", jsWords[r.IntN(len(jsWords))], r.IntN(1000))
+		default:
+			b.WriteString(jsWords[r.IntN(len(jsWords))])
+			b.WriteByte(' ')
+		}
+	}
+	return b.Bytes()[:n]
+}
+
+// binaryish is like a native addon or WASM: half random, half structured.
+func binaryish(r *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := 0; i < n; {
+		run := min(n-i, 64+r.IntN(256))
+		if r.IntN(2) == 0 {
+			for j := range run {
+				b[i+j] = byte(r.Uint32())
+			}
+		} else {
+			op := byte(r.IntN(16))
+			for j := range run {
+				b[i+j] = op + byte(j%8)
+			}
+		}
+		i += run
+	}
+	return b
+}
+
+// payloadTree writes a bundled-payload-like tree: 100 files, 20 MB, 70%
+// JavaScript-like text (a few large bundle chunks, many small modules) and
+// 30% binary-ish content.
+func payloadTree(b testing.TB) string {
+	dir := b.TempDir()
+	r := rand.New(rand.NewPCG(7, 7))
+	write := func(p string, data []byte, mode os.FileMode) {
+		abs := filepath.Join(dir, filepath.FromSlash(p))
+		os.MkdirAll(filepath.Dir(abs), 0o755)
+		if err := os.WriteFile(abs, data, mode); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// Text: 4 chunks of 2.5 MB, 76 modules of ~53 KB = 14 MB.
+	for i := range 4 {
+		write(fmt.Sprintf("dist/chunk-%d.js", i), jsText(r, 2500<<10), 0o644)
+	}
+	for i := range 76 {
+		write(fmt.Sprintf("dist/modes/m%02d/index.js", i), jsText(r, 53<<10), 0o644)
+	}
+	// Binary: 20 files, 6 MB.
+	for i := range 18 {
+		write(fmt.Sprintf("node_modules/native-%d/build/addon.node", i), binaryish(r, 300<<10), 0o755)
+	}
+	write("resources/photon_rs_bg.wasm", binaryish(r, 600<<10), 0o644)
+	write("bin/pi", []byte("#!/usr/bin/env node\nimport('../dist/chunk-0.js')\n"), 0o755)
+	return dir
+}
+
+// baseline pipes a plain archive/tar stream of root (WalkDir order, no
+// normalization) through klauspost gzip, with no hashing.
+func baseline(root string, w io.Writer, level int) error {
+	gz, err := gzip.NewWriterLevel(w, level)
+	if err != nil {
+		return err
+	}
+	tw := tar.NewWriter(gz)
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == root {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		h, err := tar.FileInfoHeader(info, "")
+		if err != nil {
+			return err
+		}
+		h.Name = filepath.ToSlash(rel)
+		if d.IsDir() {
+			h.Name += "/"
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(tw, f)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	return gz.Close()
+}
+
+func treeBytes(root string) int64 {
+	var n int64
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if info, err := d.Info(); err == nil && d.Type().IsRegular() {
+			n += info.Size()
+		}
+		return nil
+	})
+	return n
+}
+
+// BenchmarkWrite compares Write with the baseline (same tree, same level,
+// io.Discard). The ratio sub-benchmark times both in each iteration and
+// reports Write's time over the baseline's.
+func BenchmarkWrite(b *testing.B) {
+	root := payloadTree(b)
+	size := treeBytes(root)
+	ctx := context.Background()
+	b.Run("piship", func(b *testing.B) {
+		b.SetBytes(size)
+		var res Result
+		for b.Loop() {
+			var err error
+			if res, err = Write(ctx, io.Discard, root, Options{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(res.Size), "archive-bytes")
+	})
+	b.Run("baseline", func(b *testing.B) {
+		b.SetBytes(size)
+		for b.Loop() {
+			if err := baseline(root, io.Discard, DefaultLevel); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("ratio", func(b *testing.B) {
+		var tp, tb time.Duration
+		for b.Loop() {
+			t0 := time.Now()
+			if _, err := Write(ctx, io.Discard, root, Options{}); err != nil {
+				b.Fatal(err)
+			}
+			t1 := time.Now()
+			if err := baseline(root, io.Discard, DefaultLevel); err != nil {
+				b.Fatal(err)
+			}
+			tp += t1.Sub(t0)
+			tb += time.Since(t1)
+		}
+		b.ReportMetric(float64(tp)/float64(tb), "piship/baseline")
+	})
+}
+
+// benchTree is the tree of BenchmarkWriteLevel and BenchmarkExtractTree:
+// $PISHIP_ARCHIVE_BENCH_TREE (for example a real installed runtime without
+// its node_modules/.bin symlinks), else the synthetic payload.
+func benchTree(b *testing.B) string {
+	if dir := os.Getenv("PISHIP_ARCHIVE_BENCH_TREE"); dir != "" {
+		return dir
+	}
+	return payloadTree(b)
+}
+
+// BenchmarkWriteLevel measures the gzip levels DefaultLevel was chosen from.
+func BenchmarkWriteLevel(b *testing.B) {
+	root := benchTree(b)
+	size := treeBytes(root)
+	for _, level := range []int{1, 3, 5, 6, 7, 9} {
+		b.Run(fmt.Sprint("level=", level), func(b *testing.B) {
+			b.SetBytes(size)
+			var res Result
+			for b.Loop() {
+				var err error
+				if res, err = Write(context.Background(), io.Discard, root, Options{Level: level}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(res.Size), "archive-bytes")
+		})
+	}
+}
+
+// BenchmarkExtract extracts 2,000 small files (and, for comparison, the
+// 100-file payload of BenchmarkWrite) with 8 writers and with 1.
+func BenchmarkExtract(b *testing.B) {
+	small := b.TempDir()
+	order, files := manySmall(2000)
+	mkTree(b, small, order, files)
+	smallArch, _ := writeArchive(b, small, Options{})
+	payloadArch, _ := writeArchive(b, payloadTree(b), Options{})
+	for _, tc := range []struct {
+		name string
+		arch []byte
+	}{{"small2000", smallArch}, {"payload100", payloadArch}} {
+		for _, writers := range []int{8, 1} {
+			b.Run(fmt.Sprintf("%s/writers=%d", tc.name, writers), func(b *testing.B) {
+				base := b.TempDir()
+				b.SetBytes(int64(len(tc.arch)))
+				i := 0
+				for b.Loop() {
+					dest := filepath.Join(base, fmt.Sprint(i))
+					i++
+					if _, err := Extract(context.Background(), bytes.NewReader(tc.arch), dest, Limits{Writers: writers}); err != nil {
+						b.Fatal(err)
+					}
+					b.StopTimer()
+					os.RemoveAll(dest)
+					b.StartTimer()
+				}
+			})
+		}
+	}
+}
+
+// manySmall is n small files (1-8 KB, like node_modules) in 40 directories.
+func manySmall(n int) ([]string, map[string]file) {
+	r := rand.New(rand.NewPCG(1, 2))
+	files := map[string]file{}
+	for i := range n {
+		files[fmt.Sprintf("node_modules/p%02d/lib/f%04d.js", i%40, i)] = file{data: string(jsText(r, 1024+r.IntN(7<<10)))}
+	}
+	return keys(files), files
+}
+
+// BenchmarkExtractTree extracts the archive of benchTree (set
+// PISHIP_ARCHIVE_BENCH_TREE to measure a real runtime) with 8 writers and 1.
+func BenchmarkExtractTree(b *testing.B) {
+	arch, _ := writeArchive(b, benchTree(b), Options{})
+	for _, writers := range []int{8, 1} {
+		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
+			base := b.TempDir()
+			b.SetBytes(int64(len(arch)))
+			i := 0
+			for b.Loop() {
+				dest := filepath.Join(base, fmt.Sprint(i))
+				i++
+				if _, err := Extract(context.Background(), bytes.NewReader(arch), dest, Limits{Writers: writers}); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				os.RemoveAll(dest)
+				b.StartTimer()
+			}
+		})
+	}
+}

@@ -1,0 +1,77 @@
+package archive
+
+import (
+	"errors"
+	"fmt"
+)
+
+// CodeIntegrity is the user-facing error code of a corrupt or hostile archive.
+const CodeIntegrity = "INTEGRITY_FAILED"
+
+// Rule names the archive rule an entry or stream broke.
+type Rule string
+
+// The rules Extract enforces (and Write, for paths).
+const (
+	RuleGzip         Rule = "gzip"            // not a gzip stream, or a corrupt one (bad deflate data, CRC or length)
+	RuleTruncated    Rule = "truncated"       // the stream ends inside an entry or before the end marker
+	RuleChecksum     Rule = "header-checksum" // a header block whose checksum does not match
+	RuleHeader       Rule = "header"          // a malformed header: magic, numeric field, directory with content
+	RuleEntryType    Rule = "entry-type"      // anything but a regular file or a directory (symlink, hardlink, device, fifo, sparse, GNU/global extensions)
+	RulePAX          Rule = "pax"             // a malformed PAX extended header
+	RulePAXSize      Rule = "pax-size"        // a PAX extended header over Limits.MaxPAX
+	RulePathLength   Rule = "path-length"     // a path over MaxPathBytes bytes or MaxDepth segments
+	RuleEmptyPath    Rule = "empty-path"      // an empty path or an empty segment ("a//b")
+	RuleAbsolute     Rule = "absolute-path"   // a path starting with "/"
+	RuleDotSegment   Rule = "dot-segment"     // a "." or ".." segment
+	RuleBackslash    Rule = "backslash"       // a "\" anywhere in the path
+	RuleDrive        Rule = "drive-prefix"    // a path starting with a drive letter and ":" ("C:x")
+	RuleControl      Rule = "control-char"    // a byte below 0x20 or 0x7f, or a C1 control character
+	RuleEncoding     Rule = "encoding"        // a path that is not valid UTF-8
+	RuleReservedName Rule = "reserved-name"   // CON, PRN, AUX, NUL, COM1-9, LPT1-9, with or without extension, any case
+	RuleReservedChar Rule = "reserved-char"   // one of < > : " | ? *
+	RuleDuplicate    Rule = "duplicate"       // a path seen before (as a file or a directory)
+	RuleTrailingData Rule = "trailing-data"   // anything but zero padding after the end marker, or after the gzip member
+	RuleMaxBytes     Rule = "max-bytes"       // total file content over Limits.MaxBytes
+	RuleMaxEntries   Rule = "max-entries"     // more entries than Limits.MaxEntries
+)
+
+// Error is a refused archive. Code is CodeIntegrity; Rule says which rule;
+// Entry is the entry's path as the archive spells it ("" for stream-level
+// faults) and Index its position (1-based count of headers read, 0 when
+// not about one entry).
+type Error struct {
+	Code   string
+	Rule   Rule
+	Entry  string
+	Index  int
+	Detail string
+}
+
+func (e *Error) Error() string {
+	if e.Entry == "" && e.Index == 0 {
+		return fmt.Sprintf("%s: archive refused (%s): %s", e.Code, e.Rule, e.Detail)
+	}
+	if e.Entry == "" {
+		return fmt.Sprintf("%s: archive refused at entry %d (%s): %s", e.Code, e.Index, e.Rule, e.Detail)
+	}
+	return fmt.Sprintf("%s: archive entry %d %q refused (%s): %s", e.Code, e.Index, e.Entry, e.Rule, e.Detail)
+}
+
+// IsIntegrity reports whether err is (or wraps) a refused archive, and returns it.
+func IsIntegrity(err error) (*Error, bool) {
+	var e *Error
+	if errors.As(err, &e) && e.Code == CodeIntegrity {
+		return e, true
+	}
+	return nil, false
+}
+
+// ErrDestNotEmpty is returned (wrapped) by Extract when the destination
+// exists and is not an empty directory. It is not an integrity failure:
+// the archive was not read.
+var ErrDestNotEmpty = errors.New("archive: destination exists and is not an empty directory")
+
+func integrity(rule Rule, index int, entry, format string, args ...any) *Error {
+	return &Error{Code: CodeIntegrity, Rule: rule, Entry: entry, Index: index, Detail: fmt.Sprintf(format, args...)}
+}

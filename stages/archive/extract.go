@@ -1,0 +1,764 @@
+package archive
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// Default limits of Extract.
+const (
+	DefaultMaxBytes   int64 = 2 << 30 // total file content
+	DefaultMaxEntries       = 200_000 // files and directories
+	DefaultMaxPAX           = 64 << 10
+	DefaultWriters          = 8
+
+	// SmallFile is the largest file that is buffered and handed to a
+	// parallel writer; larger files are streamed by the reader in order.
+	SmallFile = 1 << 20
+)
+
+// Limits bound what Extract accepts. Zero fields take the defaults.
+type Limits struct {
+	MaxBytes   int64 // total bytes of file content (default 2 GiB)
+	MaxEntries int   // files plus directories created, implied parents included (default 200,000)
+	MaxPAX     int   // bytes of one PAX extended header (default 64 KiB)
+	// Writers is the number of parallel writers of files up to SmallFile
+	// (default 8). Memory held for them is at most Writers x SmallFile.
+	Writers int
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = DefaultMaxBytes
+	}
+	if l.MaxEntries <= 0 {
+		l.MaxEntries = DefaultMaxEntries
+	}
+	if l.MaxPAX <= 0 {
+		l.MaxPAX = DefaultMaxPAX
+	}
+	if l.Writers <= 0 {
+		l.Writers = DefaultWriters
+	}
+	return l
+}
+
+// Extracted describes a successful extraction.
+type Extracted struct {
+	SHA256 string            // lowercase hex SHA-256 of the compressed archive, every byte read from r
+	Size   int64             // compressed bytes read from r
+	Files  map[string]string // archive path -> lowercase hex SHA-256, every regular file
+	Bytes  int64             // total bytes of file content
+	Dirs   int               // directories created (explicit and implied)
+}
+
+// Extract reads a tar.gz once from r and writes it into dest, which must
+// not exist or be an empty directory. It computes the SHA-256 of the
+// compressed bytes and of every file written while reading. Files up to
+// SmallFile are buffered and written by lim.Writers parallel writers; larger
+// ones are streamed in order; the reader waits for a free writer and stops
+// at the first writer error. It returns only once every writer has stopped.
+//
+// Every entry is checked before anything is written for it (see Rule for
+// the rules), and every write goes through an os.Root on dest. A corrupt or
+// hostile archive fails with an *Error (Code INTEGRITY_FAILED). On any
+// error dest holds whatever was written so far, inside dest only; the
+// caller removes it. r is read to its end: anything after the single gzip
+// member is refused, so Extracted.SHA256 covers all of r.
+func Extract(ctx context.Context, r io.Reader, dest string, lim Limits) (*Extracted, error) {
+	lim = lim.withDefaults()
+	if err := prepareDest(dest); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(dest)
+	if err != nil {
+		return nil, fmt.Errorf("archive: %w", err)
+	}
+	defer root.Close()
+
+	src := &hashReader{r: r, h: sha256.New()}
+	br := bufio.NewReaderSize(src, 64<<10)
+	x := &extractor{
+		ctx:   ctx,
+		lim:   lim,
+		root:  root,
+		src:   src,
+		seen:  make(map[string]uint8),
+		files: make(map[string]string),
+		jobs:  make(chan job),
+		free:  make(chan []byte, lim.Writers),
+	}
+	gz, err := gzip.NewReader(br)
+	if err != nil {
+		return nil, x.readErr(err, "in the gzip header")
+	}
+	gz.Multistream(false) // a second member is data after the end
+	x.tr = bufio.NewReaderSize(gz, 64<<10)
+
+	for range lim.Writers {
+		x.free <- nil
+		x.wg.Add(1)
+		go x.writer()
+	}
+	err = x.run()
+	close(x.jobs)
+	x.wg.Wait()
+	if err == nil || x.failed.Load() && errors.Is(err, errWriterFailed) {
+		if werr := x.writerErr(); werr != nil {
+			err = werr
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Nothing may follow the gzip member: not a second member, not padding.
+	if _, err := br.ReadByte(); err == nil {
+		return nil, integrity(RuleTrailingData, 0, "", "data after the end of the gzip stream (a second gzip member or garbage)")
+	} else if err != io.EOF {
+		return nil, x.readErr(err, "after the gzip stream")
+	}
+	return &Extracted{
+		SHA256: hex.EncodeToString(src.h.Sum(nil)),
+		Size:   src.n,
+		Files:  x.files,
+		Bytes:  x.total,
+		Dirs:   x.dirs,
+	}, nil
+}
+
+// prepareDest creates dest or checks that it is an empty directory.
+func prepareDest(dest string) error {
+	fi, err := os.Stat(dest)
+	if errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(dest, 0o755); err != nil {
+			return fmt.Errorf("archive: %w", err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("archive: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%w: %s is not a directory", ErrDestNotEmpty, dest)
+	}
+	d, err := os.Open(dest)
+	if err != nil {
+		return fmt.Errorf("archive: %w", err)
+	}
+	defer d.Close()
+	if names, err := d.Readdirnames(1); len(names) > 0 {
+		return fmt.Errorf("%w: %s holds %s", ErrDestNotEmpty, dest, names[0])
+	} else if err != nil && err != io.EOF {
+		return fmt.Errorf("archive: %w", err)
+	}
+	return nil
+}
+
+// States of a path in extractor.seen.
+const (
+	seenFile uint8 = iota + 1
+	seenImpliedDir
+	seenDir
+)
+
+type job struct {
+	name string
+	data []byte
+	perm os.FileMode
+}
+
+var errWriterFailed = errors.New("archive: a writer failed")
+
+type extractor struct {
+	ctx  context.Context
+	lim  Limits
+	root *os.Root
+	src  *hashReader
+	tr   *bufio.Reader // the decompressed tar stream
+
+	blk     [512]byte
+	entries int // entries accepted so far
+	created int // files and directories created, implied parents included
+	total   int64
+	dirs    int
+	seen    map[string]uint8
+	copyBuf []byte
+
+	jobs   chan job
+	free   chan []byte // one token (a reusable buffer) per writer
+	wg     sync.WaitGroup
+	failed atomic.Bool
+	mu     sync.Mutex // guards files and werr
+	files  map[string]string
+	werr   error
+}
+
+// header is one parsed entry header, with its PAX records applied.
+type header struct {
+	name string
+	typ  byte
+	size int64
+	mode int64
+}
+
+func (x *extractor) run() error {
+	for {
+		if err := x.ctx.Err(); err != nil {
+			return err
+		}
+		if x.failed.Load() {
+			return errWriterFailed
+		}
+		h, err := x.next()
+		if err != nil {
+			return err
+		}
+		if h == nil {
+			return x.finish()
+		}
+		if err := x.entry(h); err != nil {
+			return err
+		}
+	}
+}
+
+// next reads the next entry header, applying a preceding PAX extended
+// header. It returns nil at a valid end marker (two zero blocks).
+func (x *extractor) next() (*header, error) {
+	idx := x.entries + 1
+	var pax map[string]string
+	for {
+		if err := x.readFull(x.blk[:], idx, "", "before the end marker"); err != nil {
+			return nil, err
+		}
+		if isZero(x.blk[:]) {
+			if pax != nil {
+				return nil, integrity(RulePAX, idx, "", "an extended header is followed by the end marker")
+			}
+			if err := x.readFull(x.blk[:], idx, "", "inside the end marker (one zero block of two)"); err != nil {
+				return nil, err
+			}
+			if !isZero(x.blk[:]) {
+				return nil, integrity(RuleTrailingData, idx, cstring(x.blk[:100]), "data after the end marker (a header after a zero block)")
+			}
+			return nil, nil
+		}
+		b := &x.blk
+		rawName := cstring(b[0:100])
+		if !checksumOK(b) {
+			return nil, integrity(RuleChecksum, idx, rawName, "header checksum mismatch")
+		}
+		var prefix string
+		switch {
+		case string(b[257:263]) == "ustar\x00":
+			prefix = cstring(b[345:500])
+		case string(b[257:265]) == "ustar  \x00": // GNU: no prefix field
+		default:
+			return nil, integrity(RuleHeader, idx, rawName, "not a ustar header (magic %q)", b[257:265])
+		}
+		name := rawName
+		if prefix != "" {
+			name = prefix + "/" + rawName
+		}
+		typ := b[156]
+		size, ok := parseNumeric(b[124:136])
+		if !ok {
+			return nil, integrity(RuleHeader, idx, name, "bad size field %q", b[124:136])
+		}
+		mode, ok := parseNumeric(b[100:108])
+		if !ok {
+			return nil, integrity(RuleHeader, idx, name, "bad mode field %q", b[100:108])
+		}
+		switch typ {
+		case 'x':
+			if pax != nil {
+				return nil, integrity(RulePAX, idx, name, "two extended headers in a row")
+			}
+			if size > int64(x.lim.MaxPAX) {
+				return nil, integrity(RulePAXSize, idx, name, "extended header of %d bytes exceeds the limit of %d", size, x.lim.MaxPAX)
+			}
+			data := make([]byte, size)
+			if err := x.readFull(data, idx, name, "inside an extended header"); err != nil {
+				return nil, err
+			}
+			if err := x.skipPadding(size, idx, name); err != nil {
+				return nil, err
+			}
+			var err error
+			if pax, err = parsePAX(data, idx, name); err != nil {
+				return nil, err
+			}
+			continue
+		case 'g':
+			return nil, integrity(RuleEntryType, idx, name, "global extended headers are not accepted")
+		}
+		if p, ok := pax["path"]; ok {
+			name = p
+		}
+		if s, ok := pax["size"]; ok {
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil || n < 0 {
+				return nil, integrity(RulePAX, idx, name, "bad size record %q", s)
+			}
+			size = n
+		}
+		return &header{name: name, typ: typ, size: size, mode: mode}, nil
+	}
+}
+
+// typeNames describes the entry types that are refused.
+var typeNames = map[byte]string{
+	'1': "hard link", '2': "symbolic link", '3': "character device", '4': "block device",
+	'6': "FIFO", '7': "contiguous file", 'D': "GNU dump directory", 'K': "GNU long link name",
+	'L': "GNU long name", 'M': "GNU multi-volume continuation", 'N': "GNU old long name",
+	'S': "GNU sparse file", 'V': "GNU volume header",
+}
+
+// entry checks one entry against every rule, then creates it.
+func (x *extractor) entry(h *header) error {
+	idx := x.entries + 1
+	var dir bool
+	switch h.typ {
+	case '0', 0:
+		if strings.HasSuffix(h.name, "/") {
+			return integrity(RuleHeader, idx, h.name, "regular file with a directory name")
+		}
+	case '5':
+		dir = true
+		if h.size != 0 {
+			return integrity(RuleHeader, idx, h.name, "directory with %d bytes of content", h.size)
+		}
+	default:
+		what, ok := typeNames[h.typ]
+		if !ok {
+			what = fmt.Sprintf("unknown type %q", h.typ)
+		}
+		return integrity(RuleEntryType, idx, h.name, "%s: only regular files and directories are accepted", what)
+	}
+	name := h.name
+	if dir {
+		name = strings.TrimSuffix(name, "/")
+	}
+	if rule, detail := checkPath(name); rule != "" {
+		return integrity(rule, idx, h.name, "%s", detail)
+	}
+	state := x.seen[name]
+	if dir {
+		switch state {
+		case seenFile:
+			return integrity(RuleDuplicate, idx, h.name, "a file and a directory share this path")
+		case seenDir:
+			return integrity(RuleDuplicate, idx, h.name, "duplicate directory")
+		}
+	} else if state != 0 {
+		if state == seenFile {
+			return integrity(RuleDuplicate, idx, h.name, "duplicate file")
+		}
+		return integrity(RuleDuplicate, idx, h.name, "a file and a directory share this path")
+	}
+	missing, err := x.missingParents(name, idx, h.name)
+	if err != nil {
+		return err
+	}
+	need := len(missing)
+	if !dir || state == 0 {
+		need++
+	}
+	if need > x.lim.MaxEntries-x.created {
+		return integrity(RuleMaxEntries, idx, h.name, "more than %d files and directories", x.lim.MaxEntries)
+	}
+	if !dir && h.size > x.lim.MaxBytes-x.total {
+		return integrity(RuleMaxBytes, idx, h.name, "content exceeds the limit of %d bytes", x.lim.MaxBytes)
+	}
+
+	// Every rule holds: create.
+	for _, p := range missing {
+		if err := x.root.Mkdir(p, 0o755); err != nil {
+			return fmt.Errorf("archive: %w", err)
+		}
+		x.seen[p] = seenImpliedDir
+		x.dirs++
+	}
+	x.created += need
+	x.entries++
+	if dir {
+		if state == 0 {
+			if err := x.root.Mkdir(name, 0o755); err != nil {
+				return fmt.Errorf("archive: %w", err)
+			}
+			x.dirs++
+		}
+		x.seen[name] = seenDir
+		return nil
+	}
+	x.seen[name] = seenFile
+	x.total += h.size
+	perm := os.FileMode(0o644)
+	if h.mode&0o111 != 0 {
+		perm = 0o755
+	}
+	if h.size <= SmallFile {
+		return x.small(name, h, perm, idx)
+	}
+	return x.stream(name, h, perm, idx)
+}
+
+// missingParents returns the directories above name that do not exist
+// yet, outermost first, refusing a parent that is a file.
+func (x *extractor) missingParents(name string, idx int, entry string) ([]string, error) {
+	i := strings.LastIndexByte(name, '/')
+	if i < 0 {
+		return nil, nil
+	}
+	if s := x.seen[name[:i]]; s == seenDir || s == seenImpliedDir {
+		return nil, nil // its own parents were made when it was
+	}
+	var missing []string
+	for i := 0; i < len(name); i++ {
+		if name[i] != '/' {
+			continue
+		}
+		p := name[:i]
+		switch x.seen[p] {
+		case seenFile:
+			return nil, integrity(RuleDuplicate, idx, entry, "parent %q is a file", p)
+		case 0:
+			missing = append(missing, p)
+		}
+	}
+	return missing, nil
+}
+
+// small buffers a file of up to SmallFile bytes and hands it to a writer,
+// waiting for one to be free.
+func (x *extractor) small(name string, h *header, perm os.FileMode, idx int) error {
+	var buf []byte
+	select {
+	case buf = <-x.free:
+	case <-x.ctx.Done():
+		return x.ctx.Err()
+	}
+	if int64(cap(buf)) < h.size {
+		buf = make([]byte, h.size, min(max(int64(64<<10), 2*int64(cap(buf)), h.size), SmallFile))
+	}
+	buf = buf[:h.size]
+	err := x.readFull(buf, idx, h.name, "inside a file")
+	if err == nil {
+		err = x.skipPadding(h.size, idx, h.name)
+	}
+	if err != nil {
+		x.free <- buf
+		return err
+	}
+	x.jobs <- job{name: name, data: buf, perm: perm}
+	return nil
+}
+
+func (x *extractor) writer() {
+	defer x.wg.Done()
+	for j := range x.jobs {
+		if !x.failed.Load() {
+			sum := sha256.Sum256(j.data)
+			if err := writeFile(x.root, j.name, j.data, j.perm); err != nil {
+				x.fail(err)
+			} else {
+				x.mu.Lock()
+				x.files[j.name] = hex.EncodeToString(sum[:])
+				x.mu.Unlock()
+			}
+		}
+		x.free <- j.data
+	}
+}
+
+// writeFile writes one buffered file; a variable so tests can make a
+// writer fail.
+var writeFile = writeSmallFile
+
+func writeSmallFile(root *os.Root, name string, data []byte, perm os.FileMode) error {
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return fmt.Errorf("archive: %w", err)
+	}
+	if len(data) > 0 {
+		if _, err := f.Write(data); err != nil {
+			f.Close()
+			return fmt.Errorf("archive: %w", err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("archive: %w", err)
+	}
+	return nil
+}
+
+func (x *extractor) fail(err error) {
+	x.mu.Lock()
+	if x.werr == nil {
+		x.werr = err
+	}
+	x.mu.Unlock()
+	x.failed.Store(true)
+}
+
+func (x *extractor) writerErr() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.werr
+}
+
+// stream copies a large file from the archive to dest in order, hashing it.
+func (x *extractor) stream(name string, h *header, perm os.FileMode, idx int) error {
+	f, err := x.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return fmt.Errorf("archive: %w", err)
+	}
+	defer f.Close()
+	if x.copyBuf == nil {
+		x.copyBuf = make([]byte, 256<<10)
+	}
+	sum := sha256.New()
+	for left := h.size; left > 0; {
+		if err := x.ctx.Err(); err != nil {
+			return err
+		}
+		b := x.copyBuf[:min(left, int64(len(x.copyBuf)))]
+		if err := x.readFull(b, idx, h.name, "inside a file"); err != nil {
+			return err
+		}
+		sum.Write(b)
+		if _, err := f.Write(b); err != nil {
+			return fmt.Errorf("archive: %w", err)
+		}
+		left -= int64(len(b))
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("archive: %w", err)
+	}
+	x.mu.Lock()
+	x.files[name] = hex.EncodeToString(sum.Sum(nil))
+	x.mu.Unlock()
+	return x.skipPadding(h.size, idx, h.name)
+}
+
+// finish checks that only zero padding follows the end marker, up to the
+// end of the gzip member (whose CRC and length the gzip reader verifies).
+// The padding is bounded by what is left of the byte limit.
+func (x *extractor) finish() error {
+	budget := x.lim.MaxBytes - x.total
+	buf := x.copyBuf
+	if buf == nil {
+		buf = make([]byte, 64<<10)
+	}
+	var pad int64
+	for {
+		n, err := x.tr.Read(buf)
+		if !isZero(buf[:n]) {
+			return integrity(RuleTrailingData, 0, "", "data after the end marker")
+		}
+		pad += int64(n)
+		if pad > budget {
+			return integrity(RuleTrailingData, 0, "", "more than %d bytes of padding after the end marker", budget)
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return x.readErr(err, "after the end marker")
+		}
+	}
+}
+
+func (x *extractor) readFull(b []byte, idx int, entry, where string) error {
+	if _, err := io.ReadFull(x.tr, b); err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			if x.src.err != nil {
+				return fmt.Errorf("archive: reading the archive: %w", x.src.err)
+			}
+			return integrity(RuleTruncated, idx, entry, "the archive ends %s", where)
+		}
+		e := x.readErr(err, where)
+		if ie, ok := e.(*Error); ok {
+			ie.Index, ie.Entry = idx, entry
+		}
+		return e
+	}
+	return nil
+}
+
+func (x *extractor) skipPadding(size int64, idx int, entry string) error {
+	pad := int(-size & 511)
+	if pad == 0 {
+		return nil
+	}
+	if _, err := x.tr.Discard(pad); err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			if x.src.err != nil {
+				return fmt.Errorf("archive: reading the archive: %w", x.src.err)
+			}
+			return integrity(RuleTruncated, idx, entry, "the archive ends inside block padding")
+		}
+		return x.readErr(err, "inside block padding")
+	}
+	return nil
+}
+
+// readErr tells a failure of the source (an I/O error, returned as is)
+// from a corrupt stream (an integrity error).
+func (x *extractor) readErr(err error, where string) error {
+	if x.src.err != nil {
+		return fmt.Errorf("archive: reading the archive: %w", x.src.err)
+	}
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return integrity(RuleTruncated, 0, "", "the archive ends %s", where)
+	}
+	return integrity(RuleGzip, 0, "", "corrupt gzip stream %s: %v", where, err)
+}
+
+// hashReader hashes and counts what it reads from r and keeps r's first
+// error other than io.EOF.
+type hashReader struct {
+	r   io.Reader
+	h   hash.Hash
+	n   int64
+	err error
+}
+
+func (hr *hashReader) Read(p []byte) (int, error) {
+	n, err := hr.r.Read(p)
+	hr.h.Write(p[:n])
+	hr.n += int64(n)
+	if err != nil && err != io.EOF && hr.err == nil {
+		hr.err = err
+	}
+	return n, err
+}
+
+func isZero(b []byte) bool {
+	for len(b) >= 8 {
+		if b[0]|b[1]|b[2]|b[3]|b[4]|b[5]|b[6]|b[7] != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func cstring(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
+}
+
+// checksumOK verifies a header block's checksum, as the unsigned or (as
+// some old writers did) signed sum of its bytes with the field as spaces.
+func checksumOK(b *[512]byte) bool {
+	stored, ok := parseNumeric(b[148:156])
+	if !ok {
+		return false
+	}
+	var u, s int64
+	for i, c := range b {
+		if i >= 148 && i < 156 {
+			c = ' '
+		}
+		u += int64(c)
+		s += int64(int8(c))
+	}
+	return stored == u || stored == s
+}
+
+// parseNumeric parses a tar numeric field: octal, space or NUL padded, or
+// GNU base-256 (non-negative only).
+func parseNumeric(b []byte) (int64, bool) {
+	if len(b) > 0 && b[0]&0x80 != 0 {
+		if b[0]&0x40 != 0 {
+			return 0, false // negative
+		}
+		var v uint64
+		for i, c := range b {
+			if i == 0 {
+				c &= 0x7f
+			}
+			if v>>56 != 0 {
+				return 0, false
+			}
+			v = v<<8 | uint64(c)
+		}
+		if v > 1<<63-1 {
+			return 0, false
+		}
+		return int64(v), true
+	}
+	s := strings.TrimLeft(string(b), " ")
+	s = strings.TrimRight(s, " \x00")
+	if s == "" {
+		return 0, true
+	}
+	var v int64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '7' || v > (1<<63-1)>>3 {
+			return 0, false
+		}
+		v = v<<3 | int64(c-'0')
+	}
+	return v, true
+}
+
+// parsePAX parses the records of an extended header ("<len> key=value\n").
+// Only path and size matter; sparse files are refused; other keys are
+// ignored as POSIX says. A record may not repeat a key.
+func parsePAX(data []byte, idx int, entry string) (map[string]string, error) {
+	recs := make(map[string]string)
+	for len(data) > 0 {
+		sp := bytes.IndexByte(data, ' ')
+		if sp <= 0 || sp > 20 {
+			return nil, integrity(RulePAX, idx, entry, "malformed record length")
+		}
+		n, err := strconv.Atoi(string(data[:sp]))
+		if err != nil || n <= sp+2 || n > len(data) {
+			return nil, integrity(RulePAX, idx, entry, "malformed record length %q", data[:sp])
+		}
+		rec := data[sp+1 : n]
+		data = data[n:]
+		if rec[len(rec)-1] != '\n' {
+			return nil, integrity(RulePAX, idx, entry, "record does not end in a newline")
+		}
+		k, v, ok := strings.Cut(string(rec[:len(rec)-1]), "=")
+		if !ok || k == "" {
+			return nil, integrity(RulePAX, idx, entry, "record without key=value")
+		}
+		if _, dup := recs[k]; dup {
+			return nil, integrity(RulePAX, idx, entry, "repeated key %q", k)
+		}
+		if strings.HasPrefix(k, "GNU.sparse.") {
+			return nil, integrity(RuleEntryType, idx, entry, "sparse files are not accepted")
+		}
+		if k == "path" && v == "" {
+			return nil, integrity(RulePAX, idx, entry, "empty path record")
+		}
+		recs[k] = v
+	}
+	return recs, nil
+}

@@ -1,0 +1,108 @@
+package archive
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// manyFiles is a tree of n small files in 20 directories plus a few files
+// over SmallFile.
+func manyFiles(n int) ([]string, map[string]file) {
+	files := map[string]file{}
+	for i := range n {
+		files[fmt.Sprintf("node_modules/p%02d/lib/f%04d.js", i%20, i)] = file{data: fmt.Sprintf("// %d\n%s", i, strings.Repeat("x", i%3000))}
+	}
+	files["big/a.bin"] = file{data: bigData(SmallFile+1, 3)}
+	files["big/b.bin"] = file{data: bigData(3<<20, 4)}
+	files["node_modules/p00/z.wasm"] = file{data: bigData(2<<20+7, 5)}
+	files["exact.bin"] = file{data: bigData(SmallFile, 6)}
+	return keys(files), files
+}
+
+func TestParallelExtract(t *testing.T) {
+	src := t.TempDir()
+	order, files := manyFiles(2000)
+	mkTree(t, src, order, files)
+	arch, res := writeArchive(t, src, Options{})
+	dest := filepath.Join(t.TempDir(), "d")
+	ex, err := Extract(context.Background(), bytes.NewReader(arch), dest, Limits{Writers: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.SHA256 != res.SHA256 || len(ex.Files) != len(files) {
+		t.Fatalf("%s %d files, want %s %d", ex.SHA256, len(ex.Files), res.SHA256, len(files))
+	}
+	got := readTree(t, dest)
+	for p, f := range files {
+		if got[p] != f.data {
+			t.Fatalf("%s differs", p)
+		}
+		if ex.Files[p] != sha([]byte(f.data)) {
+			t.Fatalf("%s: digest differs", p)
+		}
+	}
+}
+
+// The reader stops at the first writer failure, waits for the writers,
+// and returns that failure (not an integrity error).
+func TestWriterFailureStops(t *testing.T) {
+	var buf bytes.Buffer
+	var es []ent
+	for i := range 500 {
+		es = append(es, ent{name: fmt.Sprintf("f%04d", i), data: "x"})
+	}
+	buf.Write(gz(tarBytes(es, nil)))
+	boom := errors.New("disk full")
+	var calls, failedAt atomic.Int32
+	writeFile = func(root *os.Root, name string, data []byte, perm os.FileMode) error {
+		n := calls.Add(1)
+		if name == "f0010" {
+			failedAt.Store(n)
+			return boom
+		}
+		return writeSmallFile(root, name, data, perm)
+	}
+	t.Cleanup(func() { writeFile = writeSmallFile })
+	_, err := Extract(context.Background(), &buf, filepath.Join(t.TempDir(), "d"), Limits{})
+	if !errors.Is(err, boom) {
+		t.Fatalf("err = %v", err)
+	}
+	if _, ok := IsIntegrity(err); ok {
+		t.Fatal("a writer failure reported as integrity")
+	}
+	// After the failure only the writes already in flight may start.
+	if after := calls.Load() - failedAt.Load(); after > DefaultWriters {
+		t.Fatalf("%d writes started after the failure, want at most %d", after, DefaultWriters)
+	}
+	if calls.Load() == 500 {
+		t.Fatal("the reader did not stop")
+	}
+}
+
+func TestExtractCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Extract(ctx, bytes.NewReader(gz(tarBytes([]ent{{name: "a", data: "x"}}, nil))), filepath.Join(t.TempDir(), "d"), Limits{})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// Implied parents and the explicit entries that follow them count once.
+func TestEntriesCountCreations(t *testing.T) {
+	arch := gz(tarBytes([]ent{{name: "a/b/c", data: "x"}, {name: "a/", typ: '5'}, {name: "a/b/", typ: '5'}}, nil))
+	ex, err := Extract(context.Background(), bytes.NewReader(arch), filepath.Join(t.TempDir(), "d"), Limits{MaxEntries: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Dirs != 2 || len(ex.Files) != 1 {
+		t.Fatalf("%+v", ex)
+	}
+}

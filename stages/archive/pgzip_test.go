@@ -1,0 +1,73 @@
+package archive
+
+import (
+	"bytes"
+	stdgzip "compress/gzip"
+	"io"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+)
+
+func pgz(t *testing.T, data []byte, level, procs int) []byte {
+	t.Helper()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	var buf bytes.Buffer
+	z := newPGZWriter(&buf, level)
+	r := rand.New(rand.NewPCG(9, 9))
+	for p := data; len(p) > 0; { // odd chunk sizes
+		n := min(len(p), 1+r.IntN(300<<10))
+		if _, err := z.Write(p[:n]); err != nil {
+			t.Fatal(err)
+		}
+		p = p[n:]
+	}
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// The parallel gzip stream is one standard gzip member, and its bytes do
+// not depend on the number of cores.
+func TestParallelGzip(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	data := append(jsText(r, 2*pgzBlockSize+12345), binaryish(r, pgzBlockSize/4)...)
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{{"empty", nil}, {"small", []byte("hello")}, {"exact block", data[:pgzBlockSize]}, {"multi-block", data}} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, level := range []int{1, DefaultLevel, 9} {
+				data := tc.data
+				if level == 9 && tc.name == "exact block" {
+					continue // slow, and multi-block covers it
+				}
+				if level == 9 && len(data) > pgzBlockSize+5000 {
+					data = data[:pgzBlockSize+5000] // level 9 is slow; two blocks tell enough
+				}
+				one := pgz(t, data, level, 1)
+				for _, procs := range []int{2, 8} {
+					if !bytes.Equal(one, pgz(t, data, level, procs)) {
+						t.Fatalf("level %d: output differs between 1 and %d procs", level, procs)
+					}
+				}
+				zr, err := stdgzip.NewReader(bytes.NewReader(one))
+				if err != nil {
+					t.Fatal(err)
+				}
+				zr.Multistream(false)
+				got, err := io.ReadAll(zr)
+				if err != nil {
+					t.Fatalf("level %d: %v", level, err)
+				}
+				if !bytes.Equal(got, data) {
+					t.Fatalf("level %d: round trip differs", level)
+				}
+				if zr.Name != "" || zr.Comment != "" || zr.OS != 255 || !zr.ModTime.IsZero() {
+					t.Fatalf("header %+v", zr.Header)
+				}
+			}
+		})
+	}
+}
