@@ -34,6 +34,7 @@ func (Bundle) Attrs() []Attr {
 		{Name: "cached", Type: cty.Bool, Doc: "place the cache entry instead of bundling"},
 		{Name: "platform", Type: cty.String, Doc: "target platform (node naming); prebuilt binaries of other platforms are dropped"},
 		{Name: "arch", Type: cty.String, Doc: "target arch (node naming)"},
+		{Name: "cache_home", Type: cty.String, Doc: "runtime cache home instead of PISHIP_CACHE_HOME (a release without cache passes a throwaway one)"},
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/zclconf/go-cty/cty"
 
@@ -70,9 +71,23 @@ type Stamp struct {
 // StampPath is where the stamp of a build stands.
 func StampPath(out, id string) string { return filepath.Join(out, id+".piship-build.json") }
 
-// Run implements Kind.
-func (DistInputs) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
-	dir := Resolve(inv.Dir, stringOr(inv.Get("distribution"), ""))
+// distState is what dist_inputs and release_inputs both derive from a
+// distribution: the decoded manifest, its checked lock and the keys.
+type distState struct {
+	d                          *dist.Distribution
+	lock                       *dist.Lock
+	pl                         *dist.PackageLock
+	lockBytes                  []byte
+	runtimeDir                 string
+	platform, arch             string
+	installKey, bundleKey      string
+	runtimeKey, key            string
+	runtimePackage, runtimeVer string
+}
+
+// loadDist decodes the distribution, refuses a stale lock and a lock that
+// breaks the release gates, and computes the cache and stamp keys.
+func loadDist(ctx context.Context, inv *Invocation, dir string) (*distState, error) {
 	d, diags := dist.Load(dir)
 	if diags.HasErrors() {
 		return nil, fmt.Errorf("CONFIG_INVALID: %s", diags.Error())
@@ -104,21 +119,60 @@ func (DistInputs) Run(ctx context.Context, inv *Invocation) (map[string]cty.Valu
 		return nil, fmt.Errorf("CONFIG_UNAVAILABLE: node and npm are needed to build: %v", err)
 	}
 	tool := cache.ToolDigest()
-	installKey := cache.RuntimeKey{
+	st := &distState{d: d, lock: lock, pl: pl, lockBytes: lockBytes, runtimeDir: runtimeDir, platform: platform, arch: arch}
+	st.installKey = cache.RuntimeKey{
 		ToolDigest: tool, Lock: append(append(append([]byte{}, pjBytes...), 0), plBytes...),
 		Platform: platform, Arch: arch, Libc: npm.Libc(), Node: nodeV, Npm: npmV,
 	}.Key()
-	bundleKey := cache.BundleKey(installKey, d.Release.Strip, bundle.EsbuildVersion())
-
+	st.bundleKey = cache.BundleKey(st.installKey, d.Release.Strip, bundle.EsbuildVersion())
 	// The runtime key decides the runtime part of the payload; the key adds
 	// everything else the lock covers (resources, tools, the manifest).
-	runtimeKey := digestJSON(map[string]any{
+	st.runtimeKey = digestJSON(map[string]any{
 		"tool": tool, "packageJSON": sha256Hex(pjBytes), "packageLock": sha256Hex(plBytes),
 		"tools": lock.Tools, "release": lock.Release, "platform": platform, "arch": arch,
 		"node": nodeV, "bundle": d.Release.Bundle, "strip": d.Release.Strip,
-		"id": d.ID, "command": d.Command, "entry": d.Runtime.Entry, "install": installKey,
+		"id": d.ID, "command": d.Command, "entry": d.Runtime.Entry, "install": st.installKey,
 	})
-	key := digestJSON(map[string]any{"runtime": runtimeKey, "lock": sha256Hex(lockBytes), "manifest": lock.DistributionSHA256})
+	st.key = digestJSON(map[string]any{"runtime": st.runtimeKey, "lock": sha256Hex(lockBytes), "manifest": lock.DistributionSHA256})
+	// The entry package names the runtime in release.json.
+	if parts := strings.Split(d.Runtime.Entry, "/"); len(parts) > 2 {
+		pkgPath := strings.Join(parts[:2], "/")
+		if strings.HasPrefix(parts[1], "@") && len(parts) > 3 {
+			pkgPath = strings.Join(parts[:3], "/")
+		}
+		st.runtimePackage = strings.TrimPrefix(pkgPath, "node_modules/")
+		if p, ok := pl.Packages[pkgPath]; ok {
+			st.runtimeVer = p.Version
+		}
+	}
+	return st, nil
+}
+
+// bundleCached reports whether a verified bundle cache entry exists; a
+// damaged one is removed and reported.
+func (st *distState) bundleCached(inv *Invocation, home string) bool {
+	if !st.d.Release.Bundle {
+		return false
+	}
+	rt, err := runtimeCacheAt(inv, home)
+	if err != nil {
+		return false
+	}
+	e, err := rt.Get(st.bundleKey, true)
+	if err != nil {
+		fmt.Fprintf(inv.Log, "%s: bundle cache entry %s was damaged and removed: %v\n", inv.Pipeline, st.bundleKey, err)
+	}
+	return e != nil
+}
+
+// Run implements Kind.
+func (DistInputs) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
+	st, err := loadDist(ctx, inv, Resolve(inv.Dir, stringOr(inv.Get("distribution"), "")))
+	if err != nil {
+		return nil, err
+	}
+	d, key, runtimeKey := st.d, st.key, st.runtimeKey
+	installKey, bundleKey, platform, arch, runtimeDir, lockBytes := st.installKey, st.bundleKey, st.platform, st.arch, st.runtimeDir, st.lockBytes
 
 	out := stringOr(inv.Get("out"), "")
 	if out == "" {
@@ -132,16 +186,7 @@ func (DistInputs) Run(ctx context.Context, inv *Invocation) (map[string]cty.Valu
 	if !rebuild {
 		reuse = reuseMode(out, d.ID, key, runtimeKey)
 	}
-	bundleCached := false
-	if d.Release.Bundle && reuse == "none" && !rebuild {
-		if rt, err := runtimeCache(inv); err == nil {
-			e, err := rt.Get(bundleKey, true)
-			if err != nil {
-				fmt.Fprintf(inv.Log, "%s: bundle cache entry %s was damaged and removed: %v\n", inv.Pipeline, bundleKey, err)
-			}
-			bundleCached = e != nil
-		}
-	}
+	bundleCached := reuse == "none" && !rebuild && st.bundleCached(inv, "")
 	staging := ""
 	if reuse == "all" {
 		if err := payload.Sweep(ctx, out, d.ID); err != nil {
@@ -206,9 +251,19 @@ func digestJSON(v any) string {
 
 // runtimeCache opens the runtime cache under PISHIP_CACHE_HOME.
 func runtimeCache(inv *Invocation) (*cache.Runtime, error) {
-	home, err := cache.Home(inv.Getenv)
-	if err != nil {
-		return nil, fmt.Errorf("CONFIG_UNAVAILABLE: %v", err)
+	return runtimeCacheAt(inv, stringOr(inv.Get("cache_home"), ""))
+}
+
+// runtimeCacheAt opens the runtime cache under home, or under
+// PISHIP_CACHE_HOME when home is empty. A release without cache passes a
+// throwaway home so nothing cached is used and nothing it makes is kept.
+func runtimeCacheAt(inv *Invocation, home string) (*cache.Runtime, error) {
+	if home == "" {
+		h, err := cache.Home(inv.Getenv)
+		if err != nil {
+			return nil, fmt.Errorf("CONFIG_UNAVAILABLE: %v", err)
+		}
+		home = h
 	}
 	return cache.OpenRuntime(home), nil
 }
@@ -217,4 +272,14 @@ func runtimeCache(inv *Invocation) (*cache.Runtime, error) {
 func errDamaged(err error) bool {
 	var d *cache.DamagedError
 	return errors.As(err, &d)
+}
+
+// loadDistOnly decodes distribution.hcl (no lock check: the first stage
+// of the pipeline made that).
+func loadDistOnly(inv *Invocation, dir string) (*dist.Distribution, error) {
+	d, diags := dist.Load(Resolve(inv.Dir, dir))
+	if diags.HasErrors() {
+		return nil, fmt.Errorf("CONFIG_INVALID: %s", diags.Error())
+	}
+	return d, nil
 }

@@ -31,6 +31,7 @@ func (Inventory) Attrs() []Attr {
 		{Name: "platform", Type: cty.String, Required: true}, {Name: "arch", Type: cty.String, Required: true},
 		{Name: "known_entry", Type: cty.String, Doc: "runtime cache entry whose recorded digests may be trusted"},
 		{Name: "known_inventory", Type: cty.String, Doc: "inventory of the previous payload whose runtime files were linked in unchanged"},
+		{Name: "cache_home", Type: cty.String, Doc: "runtime cache home instead of PISHIP_CACHE_HOME (a release without cache passes a throwaway one)"},
 	}
 }
 

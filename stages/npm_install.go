@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/npm"
 	"piship.dev/piship/stages/payload"
@@ -31,7 +32,8 @@ func (NpmInstall) Attrs() []Attr {
 	return []Attr{
 		{Name: "runtime_dir", Type: cty.String, Required: true, Doc: "directory with package.json and package-lock.json"},
 		{Name: "key", Type: cty.String, Required: true, Doc: "runtime cache key (i-...)"},
-		{Name: "dest", Type: cty.String, Required: true, Doc: "empty directory to place the tree in (the payload root)"},
+		{Name: "dest", Type: cty.String, Doc: "empty directory to place the tree in (the payload root); unset: only make sure the entry exists"},
+		{Name: "cache_home", Type: cty.String, Doc: "runtime cache home instead of PISHIP_CACHE_HOME (a release without cache passes a throwaway one)"},
 	}
 }
 
@@ -40,6 +42,8 @@ func (NpmInstall) Outputs() []Output {
 		{Name: "entry", Type: cty.String, Doc: "the runtime cache entry key"},
 		{Name: "hit", Type: cty.Bool, Doc: "the entry existed"},
 		{Name: "files", Type: cty.Number}, {Name: "linked", Type: cty.Number}, {Name: "copied", Type: cty.Number},
+		{Name: "tree", Type: cty.String, Doc: "the entry's installed tree (read-only: audits, SBOM and notices read it)"},
+		{Name: "digest", Type: cty.String, Doc: "the entry digest (over its file listing)"},
 	}
 }
 
@@ -65,13 +69,16 @@ func (NpmInstall) Run(ctx context.Context, inv *Invocation) (map[string]cty.Valu
 		}
 	}
 	span.SetAttributes(attribute.String("cache.key", key), attribute.Bool("cache.hit", hit))
-	st, err := e.Place(dest)
-	if err != nil {
-		return nil, fmt.Errorf("cannot place runtime cache entry %s: %v", key, err)
+	var st cache.PlaceStats
+	if dest != "" {
+		if st, err = e.Place(dest); err != nil {
+			return nil, fmt.Errorf("cannot place runtime cache entry %s: %v", key, err)
+		}
 	}
 	return map[string]cty.Value{
 		"entry": cty.StringVal(key), "hit": cty.BoolVal(hit), "files": cty.NumberIntVal(int64(len(e.Files))),
 		"linked": cty.NumberIntVal(int64(st.Linked)), "copied": cty.NumberIntVal(int64(st.Copied)),
+		"tree": cty.StringVal(e.Dir), "digest": cty.StringVal(e.Digest),
 	}, nil
 }
 

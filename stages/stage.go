@@ -180,7 +180,9 @@ func (r *Registry) Names() []string {
 // Default returns a registry with every built-in kind.
 func Default() *Registry {
 	return NewRegistry(Exec{}, Digest{},
-		DistInputs{}, NpmInstall{}, Prune{}, Strip{}, Bundle{}, Resources{}, Inventory{}, Publish{}, StagingCleanup{})
+		DistInputs{}, NpmInstall{}, Prune{}, Strip{}, Bundle{}, Resources{}, Inventory{}, Publish{}, StagingCleanup{},
+		ReleaseInputs{}, Audit{}, PackageAudits{}, Signatures{}, SBOM{}, Notices{}, Smoke{}, ReleaseMetadata{},
+		Checksums{}, Archive{}, ReleasePublish{})
 }
 
 func convertValue(v cty.Value, ty cty.Type) (cty.Value, error) {

@@ -61,6 +61,8 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"build", "build DIST [--out DIR] [--rebuild]", "build a distribution's payload (the built-in build pipeline)", cmdBuild},
+		{"release", "release DIST [--out DIR] [--rebuild] [--channel c]", "qualify and ship a distribution as a reproducible release", cmdRelease},
+		{"verify-release", "verify-release ARCHIVE|DIR [--sha256 HEX] [--json]", "verify a release as a consumer would trust it", cmdVerifyRelease},
 		{"lock", "lock DIST", "write DIST/piship.lock from distribution.hcl, the npm lock, resources and tools", cmdLock},
 		{"run", "run PIPELINE [--input k=v ...] [--parallelism N] [--dry-run] [--trace-file F] [--pipelines DIR]", "run a pipeline", cmdRun},
 		{"validate", "validate [FILE|DIR ...]", "check pipeline files without running anything", cmdValidate},

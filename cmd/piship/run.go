@@ -94,10 +94,24 @@ func (rc runConfig) options(e *env, g *graph.Graph, values map[string]cty.Value)
 // start), the run span's duration, and the exit code; on failure it has
 // already printed the failing verdict as the last line on stderr.
 func executeGraph(e *env, g *graph.Graph, values map[string]cty.Value, rc runConfig) (*engine.Result, time.Duration, int) {
+	o := execute(e, g, values, rc)
+	return o.res, o.total, o.code
+}
+
+// outcome is a finished run: the result (nil when it could not start), the
+// run span's duration, the exit code and the recorded spans.
+type outcome struct {
+	res   *engine.Result
+	total time.Duration
+	code  int
+	spans []sdktrace.ReadOnlySpan
+}
+
+func execute(e *env, g *graph.Graph, values map[string]cty.Value, rc runConfig) outcome {
 	opts := rc.options(e, g, values)
 	prov, ctx, err := tracing.Setup(e.ctx, tracing.Options{ServiceName: "piship", Getenv: e.getenv, SpanProcessors: extraSpanProcessors})
 	if err != nil {
-		return nil, 0, usageErr(e, "CONFIG_INVALID: %v", err)
+		return outcome{code: usageErr(e, "CONFIG_INVALID: %v", err)}
 	}
 	opts.Tracer = prov.Tracer()
 	opts.Log = e.stderr
@@ -113,7 +127,7 @@ func executeGraph(e *env, g *graph.Graph, values map[string]cty.Value, rc runCon
 		root.SetStatus(codes.Error, err.Error())
 		root.End()
 		_ = prov.Shutdown(context.WithoutCancel(e.ctx))
-		return nil, 0, usageErr(e, "%v", err)
+		return outcome{code: usageErr(e, "%v", err)}
 	}
 	runErr := res.Err()
 	if runErr != nil {
@@ -146,9 +160,9 @@ func executeGraph(e *env, g *graph.Graph, values map[string]cty.Value, rc runCon
 	if runErr != nil {
 		// The failing verdict is the last line on stderr.
 		fmt.Fprintln(e.stderr, runErr)
-		return res, total, exitFailed
+		return outcome{res, total, exitFailed, spans}
 	}
-	return res, total, code
+	return outcome{res, total, code, spans}
 }
 
 // liveProgress decides between the live view and plain lines:

@@ -1,0 +1,145 @@
+package stages
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Smoke runs the distribution's smoke tests against a payload, in parallel,
+// each with its own throwaway HOME and state directory.
+type Smoke struct{}
+
+func (Smoke) Name() string    { return "smoke" }
+func (Smoke) Version() string { return "1" }
+func (Smoke) Doc() string {
+	return "Runs each `smoke \"<name>\" { args expect timeout }` test of distribution.hcl: the payload's bin/<command> with args, in its own throwaway HOME, " +
+		"XDG and PISHIP_STATE_HOME directories, all tests in parallel; the trimmed combined output must match expect. Any failure fails the stage."
+}
+
+func (Smoke) Attrs() []Attr {
+	return []Attr{
+		{Name: "payload", Type: cty.String, Required: true, Doc: "the payload root"},
+		{Name: "distribution", Type: cty.String, Required: true},
+	}
+}
+
+func (Smoke) Outputs() []Output {
+	return []Output{
+		{Name: "results", Type: cty.String, Doc: "JSON list of {name, result} in declaration order"},
+		{Name: "passed", Type: cty.Number}, {Name: "failed", Type: cty.Number},
+	}
+}
+
+// Run implements Kind.
+func (Smoke) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
+	d, err := loadDistOnly(inv, stringOr(inv.Get("distribution"), ""))
+	if err != nil {
+		return nil, err
+	}
+	root := stringOr(inv.Get("payload"), "")
+	bin := filepath.Join(root, "bin", d.Command)
+	results := make([]TestResult, len(d.Smoke))
+	problems := make([]string, len(d.Smoke))
+	var wg sync.WaitGroup
+	for i, t := range d.Smoke {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = TestResult{Name: t.Name, Result: "passed"}
+			if msg := runSmoke(ctx, bin, t.Args, t.Expect, t.Timeout); msg != "" {
+				results[i].Result = "failed"
+				problems[i] = fmt.Sprintf("smoke test %s failed: %s", t.Name, msg)
+			}
+		}()
+	}
+	wg.Wait()
+	data, _ := json.Marshal(results)
+	out := map[string]cty.Value{"results": cty.StringVal(string(data))}
+	failed := 0
+	var first string
+	for _, p := range problems {
+		if p != "" {
+			failed++
+			if first == "" {
+				first = p
+			}
+		}
+	}
+	out["passed"], out["failed"] = cty.NumberIntVal(int64(len(results)-failed)), cty.NumberIntVal(int64(failed))
+	if failed > 0 {
+		return nil, fmt.Errorf("%s (%d of %d smoke tests failed)", first, failed, len(results))
+	}
+	return out, nil
+}
+
+// runSmoke runs one test and returns why it failed, or "".
+func runSmoke(ctx context.Context, bin string, args []string, expect string, timeout time.Duration) string {
+	if timeout <= 0 {
+		timeout = 300 * time.Second
+	}
+	re, err := regexp.Compile(expect)
+	if err != nil {
+		return fmt.Sprintf("expect %q is not a valid regular expression: %v", expect, err)
+	}
+	home, err := os.MkdirTemp("", "piship-smoke-*")
+	if err != nil {
+		return err.Error()
+	}
+	defer os.RemoveAll(home)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = smokeEnv(home)
+	cmd.Dir = home
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	setProcessGroup(cmd)
+	cmd.WaitDelay = 5 * time.Second
+	runErr := cmd.Run()
+	got := strings.TrimSpace(buf.String())
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
+		return fmt.Sprintf("timed out after %s", timeout)
+	case runErr != nil:
+		return fmt.Sprintf("%v: %s", runErr, clip(got))
+	case !re.MatchString(got):
+		return fmt.Sprintf("output %q does not match %q", clip(got), expect)
+	}
+	return ""
+}
+
+// smokeEnv is the parent environment with every per-user location moved
+// into home, so tests neither read nor change the user's state.
+func smokeEnv(home string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "HOME", "USERPROFILE", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "PISHIP_STATE_HOME", "TMPDIR":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "HOME="+home, "USERPROFILE="+home,
+		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "XDG_DATA_HOME="+filepath.Join(home, ".local", "share"),
+		"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
+		"PISHIP_STATE_HOME="+filepath.Join(home, "state"), "TMPDIR="+home)
+}
+
+func clip(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "..."
+	}
+	return s
+}

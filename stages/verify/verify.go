@@ -1,0 +1,448 @@
+// Package verify checks a release the way a consumer would trust it: the
+// archive digest against the expected one and the sidecar, a hardened
+// extraction, the checksums, release.json, the payload inventory, and the
+// agreement of release.json, the SBOM, the notices and the qualification
+// verdicts with the payload. Every failed check names itself and the file.
+package verify
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"piship.dev/piship/stages"
+	"piship.dev/piship/stages/archive"
+	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/payload"
+)
+
+// Check is one verification step.
+type Check struct {
+	Name   string `json:"name"`
+	File   string `json:"file,omitempty"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Report is the outcome of verifying one release.
+type Report struct {
+	Source  string  `json:"source"`
+	Release string  `json:"release,omitempty"` // <id>-<version>-<target>
+	SHA256  string  `json:"sha256,omitempty"`  // of the archive, when the source is one
+	OK      bool    `json:"ok"`
+	Checks  []Check `json:"checks"`
+}
+
+// Err returns the first failed check as an error, or nil.
+func (r *Report) Err() error {
+	for _, c := range r.Checks {
+		if !c.OK {
+			where := ""
+			if c.File != "" {
+				where = " (" + c.File + ")"
+			}
+			return fmt.Errorf("INTEGRITY_FAILED: verify-release: check %s failed%s: %s", c.Name, where, c.Detail)
+		}
+	}
+	return nil
+}
+
+// Options for Release.
+type Options struct {
+	// SHA256 is the archive digest the caller expects (from a channel, a
+	// download page); empty: only the sidecar is compared, if present.
+	SHA256 string
+}
+
+type verifier struct {
+	r   *Report
+	dir string // the release directory being checked
+}
+
+func (v *verifier) add(name, file string, err error) bool {
+	c := Check{Name: name, File: file, OK: err == nil}
+	if err != nil {
+		c.Detail = err.Error()
+	}
+	v.r.Checks = append(v.r.Checks, c)
+	return err == nil
+}
+
+// Release verifies an archive (<name>.tar.gz) or a release directory.
+// Checks continue after a failure where they can, so one run reports every
+// problem; a failure of the archive or extraction stops there.
+func Release(ctx context.Context, source string, o Options) (*Report, error) {
+	r := &Report{Source: source}
+	v := &verifier{r: r}
+	info, err := os.Stat(source)
+	if err != nil {
+		return nil, fmt.Errorf("CONFIG_INVALID: %v", err)
+	}
+	if info.IsDir() {
+		v.dir = source
+		if o.SHA256 != "" {
+			v.add("archive-digest", source, fmt.Errorf("--sha256 names an archive digest, but %s is a directory", source))
+		}
+	} else {
+		tmp, err := os.MkdirTemp("", "piship-verify-*")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		if !v.extract(ctx, source, filepath.Join(tmp, "release"), o) {
+			return finish(r), nil
+		}
+		v.dir = filepath.Join(tmp, "release")
+	}
+	v.checkDirectory(ctx)
+	return finish(r), nil
+}
+
+func finish(r *Report) *Report {
+	r.OK = true
+	for _, c := range r.Checks {
+		r.OK = r.OK && c.OK
+	}
+	return r
+}
+
+// extract checks the archive digest while extracting it once.
+func (v *verifier) extract(ctx context.Context, path, dest string, o Options) bool {
+	name := filepath.Base(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return v.add("archive-read", name, err)
+	}
+	defer f.Close()
+	x, err := archive.Extract(ctx, f, dest, archive.Limits{})
+	if !v.add("archive-extract", name, err) {
+		return false
+	}
+	v.r.SHA256 = x.SHA256
+	ok := true
+	if o.SHA256 != "" {
+		var e error
+		if !strings.EqualFold(o.SHA256, x.SHA256) {
+			e = fmt.Errorf("archive sha256 is %s, expected %s", x.SHA256, o.SHA256)
+		}
+		ok = v.add("archive-digest", name, e) && ok
+	}
+	if side, err := os.ReadFile(path + ".sha256"); err == nil {
+		var e error
+		fields := strings.Fields(string(side))
+		switch {
+		case len(fields) != 2 || fields[1] != name:
+			e = fmt.Errorf("sidecar is not `<sha256>  %s`", name)
+		case !strings.EqualFold(fields[0], x.SHA256):
+			e = fmt.Errorf("archive sha256 is %s, the sidecar says %s", x.SHA256, fields[0])
+		}
+		ok = v.add("archive-sidecar", name+".sha256", e) && ok
+	}
+	return ok
+}
+
+func (v *verifier) checkDirectory(ctx context.Context) {
+	dir := v.dir
+	if _, err := os.Stat(filepath.Join(dir, stages.ReleaseJSONName)); os.IsNotExist(err) {
+		reason := "no release.json: this is not a release"
+		if q, err := os.ReadFile(filepath.Join(filepath.Dir(dir), filepath.Base(dir)+".piship-qualification.json")); err == nil && bytes.Contains(q, []byte("unqualified-local")) {
+			reason = "this is an unqualified local build (piship build): make a release with piship release"
+		} else if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(payload.InventoryName))); err == nil {
+			reason = "this is a payload of a local build, not a release: make one with piship release"
+		}
+		v.add("qualified", dir, fmt.Errorf("%s", reason))
+		return
+	}
+	v.checkChecksums(ctx)
+	rel, ok := v.checkReleaseJSON()
+	payloadDir := filepath.Join(dir, "payload")
+	invOK := v.add("payload-inventory", "payload/"+payload.InventoryName, payload.Verify(ctx, payloadDir))
+	if ok {
+		v.r.Release = rel.Distribution.ID + "-" + rel.Distribution.Version + "-" + rel.Target
+		if invOK {
+			v.checkAgreement(rel, payloadDir)
+		}
+		v.checkSBOMAndNotices(rel, payloadDir)
+		v.checkVerdicts(rel)
+	}
+}
+
+func (v *verifier) checkChecksums(ctx context.Context) {
+	data, err := os.ReadFile(filepath.Join(v.dir, stages.ChecksumsName))
+	if !v.add("checksums-present", stages.ChecksumsName, err) {
+		return
+	}
+	listed := map[string]string{}
+	var order []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		sum, p, ok := strings.Cut(sc.Text(), "  ")
+		if !ok || len(sum) != 64 {
+			v.add("checksums-format", stages.ChecksumsName, fmt.Errorf("line %q is not `<sha256>  <path>`", sc.Text()))
+			return
+		}
+		listed[p] = sum
+		order = append(order, p)
+	}
+	if !sort.StringsAreSorted(order) {
+		v.add("checksums-format", stages.ChecksumsName, fmt.Errorf("lines are not sorted by path"))
+	}
+	want, err := stages.ChecksumPaths(v.dir)
+	if !v.add("checksums-walk", v.dir, err) {
+		return
+	}
+	var problems []string
+	for _, p := range want {
+		if _, ok := listed[p]; !ok {
+			problems = append(problems, "not listed: "+p)
+		}
+	}
+	wantSet := map[string]bool{}
+	for _, p := range want {
+		wantSet[p] = true
+	}
+	for _, p := range order {
+		if !wantSet[p] {
+			problems = append(problems, "listed but missing: "+p)
+		}
+	}
+	sums, err := payload.HashFiles(ctx, v.dir, want)
+	if err == nil {
+		for i, p := range want {
+			if s, ok := listed[p]; ok && s != sums[i] {
+				problems = append(problems, "changed: "+p)
+			}
+		}
+	}
+	v.add("checksums", stages.ChecksumsName, joinProblems(problems, err))
+}
+
+func (v *verifier) checkReleaseJSON() (*stages.Release, bool) {
+	var rel stages.Release
+	data, err := os.ReadFile(filepath.Join(v.dir, stages.ReleaseJSONName))
+	if err == nil {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		err = dec.Decode(&rel)
+	}
+	if err == nil {
+		var missing []string
+		for name, val := range map[string]string{
+			"schema": rel.Schema, "distribution.id": rel.Distribution.ID, "distribution.version": rel.Distribution.Version,
+			"distribution.command": rel.Distribution.Command, "lockSha256": rel.LockSHA256, "target": rel.Target,
+			"created": rel.Created, "payload.inventorySha256": rel.Payload.InventorySHA256,
+		} {
+			if val == "" {
+				missing = append(missing, name)
+			}
+		}
+		sort.Strings(missing)
+		switch {
+		case rel.Schema != stages.ReleaseSchema:
+			err = fmt.Errorf("schema is %q, expected %q", rel.Schema, stages.ReleaseSchema)
+		case len(missing) > 0:
+			err = fmt.Errorf("missing fields: %s", strings.Join(missing, ", "))
+		case rel.Qualification != "qualified":
+			err = fmt.Errorf("qualification is %q: only qualified releases verify", rel.Qualification)
+		}
+	}
+	return &rel, v.add("release-json", stages.ReleaseJSONName, err)
+}
+
+// checkAgreement compares release.json with the payload it describes.
+func (v *verifier) checkAgreement(rel *stages.Release, payloadDir string) {
+	var problems []string
+	invBytes, err := os.ReadFile(filepath.Join(payloadDir, filepath.FromSlash(payload.InventoryName)))
+	if err == nil {
+		if d := payload.InventoryDigest(invBytes); d != rel.Payload.InventorySHA256 {
+			problems = append(problems, fmt.Sprintf("inventory sha256 %s, release.json says %s", d, rel.Payload.InventorySHA256))
+		}
+		var inv map[string]string
+		if json.Unmarshal(invBytes, &inv) == nil && len(inv)+1 != rel.Payload.Files {
+			problems = append(problems, fmt.Sprintf("payload has %d files, release.json says %d", len(inv)+1, rel.Payload.Files))
+		}
+	}
+	lockBytes, err2 := os.ReadFile(filepath.Join(payloadDir, dist.LockFileName))
+	if err2 == nil {
+		if d := sha256Hex(lockBytes); d != rel.LockSHA256 {
+			problems = append(problems, fmt.Sprintf("payload lock sha256 %s, release.json says %s", d, rel.LockSHA256))
+		}
+		if l, err := dist.ParseLock(lockBytes); err == nil {
+			if l.Distribution.ID != rel.Distribution.ID || l.Distribution.Version != rel.Distribution.Version {
+				problems = append(problems, fmt.Sprintf("payload is %s %s, release.json says %s %s",
+					l.Distribution.ID, l.Distribution.Version, rel.Distribution.ID, rel.Distribution.Version))
+			}
+		} else {
+			problems = append(problems, "payload lock unreadable: "+err.Error())
+		}
+	}
+	var target struct{ Platform, Arch string }
+	err3 := payload.ReadJSON(filepath.Join(payloadDir, "metadata", "target.json"), &target)
+	if err3 == nil && target.Platform+"-"+target.Arch != rel.Target {
+		problems = append(problems, fmt.Sprintf("payload target %s-%s, release.json says %s", target.Platform, target.Arch, rel.Target))
+	}
+	v.add("release-matches-payload", stages.ReleaseJSONName, joinProblems(problems, firstErr(err, err2, err3)))
+}
+
+// checkSBOMAndNotices compares the SBOM's packages with the payload's
+// locked runtime and checks the notices cover them.
+func (v *verifier) checkSBOMAndNotices(rel *stages.Release, payloadDir string) {
+	data, err := os.ReadFile(filepath.Join(v.dir, stages.SBOMName))
+	var doc struct {
+		Packages []struct {
+			SPDXID      string `json:"SPDXID"`
+			Name        string `json:"name"`
+			VersionInfo string `json:"versionInfo"`
+		} `json:"packages"`
+		DocumentDescribes []string `json:"documentDescribes"`
+		Relationships     []struct {
+			Element string `json:"spdxElementId"`
+			Type    string `json:"relationshipType"`
+			Related string `json:"relatedSpdxElement"`
+		} `json:"relationships"`
+	}
+	if err == nil {
+		err = json.Unmarshal(data, &doc)
+	}
+	if !v.add("sbom-readable", stages.SBOMName, err) {
+		return
+	}
+	roots := map[string]bool{}
+	for _, id := range doc.DocumentDescribes {
+		roots[id] = true
+	}
+	for _, r := range doc.Relationships {
+		if r.Element == "SPDXRef-DOCUMENT" && r.Type == "DESCRIBES" {
+			roots[r.Related] = true
+		}
+	}
+	sbomSet := map[string]bool{}
+	for _, p := range doc.Packages {
+		if !roots[p.SPDXID] {
+			sbomSet[p.Name+"@"+p.VersionInfo] = true
+		}
+	}
+	var problems []string
+	if d := sha256Hex(data); d != rel.SBOM.SHA256 {
+		problems = append(problems, fmt.Sprintf("sbom sha256 %s, release.json says %s", d, rel.SBOM.SHA256))
+	}
+	if len(sbomSet) != rel.SBOM.Packages {
+		problems = append(problems, fmt.Sprintf("sbom lists %d packages, release.json says %d", len(sbomSet), rel.SBOM.Packages))
+	}
+	pl, _, err := dist.ReadPackageLock(filepath.Join(payloadDir, "package-lock.json"))
+	if err == nil {
+		lockSet := map[string]bool{}
+		for key, p := range pl.Packages {
+			if key == "" || p.Dev || p.Link || !strings.Contains(key, "node_modules/") {
+				continue
+			}
+			lockSet[dist.PackageName(key, p)+"@"+p.Version] = true
+		}
+		problems = append(problems, setDiff("in the payload's lock but not the SBOM", lockSet, sbomSet)...)
+		problems = append(problems, setDiff("in the SBOM but not the payload's lock", sbomSet, lockSet)...)
+	}
+	v.add("sbom-matches-payload", stages.SBOMName, joinProblems(problems, err))
+
+	var index struct {
+		Packages []struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		} `json:"packages"`
+		WithoutLicenseFile []string `json:"withoutLicenseFile"`
+	}
+	err = payload.ReadJSON(filepath.Join(v.dir, filepath.FromSlash(stages.NoticesIndexName)), &index)
+	if err == nil {
+		covered := map[string]bool{}
+		for _, p := range index.Packages {
+			covered[p.Name+"@"+p.Version] = true
+		}
+		for _, p := range index.WithoutLicenseFile {
+			covered[p] = true
+		}
+		problems = setDiff("in the SBOM but not the notices", sbomSet, covered)
+		if _, err := os.Stat(filepath.Join(v.dir, filepath.FromSlash(stages.NoticesName))); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	v.add("notices-cover-sbom", stages.NoticesIndexName, joinProblems(problems, err))
+}
+
+func (v *verifier) checkVerdicts(rel *stages.Release) {
+	var vul struct {
+		Verdict          string `json:"verdict"`
+		AllowUnavailable bool   `json:"allowUnavailable"`
+	}
+	err := payload.ReadJSON(filepath.Join(v.dir, stages.VulnerabilitiesName), &vul)
+	if err == nil {
+		switch {
+		case vul.Verdict != rel.Vulnerabilities.Verdict:
+			err = fmt.Errorf("verdict %q, release.json says %q", vul.Verdict, rel.Vulnerabilities.Verdict)
+		case vul.Verdict == "passed":
+		case vul.Verdict == "unavailable" && vul.AllowUnavailable:
+		default:
+			err = fmt.Errorf("verdict is %q", vul.Verdict)
+		}
+	}
+	v.add("vulnerabilities", stages.VulnerabilitiesName, err)
+	var failed []string
+	for _, t := range rel.Tests {
+		if t.Result != "passed" {
+			failed = append(failed, t.Name+": "+t.Result)
+		}
+	}
+	v.add("tests", stages.ReleaseJSONName, joinProblems(failed, nil))
+	var sigErr error
+	if rel.Signatures.Verdict == "failed" {
+		sigErr = fmt.Errorf("signature verdict failed: %s", rel.Signatures.Reason)
+	}
+	v.add("signatures", stages.ReleaseJSONName, sigErr)
+}
+
+func setDiff(what string, a, b map[string]bool) []string {
+	var out []string
+	for k := range a {
+		if !b[k] {
+			out = append(out, k)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	sort.Strings(out)
+	if len(out) > 5 {
+		out = append(out[:5], fmt.Sprintf("and %d more", len(out)-5))
+	}
+	return []string{what + ": " + strings.Join(out, ", ")}
+}
+
+func joinProblems(problems []string, err error) error {
+	if err != nil {
+		problems = append([]string{err.Error()}, problems...)
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s", strings.Join(problems, "; "))
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
