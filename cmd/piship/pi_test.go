@@ -10,9 +10,9 @@ import (
 )
 
 // The real Pi (@mariozechner/pi-coding-agent@0.73.1, from the npm registry)
-// builds bundled and unbundled, and both payloads answer --version and
-// --help exactly alike.
-func TestBuildPiBundledAndUnbundled(t *testing.T) {
+// builds bundled and unbundled, both payloads answer --version and --help
+// exactly alike, and its release verifies.
+func TestPiBuildAndRelease(t *testing.T) {
 	env := buildEnv(t)
 	type form struct {
 		name        string
@@ -54,4 +54,31 @@ func TestBuildPiBundledAndUnbundled(t *testing.T) {
 	if forms[0].files <= forms[1].files*10 {
 		t.Errorf("unbundled payload has %d files, bundled %d: bundling did not reduce the file count", forms[0].files, forms[1].files)
 	}
+
+	// The release of the example (bundled) with the same runtime cache:
+	// qualified with this machine's registry verdicts recorded as
+	// unavailable, and accepted by verify-release.
+	dir := copyDist(t, "pi")
+	stderr := mustRelease(t, env, dir)
+	t.Log(lastLine(stderr))
+	archive := filepath.Join(dir, "dist", "releases", "pi-0.73.1-linux-x64.tar.gz")
+	code, stdout, vstderr := cli(t, env, "verify-release", archive)
+	if code != exitOK {
+		t.Fatalf("verify-release: %d\n%s%s", code, stdout, vstderr)
+	}
+	var rel struct {
+		Signatures struct{ Verdict string }
+		Tests      []struct{ Name, Result string }
+	}
+	if err := readJSONFile(filepath.Join(dir, "dist", "releases", "pi-0.73.1-linux-x64", "release.json"), &rel); err != nil {
+		t.Fatal(err)
+	}
+	if len(rel.Tests) != 2 || rel.Signatures.Verdict == "" {
+		t.Fatalf("release.json %+v", rel)
+	}
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
 }
