@@ -31,16 +31,19 @@ test-e2e: jaeger-bin
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m ./engine/ ./graph/ ./tracing/ ./cache/ ./cmd/piship/
 
-# The main job on the example distribution: lock-checked, npm-installed
-# (offline: its packages are committed tarballs), pruned, stripped and
-# bundled into testdata/distributions/hello/dist/hello, with the
-# span-derived timing summary; then the payload runs. A second `make demo`
-# is an unchanged rebuild served from the build stamp.
+# The main job on the example distribution, offline (its packages are
+# committed tarballs, its audit an OSV snapshot): build the payload
+# (lock-checked, npm-installed, pruned, stripped, bundled) and run it, then
+# qualify and ship it as a release and verify the archive as a consumer
+# would. Timings come from the spans (PISHIP_DEBUG_TIMING). A second
+# `make demo` is an unchanged rebuild and a warm release.
 HELLO := testdata/distributions/hello
 demo: build
 	PISHIP_DEBUG_TIMING=1 ./$(BIN) build $(HELLO)
 	$(HELLO)/dist/hello/bin/hello --version
 	$(HELLO)/dist/hello/bin/hello piship
+	PISHIP_DEBUG_TIMING=1 ./$(BIN) release $(HELLO)
+	./$(BIN) verify-release $(HELLO)/dist/releases/hello-1.0.0-$$(node -p 'process.platform + "-" + process.arch').tar.gz
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -48,20 +48,57 @@ func BenchmarkBuildPi(b *testing.B) {
 // timeBuild runs `piship build` as a child process and returns its wall time.
 func timeBuild(b *testing.B, env map[string]string, dir, out string) time.Duration {
 	b.Helper()
+	return timeCommand(b, env, "build", dir, "--out", out)
+}
+
+// BenchmarkRelease times a cold release (PISHIP_RELEASE_NO_CACHE=1: npm ci
+// and the bundler run again) against a warm one (runtime and bundle caches
+// filled by an untimed first release) of each example, each a separate
+// piship process. Target for pi: warm at most 0.25x cold.
+//
+//	go test -run '^$' -bench Release -benchtime 1x ./cmd/piship/
+func BenchmarkRelease(b *testing.B) {
+	for _, example := range []string{"hello", "pi"} {
+		b.Run(example, func(b *testing.B) {
+			for b.Loop() {
+				dir := copyDist(b, example)
+				env := map[string]string{"PISHIP_CACHE_HOME": filepath.Join(b.TempDir(), "cache"), "PISHIP_PROGRESS": "0"}
+				timeCommand(b, env, "release", dir) // fills the caches
+				cold := timeCommand(b, mergeEnv(env, "PISHIP_RELEASE_NO_CACHE", "1"), "release", dir)
+				warm := timeCommand(b, env, "release", dir)
+				b.ReportMetric(float64(cold.Milliseconds()), "cold-ms")
+				b.ReportMetric(float64(warm.Milliseconds()), "warm-ms")
+				b.ReportMetric(warm.Seconds()/cold.Seconds(), "warm/cold")
+			}
+		})
+	}
+}
+
+func mergeEnv(env map[string]string, k, v string) map[string]string {
+	out := map[string]string{k: v}
+	for kk, vv := range env {
+		out[kk] = vv
+	}
+	return out
+}
+
+// timeCommand runs a piship command as a child process and returns its wall time.
+func timeCommand(b *testing.B, env map[string]string, args ...string) time.Duration {
+	b.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		b.Fatal(err)
 	}
-	cmd := exec.Command(exe, "build", dir, "--out", out)
+	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), "PISHIP_TEST_MAIN=1")
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	start := time.Now()
-	outb, err := cmd.CombinedOutput()
+	out, err := cmd.CombinedOutput()
 	d := time.Since(start)
 	if err != nil {
-		b.Fatalf("build: %v\n%s", err, outb)
+		b.Fatalf("%v: %v\n%s", args, err, out)
 	}
 	return d
 }
