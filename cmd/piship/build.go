@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"piship.dev/piship/engine"
+	"piship.dev/piship/graph"
 	"piship.dev/piship/stages"
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/payload"
@@ -51,34 +53,17 @@ func cmdBuild(e *env, args []string) int {
 	fs := newFlags(e, "build")
 	out := fs.String("out", "", "output directory (default: DIST/dist)")
 	rebuild := fs.Bool("rebuild", false, "ignore the build stamp and rebuild the payload")
-	parallelism := fs.Int("parallelism", 0, "stages that may run at once (default: number of CPUs)")
-	traceFile := fs.String("trace-file", "", "write the run's spans to this file as OTLP JSON")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return flagErr(err)
-	}
-	if len(pos) != 1 {
-		return usageErr(e, "usage: piship build DIST [--out DIR] [--rebuild]")
-	}
-	src, err := findPipeline("build", "")
-	if err != nil {
-		return usageErr(e, "%v", err)
-	}
-	g, ok := loadOne(e, src)
-	if !ok {
-		return exitUsage
-	}
-	distDir, _ := filepath.Abs(pos[0])
-	outDir := ""
-	if *out != "" {
-		outDir, _ = filepath.Abs(*out)
+	rc := runFlags(fs)
+	g, distDir, outDir, code := builtinOnDist(e, fs, args, "build", "usage: piship build DIST [--out DIR] [--rebuild]", out)
+	if g == nil {
+		return code
 	}
 	values := map[string]cty.Value{
 		"distribution": cty.StringVal(distDir),
 		"out":          cty.StringVal(outDir),
 		"rebuild":      cty.BoolVal(*rebuild),
 	}
-	res, total, code := executeGraph(e, g, values, runConfig{parallelism: *parallelism, traceFile: *traceFile})
+	res, total, code := executeGraph(e, g, values, *rc)
 	if res == nil || res.Err() != nil {
 		return code
 	}
@@ -159,4 +144,39 @@ func distFiles(dir string) map[string]*hcl.File {
 		return nil
 	}
 	return map[string]*hcl.File{path: {Bytes: src}}
+}
+
+// runFlags adds the run options every pipeline command takes.
+func runFlags(fs *flag.FlagSet) *runConfig {
+	rc := &runConfig{}
+	fs.IntVar(&rc.parallelism, "parallelism", 0, "stages that may run at once (default: number of CPUs)")
+	fs.StringVar(&rc.traceFile, "trace-file", "", "write the run's spans to this file as OTLP JSON")
+	return rc
+}
+
+// builtinOnDist parses a `COMMAND DIST` command line and loads the
+// built-in pipeline it runs. It returns a nil graph and the exit code when
+// it cannot go on; dist and out come back absolute (out empty if unset).
+func builtinOnDist(e *env, fs *flag.FlagSet, args []string, pipeline, usage string, outFlag *string) (*graph.Graph, string, string, int) {
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return nil, "", "", flagErr(err)
+	}
+	if len(pos) != 1 {
+		return nil, "", "", usageErr(e, "%s", usage)
+	}
+	src, err := findPipeline(pipeline, "")
+	if err != nil {
+		return nil, "", "", usageErr(e, "%v", err)
+	}
+	g, ok := loadOne(e, src)
+	if !ok {
+		return nil, "", "", exitUsage
+	}
+	distDir, _ := filepath.Abs(pos[0])
+	out := ""
+	if *outFlag != "" {
+		out, _ = filepath.Abs(*outFlag)
+	}
+	return g, distDir, out, exitOK
 }

@@ -22,34 +22,17 @@ func cmdRelease(e *env, args []string) int {
 	out := fs.String("out", "", "output directory (default: DIST/dist); releases go to <out>/releases/")
 	rebuild := fs.Bool("rebuild", false, "ignore the runtime and bundle caches: run npm ci and the bundler again (also PISHIP_RELEASE_NO_CACHE=1)")
 	channel := fs.String("channel", "stable", "update channel recorded in release.json")
-	parallelism := fs.Int("parallelism", 0, "stages that may run at once (default: number of CPUs)")
-	traceFile := fs.String("trace-file", "", "write the run's spans to this file as OTLP JSON")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return flagErr(err)
-	}
-	if len(pos) != 1 {
-		return usageErr(e, "usage: piship release DIST [--out DIR] [--rebuild] [--channel c]")
-	}
-	src, err := findPipeline("release", "")
-	if err != nil {
-		return usageErr(e, "%v", err)
-	}
-	g, ok := loadOne(e, src)
-	if !ok {
-		return exitUsage
-	}
-	distDir, _ := filepath.Abs(pos[0])
-	outDir := ""
-	if *out != "" {
-		outDir, _ = filepath.Abs(*out)
+	rc := runFlags(fs)
+	g, distDir, outDir, code := builtinOnDist(e, fs, args, "release", "usage: piship release DIST [--out DIR] [--rebuild] [--channel c]", out)
+	if g == nil {
+		return code
 	}
 	noCache := *rebuild || e.getenv("PISHIP_RELEASE_NO_CACHE") == "1"
 	values := map[string]cty.Value{
 		"distribution": cty.StringVal(distDir), "out": cty.StringVal(outDir),
 		"channel": cty.StringVal(*channel), "no_cache": cty.BoolVal(noCache),
 	}
-	o := execute(e, g, values, runConfig{parallelism: *parallelism, traceFile: *traceFile})
+	o := execute(e, g, values, *rc)
 	res, total, code := o.res, o.total, o.code
 	if res == nil || res.Err() != nil {
 		return code
