@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"io"
 	"runtime"
+	"sync"
 
 	"github.com/klauspost/compress/flate"
 )
@@ -32,19 +33,33 @@ type pgzBlock struct {
 	data, dict []byte
 	last       bool
 	level      int
-	out        bytes.Buffer
+	out        *bytes.Buffer
 	err        error
 	done       chan struct{}
 }
 
+// flateWriters holds reusable flate writers, one pool per level. ResetDict
+// leaves a writer in the state NewWriterDict would (klauspost keeps the
+// standard library's guarantee that a reset writer produces the same bytes
+// as a new one; TestParallelGzip checks it across core counts), and saves
+// allocating and clearing ~1 MB of tables per block.
+var flateWriters [10]sync.Pool
+
 func (b *pgzBlock) compress() {
 	defer close(b.done)
 	b.out.Grow(len(b.data)/2 + 64)
-	fw, err := flate.NewWriterDict(&b.out, b.level, b.dict)
-	if err != nil {
-		b.err = err
-		return
+	pool := &flateWriters[b.level]
+	fw, _ := pool.Get().(*flate.Writer)
+	if fw == nil {
+		var err error
+		if fw, err = flate.NewWriterDict(b.out, b.level, b.dict); err != nil {
+			b.err = err
+			return
+		}
+	} else {
+		fw.ResetDict(b.out, b.dict)
 	}
+	defer pool.Put(fw)
 	if _, err := fw.Write(b.data); err != nil {
 		b.err = err
 		return
@@ -68,6 +83,7 @@ type pgzWriter struct {
 	queue   []*pgzBlock
 	maxQ    int
 	free    [][]byte
+	outs    []*bytes.Buffer
 	started bool
 	err     error
 }
@@ -108,8 +124,21 @@ func (z *pgzWriter) newBuf() []byte {
 	return make([]byte, 0, pgzBlockSize)
 }
 
+func (z *pgzWriter) newOut() *bytes.Buffer {
+	if k := len(z.outs); k > 0 {
+		o := z.outs[k-1]
+		z.outs = z.outs[:k-1]
+		o.Reset()
+		return o
+	}
+	return new(bytes.Buffer)
+}
+
 func (z *pgzWriter) submit(last bool) error {
-	b := &pgzBlock{data: z.buf, dict: z.dict, last: last, level: z.level, done: make(chan struct{})}
+	if z.buf == nil {
+		z.buf = []byte{}
+	}
+	b := &pgzBlock{data: z.buf, dict: z.dict, last: last, level: z.level, out: z.newOut(), done: make(chan struct{})}
 	tail := z.buf[max(0, len(z.buf)-pgzDictSize):]
 	z.dict = append([]byte(nil), tail...)
 	z.buf = nil
@@ -145,6 +174,7 @@ func (z *pgzWriter) flushOldest() error {
 	if cap(b.data) == pgzBlockSize {
 		z.free = append(z.free, b.data)
 	}
+	z.outs = append(z.outs, b.out)
 	return nil
 }
 
@@ -154,12 +184,9 @@ func (z *pgzWriter) Close() error {
 	if z.err != nil {
 		return z.err
 	}
-	if z.buf == nil {
-		z.buf = []byte{}
+	if err := z.submit(true); err != nil {
+		return err
 	}
-	b := &pgzBlock{data: z.buf, dict: z.dict, last: true, level: z.level, done: make(chan struct{})}
-	z.queue = append(z.queue, b)
-	go b.compress()
 	for len(z.queue) > 0 {
 		if err := z.flushOldest(); err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"runtime"
+	"sync"
 	"testing"
 )
 
@@ -46,7 +47,12 @@ func TestParallelGzip(t *testing.T) {
 				if level == 9 && len(data) > pgzBlockSize+5000 {
 					data = data[:pgzBlockSize+5000] // level 9 is slow; two blocks tell enough
 				}
+				flateWriters[level] = sync.Pool{} // fresh writers only
 				one := pgz(t, data, level, 1)
+				pgz(t, binaryish(r, pgzBlockSize+999), level, 4) // leave used writers in the pool
+				if !bytes.Equal(one, pgz(t, data, level, 1)) {
+					t.Fatalf("level %d: reused writers change the output", level)
+				}
 				for _, procs := range []int{2, 8} {
 					if !bytes.Equal(one, pgz(t, data, level, procs)) {
 						t.Fatalf("level %d: output differs between 1 and %d procs", level, procs)

@@ -54,6 +54,8 @@ type Distribution struct {
 	Signatures Signatures
 	// Smoke are the smoke tests in the order written.
 	Smoke []Smoke
+	// Updates is the updates block, nil when it is not written.
+	Updates *Updates
 	// SHA256 is the lowercase hex SHA-256 of the distribution.hcl bytes
 	// this was decoded from.
 	SHA256 string
@@ -212,7 +214,8 @@ func (s Smoke) Regexp() (*regexp.Regexp, error) {
 // Range returns where the value at key is written: "name", "runtime.entry",
 // "resources[0]", "tools.rg", "tools.rg.sha256", "release.targets[1]",
 // "audit.sources[0]", "audit.allow.<id>", "audit.allow.<id>.expires",
-// "smoke.<name>", "smoke.<name>.expect"... A key that was not written (a default) falls back to its block, then to
+// "smoke.<name>", "smoke.<name>.expect", "updates.source",
+// "updates.keys[0].public_key"... A key that was not written (a default) falls back to its block, then to
 // the distribution block.
 func (d *Distribution) Range(key string) hcl.Range {
 	for k := key; k != ""; {
@@ -229,7 +232,7 @@ func (d *Distribution) Range(key string) hcl.Range {
 }
 
 // Declared reports whether distribution.hcl writes the block ("audit",
-// "signatures", "release"...) rather than leaving it to its defaults.
+// "signatures", "updates", "release"...) rather than leaving it to its defaults.
 func (d *Distribution) Declared(block string) bool {
 	_, ok := d.ranges[block]
 	return ok
@@ -365,13 +368,14 @@ func bodySchema(prefix string, blocks ...string) *hcl.BodySchema {
 }
 
 var (
-	topSchema        = bodySchema("", "runtime", "release", "audit", "signatures", "smoke:name")
+	topSchema        = bodySchema("", "runtime", "release", "audit", "signatures", "smoke:name", "updates")
 	runtimeSchema    = bodySchema("runtime.")
 	releaseSchema    = bodySchema("release.")
 	auditSchema      = bodySchema("audit.", "allow:id")
 	allowSchema      = bodySchema("audit.allow.")
 	signaturesSchema = bodySchema("signatures.")
 	smokeSchema      = bodySchema("smoke.")
+	updatesSchema    = bodySchema("updates.")
 )
 
 func attrNames(s *hcl.BodySchema) []string {
@@ -462,7 +466,7 @@ func (dc *decoder) distribution(blk *hcl.Block) {
 		d.VerifyAtLaunch = v
 	}
 
-	var runtimeBlk, releaseBlk, auditBlk, signaturesBlk *hcl.Block
+	var runtimeBlk, releaseBlk, auditBlk, signaturesBlk, updatesBlk *hcl.Block
 	var smokeBlks []*hcl.Block
 	for _, b := range content.Blocks {
 		var p **hcl.Block
@@ -475,6 +479,8 @@ func (dc *decoder) distribution(blk *hcl.Block) {
 			p = &auditBlk
 		case "signatures":
 			p = &signaturesBlk
+		case "updates":
+			p = &updatesBlk
 		case "smoke":
 			smokeBlks = append(smokeBlks, b)
 			continue
@@ -513,6 +519,9 @@ func (dc *decoder) distribution(blk *hcl.Block) {
 		dc.signatures(signaturesBlk)
 	}
 	dc.smokes(smokeBlks)
+	if updatesBlk != nil {
+		dc.updates(updatesBlk)
+	}
 }
 
 func (dc *decoder) runtime(blk *hcl.Block) {
