@@ -8,7 +8,7 @@ PISHIP_DEV_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/piship-dev
 JAEGER_BIN      ?= $(PISHIP_DEV_CACHE)/jaeger-$(JAEGER_VERSION)/jaeger
 export PISHIP_JAEGER_BIN := $(JAEGER_BIN)
 
-.PHONY: build test test-unit test-e2e bench demo lint jaeger jaeger-bin clean
+.PHONY: build test test-unit test-e2e test-fuzz fuzz bench demo lint jaeger jaeger-bin clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/piship
@@ -19,10 +19,19 @@ build:
 # end-to-end test runs against it.
 test: lint
 	$(MAKE) --no-print-directory -j2 test-unit jaeger-bin
-	$(MAKE) --no-print-directory test-e2e
+	$(MAKE) --no-print-directory test-e2e test-fuzz
 
 test-unit:
 	$(GO) test -count=1 -timeout 10m -skip 'TestJaegerE2E' ./...
+
+# The archive reader against arbitrary bytes: briefly in `make test`, longer
+# in `make fuzz` (FUZZTIME=10m make fuzz for a long run).
+test-fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzExtract -fuzztime 15s ./stages/archive/
+
+FUZZTIME ?= 5m
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzExtract -fuzztime $(FUZZTIME) ./stages/archive/
 
 test-e2e: jaeger-bin
 	$(GO) test -count=1 -timeout 5m -run 'TestJaegerE2E' -v ./cmd/piship/
