@@ -215,8 +215,8 @@ func (s Smoke) Regexp() (*regexp.Regexp, error) {
 // "resources[0]", "tools.rg", "tools.rg.sha256", "release.targets[1]",
 // "audit.sources[0]", "audit.allow.<id>", "audit.allow.<id>.expires",
 // "smoke.<name>", "smoke.<name>.expect", "updates.source",
-// "updates.keys[0].public_key"... A key that was not written (a default) falls back to its block, then to
-// the distribution block.
+// "updates.keys[0].public_key"... A key that was not written (a default)
+// falls back to its block, then to the distribution block.
 func (d *Distribution) Range(key string) hcl.Range {
 	for k := key; k != ""; {
 		if r, ok := d.ranges[k]; ok {
@@ -232,7 +232,8 @@ func (d *Distribution) Range(key string) hcl.Range {
 }
 
 // Declared reports whether distribution.hcl writes the block ("audit",
-// "signatures", "updates", "release"...) rather than leaving it to its defaults.
+// "signatures", "updates", "release"...) rather than leaving it to its
+// defaults.
 func (d *Distribution) Declared(block string) bool {
 	_, ok := d.ranges[block]
 	return ok

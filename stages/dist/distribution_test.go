@@ -112,7 +112,7 @@ func TestParseDiagnostics(t *testing.T) {
 			summary: "Unsupported argument", detail: []string{`"verison"`, `Did you mean "version"?`}},
 		{name: "unknown attribute without a close name",
 			old: `command = "demo"`, new: "command = \"demo\"\n  maintainer = \"me\"", marker: `maintainer`,
-			summary: "Unsupported argument", detail: []string{`takes: name, version, command, resources, tools, verify_at_launch, runtime { }, release { }, audit { }, signatures { }, smoke { }`}},
+			summary: "Unsupported argument", detail: []string{`takes: name, version, command, resources, tools, verify_at_launch, runtime { }, release { }, audit { }, signatures { }, smoke { }, updates { }.`}},
 		{name: "unknown attribute in runtime",
 			old: `entry = "node_modules`, new: `entyr = "node_modules`, marker: `entyr`,
 			summary: "Unsupported argument", detail: []string{`Did you mean "entry"?`}},

@@ -14,19 +14,24 @@
 //     whether unverifiable registry signatures fail it, and which payload
 //     tests it runs. Distribution.Audit, .Signatures and .Smoke hold them,
 //     defaults filled in.
+//   - The optional updates block says where installed copies find new
+//     releases (a signed channel directory, see package channel) and which
+//     Ed25519 keys, how many of them (threshold), must sign it.
+//     Distribution.Updates holds it, nil when it is not written.
 //   - ComputeLock hashes distribution.hcl, the runtime's package.json and
 //     package-lock.json, every resource file, every local tool (which must
 //     match its pinned sha256) and every file of the osv: audit databases
-//     into a Lock, with the audit, signatures and smoke settings where
-//     they are written; Marshal writes it as canonical
-//     JSON, so the same inputs give the same bytes; WriteLock replaces
-//     piship.lock atomically; CheckLock says whether it is current and, if
-//     not, what changed.
+//     into a Lock, with the audit, signatures, smoke and updates settings
+//     where they are written (updates keys with their fingerprints;
+//     Lock.UpdateTrust reads them back as a channel.Trust); Marshal writes
+//     it as canonical JSON, so the same inputs give the same bytes;
+//     WriteLock replaces piship.lock atomically; CheckLock says whether it
+//     is current and, if not, what changed.
 //   - Gates applies the static release rules to the npm lock: the host is a
 //     release target, every package has a sha512 integrity and comes from an
 //     allowed source or from inside the distribution directory, and install
 //     scripts are acknowledged.
 //
 // Errors carry the codes users see: CONFIG_INVALID, LOCK_INVALID,
-// POLICY_DENIED.
+// POLICY_DENIED (and UPDATE_FAILED from Lock.UpdateTrust).
 package dist

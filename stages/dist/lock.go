@@ -3,6 +3,7 @@ package dist
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"piship.dev/piship/cache"
+	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/payload"
 )
 
@@ -42,13 +44,34 @@ type Lock struct {
 	Tools          map[string]LockTool `json:"tools"`
 	Release        LockRelease         `json:"release"`
 	VerifyAtLaunch bool                `json:"verifyAtLaunch"`
-	// Audit, Signatures and Smoke record the blocks of the same names.
-	// Each is absent when distribution.hcl has no such block (then the
-	// defaults apply), so a distribution without them locks to the same
-	// bytes as before they existed.
+	// Audit, Signatures, Smoke and Updates record the blocks of the same
+	// names. Each is absent when distribution.hcl has no such block (then
+	// the defaults apply), so a distribution without them locks to the
+	// same bytes as before they existed.
 	Audit      *LockAudit      `json:"audit,omitempty"`
 	Signatures *LockSignatures `json:"signatures,omitempty"`
 	Smoke      []LockSmoke     `json:"smoke,omitempty"`
+	// Updates records the updates block: what installed copies trust to
+	// sign channels. Absent when the block is not written.
+	Updates *LockUpdates `json:"updates,omitempty"`
+}
+
+// LockUpdates is the updates block: the channel, where it is and the
+// trusted keys, sorted by id.
+type LockUpdates struct {
+	Channel   string          `json:"channel"`
+	Source    string          `json:"source"`
+	Keys      []LockUpdateKey `json:"keys"`
+	Threshold int             `json:"threshold"`
+}
+
+// LockUpdateKey is a trusted channel key.
+type LockUpdateKey struct {
+	ID string `json:"id"`
+	// PublicKey is the standard base64 of the key's SubjectPublicKeyInfo
+	// DER (channel.PublicKeyBase64), Fingerprint its "sha256:<hex>".
+	PublicKey   string `json:"publicKey"`
+	Fingerprint string `json:"fingerprint"`
 }
 
 // LockAudit is the audit policy, lists sorted, and the digests of the
@@ -193,8 +216,8 @@ func ComputeLock(d *Distribution) (*Lock, error) {
 	return l, nil
 }
 
-// lockPolicy records the audit, signatures and smoke blocks that are
-// written, hashing every file of the osv: audit databases.
+// lockPolicy records the audit, signatures, smoke and updates blocks that
+// are written, hashing every file of the osv: audit databases.
 func lockPolicy(d *Distribution, l *Lock) error {
 	if d.Declared("audit") {
 		a := &LockAudit{
@@ -235,7 +258,51 @@ func lockPolicy(d *Distribution, l *Lock) error {
 	for _, s := range d.Smoke {
 		l.Smoke = append(l.Smoke, LockSmoke{Name: s.Name, Args: append([]string{}, s.Args...), Expect: s.Expect, TimeoutMs: s.Timeout.Milliseconds()})
 	}
+	if u := d.Updates; u != nil {
+		lu := &LockUpdates{Channel: u.Channel, Source: u.Source, Threshold: u.Threshold, Keys: []LockUpdateKey{}}
+		for _, k := range u.Keys {
+			lu.Keys = append(lu.Keys, LockUpdateKey{ID: k.ID, PublicKey: channel.PublicKeyBase64(k.PublicKey), Fingerprint: k.Fingerprint})
+		}
+		slices.SortFunc(lu.Keys, func(x, y LockUpdateKey) int { return strings.Compare(x.ID, y.ID) })
+		l.Updates = lu
+	}
 	return nil
+}
+
+// UpdateTrust is the channel trust the lock records for the distribution:
+// its id, its updates keys and threshold. Installations take it from the
+// installed release's lock, whose digest the receipt pins. A lock without
+// an updates block, or whose keys do not parse or do not match their
+// fingerprints, is refused.
+func (l *Lock) UpdateTrust() (*channel.Trust, error) {
+	id := l.Distribution.ID
+	u := l.Updates
+	if u == nil {
+		return nil, fmt.Errorf("UPDATE_FAILED: distribution %q has no updates block: its releases are not updated from a channel", id)
+	}
+	t := &channel.Trust{Distribution: id, Keys: map[string]ed25519.PublicKey{}, Threshold: u.Threshold}
+	seen := map[string]string{}
+	for _, k := range u.Keys {
+		pub, err := channel.ParsePublicKey(k.PublicKey)
+		if err != nil {
+			return nil, fmt.Errorf("LOCK_INVALID: the lock's updates key %q: %v", k.ID, err)
+		}
+		if fp := channel.Fingerprint(pub); fp != k.Fingerprint {
+			return nil, fmt.Errorf("LOCK_INVALID: the lock's updates key %q has fingerprint %s, but its public key is %s", k.ID, k.Fingerprint, fp)
+		}
+		if _, dup := t.Keys[k.ID]; dup {
+			return nil, fmt.Errorf("LOCK_INVALID: the lock lists updates key %q twice", k.ID)
+		}
+		if other, dup := seen[string(pub)]; dup {
+			return nil, fmt.Errorf("LOCK_INVALID: the lock's updates keys %q and %q are the same key", other, k.ID)
+		}
+		seen[string(pub)] = k.ID
+		t.Keys[k.ID] = pub
+	}
+	if len(t.Keys) == 0 || t.Threshold < 1 || t.Threshold > len(t.Keys) {
+		return nil, fmt.Errorf("LOCK_INVALID: the lock's updates threshold %d does not fit its %d keys", t.Threshold, len(t.Keys))
+	}
+	return t, nil
 }
 
 // listTree returns the slash paths of every regular file at or under r,
@@ -318,6 +385,13 @@ func (l *Lock) Marshal() []byte {
 			a.Databases = map[string]string{}
 		}
 		c.Audit = &a
+	}
+	if c.Updates != nil {
+		u := *c.Updates
+		if u.Keys == nil {
+			u.Keys = []LockUpdateKey{}
+		}
+		c.Updates = &u
 	}
 	if c.Smoke != nil {
 		c.Smoke = slices.Clone(c.Smoke)
@@ -568,8 +642,9 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// policyOf is the lock's copy of the audit, signatures and smoke settings,
-// without the database digests (diffLocks names those file by file).
+// policyOf is the lock's copy of the audit, signatures, smoke and updates
+// settings, without the database digests (diffLocks names those file by
+// file).
 func policyOf(l *Lock) any {
 	var a *LockAudit
 	if l.Audit != nil {
@@ -578,7 +653,7 @@ func policyOf(l *Lock) any {
 		a = &c
 	}
 	// Through Marshal's normalization: nil and empty lists are the same.
-	n := (&Lock{Audit: a, Signatures: l.Signatures, Smoke: l.Smoke}).Marshal()
+	n := (&Lock{Audit: a, Signatures: l.Signatures, Smoke: l.Smoke, Updates: l.Updates}).Marshal()
 	return string(n)
 }
 

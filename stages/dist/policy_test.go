@@ -14,8 +14,8 @@ import (
 	"github.com/hashicorp/hcl/v2/hclwrite"
 )
 
-// policyBlocks sets every attribute of the audit, signatures and smoke
-// blocks.
+// policyBlocks sets every attribute of the audit, signatures, smoke and
+// updates blocks.
 const policyBlocks = `
   audit {
     sources           = ["npm", "osv:./osv/"]
@@ -42,10 +42,20 @@ const policyBlocks = `
     args   = ["--help"]
     expect = "Usage: hello"
   }
+  updates {
+    channel   = "beta"
+    source    = "https://example.com/hello/"
+    keys      = [
+      { id = "release-2026", public_key = "` + testKeyA + `" },
+      { id = "backup", public_key = "` + testKeyB + `" },
+    ]
+    threshold = 2
+  }
 `
 
 // helloWithPolicy is a copy of hello whose distribution.hcl holds
-// policyBlocks instead of any audit, signatures or smoke blocks of its own.
+// policyBlocks instead of any audit, signatures, smoke or updates blocks of
+// its own.
 func helloWithPolicy(t *testing.T) string {
 	t.Helper()
 	dir := copyTree(t, helloDir)
@@ -57,7 +67,7 @@ func helloWithPolicy(t *testing.T) string {
 	body := f.Body().Blocks()[0].Body()
 	for _, b := range body.Blocks() {
 		switch b.Type() {
-		case "audit", "signatures", "smoke":
+		case "audit", "signatures", "smoke", "updates":
 			body.RemoveBlock(b)
 		}
 	}
@@ -407,10 +417,10 @@ func TestLockWithoutPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Audit != nil || l.Signatures != nil || l.Smoke != nil {
-		t.Errorf("undeclared blocks recorded: %+v %+v %+v", l.Audit, l.Signatures, l.Smoke)
+	if l.Audit != nil || l.Signatures != nil || l.Smoke != nil || l.Updates != nil {
+		t.Errorf("undeclared blocks recorded: %+v %+v %+v %+v", l.Audit, l.Signatures, l.Smoke, l.Updates)
 	}
-	for _, k := range []string{`"audit"`, `"signatures"`, `"smoke"`} {
+	for _, k := range []string{`"audit"`, `"signatures"`, `"smoke"`, `"updates"`} {
 		if strings.Contains(string(l.Marshal()), k) {
 			t.Errorf("the lock holds %s", k)
 		}

@@ -93,6 +93,15 @@ var schema = []Field{
 		Doc: "an RE2 regular expression matched against the trimmed combined stdout and stderr of the run, which must exit 0"},
 	{Name: "smoke.timeout", Type: "string", Default: `"300s"`, Example: `"60s"`,
 		Doc: "how long the run may take, a Go duration (30s, 5m), at most 1h"},
+
+	{Name: "updates.channel", Type: "string", Default: `"stable"`, Example: `"stable"`,
+		Doc: "the channel installed copies follow unless told otherwise: <channel>.json in the source; lowercase letters, digits, '.', '_' and '-'"},
+	{Name: "updates.source", Type: "string", Required: true, Example: `"https://example.com/hello/"`,
+		Doc: "the channel directory (holding <channel>.json, its .sig and the archives): an https:// URL, a file:// URL or an absolute path; http:// only to loopback hosts"},
+	{Name: "updates.keys", Type: "list(object({id=string, public_key=string}))", Required: true, Example: `[{ id = "release-2026", public_key = "<base64>" }]`,
+		Doc: "the trusted channel keys: id as signatures name it, public_key the base64 of the Ed25519 key's SubjectPublicKeyInfo DER (piship keygen prints both); distinct ids and keys"},
+	{Name: "updates.threshold", Type: "number", Default: "1", Example: "2",
+		Doc: "how many distinct listed keys must sign a channel, from 1 to the number of keys"},
 }
 
 var blocks = []Block{
@@ -102,6 +111,7 @@ var blocks = []Block{
 	{Name: "audit.allow", Label: "id", Repeated: true, Doc: "an accepted advisory (GHSA, CVE, OSV or npm id), with why and until when"},
 	{Name: "signatures", Doc: "the check of the npm registry's signatures over every registry package"},
 	{Name: "smoke", Label: "name", Repeated: true, Doc: "a test of the payload run by every release: the command with args, its output matched against expect"},
+	{Name: "updates", Doc: "where installed copies find new releases (a signed channel) and which keys they trust to sign it"},
 }
 
 // Schema returns the documented attributes of distribution.hcl.
@@ -194,9 +204,26 @@ distribution "<id>" {   # id: [a-z0-9][a-z0-9._-]*; names apps/<id>/ and receipt
 With no audit block a release audits with sources ["npm"], fail_on "high" and allow_unavailable false;
 with no signatures block, allow_unavailable is false.
 
+An updates block lets installed copies update from a signed channel:
+
+  updates {
+    channel   = "stable"
+    source    = "https://example.com/hello/"
+    keys      = [{ id = "release-2026", public_key = "<base64 SPKI DER of an Ed25519 key>" }]
+    threshold = 1
+  }
+
+piship keygen makes a key and prints its id and public_key; piship sign-channel signs <channel>.json with
+the private keys. An installed copy trusts the keys of its own release's lock: a channel needs valid
+signatures by threshold distinct listed keys, must name this distribution and channel, must not have
+expired, and its sequence must not fall below the highest the installation accepted. A new release whose
+lock lists other keys rotates them. Without an updates block, releases are installed but not updated
+from a channel.
+
 piship.lock, beside distribution.hcl, records the digests of distribution.hcl, the runtime's package.json and
 package-lock.json, every resource file, every tool and every file of the osv: audit databases, and the
-audit, signatures and smoke settings that are written; a release refuses a lock that is not current.
+audit, signatures, smoke and updates settings that are written (updates with each key's fingerprint);
+a release refuses a lock that is not current.
 `)
 	return b.String()
 }
