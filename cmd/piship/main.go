@@ -63,6 +63,8 @@ func commands() []command {
 		{"build", "build DIST [--out DIR] [--rebuild]", "build a distribution's payload (the built-in build pipeline)", cmdBuild},
 		{"release", "release DIST [--out DIR] [--rebuild] [--channel c]", "qualify and ship a distribution as a reproducible release", cmdRelease},
 		{"verify-release", "verify-release ARCHIVE|DIR [--sha256 HEX] [--json]", "verify a release as a consumer would trust it", cmdVerifyRelease},
+		{"keygen", "keygen FILE --id KEYID [--force]", "make an Ed25519 key for signing update channels", cmdKeygen},
+		{"sign-channel", "sign-channel DIR ARCHIVE... --channel c --key FILE [--key FILE ...] [--sequence N] [--expires-days N]", "sign an update channel over release archives", cmdSignChannel},
 		{"lock", "lock DIST", "write DIST/piship.lock from distribution.hcl, the npm lock, resources and tools", cmdLock},
 		{"run", "run PIPELINE [--input k=v ...] [--parallelism N] [--dry-run] [--trace-file F] [--pipelines DIR]", "run a pipeline", cmdRun},
 		{"validate", "validate [FILE|DIR ...]", "check pipeline files without running anything", cmdValidate},
