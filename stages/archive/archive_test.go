@@ -244,6 +244,8 @@ func TestDeterminism(t *testing.T) {
 	order, files := sampleTree()
 
 	// Tree A: sorted creation order, UTC, restrictive modes.
+	orig := time.Local
+	t.Cleanup(func() { time.Local = orig })
 	time.Local = time.UTC
 	t.Setenv("TZ", "UTC")
 	a := t.TempDir()
@@ -269,7 +271,6 @@ func TestDeterminism(t *testing.T) {
 	}
 	t.Setenv("TZ", "Asia/Tokyo")
 	time.Local = tokyo
-	t.Cleanup(func() { time.Local = time.UTC })
 	b := t.TempDir()
 	rev := make([]string, len(order))
 	for i, p := range order {

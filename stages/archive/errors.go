@@ -28,18 +28,18 @@ const (
 	RuleDrive        Rule = "drive-prefix"    // a path starting with a drive letter and ":" ("C:x")
 	RuleControl      Rule = "control-char"    // a byte below 0x20 or 0x7f, or a C1 control character
 	RuleEncoding     Rule = "encoding"        // a path that is not valid UTF-8
-	RuleReservedName Rule = "reserved-name"   // CON, PRN, AUX, NUL, COM1-9, LPT1-9, with or without extension, any case
+	RuleReservedName Rule = "reserved-name"   // CON, PRN, AUX, NUL, COM0-9, LPT0-9 (and COM¹²³/LPT¹²³), with or without extension, any case
 	RuleReservedChar Rule = "reserved-char"   // one of < > : " | ? *
 	RuleDuplicate    Rule = "duplicate"       // a path seen before (as a file or a directory)
 	RuleTrailingData Rule = "trailing-data"   // anything but zero padding after the end marker, or after the gzip member
 	RuleMaxBytes     Rule = "max-bytes"       // total file content over Limits.MaxBytes
-	RuleMaxEntries   Rule = "max-entries"     // more entries than Limits.MaxEntries
+	RuleMaxEntries   Rule = "max-entries"     // more files and directories (implied parents included) than Limits.MaxEntries
 )
 
 // Error is a refused archive. Code is CodeIntegrity; Rule says which rule;
 // Entry is the entry's path as the archive spells it ("" for stream-level
-// faults) and Index its position (1-based count of headers read, 0 when
-// not about one entry).
+// faults) and Index its position among the file and directory entries
+// (1-based; PAX headers are not counted; 0 when not about one entry).
 type Error struct {
 	Code   string
 	Rule   Rule

@@ -14,16 +14,16 @@ import (
 // Parallel gzip.
 //
 // The deflate stream is cut into blocks of pgzBlockSize input bytes. Each
-// block is compressed on its own goroutine by a fresh klauspost flate
-// writer primed with the last 32 KiB of the previous block as its
-// dictionary; every block but the last ends with a sync flush (so it ends on
-// a byte boundary) and the last one with the final block. Concatenated in
-// order they form one ordinary deflate stream inside one gzip member, which
-// any gunzip reads. The bytes depend only on the input, the level and the
-// block size: not on the number of cores or on scheduling, since every
-// block gets a new writer. The cost is a slightly larger output (a few
-// bytes per block for the flush, and matches cannot reach back past the
-// dictionary), measured at well under 1%.
+// block is compressed on its own goroutine by a klauspost flate writer
+// (new, or reset) primed with the last 32 KiB of the previous block as its
+// dictionary; every block but the last ends with a sync flush (so it ends
+// on a byte boundary) and the last one with the final block. Concatenated
+// in order they form one ordinary deflate stream inside one gzip member,
+// which any gunzip reads. The bytes depend only on the input, the level and
+// the block size, not on the number of cores or on scheduling. The cost in
+// size is a few bytes per block for the flush and matches that cannot
+// reach past the dictionary: +0.01% on the synthetic payload, -0.01% on
+// the real Pi runtime, against klauspost's serial gzip at the same level.
 const (
 	pgzBlockSize = 1 << 20
 	pgzDictSize  = 32 << 10

@@ -36,8 +36,7 @@ type Options struct {
 	// MTime is the tar mtime of every entry, in Unix seconds:
 	// SOURCE_DATE_EPOCH or 0 (the caller decides). It must not be negative.
 	MTime int64
-	// Level is the gzip level (1-9, or klauspost's -2/-3 special levels);
-	// 0 means DefaultLevel.
+	// Level is the gzip level, 1-9; 0 means DefaultLevel.
 	Level int
 }
 
