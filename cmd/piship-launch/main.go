@@ -1,0 +1,50 @@
+// Command piship-launch is the launcher every installed command shim runs:
+// `piship-launch ID [--] ARGS...` starts the active release of ID (see
+// package stages/home/launch). It is a separate, small binary because a
+// start must cost almost nothing: it links neither the engine nor HCL nor
+// telemetry, so the process starts in about 2 ms where the full piship
+// binary needs about 10 ms for its package initialisation alone.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"piship.dev/piship/stages/home/launch"
+	"piship.dev/piship/stages/home/receipt"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintln(os.Stderr, "usage: piship-launch ID [--] ARGS...   (runs the active release of an installed distribution)")
+		return 2
+	}
+	id, rest := args[0], args[1:]
+	if len(rest) > 0 && rest[0] == "--" {
+		rest = rest[1:]
+	}
+	homes, err := receipt.ResolveHomes(os.Getenv)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", id, err)
+		return 2
+	}
+	start := time.Now()
+	code, phases, err := launch.Run(context.Background(), homes.Install, id, rest, launch.Options{})
+	if os.Getenv("PISHIP_DEBUG_TIMING") == "1" {
+		launch.FormatPhases(os.Stderr, phases)
+		fmt.Fprintf(os.Stderr, "launch total: %.1f ms\n", float64(time.Since(start).Microseconds())/1000)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", id, err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}

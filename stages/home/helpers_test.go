@@ -1,0 +1,185 @@
+package home
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"piship.dev/piship/stages/archive"
+	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/payload"
+)
+
+// cliJS prints its arguments as JSON and exits with the code in EXIT_CODE.
+const cliJS = `console.log(JSON.stringify(process.argv.slice(2)));
+process.exitCode = Number(process.env.EXIT_CODE || 0);
+`
+
+type relSpec struct {
+	id, version, command string
+	verifyAtLaunch       bool
+	extra                map[string]string // more payload files
+}
+
+func spec(version string) relSpec { return relSpec{id: "hello", version: version, command: "hello"} }
+
+func (s relSpec) name() string { return fmt.Sprintf("%s-%s-%s", s.id, s.version, receipt.HostTarget()) }
+
+func writeFile(t *testing.T, path, data string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func sum(data []byte) string {
+	s := sha256.Sum256(data)
+	return hex.EncodeToString(s[:])
+}
+
+// makePayload writes a payload directory like the build's: the entry,
+// bin/<command>, metadata/target.json, piship.lock and the inventory.
+func makePayload(t *testing.T, dir string, s relSpec) {
+	t.Helper()
+	platform, arch, _ := strings.Cut(receipt.HostTarget(), "-")
+	writeFile(t, filepath.Join(dir, "node_modules", "x", "cli.js"), cliJS, 0o644)
+	writeFile(t, filepath.Join(dir, "node_modules", "x", "package.json"), `{"name":"x","version":"1.0.0"}`+"\n", 0o644)
+	writeFile(t, filepath.Join(dir, "bin", s.command), "#!/bin/sh\nexec node \"$(dirname \"$0\")/../node_modules/x/cli.js\" \"$@\"\n", 0o755)
+	target, _ := payload.CanonicalJSON(map[string]string{"platform": platform, "arch": arch})
+	writeFile(t, filepath.Join(dir, "metadata", "target.json"), string(target), 0o644)
+	l := &dist.Lock{Schema: dist.LockSchema,
+		Distribution:   dist.LockDistribution{ID: s.id, Name: "Hello", Version: s.version, Command: s.command},
+		Runtime:        dist.LockRuntime{Dir: "runtime", Entry: "node_modules/x/cli.js"},
+		VerifyAtLaunch: s.verifyAtLaunch,
+	}
+	writeFile(t, filepath.Join(dir, "piship.lock"), string(l.Marshal()), 0o644)
+	for p, data := range s.extra {
+		writeFile(t, filepath.Join(dir, filepath.FromSlash(p)), data, 0o644)
+	}
+	inv, _, err := payload.Inventory(context.Background(), dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := payload.CanonicalJSON(inv)
+	writeFile(t, filepath.Join(dir, "metadata", "inventory.json"), string(data), 0o644)
+}
+
+// makeRelease writes <root>/<name>/ (payload/, release.json, sbom,
+// checksums.txt) and returns its path.
+func makeRelease(t *testing.T, root string, s relSpec) string {
+	t.Helper()
+	dir := filepath.Join(root, s.name())
+	makePayload(t, filepath.Join(dir, "payload"), s)
+	writeFile(t, filepath.Join(dir, "sbom.spdx.json"), `{"spdxVersion":"SPDX-2.3"}`+"\n", 0o644)
+	writeFile(t, filepath.Join(dir, "install.sh"), "#!/bin/sh\nexec piship install \"$(dirname \"$0\")\"\n", 0o755)
+	inv, _ := os.ReadFile(filepath.Join(dir, "payload", "metadata", "inventory.json"))
+	lock, _ := os.ReadFile(filepath.Join(dir, "payload", "piship.lock"))
+	rel := map[string]any{
+		"schema":       ReleaseSchema,
+		"distribution": map[string]string{"id": s.id, "name": "Hello", "version": s.version, "command": s.command},
+		"lockSha256":   sum(lock), "target": receipt.HostTarget(), "channel": "stable",
+		"created": "1970-01-01T00:00:00Z", "qualification": "qualified",
+		"payload": map[string]any{"path": "payload", "inventorySha256": sum(inv), "files": 6},
+	}
+	data, _ := payload.CanonicalJSON(rel)
+	writeFile(t, filepath.Join(dir, "release.json"), string(data), 0o644)
+	writeChecksums(t, dir)
+	return dir
+}
+
+func writeChecksums(t *testing.T, dir string) {
+	t.Helper()
+	files, err := payload.Walk(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, f := range files {
+		if f.Path == "checksums.txt" || strings.HasPrefix(f.Path, "payload/") && f.Path != "payload/metadata/inventory.json" {
+			continue
+		}
+		data, _ := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.Path)))
+		lines = append(lines, sum(data)+"  "+f.Path)
+	}
+	sort.Strings(lines)
+	writeFile(t, filepath.Join(dir, "checksums.txt"), strings.Join(lines, "\n")+"\n", 0o644)
+}
+
+// makeArchive archives a release directory beside it, with its sidecar.
+func makeArchive(t *testing.T, releaseDir string) (path, digest string) {
+	t.Helper()
+	path = releaseDir + ".tar.gz"
+	res, err := archive.Create(context.Background(), path, releaseDir, archive.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, path+".sha256", res.SHA256+"  "+filepath.Base(path)+"\n", 0o644)
+	return path, res.SHA256
+}
+
+type env struct {
+	t     *testing.T
+	root  string
+	src   string // where sources are built
+	homes receipt.Homes
+}
+
+func newEnv(t *testing.T) *env {
+	root := t.TempDir()
+	e := &env{t: t, root: root, src: filepath.Join(root, "src"),
+		homes: receipt.Homes{Install: filepath.Join(root, "install"), Bin: filepath.Join(root, "bin"), State: filepath.Join(root, "state")}}
+	return e
+}
+
+func (e *env) opts() Options {
+	return Options{Homes: e.homes, Launcher: "/opt/piship/bin/piship", GateWait: 2 * time.Second, LockWait: 2 * time.Second}
+}
+
+func (e *env) install(source string, mod ...func(*InstallOptions)) (*InstallResult, error) {
+	o := InstallOptions{Options: e.opts(), Source: source, FreeSpace: func(string) (int64, error) { return 1 << 40, nil }}
+	for _, m := range mod {
+		m(&o)
+	}
+	return Install(context.Background(), o)
+}
+
+func (e *env) mustInstall(source string, mod ...func(*InstallOptions)) *InstallResult {
+	e.t.Helper()
+	res, err := e.install(source, mod...)
+	if err != nil {
+		e.t.Fatalf("install %s: %v", source, err)
+	}
+	return res
+}
+
+func (e *env) receipt() *receipt.Receipt {
+	e.t.Helper()
+	rc, err := receipt.Read(e.homes.Install, "hello")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return rc
+}
+
+func (e *env) receiptBytes() string {
+	data, _ := os.ReadFile(receipt.ReceiptPath(e.homes.Install, "hello"))
+	return string(data)
+}
+
+func wantCode(t *testing.T, err error, code string) {
+	t.Helper()
+	if got := receipt.CodeOf(err); got != code {
+		t.Fatalf("err = %v (code %q), want %s", err, got, code)
+	}
+}

@@ -1,0 +1,349 @@
+package home
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"piship.dev/piship/stages/archive"
+	"piship.dev/piship/stages/home/receipt"
+)
+
+// Install installs o.Source and makes it the active version (see the
+// package documentation for what it checks and in which order).
+func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
+	o.setDefaults()
+	if o.HostTarget == "" {
+		o.HostTarget = receipt.HostTarget()
+	}
+	if o.FreeSpace == nil {
+		o.FreeSpace = freeSpace
+	}
+	if err := o.Homes.Check(); err != nil {
+		return nil, err
+	}
+	s, err := identify(&o)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range s.warnings {
+		o.logf("warning: %s", w)
+	}
+	if s.target != "" && s.target != o.HostTarget {
+		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "%s %s is built for %s, and this machine is %s", s.id, s.version, s.target, o.HostTarget)
+	}
+	home, id := o.Homes.Install, s.id
+	appDir := receipt.AppDir(home, id)
+	if err := os.MkdirAll(appDir, 0o755); err != nil {
+		return nil, receipt.Errorf(receipt.CodeUnavailable, "cannot create %s: %w", appDir, err)
+	}
+	unlock, err := receipt.TakeMaintenance(ctx, home, id, o.LockWait)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+
+	rc, err := readOrNew(home, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSequence(rc, o.Channel, o.Sequence); err != nil {
+		return nil, err
+	}
+	res := &InstallResult{ID: id, Version: s.version, Target: s.target, Source: s.kind, Warnings: s.warnings}
+
+	// A recorded release of the same bytes is activated as it stands.
+	if rec := reusable(rc, s); rec != nil {
+		o.logf("%s %s: reusing %s (same %s)", id, s.version, rec.Dir, map[bool]string{true: "archive digest", false: "inventory"}[s.kind == receipt.SourceArchive])
+		res.Reused, res.Dir, res.Payload, res.Command, res.ArchiveSHA256 = true, rec.Dir, rec.Payload, rec.Command, rec.ArchiveSHA256
+		prev, shims, err := o.commit(ctx, id, *rec, o.Channel, o.Sequence)
+		if err != nil {
+			return nil, err
+		}
+		res.Previous, res.Shims = prev, shims
+		return res, nil
+	}
+
+	// Free space: twice the archive (or the directory's bytes).
+	if free, err := o.FreeSpace(appDir); err == nil {
+		if need := 2 * s.size; free < need {
+			return nil, receipt.Errorf(receipt.CodeUnavailable, "not enough free space to install %s %s: %d bytes free in %s, %d needed (twice the %s)", id, s.version, free, appDir, need, map[bool]string{true: "archive", false: "release"}[s.kind == receipt.SourceArchive])
+		}
+	} else if !errors.Is(err, errors.ErrUnsupported) {
+		o.logf("warning: cannot tell the free space of %s: %v", appDir, err)
+	}
+
+	dest := receipt.VersionDir(home, id, s.version)
+	if _, err := os.Lstat(dest); err == nil {
+		moved, err := o.moveAside(ctx, id, s.version, dest)
+		if err != nil {
+			return nil, err
+		}
+		res.MovedAside = moved
+		o.logf("%s %s: moved the directory standing at %s aside to %s", id, s.version, dest, moved)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, receipt.Errorf(receipt.CodeUnavailable, "cannot inspect %s: %w", dest, err)
+	}
+
+	digests, archiveSHA, bytes, err := place(ctx, &o, s, dest)
+	var in *installed
+	if err == nil {
+		in, err = checkInstalled(dest, s, digests, archiveSHA)
+	}
+	if err == nil && s.target != o.HostTarget {
+		// Known only now when the archive's name did not say it.
+		err = receipt.Errorf(receipt.CodeConfigInvalid, "%s %s is built for %s, and this machine is %s", id, s.version, s.target, o.HostTarget)
+	}
+	if err != nil {
+		// Never referenced: set it aside for doctor, in one rename.
+		if _, serr := os.Lstat(dest); serr == nil {
+			aside := filepath.Join(appDir, receipt.RetainedPrefix+s.version+"-"+receipt.RandomHex(4))
+			if rerr := o.Renamer.Do(dest, aside); rerr == nil {
+				o.logf("%s %s: the unreferenced directory was set aside to %s", id, s.version, aside)
+			} else {
+				o.logf("%s %s: the unreferenced directory %s stays (%v); the next install moves it aside", id, s.version, dest, rerr)
+			}
+		}
+		return nil, err
+	}
+	channel := o.Channel
+	if channel == "" {
+		channel = in.channel
+	}
+	rec := receipt.Release{
+		Version: s.version, Dir: dest, Payload: filepath.Join(dest, "payload"), InstalledAt: o.Now().UTC(),
+		LockSHA256: in.lockSHA, ArchiveSHA256: archiveSHA, InventorySHA256: in.inventorySHA,
+		Target: s.target, Channel: channel, Command: in.command, Entry: in.entry,
+		VerifyAtLaunch: in.verifyAtLaunch, Source: s.kind,
+	}
+	prev, shims, err := o.commit(ctx, id, rec, o.Channel, o.Sequence)
+	if err != nil {
+		return nil, err
+	}
+	res.Dir, res.Payload, res.Command, res.ArchiveSHA256 = rec.Dir, rec.Payload, rec.Command, archiveSHA
+	res.Files, res.Bytes, res.Previous, res.Shims = in.files, bytes, prev, shims
+	return res, nil
+}
+
+func readOrNew(home, id string) (*receipt.Receipt, error) {
+	rc, err := receipt.Read(home, id)
+	if errors.Is(err, receipt.ErrNotInstalled) {
+		return receipt.New(id), nil
+	}
+	return rc, err
+}
+
+func checkSequence(rc *receipt.Receipt, channel string, seq int64) error {
+	if channel == "" || seq <= 0 {
+		return nil
+	}
+	if floor := rc.Sequences[channel]; seq < floor {
+		return receipt.Errorf(receipt.CodeUpdate, "channel %s sequence %d is older than %d, already installed: refusing a replayed channel", channel, seq, floor)
+	}
+	return nil
+}
+
+// reusable returns a recorded release of s's version holding the same
+// bytes, whose directory still stands, or nil.
+func reusable(rc *receipt.Receipt, s *source) *receipt.Release {
+	var cands []receipt.Release
+	if r := rc.Find(s.version); r != nil {
+		cands = append(cands, *r)
+	}
+	for _, r := range rc.Retained {
+		if r.Version == s.version {
+			cands = append(cands, r)
+		}
+	}
+	for _, r := range cands {
+		switch {
+		case s.kind == receipt.SourceArchive && (s.expectSHA == "" || r.ArchiveSHA256 != s.expectSHA):
+			continue
+		case s.kind != receipt.SourceArchive && (s.inventorySHA == "" || r.InventorySHA256 != s.inventorySHA):
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(r.Payload, "piship.lock")); err != nil {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(r.Payload, filepath.FromSlash(r.Entry))); err != nil {
+			continue
+		}
+		return &r
+	}
+	return nil
+}
+
+// place writes the release into dest and returns the digests of what it
+// wrote (slash paths relative to dest), the archive digest and the bytes.
+func place(ctx context.Context, o *InstallOptions, s *source, dest string) (map[string]string, string, int64, error) {
+	switch s.kind {
+	case receipt.SourceArchive:
+		f, err := os.Open(s.path)
+		if err != nil {
+			return nil, "", 0, receipt.Errorf(receipt.CodeUnavailable, "cannot read %s: %w", s.path, err)
+		}
+		defer f.Close()
+		o.logf("%s %s: extracting %s into %s", s.id, s.version, filepath.Base(s.path), dest)
+		ex, err := archive.Extract(ctx, f, dest, archive.Limits{Writers: o.Writers})
+		if err != nil {
+			if _, ok := archive.IsIntegrity(err); ok {
+				return nil, "", 0, receipt.Errorf(receipt.CodeIntegrity, "%s: %w", filepath.Base(s.path), err)
+			}
+			return nil, "", 0, receipt.Errorf(receipt.CodeUnavailable, "cannot extract %s: %w", filepath.Base(s.path), err)
+		}
+		return ex.Files, ex.SHA256, ex.Bytes, nil
+	case receipt.SourceRelease:
+		o.logf("%s %s: copying %s into %s", s.id, s.version, s.path, dest)
+		d, err := copyTree(ctx, s.tree, s.path, dest, "", o.Writers)
+		if err != nil {
+			return nil, "", 0, receipt.Errorf(receipt.CodeUnavailable, "cannot copy %s: %w", s.path, err)
+		}
+		return d, "", s.tree.bytes, nil
+	default:
+		o.logf("%s %s: copying %s into %s", s.id, s.version, s.path, filepath.Join(dest, "payload"))
+		if err := os.Mkdir(dest, 0o755); err != nil {
+			return nil, "", 0, receipt.Errorf(receipt.CodeUnavailable, "cannot create %s: %w", dest, err)
+		}
+		d, err := copyTree(ctx, s.tree, s.path, filepath.Join(dest, "payload"), "payload/", o.Writers)
+		if err != nil {
+			return nil, "", 0, receipt.Errorf(receipt.CodeUnavailable, "cannot copy %s: %w", s.path, err)
+		}
+		return d, "", s.tree.bytes, nil
+	}
+}
+
+// moveAside renames the directory standing at dest to
+// .retained-<version>-<rand>, under the launch gate, and points any record
+// of it at its new place in the same gate hold, so a launch always sees a
+// receipt and directories that agree. A directory a running launch uses is
+// refused.
+func (o *Options) moveAside(ctx context.Context, id, version, dest string) (string, error) {
+	home := o.Homes.Install
+	release, err := receipt.TakeGate(ctx, home, id, o.GateWait)
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	rc, err := readOrNew(home, id)
+	if err != nil {
+		return "", err
+	}
+	referenced := false
+	for _, list := range [][]receipt.Release{rc.Releases, rc.Retained} {
+		for i := range list {
+			if samePath(list[i].Dir, dest) {
+				referenced = true
+			}
+		}
+	}
+	if referenced {
+		live, err := receipt.LiveLeases(home, id)
+		if err != nil {
+			return "", err
+		}
+		for _, l := range live {
+			if l.Version == version {
+				return "", receipt.Errorf(receipt.CodeUnavailable, "%s %s is running (pid %d on %s): quit it before installing other bytes of the same version", id, version, l.PID, l.Host)
+			}
+		}
+	}
+	aside := filepath.Join(receipt.AppDir(home, id), receipt.RetainedPrefix+version+"-"+receipt.RandomHex(4))
+	if err := o.Renamer.Do(dest, aside); err != nil {
+		return "", receipt.Errorf(receipt.CodeUnavailable, "cannot move %s aside: %w", dest, err)
+	}
+	if referenced {
+		for _, list := range [][]receipt.Release{rc.Releases, rc.Retained} {
+			for i := range list {
+				if samePath(list[i].Dir, dest) {
+					list[i].Dir, list[i].Payload = aside, filepath.Join(aside, "payload")
+				}
+			}
+		}
+		rc.UpdatedAt = o.Now().UTC()
+		if err := receipt.WriteWith(home, rc, *o.Renamer); err != nil {
+			// Put it back: the receipt still names dest.
+			if rerr := o.Renamer.Do(aside, dest); rerr != nil {
+				return "", fmt.Errorf("%w (and moving %s back failed: %v)", err, aside, rerr)
+			}
+			return "", err
+		}
+	}
+	return aside, nil
+}
+
+func samePath(a, b string) bool {
+	return filepath.Clean(a) == filepath.Clean(b) || (caseInsensitive() && strings.EqualFold(filepath.Clean(a), filepath.Clean(b)))
+}
+
+// commit makes rec the active release under the launch gate: shims first
+// (they do not depend on the version), then the receipt, the commit point.
+// It returns the version active before and the shims written.
+func (o *Options) commit(ctx context.Context, id string, rec receipt.Release, channel string, seq int64) (string, []string, error) {
+	home := o.Homes.Install
+	release, err := receipt.TakeGate(ctx, home, id, o.GateWait)
+	if err != nil {
+		return "", nil, err
+	}
+	defer release()
+	rc, err := readOrNew(home, id)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := checkSequence(rc, channel, seq); err != nil {
+		return "", nil, err
+	}
+	if channel != "" && seq > 0 {
+		rc.Sequences[channel] = seq
+	}
+	prevActive := rc.Active
+	var oldCommand string
+	if a := rc.Find(prevActive); a != nil {
+		oldCommand = a.Command
+	}
+
+	// rec replaces the record of its version; a replaced record whose
+	// directory still stands is kept among the retained.
+	retained := rc.Retained[:0:0]
+	for _, r := range rc.Retained {
+		if !samePath(r.Dir, rec.Dir) {
+			retained = append(retained, r)
+		}
+	}
+	if old := rc.Find(rec.Version); old != nil && !samePath(old.Dir, rec.Dir) {
+		if _, err := os.Stat(old.Dir); err == nil {
+			retained = append(retained, *old)
+		}
+	}
+	rc.Retained = retained
+	rc.Put(rec)
+	if rc.Active != rec.Version {
+		rc.Previous = rc.Active
+		rc.Active = rec.Version
+	}
+	rc.RolledBackFrom = ""
+	rc.UpdatedAt = o.Now().UTC()
+
+	shims, err := o.writeShims(id, rec.Command, rec.Target)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := receipt.WriteWith(home, rc, *o.Renamer); err != nil {
+		return "", nil, err
+	}
+	if oldCommand != "" && oldCommand != rec.Command {
+		o.removeShims(id, oldCommand)
+	}
+	o.logf("%s %s is active (previous: %s)", id, rec.Version, orNone(rc.Previous))
+	return prevActive, shims, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

@@ -1,0 +1,243 @@
+// Package launch runs the active release of an installed distribution: the
+// hot path behind every command shim. It imports the standard library and
+// package receipt only (a test keeps it so), so a start loads no HCL, no
+// engine and no telemetry.
+//
+// A start, in order:
+//
+//  1. takes the launch gate (bounded wait, 5 s by default), reads the
+//     receipt, writes a runtime lease for the active version (not flushed)
+//     and releases the gate: the gate is held for milliseconds, never for
+//     a cold load;
+//  2. reads payload/metadata/target.json (the payload must be for this
+//     platform) and hashes payload/piship.lock against the digest the
+//     receipt recorded at install: a mismatch is INTEGRITY_FAILED and
+//     nothing runs; with no recorded digest the check is skipped, not
+//     failed;
+//  3. walks and hashes the payload against its inventory only when the
+//     lock (or the receipt) says runtime.verifyAtLaunch;
+//  4. runs node on the entry with the user's arguments and inherited
+//     stdio, forwards SIGINT, SIGTERM and SIGHUP to it, waits, removes the
+//     lease and returns node's exit code.
+//
+// Why a child and not exec: exec would replace this process, so nothing
+// would remove the lease when node ends. Each start would leave a dead
+// lease behind (one file per start, for every later LiveLeases and doctor
+// to read and sweep), node_exited could not be recorded, and Windows has no
+// exec at all, so one code path serves both. The cost is one idle Go
+// process per running session.
+package launch
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"piship.dev/piship/stages/home/receipt"
+)
+
+// Phase names, in order.
+const (
+	PhaseGateAcquired      = "gate_acquired"
+	PhaseLeaseHeld         = "lease_held"
+	PhaseGateReleased      = "gate_released"
+	PhaseLockChecked       = "lock_checked"
+	PhaseInventoryVerified = "inventory_verified" // only with verifyAtLaunch
+	PhaseNodeStarted       = "node_started"
+	PhaseNodeExited        = "node_exited"
+)
+
+// Phase is a point of a start, as an offset from the start of Run.
+type Phase struct {
+	Name string
+	At   time.Duration
+}
+
+// FormatPhases writes one "launch <phase>: N ms" line per phase, in order,
+// for PISHIP_DEBUG_TIMING.
+func FormatPhases(w io.Writer, phases []Phase) {
+	for _, p := range phases {
+		fmt.Fprintf(w, "launch %s: %.1f ms\n", p.Name, float64(p.At.Microseconds())/1000)
+	}
+}
+
+// Options tune a start. The zero value is what the command shim uses.
+type Options struct {
+	// Node is the node executable: a path, or a name looked up in PATH
+	// ("" means "node").
+	Node string
+	// GateWait bounds the wait for the launch gate (receipt.DefaultGateWait
+	// when 0).
+	GateWait time.Duration
+	// Env is added to this process's environment for node.
+	Env []string
+	// Stdin, Stdout and Stderr default to this process's.
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// NodeArgs go before the entry (node options).
+	NodeArgs []string
+}
+
+// Run starts the active release of id from the install home with args and
+// returns node's exit code (128+N when node died of signal N on Unix) and
+// the phases reached. err is non-nil when the start was refused or node
+// could not be started or waited for; exitCode is then 1.
+func Run(ctx context.Context, installHome, id string, args []string, o Options) (exitCode int, phases []Phase, err error) {
+	t0 := time.Now()
+	mark := func(name string) { phases = append(phases, Phase{Name: name, At: time.Since(t0)}) }
+
+	rel, removeLease, err := register(ctx, installHome, id, o.GateWait, mark)
+	if err != nil {
+		return 1, phases, err
+	}
+	defer removeLease()
+
+	verify, err := checkTrust(id, rel)
+	if err != nil {
+		return 1, phases, err
+	}
+	mark(PhaseLockChecked)
+	if verify {
+		if err := VerifyInventory(ctx, rel.Payload); err != nil {
+			return 1, phases, err
+		}
+		mark(PhaseInventoryVerified)
+	}
+
+	node := o.Node
+	if node == "" {
+		node = "node"
+	}
+	nodePath, err := exec.LookPath(node)
+	if err != nil {
+		return 1, phases, receipt.Errorf(receipt.CodeUnavailable, "cannot start %s: node was not found (%v): install Node.js or put it on PATH", id, err)
+	}
+	entry := filepath.Join(rel.Payload, filepath.FromSlash(rel.Entry))
+	cmd := exec.Command(nodePath, append(append(append([]string(nil), o.NodeArgs...), entry), args...)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if o.Stdin != nil {
+		cmd.Stdin = o.Stdin
+	}
+	if o.Stdout != nil {
+		cmd.Stdout = o.Stdout
+	}
+	if o.Stderr != nil {
+		cmd.Stderr = o.Stderr
+	}
+	if len(o.Env) > 0 {
+		cmd.Env = append(os.Environ(), o.Env...)
+	}
+
+	stop := forwardSignals() // before the start: no signal may fall between
+	defer stop.stop()
+	if err := cmd.Start(); err != nil {
+		return 1, phases, receipt.Errorf(receipt.CodeUnavailable, "cannot start node for %s: %w", id, err)
+	}
+	mark(PhaseNodeStarted)
+	stop.attach(cmd.Process)
+
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			terminate(cmd.Process)
+		case <-done:
+		}
+	}()
+	werr := cmd.Wait()
+	close(done)
+	mark(PhaseNodeExited)
+	removeLease()
+	if werr != nil {
+		var ee *exec.ExitError
+		if !errors.As(werr, &ee) {
+			return 1, phases, receipt.Errorf(receipt.CodeUnavailable, "waiting for node: %w", werr)
+		}
+	}
+	return exitStatus(cmd.ProcessState), phases, nil
+}
+
+// register takes the gate, reads the receipt, writes the lease and lets
+// the gate go.
+func register(ctx context.Context, installHome, id string, wait time.Duration, mark func(string)) (*receipt.Release, func(), error) {
+	release, err := receipt.TakeGate(ctx, installHome, id, wait)
+	if err != nil {
+		return nil, nil, err
+	}
+	mark(PhaseGateAcquired)
+	defer func() {
+		release()
+		mark(PhaseGateReleased)
+	}()
+	r, err := receipt.Read(installHome, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	rel, err := r.ActiveRelease()
+	if err != nil {
+		return nil, nil, err
+	}
+	if rel.Entry == "" || !filepath.IsLocal(filepath.FromSlash(rel.Entry)) {
+		return nil, nil, receipt.Errorf(receipt.CodeConfigInvalid, "the receipt of %s names no valid entry for %s (%q): reinstall it", id, rel.Version, rel.Entry)
+	}
+	_, remove, err := receipt.WriteLease(installHome, id, rel.Version)
+	if err != nil {
+		return nil, nil, err
+	}
+	mark(PhaseLeaseHeld)
+	return rel, remove, nil
+}
+
+// maxLock bounds the lock read at launch.
+const maxLock = 16 << 20
+
+// checkTrust reads target.json and hashes the lock. It returns whether the
+// full inventory check is asked for.
+func checkTrust(id string, rel *receipt.Release) (verify bool, err error) {
+	var target struct{ Platform, Arch string }
+	tpath := filepath.Join(rel.Payload, "metadata", "target.json")
+	data, err := os.ReadFile(tpath)
+	if err == nil {
+		err = json.Unmarshal(data, &target)
+	}
+	if err != nil {
+		return false, receipt.Errorf(receipt.CodeIntegrity, "%s %s: cannot read %s: %v: run piship doctor", id, rel.Version, tpath, err)
+	}
+	if got, want := target.Platform+"-"+target.Arch, receipt.HostTarget(); got != want {
+		return false, receipt.Errorf(receipt.CodeConfigInvalid, "%s %s is built for %s, and this machine is %s", id, rel.Version, got, want)
+	}
+
+	lpath := filepath.Join(rel.Payload, "piship.lock")
+	f, err := os.Open(lpath)
+	if err != nil {
+		return false, receipt.Errorf(receipt.CodeIntegrity, "%s %s: cannot read %s: %v: run piship doctor", id, rel.Version, lpath, err)
+	}
+	defer f.Close()
+	var buf bytes.Buffer
+	h := sha256.New()
+	if _, err := io.Copy(io.MultiWriter(h, &buf), io.LimitReader(f, maxLock)); err != nil {
+		return false, receipt.Errorf(receipt.CodeIntegrity, "%s %s: cannot read %s: %v", id, rel.Version, lpath, err)
+	}
+	if rel.LockSHA256 != "" {
+		if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, rel.LockSHA256) {
+			return false, receipt.Errorf(receipt.CodeIntegrity, "%s %s: %s changed since it was installed (sha256 %s, the receipt recorded %s): nothing was run; reinstall the release", id, rel.Version, lpath, got, rel.LockSHA256)
+		}
+	}
+	// The lock's own verifyAtLaunch, trusted once its digest matched (or
+	// when there was nothing to compare with).
+	var lock struct {
+		VerifyAtLaunch bool `json:"verifyAtLaunch"`
+	}
+	_ = json.Unmarshal(buf.Bytes(), &lock)
+	return rel.VerifyAtLaunch || lock.VerifyAtLaunch, nil
+}

@@ -1,0 +1,244 @@
+package launch
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"go/build"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"piship.dev/piship/stages/home/receipt"
+)
+
+const script = `const fs = require("fs");
+const args = process.argv.slice(2);
+if (process.env.MARK) fs.writeFileSync(process.env.MARK, "ran");
+if (args[0] === "wait") {
+  process.on("SIGTERM", () => process.exit(3));
+  fs.writeFileSync(process.env.READY, "ready");
+  setInterval(() => {}, 1000);
+} else {
+  console.log(JSON.stringify(args));
+  process.exitCode = Number(process.env.EXIT_CODE || 0);
+}
+`
+
+type fixture struct {
+	home, payload string
+	rec           receipt.Release
+}
+
+func hexSum(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
+
+// install writes a payload and a receipt naming it, by hand.
+func install(t *testing.T, mod func(*receipt.Release)) *fixture {
+	t.Helper()
+	home := t.TempDir()
+	dir := filepath.Join(home, "apps", "hello", "1.0.0")
+	pay := filepath.Join(dir, "payload")
+	platform, arch, _ := strings.Cut(receipt.HostTarget(), "-")
+	files := map[string]string{
+		"node_modules/x/cli.js": script,
+		"metadata/target.json":  `{"arch":"` + arch + `","platform":"` + platform + `"}` + "\n",
+		"piship.lock":           `{"schema":"piship-lock/v1","verifyAtLaunch":false}` + "\n",
+	}
+	inv := map[string]string{}
+	for p, data := range files {
+		full := filepath.Join(pay, filepath.FromSlash(p))
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		if err := os.WriteFile(full, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		inv[p] = hexSum([]byte(data))
+	}
+	invData, _ := json.Marshal(inv)
+	os.WriteFile(filepath.Join(pay, "metadata", "inventory.json"), invData, 0o644)
+	rec := receipt.Release{Version: "1.0.0", Dir: dir, Payload: pay, LockSHA256: hexSum([]byte(files["piship.lock"])),
+		Target: receipt.HostTarget(), Command: "hello", Entry: "node_modules/x/cli.js"}
+	if mod != nil {
+		mod(&rec)
+	}
+	rc := receipt.New("hello")
+	rc.Put(rec)
+	rc.Active = "1.0.0"
+	if err := receipt.Write(home, rc); err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{home: home, payload: pay, rec: rec}
+}
+
+func nodeOrSkip(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not on PATH")
+	}
+}
+
+func wantCode(t *testing.T, err error, code string) {
+	t.Helper()
+	if got := receipt.CodeOf(err); got != code {
+		t.Fatalf("err = %v, want %s", err, code)
+	}
+}
+
+func TestRunArgsAndExitCode(t *testing.T) {
+	nodeOrSkip(t)
+	f := install(t, nil)
+	var out bytes.Buffer
+	code, phases, err := Run(context.Background(), f.home, "hello", []string{"one", "two words", "--x"},
+		Options{Stdout: &out, Env: []string{"EXIT_CODE=42"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 42 || strings.TrimSpace(out.String()) != `["one","two words","--x"]` {
+		t.Fatalf("code %d out %q", code, out.String())
+	}
+	var names []string
+	for i, p := range phases {
+		names = append(names, p.Name)
+		if i > 0 && p.At < phases[i-1].At {
+			t.Fatalf("phases out of order: %+v", phases)
+		}
+	}
+	want := []string{PhaseGateAcquired, PhaseLeaseHeld, PhaseGateReleased, PhaseLockChecked, PhaseNodeStarted, PhaseNodeExited}
+	if strings.Join(names, ",") != strings.Join(want, ",") {
+		t.Fatalf("phases %v, want %v", names, want)
+	}
+	var buf bytes.Buffer
+	FormatPhases(&buf, phases)
+	if !strings.Contains(buf.String(), "launch node_started: ") {
+		t.Fatal(buf.String())
+	}
+	if live, _ := receipt.ListLeases(f.home, "hello"); len(live) != 0 {
+		t.Fatalf("lease left: %+v", live)
+	}
+}
+
+func TestRunRefusesChangedLock(t *testing.T) {
+	nodeOrSkip(t)
+	f := install(t, nil)
+	os.WriteFile(filepath.Join(f.payload, "piship.lock"), []byte(`{"schema":"piship-lock/v1","verifyAtLaunch":false,"x":1}`+"\n"), 0o644)
+	mark := filepath.Join(t.TempDir(), "mark")
+	_, _, err := Run(context.Background(), f.home, "hello", nil, Options{Env: []string{"MARK=" + mark}})
+	wantCode(t, err, receipt.CodeIntegrity)
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatal("node ran despite the changed lock")
+	}
+	if l, _ := receipt.ListLeases(f.home, "hello"); len(l) != 0 {
+		t.Fatal("lease left after a refusal")
+	}
+	// With no digest recorded the check is skipped, not failed.
+	g := install(t, func(r *receipt.Release) { r.LockSHA256 = "" })
+	os.WriteFile(filepath.Join(g.payload, "piship.lock"), []byte(`{}`), 0o644)
+	if code, _, err := Run(context.Background(), g.home, "hello", nil, Options{Stdout: &bytes.Buffer{}}); err != nil || code != 0 {
+		t.Fatalf("code %d err %v", code, err)
+	}
+}
+
+func TestRunVerifyAtLaunch(t *testing.T) {
+	nodeOrSkip(t)
+	// Without verifyAtLaunch a changed payload file is not looked at.
+	f := install(t, nil)
+	cli := filepath.Join(f.payload, "node_modules", "x", "cli.js")
+	os.WriteFile(cli, []byte(script+"\n// changed\n"), 0o644)
+	if _, _, err := Run(context.Background(), f.home, "hello", nil, Options{Stdout: &bytes.Buffer{}}); err != nil {
+		t.Fatal(err)
+	}
+	// With it, the full inventory check refuses the start.
+	g := install(t, func(r *receipt.Release) { r.VerifyAtLaunch = true })
+	code, phases, err := Run(context.Background(), g.home, "hello", nil, Options{Stdout: &bytes.Buffer{}})
+	if err != nil || code != 0 || phases[4].Name != PhaseInventoryVerified {
+		t.Fatalf("clean payload: %d %v %+v", code, err, phases)
+	}
+	os.WriteFile(filepath.Join(g.payload, "node_modules", "x", "cli.js"), []byte(script+"\n// changed\n"), 0o644)
+	_, _, err = Run(context.Background(), g.home, "hello", nil, Options{})
+	wantCode(t, err, receipt.CodeIntegrity)
+	if !strings.Contains(err.Error(), "changed node_modules/x/cli.js") {
+		t.Fatal(err)
+	}
+	// An extra file is refused too.
+	h := install(t, func(r *receipt.Release) { r.VerifyAtLaunch = true })
+	os.WriteFile(filepath.Join(h.payload, "extra.js"), []byte("x"), 0o644)
+	_, _, err = Run(context.Background(), h.home, "hello", nil, Options{})
+	wantCode(t, err, receipt.CodeIntegrity)
+}
+
+func TestRunRefusals(t *testing.T) {
+	_, _, err := Run(context.Background(), t.TempDir(), "hello", nil, Options{})
+	wantCode(t, err, receipt.CodeUnavailable)
+
+	f := install(t, nil)
+	os.WriteFile(filepath.Join(f.payload, "metadata", "target.json"), []byte(`{"platform":"sunos","arch":"s390x"}`), 0o644)
+	_, _, err = Run(context.Background(), f.home, "hello", nil, Options{})
+	wantCode(t, err, receipt.CodeConfigInvalid)
+
+	g := install(t, nil)
+	_, _, err = Run(context.Background(), g.home, "hello", nil, Options{Node: filepath.Join(t.TempDir(), "no-node")})
+	wantCode(t, err, receipt.CodeUnavailable)
+	if l, _ := receipt.ListLeases(g.home, "hello"); len(l) != 0 {
+		t.Fatal("lease left after node was not found")
+	}
+
+	// A held gate: the start waits its bound and gives up.
+	release, err := receipt.TakeGate(context.Background(), g.home, "hello", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, _, err = Run(context.Background(), g.home, "hello", nil, Options{GateWait: 100 * time.Millisecond})
+	wantCode(t, err, receipt.CodeUnavailable)
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("waited %v", d)
+	}
+	release()
+}
+
+func TestRunContextCancel(t *testing.T) {
+	nodeOrSkip(t)
+	f := install(t, nil)
+	ready := filepath.Join(t.TempDir(), "ready")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for {
+			if _, err := os.Stat(ready); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	code, _, err := Run(ctx, f.home, "hello", []string{"wait"}, Options{Env: []string{"READY=" + ready}})
+	if err != nil || code != 3 {
+		t.Fatalf("code %d err %v", code, err)
+	}
+}
+
+// TestImportsStayTiny keeps the launch path on the standard library and
+// package receipt: no dist, HCL, engine or telemetry.
+func TestImportsStayTiny(t *testing.T) {
+	const self = "piship.dev/piship/stages/home/"
+	allowed := map[string]bool{self + "receipt": true}
+	for _, dir := range []string{".", "../receipt"} {
+		for _, goos := range []string{"linux", "darwin", "windows", "freebsd"} {
+			ctx := build.Default
+			ctx.GOOS = goos
+			pkg, err := ctx.ImportDir(dir, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range pkg.Imports {
+				first, _, _ := strings.Cut(imp, "/")
+				if strings.Contains(first, ".") && !allowed[imp] {
+					t.Errorf("%s (%s) imports %s", dir, goos, imp)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,116 @@
+package home
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"piship.dev/piship/stages/home/receipt"
+)
+
+// Options are what every operation of this package shares.
+type Options struct {
+	Homes receipt.Homes
+	// Launcher is the absolute path of the binary the command shim
+	// executes: the piship binary (the shim runs `piship launch ID -- ARGS`)
+	// or the dedicated launcher named piship-launch[.exe] (the shim runs
+	// `piship-launch ID -- ARGS`). "" means os.Executable().
+	Launcher string
+	// Log receives progress and warnings; nil discards them.
+	Log io.Writer
+	// GateWait bounds the wait for the launch gate (receipt.DefaultGateWait
+	// when 0); LockWait that for the maintenance lock
+	// (receipt.DefaultMaintenanceWait when 0).
+	GateWait, LockWait time.Duration
+	// Renamer renames directories, shims and the receipt (nil:
+	// receipt.DefaultRenamer(), which retries on Windows only).
+	Renamer *receipt.Renamer
+	// Now is the clock of the receipt's times (nil: time.Now).
+	Now func() time.Time
+}
+
+func (o *Options) setDefaults() {
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.Renamer == nil {
+		r := receipt.DefaultRenamer()
+		o.Renamer = &r
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+func (o *Options) logf(format string, args ...any) { fmt.Fprintf(o.Log, format+"\n", args...) }
+
+// launcher returns the piship binary for the shims.
+func (o *Options) launcher() (string, error) {
+	l := o.Launcher
+	if l == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return "", receipt.Errorf(receipt.CodeUnavailable, "cannot find the piship executable for the command shim: %w", err)
+		}
+		l = exe
+	}
+	abs, err := filepath.Abs(l)
+	if err != nil {
+		return "", receipt.Errorf(receipt.CodeConfigInvalid, "launcher %q: %v", l, err)
+	}
+	return abs, nil
+}
+
+// InstallOptions describe one install.
+type InstallOptions struct {
+	Options
+	// Source is a release archive (<id>-<version>-<target>.tar.gz), a
+	// release directory (with release.json) or a payload directory (with
+	// metadata/inventory.json).
+	Source string
+	// SHA256 is the expected archive digest (--sha256, or the signed
+	// channel entry's); optional. The sidecar <Source>.sha256, when present,
+	// must agree too.
+	SHA256 string
+	// ID and Version, when set, are what the source must be; for an archive
+	// they replace the parse of its name (an update passes the signed
+	// entry's, whatever the download is called).
+	ID, Version string
+	// Channel is recorded in the release record (default: release.json's).
+	// With Sequence > 0 it is checked against and raises the receipt's
+	// replay floor for the channel: a lower sequence is UPDATE_FAILED.
+	Channel  string
+	Sequence int64
+	// Writers is the number of parallel file writers (default 8).
+	Writers int
+	// FreeSpace returns the bytes free for an unprivileged user on the file
+	// system holding dir (nil: the platform's; tests inject it).
+	FreeSpace func(dir string) (int64, error)
+	// HostTarget is the target this machine runs (default
+	// receipt.HostTarget()); a release for another target is refused.
+	HostTarget string
+}
+
+// InstallResult describes an install.
+type InstallResult struct {
+	ID, Version, Target, Command string
+	// Dir is the version directory and Payload its payload directory.
+	Dir, Payload string
+	// Source is receipt.SourceArchive, SourceRelease or SourcePayload.
+	Source        string
+	ArchiveSHA256 string
+	Files         int
+	Bytes         int64
+	// MovedAside is the .retained-* directory a directory standing at
+	// the version's path was moved to ("" when none).
+	MovedAside string
+	// Reused is set when a recorded release with the same digest was
+	// activated instead of writing anything.
+	Reused bool
+	// Previous is the version that was active before ("" for a first install).
+	Previous string
+	Shims    []string
+	Warnings []string
+}

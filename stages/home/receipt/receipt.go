@@ -1,0 +1,267 @@
+package receipt
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Schema identifies the receipt format.
+const Schema = "piship-install/v1"
+
+// maxReceipt bounds what Read accepts.
+const maxReceipt = 4 << 20
+
+// Source kinds of a release record.
+const (
+	SourceArchive = "archive" // a release archive <id>-<version>-<target>.tar.gz
+	SourceRelease = "release" // a release directory
+	SourcePayload = "payload" // a payload directory (piship build output)
+)
+
+// Release is the record of one installed release directory.
+type Release struct {
+	Version string `json:"version"`
+	// Dir is the absolute directory holding the release: apps/<id>/<version>,
+	// or a .retained-* directory a release was set aside into.
+	Dir string `json:"dir"`
+	// Payload is the absolute payload directory: Dir/payload.
+	Payload     string    `json:"payload"`
+	InstalledAt time.Time `json:"installedAt"`
+	// LockSHA256 is the digest of payload/piship.lock that every launch
+	// compares; "" skips the comparison (an older receipt).
+	LockSHA256 string `json:"lockSha256"`
+	// ArchiveSHA256 is the digest of the archive installed ("" for a
+	// directory install); InventorySHA256 that of the payload inventory.
+	ArchiveSHA256   string `json:"archiveSha256"`
+	InventorySHA256 string `json:"inventorySha256"`
+	Target          string `json:"target"`
+	Channel         string `json:"channel"`
+	// Command is the shim's name in the bin home; Entry the file node runs,
+	// relative to Payload, slash-separated.
+	Command string `json:"command"`
+	Entry   string `json:"entry"`
+	// VerifyAtLaunch is runtime.verifyAtLaunch of the lock: every launch
+	// runs the full inventory check.
+	VerifyAtLaunch bool   `json:"verifyAtLaunch"`
+	Source         string `json:"source"`
+}
+
+// Receipt is receipts/<id>.json: the only thing that makes a version active.
+type Receipt struct {
+	Schema string `json:"schema"`
+	App    string `json:"app"`
+	// Active is the version launches run; Previous the rollback target
+	// ("" after a rollback, so a second one is refused, or before a second
+	// version was installed). RolledBackFrom is the version a rollback left.
+	Active         string `json:"active"`
+	Previous       string `json:"previous"`
+	RolledBackFrom string `json:"rolledBackFrom,omitempty"`
+	// Releases holds one record per version whose directory is installed
+	// (active, previous and any not yet reclaimed), at most one per version.
+	Releases []Release `json:"releases"`
+	// Retained holds records of directories set aside (a version replaced
+	// by different bytes of the same version), for reuse when an install
+	// brings the same archive again. Doctor reclaims them.
+	Retained []Release `json:"retained,omitempty"`
+	// Sequences maps a channel to the highest sequence installed from it:
+	// the replay floor.
+	Sequences map[string]int64 `json:"sequences"`
+	UpdatedAt time.Time        `json:"updatedAt"`
+}
+
+// Find returns the record of version in Releases, or nil.
+func (r *Receipt) Find(version string) *Release {
+	if version == "" {
+		return nil
+	}
+	for i := range r.Releases {
+		if r.Releases[i].Version == version {
+			return &r.Releases[i]
+		}
+	}
+	return nil
+}
+
+// ActiveRelease returns the active record or an error naming the receipt.
+func (r *Receipt) ActiveRelease() (*Release, error) {
+	rel := r.Find(r.Active)
+	if rel == nil {
+		return nil, Errorf(CodeUnavailable, "%s has no active release", r.App)
+	}
+	return rel, nil
+}
+
+// Put replaces the record of rel.Version in Releases, or adds it.
+func (r *Receipt) Put(rel Release) {
+	if old := r.Find(rel.Version); old != nil {
+		*old = rel
+		return
+	}
+	r.Releases = append(r.Releases, rel)
+}
+
+// New returns an empty receipt for id.
+func New(id string) *Receipt {
+	return &Receipt{Schema: Schema, App: id, Releases: []Release{}, Sequences: map[string]int64{}}
+}
+
+// ErrNotInstalled is wrapped by Read when there is no receipt.
+var ErrNotInstalled = errors.New("not installed")
+
+// Read reads and checks receipts/<id>.json. A missing receipt is a
+// CONFIG_UNAVAILABLE error wrapping ErrNotInstalled (and fs.ErrNotExist);
+// a malformed one is CONFIG_INVALID.
+func Read(installHome, id string) (*Receipt, error) {
+	if err := CheckID(id); err != nil {
+		return nil, err
+	}
+	path := ReceiptPath(installHome, id)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &Error{Code: CodeUnavailable, Msg: fmt.Sprintf("%s is not installed in %s (no receipt %s): run piship install", id, installHome, path),
+			Err: errors.Join(ErrNotInstalled, fs.ErrNotExist)}
+	}
+	if err != nil {
+		return nil, Errorf(CodeUnavailable, "cannot read the receipt of %s: %w", id, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxReceipt+1))
+	if err != nil {
+		return nil, Errorf(CodeUnavailable, "cannot read the receipt of %s: %w", id, err)
+	}
+	if len(data) > maxReceipt {
+		return nil, Errorf(CodeConfigInvalid, "receipt %s is larger than %d bytes", path, maxReceipt)
+	}
+	r, err := Parse(data)
+	if err != nil {
+		return nil, Errorf(CodeConfigInvalid, "receipt %s: %v", path, err)
+	}
+	if r.App != id {
+		return nil, Errorf(CodeConfigInvalid, "receipt %s is the receipt of %q, not %q", path, r.App, id)
+	}
+	return r, nil
+}
+
+// Parse decodes and checks receipt bytes.
+func Parse(data []byte) (*Receipt, error) {
+	var r Receipt
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&r); err != nil {
+		return nil, err
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("schema is %q, not %q", r.Schema, Schema)
+	}
+	if !ValidName(r.App) {
+		return nil, fmt.Errorf("app %q is not a distribution id", r.App)
+	}
+	seen := map[string]bool{}
+	for _, rel := range append(append([]Release(nil), r.Releases...), r.Retained...) {
+		if !ValidVersion(rel.Version) {
+			return nil, fmt.Errorf("release version %q is not a semantic version", rel.Version)
+		}
+		if !filepath.IsAbs(rel.Dir) || !filepath.IsAbs(rel.Payload) {
+			return nil, fmt.Errorf("release %s: dir and payload must be absolute paths", rel.Version)
+		}
+	}
+	for _, rel := range r.Releases {
+		if seen[rel.Version] {
+			return nil, fmt.Errorf("release %s is recorded twice", rel.Version)
+		}
+		seen[rel.Version] = true
+	}
+	if r.Active != "" && !seen[r.Active] {
+		return nil, fmt.Errorf("active version %s has no release record", r.Active)
+	}
+	if r.Previous != "" && !seen[r.Previous] {
+		return nil, fmt.Errorf("previous version %s has no release record", r.Previous)
+	}
+	if r.Releases == nil {
+		r.Releases = []Release{}
+	}
+	if r.Sequences == nil {
+		r.Sequences = map[string]int64{}
+	}
+	return &r, nil
+}
+
+// Marshal returns the receipt's bytes: two-space indented JSON and a
+// trailing newline.
+func (r *Receipt) Marshal() ([]byte, error) {
+	c := *r
+	if c.Releases == nil {
+		c.Releases = []Release{}
+	}
+	if c.Sequences == nil {
+		c.Sequences = map[string]int64{}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(&c); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Write replaces receipts/<id>.json atomically with DefaultRenamer.
+func Write(installHome string, r *Receipt) error { return WriteWith(installHome, r, DefaultRenamer()) }
+
+// WriteWith writes r to a temporary sibling, flushes it, renames it over
+// the receipt with rn and flushes the directory. On any error the previous
+// receipt is untouched and the temporary file is removed.
+func WriteWith(installHome string, r *Receipt, rn Renamer) error {
+	if err := CheckID(r.App); err != nil {
+		return err
+	}
+	if r.Schema == "" {
+		r.Schema = Schema
+	}
+	data, err := r.Marshal()
+	if err != nil {
+		return Errorf(CodeUnavailable, "cannot encode the receipt of %s: %v", r.App, err)
+	}
+	if _, err := Parse(data); err != nil {
+		return Errorf(CodeConfigInvalid, "refusing to write an invalid receipt for %s: %v", r.App, err)
+	}
+	path := ReceiptPath(installHome, r.App)
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Errorf(CodeUnavailable, "cannot create %s: %w", dir, err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+r.App+".json.tmp-*")
+	if err != nil {
+		return Errorf(CodeUnavailable, "cannot write the receipt of %s: %w", r.App, err)
+	}
+	fail := func(err error) error {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return Errorf(CodeUnavailable, "cannot write the receipt %s: %w", path, err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Chmod(0o644); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		return fail(err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fail(err)
+	}
+	if err := rn.Do(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return Errorf(CodeUnavailable, "cannot write the receipt %s: %w", path, err)
+	}
+	syncDir(dir)
+	return nil
+}

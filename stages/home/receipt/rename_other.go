@@ -1,0 +1,5 @@
+//go:build !windows
+
+package receipt
+
+func platformRetryable(error) bool { return false }

@@ -1,0 +1,292 @@
+package home
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/home/receipt"
+)
+
+// source is what Install was given, identified.
+type source struct {
+	kind                 string // receipt.Source*
+	path                 string
+	id, version, target  string
+	expectSHA, expectWhy string // expected archive digest and where it came from
+	inventorySHA         string // directory sources: digest of the source inventory
+	size                 int64  // archive bytes, or total bytes of a directory
+	tree                 *tree  // directory sources: what to copy
+	warnings             []string
+}
+
+// ReleaseSchema is release.json's schema (stages.ReleaseSchema).
+const ReleaseSchema = "piship-release/v1"
+
+// releaseJSON is the part of release.json an install checks.
+type releaseJSON struct {
+	Schema       string `json:"schema"`
+	Distribution struct {
+		ID      string `json:"id"`
+		Version string `json:"version"`
+		Command string `json:"command"`
+	} `json:"distribution"`
+	LockSHA256    string `json:"lockSha256"`
+	Target        string `json:"target"`
+	Channel       string `json:"channel"`
+	Qualification string `json:"qualification"`
+	Payload       struct {
+		Path            string `json:"path"`
+		InventorySHA256 string `json:"inventorySha256"`
+	} `json:"payload"`
+}
+
+const maxMeta = 4 << 20
+
+func readSmall(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if fi.Size() > maxMeta {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxMeta)
+	}
+	return os.ReadFile(path)
+}
+
+func readRelease(path string) (*releaseJSON, []byte, error) {
+	data, err := readSmall(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var r releaseJSON
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if r.Schema != ReleaseSchema {
+		return nil, nil, fmt.Errorf("%s: schema is %q, not %q", path, r.Schema, ReleaseSchema)
+	}
+	return &r, data, nil
+}
+
+func readTarget(path string) (string, error) {
+	data, err := readSmall(path)
+	if err != nil {
+		return "", err
+	}
+	var t struct {
+		Platform string `json:"platform"`
+		Arch     string `json:"arch"`
+	}
+	if err := json.Unmarshal(data, &t); err != nil {
+		return "", fmt.Errorf("%s: %v", path, err)
+	}
+	if t.Platform == "" || t.Arch == "" {
+		return "", fmt.Errorf("%s names no platform and arch", path)
+	}
+	return t.Platform + "-" + t.Arch, nil
+}
+
+var hexRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// identify classifies o.Source and finds its id, version and target
+// without reading any payload file.
+func identify(o *InstallOptions) (*source, error) {
+	if o.Source == "" {
+		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "nothing to install: name a release archive, a release directory or a payload directory")
+	}
+	path, err := filepath.Abs(o.Source)
+	if err != nil {
+		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "%s: %v", o.Source, err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "cannot install %s: %v", o.Source, err)
+	}
+	want := strings.ToLower(strings.TrimSpace(o.SHA256))
+	if want != "" && !hexRE.MatchString(want) {
+		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "--sha256 %q is not a SHA-256 (64 hex digits)", o.SHA256)
+	}
+	s := &source{path: path}
+	switch {
+	case fi.Mode().IsRegular():
+		if !strings.HasSuffix(fi.Name(), ".tar.gz") {
+			return nil, receipt.Errorf(receipt.CodeConfigInvalid, "%s is not a release archive (<id>-<version>-<target>.tar.gz), a release directory or a payload directory", o.Source)
+		}
+		s.kind, s.size = receipt.SourceArchive, fi.Size()
+		if o.ID != "" || o.Version != "" {
+			if o.ID == "" || o.Version == "" {
+				return nil, receipt.Errorf(receipt.CodeConfigInvalid, "give both the id and the version of %s, or neither", o.Source)
+			}
+			s.id, s.version = o.ID, o.Version
+			if _, _, t, err := parseArchiveName(fi.Name()); err == nil {
+				s.target = t
+			}
+		} else if s.id, s.version, s.target, err = parseArchiveName(fi.Name()); err != nil {
+			return nil, err
+		}
+		if want != "" {
+			s.expectSHA, s.expectWhy = want, "--sha256"
+		}
+		if side, err := readSidecar(path); err != nil {
+			return nil, err
+		} else if side != "" {
+			if s.expectSHA != "" && side != s.expectSHA {
+				return nil, receipt.Errorf(receipt.CodeIntegrity, "%s.sha256 says %s and --sha256 says %s: nothing was installed", fi.Name(), side, s.expectSHA)
+			}
+			if s.expectSHA == "" {
+				s.expectSHA, s.expectWhy = side, filepath.Base(path)+".sha256"
+			}
+		}
+		if s.expectSHA == "" {
+			s.warnings = append(s.warnings, fmt.Sprintf("%s has no %s.sha256 beside it and no --sha256 was given: its digest is not checked (every file is still checked against the inventory)", fi.Name(), fi.Name()))
+		}
+	case fi.IsDir():
+		if want != "" {
+			return nil, receipt.Errorf(receipt.CodeConfigInvalid, "--sha256 is the digest of an archive, and %s is a directory", o.Source)
+		}
+		if err := identifyDir(s); err != nil {
+			return nil, err
+		}
+		if (o.ID != "" && o.ID != s.id) || (o.Version != "" && o.Version != s.version) {
+			return nil, receipt.Errorf(receipt.CodeConfigInvalid, "%s is %s %s, not the %s %s asked for", o.Source, s.id, s.version, o.ID, o.Version)
+		}
+	default:
+		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "%s is neither a file nor a directory", o.Source)
+	}
+	if err := receipt.CheckID(s.id); err != nil {
+		return nil, err
+	}
+	if !receipt.ValidVersion(s.version) {
+		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "%q is not a semantic version", s.version)
+	}
+	return s, nil
+}
+
+// identifyDir reads a release directory's release.json or a payload
+// directory's piship.lock and target.json, and plans the copy.
+func identifyDir(s *source) error {
+	payloadDir := s.path
+	if _, err := os.Stat(filepath.Join(s.path, "release.json")); err == nil {
+		s.kind = receipt.SourceRelease
+		rel, _, err := readRelease(filepath.Join(s.path, "release.json"))
+		if err != nil {
+			return receipt.Errorf(receipt.CodeConfigInvalid, "%s is not a readable release directory: %v", s.path, err)
+		}
+		s.id, s.version, s.target = rel.Distribution.ID, rel.Distribution.Version, rel.Target
+		if rel.Qualification != "qualified" {
+			s.warnings = append(s.warnings, fmt.Sprintf("%s is not a qualified release (qualification %q)", s.path, rel.Qualification))
+		}
+		payloadDir = filepath.Join(s.path, "payload")
+	} else if _, err := os.Stat(filepath.Join(s.path, filepath.FromSlash(inventoryName))); err == nil {
+		s.kind = receipt.SourcePayload
+		raw, err := readSmall(filepath.Join(s.path, dist.LockFileName))
+		if err != nil {
+			return receipt.Errorf(receipt.CodeConfigInvalid, "%s is not a readable payload directory: %v", s.path, err)
+		}
+		l, err := dist.ParseLock(raw)
+		if err != nil {
+			return receipt.Errorf(receipt.CodeConfigInvalid, "%s/%s: %v", s.path, dist.LockFileName, err)
+		}
+		s.id, s.version = l.Distribution.ID, l.Distribution.Version
+		if s.target, err = readTarget(filepath.Join(s.path, "metadata", "target.json")); err != nil {
+			return receipt.Errorf(receipt.CodeConfigInvalid, "%v", err)
+		}
+		marker := filepath.Join(filepath.Dir(s.path), filepath.Base(s.path)+".piship-qualification.json")
+		if q, err := os.ReadFile(marker); err == nil && strings.Contains(string(q), "unqualified-local") {
+			s.warnings = append(s.warnings, fmt.Sprintf("%s is an unqualified local build (piship build): install it for local testing only; ship what piship release produced", s.path))
+		}
+	} else {
+		return receipt.Errorf(receipt.CodeConfigInvalid, "%s is neither a release directory (release.json) nor a payload directory (%s)", s.path, inventoryName)
+	}
+	inv, err := readSmallHash(filepath.Join(payloadDir, filepath.FromSlash(inventoryName)))
+	if err != nil {
+		return receipt.Errorf(receipt.CodeConfigInvalid, "%s has no readable inventory: %v", payloadDir, err)
+	}
+	s.inventorySHA = inv
+	t, err := planTree(s.path)
+	if err != nil {
+		return err
+	}
+	s.tree, s.size = t, t.bytes
+	return nil
+}
+
+func readSmallHash(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// readSidecar returns the digest of <archive>.sha256 ("" when absent): one
+// sha256sum line, "<hex>  <file>".
+func readSidecar(archivePath string) (string, error) {
+	data, err := os.ReadFile(archivePath + ".sha256")
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", receipt.Errorf(receipt.CodeUnavailable, "cannot read %s.sha256: %w", archivePath, err)
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) == 0 || !hexRE.MatchString(strings.ToLower(fields[0])) || len(fields) > 2 {
+		return "", receipt.Errorf(receipt.CodeIntegrity, "%s.sha256 is not a sha256sum line (<hex>  <file>)", filepath.Base(archivePath))
+	}
+	return strings.ToLower(fields[0]), nil
+}
+
+// nodeTargetRE is <platform>-<arch> in Node's naming.
+var nodeTargetRE = regexp.MustCompile(`^(aix|android|darwin|freebsd|linux|openbsd|sunos|win32)-(arm|arm64|ia32|loong64|mips|mipsel|ppc64|riscv64|s390x|x64)$`)
+
+// parseArchiveName splits <id>-<version>-<target>.tar.gz. The target is
+// the last two segments; of the remaining name, every split into a valid
+// id and a semantic version is a candidate, and there must be exactly one.
+func parseArchiveName(base string) (id, version, target string, err error) {
+	name := strings.TrimSuffix(base, ".tar.gz")
+	bad := func(why string) (string, string, string, error) {
+		return "", "", "", receipt.Errorf(receipt.CodeConfigInvalid, "cannot tell the distribution and version from the archive name %q (%s): keep the release name <id>-<version>-<target>.tar.gz, or pass the id and version", base, why)
+	}
+	i := strings.LastIndexByte(name, '-')
+	if i <= 0 {
+		return bad("no target")
+	}
+	j := strings.LastIndexByte(name[:i], '-')
+	if j <= 0 {
+		return bad("no target")
+	}
+	target, rest := name[j+1:], name[:j]
+	if !nodeTargetRE.MatchString(target) {
+		return bad(fmt.Sprintf("%q is not a target", target))
+	}
+	var found int
+	for k := 0; k < len(rest); k++ {
+		if rest[k] != '-' {
+			continue
+		}
+		if receipt.ValidName(rest[:k]) && receipt.ValidVersion(rest[k+1:]) {
+			id, version = rest[:k], rest[k+1:]
+			found++
+		}
+	}
+	switch found {
+	case 0:
+		return bad("no <id>-<version>")
+	case 1:
+		return id, version, target, nil
+	}
+	return bad("more than one way to split it")
+}

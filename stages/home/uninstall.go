@@ -1,0 +1,139 @@
+package home
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"strings"
+
+	"piship.dev/piship/stages/home/receipt"
+)
+
+// UninstallResult says what an uninstall removed and kept.
+type UninstallResult struct {
+	Removed []string
+	Kept    []string
+}
+
+// Uninstall removes id: refused while a live runtime lease exists
+// (CONFIG_UNAVAILABLE naming the pid). Under the launch gate it checks the
+// leases and removes the receipt, so from then on nothing is installed and
+// no launch can start; then it removes the command shims (only files that
+// are piship shims of id) and apps/<id>. The state directory
+// (<state>/<id>) and the trust state are kept unless purge, which also
+// removes the lock files. Nothing installed and nothing to purge is
+// CONFIG_UNAVAILABLE.
+func Uninstall(ctx context.Context, o Options, id string, purge bool) (*UninstallResult, error) {
+	o.setDefaults()
+	if err := receipt.CheckID(id); err != nil {
+		return nil, err
+	}
+	if err := o.Homes.Check(); err != nil {
+		return nil, err
+	}
+	home := o.Homes.Install
+	res := &UninstallResult{}
+	unlock, err := receipt.TakeMaintenance(ctx, home, id, o.LockWait)
+	if err != nil {
+		return nil, err
+	}
+	locked := true
+	defer func() {
+		if locked {
+			unlock()
+		}
+	}()
+
+	release, err := receipt.TakeGate(ctx, home, id, o.GateWait)
+	if err != nil {
+		return nil, err
+	}
+	live, err := receipt.LiveLeases(home, id)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	if len(live) > 0 {
+		release()
+		var who []string
+		for _, l := range live {
+			who = append(who, l.String())
+		}
+		return nil, receipt.Errorf(receipt.CodeUnavailable, "%s is running (%s): quit it, then uninstall", id, strings.Join(who, "; "))
+	}
+	rc, err := receipt.Read(home, id)
+	installed := err == nil
+	if err != nil && !errors.Is(err, receipt.ErrNotInstalled) {
+		// A damaged receipt does not stop an uninstall.
+		o.logf("warning: %v", err)
+	}
+	if err := os.Remove(receipt.ReceiptPath(home, id)); err == nil {
+		res.Removed = append(res.Removed, receipt.ReceiptPath(home, id))
+		installed = true
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		release()
+		return nil, receipt.Errorf(receipt.CodeUnavailable, "cannot remove the receipt of %s: %w", id, err)
+	}
+	release()
+
+	commands := map[string]bool{}
+	if rc != nil {
+		for _, r := range append(append([]receipt.Release(nil), rc.Releases...), rc.Retained...) {
+			commands[r.Command] = true
+		}
+	}
+	if rc == nil {
+		// No readable receipt: find the shims of id by their marker.
+		if entries, err := os.ReadDir(o.Homes.Bin); err == nil {
+			for _, e := range entries {
+				if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && fi.Size() <= 8<<10 {
+					commands[strings.TrimSuffix(e.Name(), ".cmd")] = true
+				}
+			}
+		}
+	}
+	for c := range commands {
+		if c != "" {
+			res.Removed = append(res.Removed, o.removeShims(id, c)...)
+		}
+	}
+	app := receipt.AppDir(home, id)
+	if _, err := os.Lstat(app); err == nil {
+		installed = true
+		if err := os.RemoveAll(app); err != nil {
+			return res, receipt.Errorf(receipt.CodeUnavailable, "cannot remove %s: %w", app, err)
+		}
+		res.Removed = append(res.Removed, app)
+	}
+	state, trust := o.Homes.StateDir(id), receipt.TrustPath(home, id)
+	purged := false
+	for _, p := range []string{state, trust} {
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		if !purge {
+			res.Kept = append(res.Kept, p)
+			continue
+		}
+		if err := os.RemoveAll(p); err != nil {
+			return res, receipt.Errorf(receipt.CodeUnavailable, "cannot remove %s: %w", p, err)
+		}
+		res.Removed = append(res.Removed, p)
+		purged = true
+	}
+	if purge {
+		unlock()
+		locked = false
+		for _, p := range []string{receipt.GatePath(home, id), receipt.MaintenancePath(home, id)} {
+			if os.Remove(p) == nil {
+				res.Removed = append(res.Removed, p)
+			}
+		}
+	}
+	if !installed && !purged {
+		return res, receipt.Errorf(receipt.CodeUnavailable, "%s is not installed in %s", id, home)
+	}
+	o.logf("%s uninstalled", id)
+	return res, nil
+}
