@@ -385,3 +385,30 @@ pipeline "p" {
 		}
 	}
 }
+
+// The last stages being skipped at dispatch (their condition false, or not
+// started after a failure) ends the run cleanly.
+func TestRunEndsWhenTheLastStagesAreSkipped(t *testing.T) {
+	for _, src := range []string{
+		`pipeline "p" {
+  stage "sleep" "a" {}
+  stage "sleep" "b" {
+    when = stage.a.value == "nope"
+  }
+}`,
+		`pipeline "p" {
+  stage "fail" "a" {}
+  stage "sleep" "b" {}
+  verdicts = [stage.a]
+}`,
+	} {
+		g := mustParse(t, src, testRegistry(newRecorder()))
+		res, err := Run(context.Background(), g, Options{Parallelism: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := res.Stages[1].Status; st != Skipped && st != NotStarted {
+			t.Fatalf("b: %s", st)
+		}
+	}
+}

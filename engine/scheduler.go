@@ -95,6 +95,9 @@ func (s *scheduler) run() *Result {
 	ctxDone := s.ctx.Done()
 	for s.settled < len(s.g.Stages) {
 		s.dispatch()
+		if s.settled == len(s.g.Stages) {
+			break // dispatch settled the rest (skipped or not started)
+		}
 		if s.running == 0 {
 			// Nothing runs and nothing can start: every remaining stage
 			// is blocked behind a stage that will never run.

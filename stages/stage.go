@@ -182,7 +182,8 @@ func Default() *Registry {
 	return NewRegistry(Exec{}, Digest{},
 		DistInputs{}, NpmInstall{}, Prune{}, Strip{}, Bundle{}, Resources{}, Inventory{}, Publish{}, StagingCleanup{},
 		ReleaseInputs{}, Audit{}, PackageAudits{}, Signatures{}, SBOM{}, Notices{}, Smoke{}, ReleaseMetadata{},
-		Checksums{}, Archive{}, ReleasePublish{})
+		Checksums{}, Archive{}, ReleasePublish{},
+		Install{}, UpdateCheck{}, Download{}, Rollback{}, Doctor{})
 }
 
 func convertValue(v cty.Value, ty cty.Type) (cty.Value, error) {

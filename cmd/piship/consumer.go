@@ -1,0 +1,187 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/zclconf/go-cty/cty"
+
+	"piship.dev/piship/engine"
+	"piship.dev/piship/stages/home"
+	"piship.dev/piship/stages/home/launch"
+	"piship.dev/piship/stages/home/receipt"
+)
+
+// runBuiltin runs a built-in consumer pipeline and returns the outcome.
+func runBuiltin(e *env, name string, values map[string]cty.Value, rc runConfig) (*engine.Result, int) {
+	src, err := findPipeline(name, "")
+	if err != nil {
+		return nil, usageErr(e, "%v", err)
+	}
+	g, ok := loadOne(e, src)
+	if !ok {
+		return nil, exitUsage
+	}
+	o := execute(e, g, values, rc)
+	if o.res == nil || o.res.Err() != nil {
+		return nil, o.code
+	}
+	return o.res, o.code
+}
+
+func cmdInstall(e *env, args []string) int {
+	fs := newFlags(e, "install")
+	sum := fs.String("sha256", "", "expected sha256 of the archive")
+	rc := runFlags(fs)
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return flagErr(err)
+	}
+	if len(pos) != 1 {
+		return usageErr(e, "usage: piship install SOURCE [--sha256 HEX]   (SOURCE: archive, release directory or payload directory)")
+	}
+	source, _ := filepath.Abs(pos[0])
+	res, code := runBuiltin(e, "install", map[string]cty.Value{"source": cty.StringVal(source), "sha256": cty.StringVal(*sum)}, *rc)
+	if res == nil {
+		return code
+	}
+	out := stageOutputs(res)["install"]
+	how := "installed"
+	if out["reused"].True() {
+		how = "activated the retained"
+	}
+	fmt.Fprintf(e.stderr, "%s %s %s (%d files, %s); run it as `%s`\n", how, str(out["id"]), str(out["version"]),
+		num(out["files"]), humanBytes(num(out["bytes"])), str(out["command"]))
+	return code
+}
+
+func cmdUpdate(e *env, args []string) int {
+	fs := newFlags(e, "update")
+	from := fs.String("from", "", "channel source: a directory or an http(s) URL (default: the one the release names)")
+	ch := fs.String("channel", "", "channel (default: the one the release names)")
+	check := fs.Bool("check", false, "report what an update would do; change nothing")
+	rc := runFlags(fs)
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return flagErr(err)
+	}
+	if len(pos) != 1 {
+		return usageErr(e, "usage: piship update ID [--from DIR|URL] [--check] [--channel c]")
+	}
+	if *from != "" {
+		if _, err := os.Stat(*from); err == nil {
+			*from, _ = filepath.Abs(*from)
+		}
+	}
+	res, code := runBuiltin(e, "update", map[string]cty.Value{
+		"id": cty.StringVal(pos[0]), "from": cty.StringVal(*from), "channel": cty.StringVal(*ch), "check": cty.BoolVal(*check),
+	}, *rc)
+	if res == nil {
+		return code
+	}
+	c := stageOutputs(res)["check"]
+	switch {
+	case !c["update"].True():
+		fmt.Fprintf(e.stdout, "%s %s is up to date (channel %s, sequence %d)\n", pos[0], str(c["current"]), str(c["channel"]), num(c["sequence"]))
+	case *check:
+		fmt.Fprintf(e.stdout, "%s: update available %s -> %s (channel %s, sequence %d, %s)\n", pos[0], str(c["current"]), str(c["version"]),
+			str(c["channel"]), num(c["sequence"]), humanBytes(num(c["bytes"])))
+	default:
+		fmt.Fprintf(e.stdout, "%s updated %s -> %s (channel %s, sequence %d)\n", pos[0], str(c["current"]), str(c["version"]), str(c["channel"]), num(c["sequence"]))
+	}
+	return code
+}
+
+func cmdRollback(e *env, args []string) int {
+	fs := newFlags(e, "rollback")
+	rc := runFlags(fs)
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return flagErr(err)
+	}
+	if len(pos) != 1 {
+		return usageErr(e, "usage: piship rollback ID")
+	}
+	res, code := runBuiltin(e, "rollback", map[string]cty.Value{"id": cty.StringVal(pos[0])}, *rc)
+	if res == nil {
+		return code
+	}
+	out := stageOutputs(res)["rollback"]
+	fmt.Fprintf(e.stdout, "%s rolled back from %s to %s\n", pos[0], str(out["from"]), str(out["active"]))
+	return code
+}
+
+func cmdDoctor(e *env, args []string) int {
+	fs := newFlags(e, "doctor")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	rc := runFlags(fs)
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return flagErr(err)
+	}
+	if len(pos) != 1 {
+		return usageErr(e, "usage: piship doctor ID [--json]")
+	}
+	res, code := runBuiltin(e, "doctor", map[string]cty.Value{"id": cty.StringVal(pos[0])}, *rc)
+	if res == nil {
+		return code
+	}
+	rep := str(stageOutputs(res)["doctor"]["report"])
+	if *asJSON {
+		writeAll(e.stdout, rep)
+	} else {
+		fmt.Fprintf(e.stdout, "%s: verified, nothing to repair\n", pos[0])
+	}
+	return code
+}
+
+func cmdUninstall(e *env, args []string) int {
+	fs := newFlags(e, "uninstall")
+	purge := fs.Bool("purge", false, "also remove the distribution's state directory")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return flagErr(err)
+	}
+	if len(pos) != 1 {
+		return usageErr(e, "usage: piship uninstall ID [--purge]")
+	}
+	homes, err := receipt.ResolveHomes(e.getenv)
+	if err != nil {
+		return usageErr(e, "%v", err)
+	}
+	res, err := home.Uninstall(e.ctx, home.Options{Homes: homes, Log: e.stderr}, pos[0], *purge)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "piship: uninstall %s: %v\n", pos[0], err)
+		return exitFailed
+	}
+	fmt.Fprintf(e.stdout, "uninstalled %s: removed %d paths, kept %d\n", pos[0], len(res.Removed), len(res.Kept))
+	return exitOK
+}
+
+// cmdLaunch runs the active release of ID; the command shims normally run
+// the smaller piship-launch binary, which does the same.
+func cmdLaunch(e *env, args []string) int {
+	if len(args) == 0 {
+		return usageErr(e, "usage: piship launch ID [--] ARGS...")
+	}
+	id, rest := args[0], args[1:]
+	if len(rest) > 0 && rest[0] == "--" {
+		rest = rest[1:]
+	}
+	homes, err := receipt.ResolveHomes(e.getenv)
+	if err != nil {
+		return usageErr(e, "%v", err)
+	}
+	code, phases, err := launch.Run(e.ctx, homes.Install, id, rest, launch.Options{Stdout: e.stdout, Stderr: e.stderr})
+	if e.getenv("PISHIP_DEBUG_TIMING") == "1" {
+		launch.FormatPhases(e.stderr, phases)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "%s: %v\n", id, err)
+		if code == 0 {
+			code = exitFailed
+		}
+	}
+	return code
+}

@@ -1,0 +1,18 @@
+pipeline "install" {
+  description = "Install a release archive, release directory or payload directory and activate it"
+
+  input "source" {
+    type        = string
+    description = "archive (<id>-<version>-<target>.tar.gz), release directory or payload directory"
+  }
+  input "sha256" {
+    type        = string
+    default     = ""
+    description = "expected archive digest"
+  }
+
+  stage "install" "install" {
+    source = input.source
+    sha256 = input.sha256
+  }
+}

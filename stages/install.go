@@ -1,0 +1,333 @@
+package stages
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zclconf/go-cty/cty"
+
+	"piship.dev/piship/stages/channel"
+	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/home"
+	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/payload"
+)
+
+// homeOptions resolves the three homes from the run's environment and the
+// launcher the command shims run: piship-launch beside this binary when
+// present (it starts in ~2 ms), else this binary's `launch` command.
+func homeOptions(inv *Invocation) (home.Options, error) {
+	homes, err := receipt.ResolveHomes(inv.Getenv)
+	if err != nil {
+		return home.Options{}, err
+	}
+	launcher := ""
+	if exe, err := os.Executable(); err == nil {
+		launcher = exe
+		for _, name := range []string{"piship-launch", "piship-launch.exe"} {
+			p := filepath.Join(filepath.Dir(exe), name)
+			if _, err := os.Stat(p); err == nil {
+				launcher = p
+				break
+			}
+		}
+	}
+	return home.Options{Homes: homes, Launcher: launcher, Log: inv.Log}, nil
+}
+
+// reclaimBudget reads PISHIP_RECLAIM_BUDGET_MS (default def).
+func reclaimBudget(inv *Invocation, def time.Duration) time.Duration {
+	if v := inv.Getenv("PISHIP_RECLAIM_BUDGET_MS"); v != "" {
+		if ms, err := strconv.Atoi(v); err == nil && ms > 0 {
+			return time.Duration(ms) * time.Millisecond
+		}
+	}
+	return def
+}
+
+// Install installs a release archive, release directory or payload
+// directory into the install home and activates it.
+type Install struct{}
+
+func (Install) Name() string    { return "install" }
+func (Install) Version() string { return "1" }
+func (Install) Doc() string {
+	return "Installs an archive (read once: its SHA-256 and every file's computed while extracting straight into apps/<id>/<version>, " +
+		"checked against the payload inventory), a release directory or a payload directory; commits the receipt atomically under the launch gate, " +
+		"writes the command shim, then reclaims obsolete versions within 1.5 s."
+}
+
+func (Install) Attrs() []Attr {
+	return []Attr{
+		{Name: "source", Type: cty.String, Required: true, Doc: "archive, release directory or payload directory"},
+		{Name: "sha256", Type: cty.String, Doc: "expected archive digest"},
+		{Name: "id", Type: cty.String, Doc: "distribution id (default: from the archive name)"},
+		{Name: "version", Type: cty.String, Doc: "version (default: from the archive name)"},
+		{Name: "channel", Type: cty.String, Doc: "channel the release came from"},
+		{Name: "sequence", Type: cty.Number, Doc: "the signed channel's sequence (raises the replay floor)"},
+	}
+}
+
+func (Install) Outputs() []Output {
+	return []Output{
+		{Name: "id", Type: cty.String}, {Name: "version", Type: cty.String}, {Name: "previous", Type: cty.String},
+		{Name: "payload", Type: cty.String}, {Name: "files", Type: cty.Number}, {Name: "bytes", Type: cty.Number},
+		{Name: "reused", Type: cty.Bool}, {Name: "command", Type: cty.String},
+	}
+}
+
+// Run implements Kind.
+func (Install) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
+	o, err := homeOptions(inv)
+	if err != nil {
+		return nil, err
+	}
+	io := home.InstallOptions{
+		Options: o, Source: Resolve(inv.Dir, stringOr(inv.Get("source"), "")), SHA256: stringOr(inv.Get("sha256"), ""),
+		ID: stringOr(inv.Get("id"), ""), Version: stringOr(inv.Get("version"), ""), Channel: stringOr(inv.Get("channel"), ""),
+	}
+	if v := inv.Get("sequence"); !v.IsNull() {
+		io.Sequence, _ = v.AsBigFloat().Int64()
+	}
+	res, err := home.Install(ctx, io)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(inv.Log, "%s: %s\n", inv.Pipeline, w)
+	}
+	if _, err := home.Reclaim(ctx, o, res.ID, 1500*time.Millisecond); err != nil {
+		fmt.Fprintf(inv.Log, "%s: reclaim: %v\n", inv.Pipeline, err)
+	}
+	return map[string]cty.Value{
+		"id": cty.StringVal(res.ID), "version": cty.StringVal(res.Version), "previous": cty.StringVal(res.Previous),
+		"payload": cty.StringVal(res.Payload), "files": cty.NumberIntVal(int64(res.Files)), "bytes": cty.NumberIntVal(res.Bytes),
+		"reused": cty.BoolVal(res.Reused), "command": cty.StringVal(res.Command),
+	}, nil
+}
+
+// UpdateCheck reads, verifies and chooses from the signed channel of an
+// installed distribution.
+type UpdateCheck struct{}
+
+func (UpdateCheck) Name() string    { return "update_check" }
+func (UpdateCheck) Version() string { return "1" }
+func (UpdateCheck) Doc() string {
+	return "Fetches <channel>.json and its signatures from the channel source (a directory, or http(s); plain http only on loopback), verifies " +
+		"the threshold of distinct keys trusted by the active release's lock, expiry, distribution and channel names and the replay floor in the " +
+		"receipt, picks the newest release for this target and refuses a downgrade. Outputs what to install (empty archive: up to date)."
+}
+
+func (UpdateCheck) Attrs() []Attr {
+	return []Attr{
+		{Name: "id", Type: cty.String, Required: true},
+		{Name: "from", Type: cty.String, Doc: "channel source (default: the lock's updates.source)"},
+		{Name: "channel", Type: cty.String, Doc: "channel (default: the lock's updates.channel)"},
+	}
+}
+
+func (UpdateCheck) Outputs() []Output {
+	return []Output{
+		{Name: "current", Type: cty.String}, {Name: "version", Type: cty.String, Doc: "the version to install, or the current one"},
+		{Name: "update", Type: cty.Bool, Doc: "an update is available"},
+		{Name: "source", Type: cty.String}, {Name: "channel", Type: cty.String}, {Name: "archive", Type: cty.String},
+		{Name: "sha256", Type: cty.String}, {Name: "bytes", Type: cty.Number}, {Name: "sequence", Type: cty.Number},
+		{Name: "signers", Type: cty.List(cty.String)},
+	}
+}
+
+// Run implements Kind.
+func (UpdateCheck) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
+	o, err := homeOptions(inv)
+	if err != nil {
+		return nil, err
+	}
+	id := stringOr(inv.Get("id"), "")
+	r, err := receipt.Read(o.Homes.Install, id)
+	if err != nil {
+		return nil, err
+	}
+	var active *receipt.Release
+	for i := range r.Releases {
+		if r.Releases[i].Version == r.Active {
+			active = &r.Releases[i]
+		}
+	}
+	if active == nil {
+		return nil, receipt.Errorf("UPDATE_FAILED", "%s has no active release in its receipt: reinstall it", id)
+	}
+	raw, err := os.ReadFile(filepath.Join(active.Payload, dist.LockFileName))
+	if err != nil {
+		return nil, receipt.Errorf("UPDATE_FAILED", "cannot read the active release's lock: %v", err)
+	}
+	lock, err := dist.ParseLock(raw)
+	if err != nil {
+		return nil, err
+	}
+	trust, err := lock.UpdateTrust()
+	if err != nil {
+		return nil, err
+	}
+	ch := stringOr(inv.Get("channel"), "")
+	src := stringOr(inv.Get("from"), "")
+	if lock.Updates != nil {
+		if ch == "" {
+			ch = lock.Updates.Channel
+		}
+		if src == "" {
+			src = lock.Updates.Source
+		}
+	}
+	if ch == "" {
+		ch = "stable"
+	}
+	if src == "" {
+		return nil, receipt.Errorf("UPDATE_FAILED", "%s names no update source: pass --from DIR|URL", id)
+	}
+	source, err := channel.OpenSource(src, nil)
+	if err != nil {
+		return nil, err
+	}
+	doc, sig, err := source.FetchChannel(ctx, ch)
+	if err != nil {
+		return nil, err
+	}
+	v, err := channel.Verify(doc, sig, *trust, ch, r.Sequences[ch], time.Now())
+	if err != nil {
+		return nil, err
+	}
+	target := receipt.HostTarget()
+	rel, ok := v.Channel.Newest(target)
+	if !ok {
+		return nil, receipt.Errorf("UPDATE_FAILED", "channel %s of %s offers no release for %s", ch, id, target)
+	}
+	out := map[string]cty.Value{
+		"current": cty.StringVal(r.Active), "version": cty.StringVal(r.Active), "update": cty.False,
+		"source": cty.StringVal(source.String()), "channel": cty.StringVal(ch), "archive": cty.StringVal(""),
+		"sha256": cty.StringVal(""), "bytes": cty.NumberIntVal(0), "sequence": cty.NumberIntVal(v.Channel.Sequence),
+		"signers": stringListVal(v.Signers),
+	}
+	if err := channel.CheckUpgrade(r.Active, rel.Version); err != nil {
+		if errors.Is(err, channel.ErrUpToDate) {
+			return out, nil
+		}
+		return nil, err
+	}
+	out["version"], out["update"] = cty.StringVal(rel.Version), cty.True
+	out["archive"], out["sha256"], out["bytes"] = cty.StringVal(rel.Archive), cty.StringVal(rel.SHA256), cty.NumberIntVal(rel.Bytes)
+	return out, nil
+}
+
+// Download fetches a signed archive into the install home's downloads,
+// checking its size and SHA-256 against the signed entry as it streams.
+type Download struct{}
+
+func (Download) Name() string    { return "download" }
+func (Download) Version() string { return "1" }
+func (Download) Doc() string {
+	return "Downloads the chosen archive into apps/<id>/.downloads/, checking size and SHA-256 against the signed channel entry while writing; a mismatch leaves nothing."
+}
+
+func (Download) Attrs() []Attr {
+	return []Attr{
+		{Name: "id", Type: cty.String, Required: true}, {Name: "source", Type: cty.String, Required: true},
+		{Name: "archive", Type: cty.String, Required: true}, {Name: "sha256", Type: cty.String, Required: true},
+		{Name: "bytes", Type: cty.Number, Required: true},
+	}
+}
+
+func (Download) Outputs() []Output { return []Output{{Name: "path", Type: cty.String}} }
+
+// Run implements Kind.
+func (Download) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
+	o, err := homeOptions(inv)
+	if err != nil {
+		return nil, err
+	}
+	id, name := stringOr(inv.Get("id"), ""), stringOr(inv.Get("archive"), "")
+	source, err := channel.OpenSource(stringOr(inv.Get("source"), ""), nil)
+	if err != nil {
+		return nil, err
+	}
+	size, _ := inv.Get("bytes").AsBigFloat().Int64()
+	dir := receipt.DownloadsDir(o.Homes.Install, id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	dst := filepath.Join(dir, name)
+	if err := source.Download(ctx, name, dst, size, stringOr(inv.Get("sha256"), "")); err != nil {
+		return nil, err
+	}
+	return map[string]cty.Value{"path": cty.StringVal(dst)}, nil
+}
+
+// Rollback switches an installed distribution back to its previous release.
+type Rollback struct{}
+
+func (Rollback) Name() string    { return "rollback" }
+func (Rollback) Version() string { return "1" }
+func (Rollback) Doc() string {
+	return "Makes the retained previous release active again without scanning its payload; a second rollback is refused (ROLLBACK_FAILED)."
+}
+
+func (Rollback) Attrs() []Attr { return []Attr{{Name: "id", Type: cty.String, Required: true}} }
+
+func (Rollback) Outputs() []Output {
+	return []Output{{Name: "active", Type: cty.String}, {Name: "from", Type: cty.String}}
+}
+
+// Run implements Kind.
+func (Rollback) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
+	o, err := homeOptions(inv)
+	if err != nil {
+		return nil, err
+	}
+	r, err := home.Rollback(ctx, o, stringOr(inv.Get("id"), ""))
+	if err != nil {
+		return nil, err
+	}
+	return map[string]cty.Value{"active": cty.StringVal(r.Active), "from": cty.StringVal(r.RolledBackFrom)}, nil
+}
+
+// Doctor verifies an installation and reclaims what it no longer needs.
+type Doctor struct{}
+
+func (Doctor) Name() string    { return "doctor" }
+func (Doctor) Version() string { return "1" }
+func (Doctor) Doc() string {
+	return "Verifies the active payload against its inventory and the receipt, reclaims obsolete versions and .retained-* directories within " +
+		"PISHIP_RECLAIM_BUDGET_MS (default 5000; never active, previous or leased versions), refreshes an outdated shim, and reports leases, trust and disk use."
+}
+
+func (Doctor) Attrs() []Attr { return []Attr{{Name: "id", Type: cty.String, Required: true}} }
+
+func (Doctor) Outputs() []Output {
+	return []Output{
+		{Name: "report", Type: cty.String, Doc: "the report as JSON"}, {Name: "verified", Type: cty.Bool},
+		{Name: "problems", Type: cty.List(cty.String)},
+	}
+}
+
+// Run implements Kind.
+func (Doctor) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
+	o, err := homeOptions(inv)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := home.Doctor(ctx, o, stringOr(inv.Get("id"), ""), reclaimBudget(inv, 5*time.Second))
+	if err != nil {
+		return nil, err
+	}
+	data, _ := payload.CanonicalJSON(rep)
+	out := map[string]cty.Value{"report": cty.StringVal(string(data)), "verified": cty.BoolVal(rep.Verified), "problems": stringListVal(rep.Problems)}
+	if len(rep.Problems) > 0 {
+		return nil, fmt.Errorf("INTEGRITY_FAILED: %s: %s", rep.ID, strings.Join(rep.Problems, "; "))
+	}
+	return out, nil
+}
