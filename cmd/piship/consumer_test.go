@@ -1,0 +1,248 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"piship.dev/piship/stages/home/receipt"
+)
+
+var (
+	binsOnce sync.Once
+	binsDir  string
+	binsErr  error
+)
+
+// realBinaries builds piship and piship-launch once per test run: the
+// command shims an install writes run them as separate processes.
+func realBinaries(t testing.TB) (piship string) {
+	t.Helper()
+	binsOnce.Do(func() {
+		binsDir, binsErr = os.MkdirTemp("", "piship-bins-*")
+		if binsErr != nil {
+			return
+		}
+		for _, pkg := range []string{"./", "../piship-launch"} {
+			cmd := exec.Command("go", "build", "-o", binsDir+string(filepath.Separator), pkg)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				binsErr = &exec.ExitError{}
+				t.Logf("go build %s: %v\n%s", pkg, err, out)
+				return
+			}
+		}
+	})
+	if binsErr != nil {
+		t.Fatalf("cannot build the binaries: %v", binsErr)
+	}
+	return filepath.Join(binsDir, "piship")
+}
+
+// consumerWorld is a signing key, two releases of hello trusting it, a
+// signed channel holding both, and three empty homes.
+type consumerWorld struct {
+	t       *testing.T
+	piship  string
+	env     []string
+	bin     string
+	chanDir string
+	release map[string]string // version -> archive
+}
+
+func newConsumerWorld(t *testing.T) *consumerWorld {
+	w := &consumerWorld{t: t, piship: realBinaries(t), release: map[string]string{}}
+	root := t.TempDir()
+	w.bin = filepath.Join(root, "bin")
+	w.env = append(os.Environ(), "PISHIP_PROGRESS=0", "PISHIP_CACHE_HOME="+filepath.Join(root, "cache"),
+		"PISHIP_INSTALL_HOME="+filepath.Join(root, "install"), "PISHIP_BIN_HOME="+w.bin,
+		"PISHIP_STATE_HOME="+filepath.Join(root, "state"))
+	key := filepath.Join(root, "k.pem")
+	out := w.run("keygen", key, "--id", "rel-1")
+	pub := regexp.MustCompile(`public key: (\S+)`).FindStringSubmatch(out)[1]
+	for _, v := range []string{"1.0.0", "1.1.0"} {
+		dir := copyDist(t, "hello")
+		p := filepath.Join(dir, "distribution.hcl")
+		b, _ := os.ReadFile(p)
+		s := strings.Replace(string(b), `version = "1.0.0"`, `version = "`+v+`"`, 1)
+		i := strings.LastIndex(s, "}")
+		s = s[:i] + `  updates {
+    channel   = "stable"
+    source    = "https://updates.example.invalid/hello/"
+    keys      = [{ id = "rel-1", public_key = "` + pub + `" }]
+    threshold = 1
+  }
+}
+`
+		os.WriteFile(p, []byte(s), 0o644)
+		os.WriteFile(filepath.Join(dir, "resources", "motd.txt"), []byte("motd "+v+"\n"), 0o644)
+		w.run("lock", dir)
+		w.run("release", dir)
+		w.release[v] = filepath.Join(dir, "dist", "releases", "hello-"+v+"-linux-x64.tar.gz")
+	}
+	w.chanDir = filepath.Join(root, "channel")
+	w.run("sign-channel", w.chanDir, w.release["1.0.0"], w.release["1.1.0"], "--key", key)
+	return w
+}
+
+func (w *consumerWorld) run(args ...string) string {
+	w.t.Helper()
+	out, err := w.try(args...)
+	if err != nil {
+		w.t.Fatalf("piship %v: %v\n%s", args, err, out)
+	}
+	return out
+}
+
+func (w *consumerWorld) try(args ...string) (string, error) {
+	cmd := exec.Command(w.piship, args...)
+	cmd.Env = w.env
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// launch runs the installed command shim.
+func (w *consumerWorld) launch(args ...string) string {
+	w.t.Helper()
+	cmd := exec.Command(filepath.Join(w.bin, "hello"), args...)
+	cmd.Env = w.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		w.t.Fatalf("hello %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func (w *consumerWorld) active() string {
+	var r struct{ Active string }
+	home := strings.TrimPrefix(w.envValue("PISHIP_INSTALL_HOME="), "")
+	if err := readJSONFile(filepath.Join(home, "receipts", "hello.json"), &r); err != nil {
+		w.t.Fatal(err)
+	}
+	return r.Active
+}
+
+func (w *consumerWorld) envValue(prefix string) string {
+	for _, kv := range w.env {
+		if v, ok := strings.CutPrefix(kv, prefix); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// install -> launch -> update -> launch -> rollback -> launch, through the
+// command shim, with the channel served from a directory and over HTTP.
+func TestInstallUpdateRollbackThroughTheShim(t *testing.T) {
+	for _, served := range []string{"directory", "http"} {
+		t.Run(served, func(t *testing.T) {
+			w := newConsumerWorld(t)
+			from := w.chanDir
+			if served == "http" {
+				srv := httptest.NewServer(http.FileServer(http.Dir(w.chanDir)))
+				defer srv.Close()
+				from = srv.URL + "/"
+			}
+			w.run("install", w.release["1.0.0"])
+			if got := w.launch("--version"); got != "1.0.0" {
+				t.Fatalf("launch after install: %q", got)
+			}
+			if out := w.run("update", "hello", "--from", from, "--check"); !strings.Contains(out, "update available 1.0.0 -> 1.1.0") {
+				t.Fatalf("update --check: %s", out)
+			}
+			if w.active() != "1.0.0" {
+				t.Fatal("update --check changed the installation")
+			}
+			w.run("update", "hello", "--from", from)
+			if w.active() != "1.1.0" {
+				t.Fatalf("active after update: %s", w.active())
+			}
+			if got := w.launch("piship"); !strings.Contains(got, "Hello, piship!") {
+				t.Fatalf("launch after update: %q", got)
+			}
+			if out := w.run("update", "hello", "--from", from); !strings.Contains(out, "is up to date") {
+				t.Fatalf("second update: %s", out)
+			}
+			w.run("rollback", "hello")
+			if w.active() != "1.0.0" {
+				t.Fatalf("active after rollback: %s", w.active())
+			}
+			if got := w.launch("--version"); got != "1.0.0" {
+				t.Fatalf("launch after rollback: %q", got)
+			}
+			if out, err := w.try("rollback", "hello"); err == nil || !strings.Contains(out, "ROLLBACK_FAILED") {
+				t.Fatalf("second rollback: %v\n%s", err, out)
+			}
+			w.run("doctor", "hello")
+		})
+	}
+}
+
+// A changed payload file is caught by doctor; a changed lock by every
+// launch; uninstall is refused while a launch holds a lease.
+func TestTamperingAndLeases(t *testing.T) {
+	w := newConsumerWorld(t)
+	w.run("install", w.release["1.0.0"])
+	home := w.envValue("PISHIP_INSTALL_HOME=")
+	payloadDir := filepath.Join(home, "apps", "hello", "1.0.0", "payload")
+
+	motd := filepath.Join(payloadDir, "resources", "motd.txt")
+	os.Chmod(motd, 0o644)
+	os.WriteFile(motd, []byte("tampered\n"), 0o644)
+	if out, err := w.try("doctor", "hello"); err == nil || !strings.Contains(out, "INTEGRITY_FAILED") {
+		t.Fatalf("doctor missed a changed payload file: %v\n%s", err, out)
+	}
+
+	lock := filepath.Join(payloadDir, "piship.lock")
+	b, _ := os.ReadFile(lock)
+	os.Chmod(lock, 0o644)
+	os.WriteFile(lock, append(b, ' '), 0o644)
+	cmd := exec.Command(filepath.Join(w.bin, "hello"), "--version")
+	cmd.Env = w.env
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "INTEGRITY_FAILED") || strings.Contains(string(out), "1.0.0\n") {
+		t.Fatalf("launch with a changed lock: %v\n%s", err, out)
+	}
+	os.WriteFile(lock, b, 0o644)
+
+	// A running process's lease (written the way launch writes its own)
+	// blocks uninstall; once the process is gone the lease is dead.
+	leases := filepath.Join(home, "apps", "hello", ".runtime-leases")
+	sleeper := exec.Command("sleep", "30")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer sleeper.Process.Kill()
+	writeLease(t, leases, "1.0.0", sleeper.Process.Pid)
+	if out, err := w.try("uninstall", "hello"); err == nil || !strings.Contains(out, "hello is running") {
+		t.Fatalf("uninstall with a live lease: %v\n%s", err, out)
+	}
+	sleeper.Process.Kill()
+	sleeper.Wait()
+	w.run("uninstall", "hello")
+	if _, err := os.Stat(filepath.Join(w.bin, "hello")); !os.IsNotExist(err) {
+		t.Fatal("uninstall left the shim")
+	}
+}
+
+func writeLease(t *testing.T, leasesDir, version string, pid int) {
+	t.Helper()
+	start, ok := receipt.ProcessStart(pid)
+	if !ok {
+		start = time.Now()
+	}
+	l := receipt.Lease{Schema: receipt.LeaseSchema, App: "hello", Version: version, PID: pid, Host: receipt.Hostname(), Start: start, Instance: "test"}
+	dir := filepath.Join(leasesDir, version)
+	os.MkdirAll(dir, 0o755)
+	b, _ := json.Marshal(l)
+	if err := os.WriteFile(filepath.Join(dir, "test.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
