@@ -11,7 +11,7 @@ export PISHIP_JAEGER_BIN := $(JAEGER_BIN)
 .PHONY: build test test-unit test-e2e test-fuzz fuzz bench demo lint jaeger jaeger-bin clean
 
 build:
-	$(GO) build -o $(BIN) ./cmd/piship
+	$(GO) build -o bin/ ./cmd/piship ./cmd/piship-launch
 
 # The tests need a real Jaeger for the tracing end-to-end test; it is built
 # once from the Go module proxy and kept in $(PISHIP_DEV_CACHE). A cold
@@ -42,17 +42,24 @@ bench:
 
 # The main job on the example distribution, offline (its packages are
 # committed tarballs, its audit an OSV snapshot): build the payload
-# (lock-checked, npm-installed, pruned, stripped, bundled) and run it, then
+# (lock-checked, npm-installed, pruned, stripped, bundled) and run it;
 # qualify and ship it as a release and verify the archive as a consumer
-# would. Timings come from the spans (PISHIP_DEBUG_TIMING). A second
-# `make demo` is an unchanged rebuild and a warm release.
+# would; install the archive into a temporary home and launch it through
+# its command shim. Each step prints its time (build and release from their
+# spans, the launch its phases). A second `make demo` is an unchanged
+# rebuild and a warm release.
 HELLO := testdata/distributions/hello
+TARGET = $(shell node -p 'process.platform + "-" + process.arch')
 demo: build
 	PISHIP_DEBUG_TIMING=1 ./$(BIN) build $(HELLO)
 	$(HELLO)/dist/hello/bin/hello --version
 	$(HELLO)/dist/hello/bin/hello piship
 	PISHIP_DEBUG_TIMING=1 ./$(BIN) release $(HELLO)
-	./$(BIN) verify-release $(HELLO)/dist/releases/hello-1.0.0-$$(node -p 'process.platform + "-" + process.arch').tar.gz
+	./$(BIN) verify-release $(HELLO)/dist/releases/hello-1.0.0-$(TARGET).tar.gz
+	@d=$$(mktemp -d); export PISHIP_INSTALL_HOME=$$d/install PISHIP_BIN_HOME=$$d/bin PISHIP_STATE_HOME=$$d/state; \
+	  echo "./$(BIN) install $(HELLO)/dist/releases/hello-1.0.0-$(TARGET).tar.gz   (homes in $$d)"; \
+	  ./$(BIN) install $(HELLO)/dist/releases/hello-1.0.0-$(TARGET).tar.gz && \
+	  echo "$$d/bin/hello piship" && PISHIP_DEBUG_TIMING=1 $$d/bin/hello piship && rm -rf $$d
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/zclconf/go-cty/cty"
 
@@ -13,21 +14,22 @@ import (
 	"piship.dev/piship/stages/home/receipt"
 )
 
-// runBuiltin runs a built-in consumer pipeline and returns the outcome.
-func runBuiltin(e *env, name string, values map[string]cty.Value, rc runConfig) (*engine.Result, int) {
+// runBuiltin runs a built-in consumer pipeline. The result is nil when it
+// failed (the failure is printed); total is the run span's duration.
+func runBuiltin(e *env, name string, values map[string]cty.Value, rc runConfig) (res *engine.Result, code int, total time.Duration) {
 	src, err := findPipeline(name, "")
 	if err != nil {
-		return nil, usageErr(e, "%v", err)
+		return nil, usageErr(e, "%v", err), 0
 	}
 	g, ok := loadOne(e, src)
 	if !ok {
-		return nil, exitUsage
+		return nil, exitUsage, 0
 	}
 	o := execute(e, g, values, rc)
 	if o.res == nil || o.res.Err() != nil {
-		return nil, o.code
+		return nil, o.code, 0
 	}
-	return o.res, o.code
+	return o.res, o.code, o.total
 }
 
 func cmdInstall(e *env, args []string) int {
@@ -42,7 +44,7 @@ func cmdInstall(e *env, args []string) int {
 		return usageErr(e, "usage: piship install SOURCE [--sha256 HEX]   (SOURCE: archive, release directory or payload directory)")
 	}
 	source, _ := filepath.Abs(pos[0])
-	res, code := runBuiltin(e, "install", map[string]cty.Value{"source": cty.StringVal(source), "sha256": cty.StringVal(*sum)}, *rc)
+	res, code, total := runBuiltin(e, "install", map[string]cty.Value{"source": cty.StringVal(source), "sha256": cty.StringVal(*sum)}, *rc)
 	if res == nil {
 		return code
 	}
@@ -51,8 +53,8 @@ func cmdInstall(e *env, args []string) int {
 	if out["reused"].True() {
 		how = "activated the retained"
 	}
-	fmt.Fprintf(e.stderr, "%s %s %s (%d files, %s); run it as `%s`\n", how, str(out["id"]), str(out["version"]),
-		num(out["files"]), humanBytes(num(out["bytes"])), str(out["command"]))
+	fmt.Fprintf(e.stderr, "%s %s %s (%d files, %s) in %s; run it as `%s`\n", how, str(out["id"]), str(out["version"]),
+		num(out["files"]), humanBytes(num(out["bytes"])), total.Round(time.Millisecond), str(out["command"]))
 	return code
 }
 
@@ -74,7 +76,7 @@ func cmdUpdate(e *env, args []string) int {
 			*from, _ = filepath.Abs(*from)
 		}
 	}
-	res, code := runBuiltin(e, "update", map[string]cty.Value{
+	res, code, _ := runBuiltin(e, "update", map[string]cty.Value{
 		"id": cty.StringVal(pos[0]), "from": cty.StringVal(*from), "channel": cty.StringVal(*ch), "check": cty.BoolVal(*check),
 	}, *rc)
 	if res == nil {
@@ -103,7 +105,7 @@ func cmdRollback(e *env, args []string) int {
 	if len(pos) != 1 {
 		return usageErr(e, "usage: piship rollback ID")
 	}
-	res, code := runBuiltin(e, "rollback", map[string]cty.Value{"id": cty.StringVal(pos[0])}, *rc)
+	res, code, _ := runBuiltin(e, "rollback", map[string]cty.Value{"id": cty.StringVal(pos[0])}, *rc)
 	if res == nil {
 		return code
 	}
@@ -123,7 +125,7 @@ func cmdDoctor(e *env, args []string) int {
 	if len(pos) != 1 {
 		return usageErr(e, "usage: piship doctor ID [--json]")
 	}
-	res, code := runBuiltin(e, "doctor", map[string]cty.Value{"id": cty.StringVal(pos[0])}, *rc)
+	res, code, _ := runBuiltin(e, "doctor", map[string]cty.Value{"id": cty.StringVal(pos[0])}, *rc)
 	if res == nil {
 		return code
 	}
