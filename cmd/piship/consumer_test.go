@@ -17,6 +17,21 @@ import (
 )
 
 var (
+	cacheOnce sync.Once
+	cacheDir  string
+)
+
+// sharedCache is one PISHIP_CACHE_HOME for the consumer tests of this run:
+// their releases share runtime and bundle cache entries, as a release
+// engineer's machine would.
+func sharedCache(t testing.TB) string {
+	cacheOnce.Do(func() {
+		cacheDir, _ = os.MkdirTemp("", "piship-test-cache-*")
+	})
+	return cacheDir
+}
+
+var (
 	binsOnce sync.Once
 	binsDir  string
 	binsErr  error
@@ -50,6 +65,8 @@ func realBinaries(t testing.TB) (piship string) {
 // signed channel holding both, and three empty homes.
 type consumerWorld struct {
 	t       *testing.T
+	id      string
+	target  string
 	piship  string
 	env     []string
 	bin     string
@@ -58,20 +75,29 @@ type consumerWorld struct {
 }
 
 func newConsumerWorld(t *testing.T) *consumerWorld {
-	w := &consumerWorld{t: t, piship: realBinaries(t), release: map[string]string{}}
+	return newWorldOf(t, "hello", "1.0.0", "1.1.0", nil)
+}
+
+// newWorldOf releases two versions of an example distribution (edit may
+// change each copy's distribution.hcl text before it is locked).
+func newWorldOf(t *testing.T, example, v1, v2 string, edit func(string) string) *consumerWorld {
+	w := &consumerWorld{t: t, id: example, target: "linux-x64", piship: realBinaries(t), release: map[string]string{}}
 	root := t.TempDir()
 	w.bin = filepath.Join(root, "bin")
-	w.env = append(os.Environ(), "PISHIP_PROGRESS=0", "PISHIP_CACHE_HOME="+filepath.Join(root, "cache"),
+	w.env = append(os.Environ(), "PISHIP_PROGRESS=0", "PISHIP_CACHE_HOME="+sharedCache(t),
 		"PISHIP_INSTALL_HOME="+filepath.Join(root, "install"), "PISHIP_BIN_HOME="+w.bin,
 		"PISHIP_STATE_HOME="+filepath.Join(root, "state"))
 	key := filepath.Join(root, "k.pem")
 	out := w.run("keygen", key, "--id", "rel-1")
 	pub := regexp.MustCompile(`public key: (\S+)`).FindStringSubmatch(out)[1]
-	for _, v := range []string{"1.0.0", "1.1.0"} {
-		dir := copyDist(t, "hello")
+	for _, v := range []string{v1, v2} {
+		dir := copyDist(t, example)
 		p := filepath.Join(dir, "distribution.hcl")
 		b, _ := os.ReadFile(p)
-		s := strings.Replace(string(b), `version = "1.0.0"`, `version = "`+v+`"`, 1)
+		s := regexp.MustCompile(`(?m)^  version = "[^"]*"`).ReplaceAllString(string(b), `  version = "`+v+`"`)
+		if edit != nil {
+			s = edit(s)
+		}
 		i := strings.LastIndex(s, "}")
 		s = s[:i] + `  updates {
     channel   = "stable"
@@ -82,13 +108,15 @@ func newConsumerWorld(t *testing.T) *consumerWorld {
 }
 `
 		os.WriteFile(p, []byte(s), 0o644)
-		os.WriteFile(filepath.Join(dir, "resources", "motd.txt"), []byte("motd "+v+"\n"), 0o644)
+		if example == "hello" {
+			os.WriteFile(filepath.Join(dir, "resources", "motd.txt"), []byte("motd "+v+"\n"), 0o644)
+		}
 		w.run("lock", dir)
 		w.run("release", dir)
-		w.release[v] = filepath.Join(dir, "dist", "releases", "hello-"+v+"-linux-x64.tar.gz")
+		w.release[v] = filepath.Join(dir, "dist", "releases", example+"-"+v+"-"+w.target+".tar.gz")
 	}
 	w.chanDir = filepath.Join(root, "channel")
-	w.run("sign-channel", w.chanDir, w.release["1.0.0"], w.release["1.1.0"], "--key", key)
+	w.run("sign-channel", w.chanDir, w.release[v1], w.release[v2], "--key", key)
 	return w
 }
 
@@ -111,7 +139,7 @@ func (w *consumerWorld) try(args ...string) (string, error) {
 // launch runs the installed command shim.
 func (w *consumerWorld) launch(args ...string) string {
 	w.t.Helper()
-	cmd := exec.Command(filepath.Join(w.bin, "hello"), args...)
+	cmd := exec.Command(filepath.Join(w.bin, w.id), args...)
 	cmd.Env = w.env
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -123,7 +151,7 @@ func (w *consumerWorld) launch(args ...string) string {
 func (w *consumerWorld) active() string {
 	var r struct{ Active string }
 	home := strings.TrimPrefix(w.envValue("PISHIP_INSTALL_HOME="), "")
-	if err := readJSONFile(filepath.Join(home, "receipts", "hello.json"), &r); err != nil {
+	if err := readJSONFile(filepath.Join(home, "receipts", w.id+".json"), &r); err != nil {
 		w.t.Fatal(err)
 	}
 	return r.Active
@@ -244,5 +272,59 @@ func writeLease(t *testing.T, leasesDir, version string, pid int) {
 	b, _ := json.Marshal(l)
 	if err := os.WriteFile(filepath.Join(dir, "test.json"), b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The real Pi goes the same way: install -> launch -> update -> launch ->
+// rollback -> launch through its shim, with the channel served from a
+// directory and over loopback HTTP.
+func TestPiInstallUpdateRollback(t *testing.T) {
+	w := newWorldOf(t, "pi", "0.73.1", "0.73.2", nil)
+	for _, served := range []string{"directory", "http"} {
+		from := w.chanDir
+		if served == "http" {
+			srv := httptest.NewServer(http.FileServer(http.Dir(w.chanDir)))
+			defer srv.Close()
+			from = srv.URL + "/"
+		}
+		w.try("uninstall", "pi")
+		w.run("install", w.release["0.73.1"])
+		if got := w.launch("--version"); got != "0.73.1" {
+			t.Fatalf("%s: pi --version after install: %q", served, got)
+		}
+		w.run("update", "pi", "--from", from)
+		if a := w.active(); a != "0.73.2" {
+			t.Fatalf("%s: active after update %s", served, a)
+		}
+		if got := w.launch("--version"); got != "0.73.1" {
+			t.Fatalf("%s: pi --version after update: %q", served, got)
+		}
+		w.run("rollback", "pi")
+		if a := w.active(); a != "0.73.1" {
+			t.Fatalf("%s: active after rollback %s", served, a)
+		}
+		if got := w.launch("--version"); got != "0.73.1" {
+			t.Fatalf("%s: pi --version after rollback: %q", served, got)
+		}
+	}
+}
+
+// With verify_at_launch the whole payload is checked at every start.
+func TestVerifyAtLaunchCatchesAChangedFile(t *testing.T) {
+	w := newWorldOf(t, "hello", "1.0.0", "1.1.0", func(s string) string {
+		return strings.Replace(s, "verify_at_launch = false", "verify_at_launch = true", 1)
+	})
+	w.run("install", w.release["1.0.0"])
+	if got := w.launch("--version"); got != "1.0.0" {
+		t.Fatalf("launch: %q", got)
+	}
+	motd := filepath.Join(w.envValue("PISHIP_INSTALL_HOME="), "apps", "hello", "1.0.0", "payload", "resources", "motd.txt")
+	os.Chmod(motd, 0o644)
+	os.WriteFile(motd, []byte("tampered\n"), 0o644)
+	cmd := exec.Command(filepath.Join(w.bin, "hello"), "--version")
+	cmd.Env = w.env
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "INTEGRITY_FAILED") {
+		t.Fatalf("verify_at_launch missed a changed payload file: %v\n%s", err, out)
 	}
 }
