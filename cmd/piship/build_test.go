@@ -25,7 +25,14 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	// The binaries and the cache the consumer tests shared.
+	for _, d := range []string{binsDir, cacheDir} {
+		if d != "" {
+			os.RemoveAll(d)
+		}
+	}
+	os.Exit(code)
 }
 
 // copyDist copies an example distribution into a temp dir (so tests can
