@@ -12,6 +12,7 @@ import (
 
 	"github.com/zclconf/go-cty/cty"
 
+	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/home"
@@ -33,12 +34,38 @@ func homeOptions(inv *Invocation) (home.Options, error) {
 		for _, name := range []string{"piship-launch", "piship-launch.exe"} {
 			p := filepath.Join(filepath.Dir(exe), name)
 			if _, err := os.Stat(p); err == nil {
-				launcher = p
+				// The shims must not depend on where this piship runs
+				// from (a downloaded release directory, say): the
+				// launcher is kept in the install home.
+				if launcher, err = keepLauncher(p, homes.Install); err != nil {
+					return home.Options{}, err
+				}
 				break
 			}
 		}
 	}
 	return home.Options{Homes: homes, Launcher: launcher, Log: inv.Log}, nil
+}
+
+// keepLauncher copies the launcher binary to <install-home>/launcher/
+// unless an identical one stands there, and returns its path there.
+func keepLauncher(src, installHome string) (string, error) {
+	dst := filepath.Join(installHome, "launcher", filepath.Base(src))
+	want, err := cache.HashFile(src)
+	if err != nil {
+		return "", err
+	}
+	if got, err := cache.HashFile(dst); err == nil && got == want {
+		return dst, nil
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return "", err
+	}
+	if err := payload.WriteFile(dst, data, 0o755); err != nil {
+		return "", fmt.Errorf("CONFIG_UNAVAILABLE: cannot keep the launcher in %s: %v", filepath.Dir(dst), err)
+	}
+	return dst, nil
 }
 
 // reclaimBudget reads PISHIP_RECLAIM_BUDGET_MS (default def).
