@@ -209,6 +209,16 @@ func TestInstallUpdateRollbackThroughTheShim(t *testing.T) {
 				t.Fatalf("second rollback: %v\n%s", err, out)
 			}
 			w.run("doctor", "hello")
+
+			// doctor replaces an outdated shim (one that runs an old launcher).
+			shim := filepath.Join(w.bin, "hello")
+			b, _ := os.ReadFile(shim)
+			launcher := regexp.MustCompile(`exec '([^']+)'`).FindStringSubmatch(string(b))[1]
+			os.WriteFile(shim, []byte(strings.Replace(string(b), launcher, "/old/piship-launch", 1)), 0o755)
+			w.run("doctor", "hello")
+			if got := w.launch("--version"); got != "1.0.0" {
+				t.Fatalf("launch after doctor refreshed the shim: %q", got)
+			}
 		})
 	}
 }

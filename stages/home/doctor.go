@@ -43,6 +43,9 @@ type DoctorReport struct {
 	DiskBytes int64
 	// Trust is trust/<id>.json when it exists, else "".
 	Trust string
+	// ShimRefreshed is set when the command shim was outdated (another
+	// launcher or homes) and was rewritten.
+	ShimRefreshed bool
 }
 
 // Doctor runs the full verification of the active release (every payload
@@ -86,8 +89,19 @@ func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*D
 				rep.Problems = append(rep.Problems, fmt.Sprintf("active %s %s: payload/piship.lock is not the lock installed (sha256 %s, recorded %s)", id, a.Version, got, a.LockSHA256))
 			}
 		}
-		if !isShimOf(shimPaths(o.Homes.Bin, a.Command)[0], id) {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("the command shim %s is missing or not piship's: install again to restore it", shimPaths(o.Homes.Bin, a.Command)[0]))
+		shim := shimPaths(o.Homes.Bin, a.Command)[0]
+		if !isShimOf(shim, id) {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("the command shim %s is missing or not piship's: install again to restore it", shim))
+		} else if launcher, err := o.launcher(); err == nil {
+			// An outdated shim (an older launcher, moved homes) is
+			// replaced by what an install would write now.
+			if b, err := os.ReadFile(shim); err == nil && string(b) != ShimScript(launcher, id, o.Homes) {
+				if _, err := o.writeShims(id, a.Command, a.Target); err == nil {
+					rep.ShimRefreshed = true
+				} else {
+					rep.Problems = append(rep.Problems, fmt.Sprintf("the command shim %s is outdated and could not be rewritten: %v", shim, err))
+				}
+			}
 		}
 	}
 	if p := rc.Find(rc.Previous); p != nil {
