@@ -11,8 +11,15 @@ pipeline "install" {
     description = "expected archive digest"
   }
 
+  input "expect_key" {
+    type        = string
+    default     = ""
+    description = "sha256:<hex> fingerprint of a key the release must trust for updates"
+  }
+
   stage "install" "install" {
-    source = input.source
-    sha256 = input.sha256
+    source     = input.source
+    sha256     = input.sha256
+    expect_key = input.expect_key
   }
 }

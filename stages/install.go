@@ -94,6 +94,7 @@ func (Install) Attrs() []Attr {
 	return []Attr{
 		{Name: "source", Type: cty.String, Required: true, Doc: "archive, release directory or payload directory"},
 		{Name: "sha256", Type: cty.String, Doc: "expected archive digest"},
+		{Name: "expect_key", Type: cty.String, Doc: "sha256:<hex> fingerprint of a key the release must trust for updates"},
 		{Name: "id", Type: cty.String, Doc: "distribution id (default: from the archive name)"},
 		{Name: "version", Type: cty.String, Doc: "version (default: from the archive name)"},
 		{Name: "channel", Type: cty.String, Doc: "channel the release came from"},
@@ -117,7 +118,8 @@ func (Install) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, 
 	}
 	io := home.InstallOptions{
 		Options: o, Source: Resolve(inv.Dir, stringOr(inv.Get("source"), "")), SHA256: stringOr(inv.Get("sha256"), ""),
-		ID: stringOr(inv.Get("id"), ""), Version: stringOr(inv.Get("version"), ""), Channel: stringOr(inv.Get("channel"), ""),
+		ExpectKey: stringOr(inv.Get("expect_key"), ""),
+		ID:        stringOr(inv.Get("id"), ""), Version: stringOr(inv.Get("version"), ""), Channel: stringOr(inv.Get("channel"), ""),
 	}
 	if v := inv.Get("sequence"); !v.IsNull() {
 		io.Sequence, _ = v.AsBigFloat().Int64()

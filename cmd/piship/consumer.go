@@ -35,16 +35,17 @@ func runBuiltin(e *env, name string, values map[string]cty.Value, rc runConfig) 
 func cmdInstall(e *env, args []string) int {
 	fs := newFlags(e, "install")
 	sum := fs.String("sha256", "", "expected sha256 of the archive")
+	expectKey := fs.String("expect-key", "", "refuse the release unless it trusts this key for updates (sha256:<hex> fingerprint)")
 	rc := runFlags(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return flagErr(err)
 	}
 	if len(pos) != 1 {
-		return usageErr(e, "usage: piship install SOURCE [--sha256 HEX]   (SOURCE: archive, release directory or payload directory)")
+		return usageErr(e, "usage: piship install SOURCE [--sha256 HEX] [--expect-key sha256:FP]   (SOURCE: archive, release directory or payload directory)")
 	}
 	source, _ := filepath.Abs(pos[0])
-	res, code, total := runBuiltin(e, "install", map[string]cty.Value{"source": cty.StringVal(source), "sha256": cty.StringVal(*sum)}, *rc)
+	res, code, total := runBuiltin(e, "install", map[string]cty.Value{"source": cty.StringVal(source), "sha256": cty.StringVal(*sum), "expect_key": cty.StringVal(*expectKey)}, *rc)
 	if res == nil {
 		return code
 	}

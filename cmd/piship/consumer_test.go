@@ -72,6 +72,7 @@ type consumerWorld struct {
 	bin     string
 	chanDir string
 	release map[string]string // version -> archive
+	fp      string            // the signing key's fingerprint
 }
 
 func newConsumerWorld(t *testing.T) *consumerWorld {
@@ -90,6 +91,7 @@ func newWorldOf(t *testing.T, example, v1, v2 string, edit func(string) string) 
 	key := filepath.Join(root, "k.pem")
 	out := w.run("keygen", key, "--id", "rel-1")
 	pub := regexp.MustCompile(`public key: (\S+)`).FindStringSubmatch(out)[1]
+	w.fp = regexp.MustCompile(`fingerprint: (\S+)`).FindStringSubmatch(out)[1]
 	for _, v := range []string{v1, v2} {
 		dir := copyDist(t, example)
 		p := filepath.Join(dir, "distribution.hcl")
@@ -178,7 +180,11 @@ func TestInstallUpdateRollbackThroughTheShim(t *testing.T) {
 				defer srv.Close()
 				from = srv.URL + "/"
 			}
-			w.run("install", w.release["1.0.0"])
+			other := "sha256:" + strings.Repeat("ab", 32)
+			if out, err := w.try("install", w.release["1.0.0"], "--expect-key", other); err == nil || !strings.Contains(out, "POLICY_DENIED") {
+				t.Fatalf("install with an untrusted --expect-key: %v\n%s", err, out)
+			}
+			w.run("install", w.release["1.0.0"], "--expect-key", w.fp)
 			if got := w.launch("--version"); got != "1.0.0" {
 				t.Fatalf("launch after install: %q", got)
 			}

@@ -65,7 +65,7 @@ func commands() []command {
 		{"verify-release", "verify-release ARCHIVE|DIR [--sha256 HEX] [--json]", "verify a release as a consumer would trust it", cmdVerifyRelease},
 		{"keygen", "keygen FILE --id KEYID [--force]", "make an Ed25519 key for signing update channels", cmdKeygen},
 		{"sign-channel", "sign-channel DIR ARCHIVE... --channel c --key FILE [--key FILE ...] [--sequence N] [--expires-days N]", "sign an update channel over release archives", cmdSignChannel},
-		{"install", "install SOURCE [--sha256 HEX]", "install a release archive, release directory or payload directory", cmdInstall},
+		{"install", "install SOURCE [--sha256 HEX] [--expect-key sha256:FP]", "install a release archive, release directory or payload directory", cmdInstall},
 		{"update", "update ID [--from DIR|URL] [--check] [--channel c]", "update from the signed channel", cmdUpdate},
 		{"rollback", "rollback ID", "switch back to the previous release", cmdRollback},
 		{"doctor", "doctor ID [--json]", "verify an installation and reclaim old versions", cmdDoctor},

@@ -147,6 +147,24 @@ func checkInstalled(dir string, s *source, digests map[string]string, archiveSHA
 	if l.Distribution.ID != s.id || l.Distribution.Version != s.version {
 		return nil, integrityf("payload/piship.lock is %s %s, not %s %s", l.Distribution.ID, l.Distribution.Version, s.id, s.version)
 	}
+	if s.expectKey != "" {
+		trusted := false
+		var have []string
+		if l.Updates != nil {
+			for _, k := range l.Updates.Keys {
+				have = append(have, k.Fingerprint)
+				trusted = trusted || strings.EqualFold(k.Fingerprint, s.expectKey)
+			}
+		}
+		if !trusted {
+			list := "none"
+			if len(have) > 0 {
+				list = strings.Join(have, ", ")
+			}
+			return nil, receipt.Errorf("POLICY_DENIED", "%s %s does not trust the expected key %s for updates (its lock trusts: %s): refusing to install it",
+				s.id, s.version, s.expectKey, list)
+		}
+	}
 	in.command, in.entry, in.verifyAtLaunch = l.Distribution.Command, l.Runtime.Entry, l.VerifyAtLaunch
 	if !receipt.ValidName(in.command) {
 		return nil, integrityf("payload/piship.lock names the command %q, which cannot be a file name", in.command)

@@ -74,6 +74,11 @@ type InstallOptions struct {
 	// channel entry's); optional. The sidecar <Source>.sha256, when present,
 	// must agree too.
 	SHA256 string
+	// ExpectKey, when set ("sha256:<hex>"), is a key fingerprint the
+	// release's lock must trust for updates (--expect-key): installing a
+	// release that would accept channels signed by other keys only is
+	// refused before anything is activated.
+	ExpectKey string
 	// ID and Version, when set, are what the source must be; for an archive
 	// they replace the parse of its name (an update passes the signed
 	// entry's, whatever the download is called).

@@ -22,6 +22,7 @@ type source struct {
 	path                 string
 	id, version, target  string
 	expectSHA, expectWhy string // expected archive digest and where it came from
+	expectKey            string // a key fingerprint the release's lock must trust
 	inventorySHA         string // directory sources: digest of the source inventory
 	size                 int64  // archive bytes, or total bytes of a directory
 	tree                 *tree  // directory sources: what to copy
@@ -118,7 +119,7 @@ func identify(o *InstallOptions) (*source, error) {
 	if want != "" && !hexRE.MatchString(want) {
 		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "--sha256 %q is not a SHA-256 (64 hex digits)", o.SHA256)
 	}
-	s := &source{path: path}
+	s := &source{path: path, expectKey: strings.ToLower(strings.TrimSpace(o.ExpectKey))}
 	switch {
 	case fi.Mode().IsRegular():
 		if !strings.HasSuffix(fi.Name(), ".tar.gz") {

@@ -1,0 +1,459 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"runtime/pprof"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"piship.dev/piship/stages/archive"
+	"piship.dev/piship/stages/home/receipt"
+)
+
+// BenchmarkInstallPi times, side by side on the same release archive of
+// the real Pi example, in both payload forms:
+//
+//   - piship: `piship install ARCHIVE` into fresh homes, a child process of
+//     the real binary (process start, archive and per-file hashing, the
+//     inventory and release.json checks, receipt and shim included);
+//   - tar+sha256sum: `tar -xzf ARCHIVE -C DIR` then `sha256sum -c` of every
+//     payload file (the list made once from payload/metadata/inventory.json),
+//     the usual extract-then-verify;
+//   - floor: the same directories and files written from memory by 8
+//     goroutines (no decompression, no hashing): what creating these files
+//     costs on this file system.
+//
+// The releases are made once per form (untimed) with a shared runtime
+// cache. Each iteration runs the three in a rotating order, after a sync,
+// and removes what they wrote untimed. Targets: piship <= 1.10x the floor
+// and <= 0.5x tar+sha256sum.
+//
+//	go test -run '^$' -bench InstallPi -benchtime 1x ./cmd/piship/
+//
+// With PISHIP_BENCH_CPUPROFILE=DIR it also writes DIR/install-<form>.pprof,
+// a CPU profile of one install run in-process (runMain, as `piship install`
+// runs it, without the process start), for `go tool pprof`.
+func BenchmarkInstallPi(b *testing.B) {
+	piship := realBinaries(b)
+	cache := filepath.Join(b.TempDir(), "cache")
+	for _, form := range []string{"bundled", "unbundled"} {
+		b.Run(form, func(b *testing.B) {
+			dir := copyDist(b, "pi")
+			if form == "unbundled" {
+				setBundle(b, map[string]string{"PISHIP_CACHE_HOME": cache, "PISHIP_PROGRESS": "0"}, dir, false)
+			}
+			ibRun(b, piship, ibEnv(map[string]string{"PISHIP_CACHE_HOME": cache}), "release", dir)
+			arc := ibArchive(b, dir)
+			tree := ibLoadTree(b, arc)
+			sums := ibChecksumList(b, tree)
+			fi, _ := os.Stat(arc)
+			b.Logf("%s: %s, %d bytes; %d files, %d directories, %d content bytes; %d payload files checked by sha256sum",
+				form, filepath.Base(arc), fi.Size(), len(tree.files), len(tree.dirs), tree.bytes, tree.payloadFiles)
+
+			work := b.TempDir()
+			homes := func(root string) map[string]string {
+				return map[string]string{
+					"PISHIP_CACHE_HOME":   cache,
+					"PISHIP_INSTALL_HOME": filepath.Join(root, "install"),
+					"PISHIP_BIN_HOME":     filepath.Join(root, "bin"),
+					"PISHIP_STATE_HOME":   filepath.Join(root, "state"),
+				}
+			}
+			// One untimed install with the stage timings, also a warm-up of
+			// the page cache for the archive and the binaries.
+			warm := filepath.Join(work, "warm")
+			out := ibRun(b, piship, ibEnv(homes(warm), "PISHIP_DEBUG_TIMING", "1"), "install", arc)
+			b.Logf("%s: piship install with PISHIP_DEBUG_TIMING=1:\n%s", form, strings.TrimSpace(out))
+			os.RemoveAll(warm)
+
+			methods := []struct {
+				name string
+				run  func(dest string) time.Duration
+			}{
+				{"piship", func(dest string) time.Duration {
+					return ibTime(b, piship, ibEnv(homes(dest)), "", true, "install", arc)
+				}},
+				{"tar+sha256sum", func(dest string) time.Duration {
+					if err := os.Mkdir(dest, 0o755); err != nil {
+						b.Fatal(err)
+					}
+					start := time.Now()
+					ibTime(b, "tar", nil, "", true, "-xzf", arc, "-C", dest)
+					ibTime(b, "sha256sum", nil, dest, true, "-c", "--quiet", "--strict", sums)
+					return time.Since(start)
+				}},
+				{"floor", func(dest string) time.Duration { return ibFloor(b, tree, dest) }},
+			}
+			samples := make([][]float64, len(methods))
+			n := 0
+			for b.Loop() {
+				for k := range methods {
+					m := (n + k) % len(methods)
+					b.StopTimer()
+					dest := filepath.Join(work, fmt.Sprintf("%d-%d", n, m))
+					syscall.Sync() // start each from settled writeback
+					b.StartTimer()
+					d := methods[m].run(dest)
+					samples[m] = append(samples[m], float64(d.Microseconds())/1000)
+					b.StopTimer()
+					if err := os.RemoveAll(dest); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
+				n++
+			}
+			for m, ms := range samples {
+				b.Logf("%s: %s ms: %v", form, methods[m].name, ms)
+			}
+			pi, tarSum, floor := ibMedian(samples[0]), ibMedian(samples[1]), ibMedian(samples[2])
+			b.ReportMetric(pi, "piship-ms")
+			b.ReportMetric(tarSum, "tar+sha256sum-ms")
+			b.ReportMetric(floor, "floor-ms")
+			b.ReportMetric(pi/floor, "piship/floor")
+			b.ReportMetric(pi/tarSum, "piship/tar+sha256sum")
+
+			if pdir := os.Getenv("PISHIP_BENCH_CPUPROFILE"); pdir != "" {
+				ibProfileInstall(b, filepath.Join(pdir, "install-"+form+".pprof"), homes(filepath.Join(work, "profile")), arc)
+			}
+		})
+	}
+}
+
+// BenchmarkLaunchOverhead installs hello and times, interleaved, 30 rounds
+// of:
+//
+//   - direct: `node <payload entry> --version`;
+//   - shim: `<bin-home>/hello --version` (sh -> piship-launch -> node);
+//   - launcher: `piship-launch hello -- --version` (the shim without sh);
+//   - bogus: `piship-launch no-such-app` (fails at the receipt: the
+//     launcher's own process start).
+//
+// It reports the medians and the median of the per-round differences
+// shim - direct (target: under 5 ms). PISHIP_BENCH_LAUNCH_ROUNDS=N runs N
+// rounds instead of 30. It loops itself; run it once:
+//
+//	go test -run '^$' -bench LaunchOverhead -benchtime 1x ./cmd/piship/
+func BenchmarkLaunchOverhead(b *testing.B) {
+	piship := realBinaries(b)
+	launcher := filepath.Join(filepath.Dir(piship), "piship-launch")
+	root := b.TempDir()
+	vars := map[string]string{
+		"PISHIP_CACHE_HOME":   filepath.Join(root, "cache"),
+		"PISHIP_INSTALL_HOME": filepath.Join(root, "install"),
+		"PISHIP_BIN_HOME":     filepath.Join(root, "bin"),
+		"PISHIP_STATE_HOME":   filepath.Join(root, "state"),
+	}
+	env := ibEnv(vars)
+	dir := copyDist(b, "hello")
+	ibRun(b, piship, env, "release", dir)
+	ibRun(b, piship, env, "install", ibArchive(b, dir))
+	rc, err := receipt.Read(vars["PISHIP_INSTALL_HOME"], "hello")
+	if err != nil {
+		b.Fatal(err)
+	}
+	rel := rc.Find(rc.Active)
+	if rel == nil {
+		b.Fatalf("no active release in the receipt: %+v", rc)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		b.Fatal(err)
+	}
+	entry := filepath.Join(rel.Payload, filepath.FromSlash(rel.Entry))
+	shim := filepath.Join(vars["PISHIP_BIN_HOME"], rel.Command)
+
+	type way struct {
+		name string
+		exe  string
+		args []string
+		ok   bool
+	}
+	ways := []way{
+		{"direct", node, []string{entry, "--version"}, true},
+		{"shim", shim, []string{"--version"}, true},
+		{"launcher", launcher, []string{"hello", "--", "--version"}, true},
+		{"bogus", launcher, []string{"no-such-app", "--version"}, false},
+	}
+	// The same answer both ways, and warm caches.
+	want := strings.TrimSpace(ibRun(b, node, env, entry, "--version"))
+	if got := strings.TrimSpace(ibRun(b, shim, env, "--version")); got != want || want == "" {
+		b.Fatalf("shim says %q, node directly %q", got, want)
+	}
+	out := ibRun(b, shim, ibEnv(vars, "PISHIP_DEBUG_TIMING", "1"), "--version")
+	b.Logf("hello --version through the shim with PISHIP_DEBUG_TIMING=1:\n%s", strings.TrimSpace(out))
+
+	rounds := 30
+	if v, err := strconv.Atoi(os.Getenv("PISHIP_BENCH_LAUNCH_ROUNDS")); err == nil && v > 0 {
+		rounds = v
+	}
+	samples := make([][]float64, len(ways))
+	var diffs []float64
+	for b.Loop() {
+		for r := range rounds {
+			var round [4]float64
+			for k := range ways {
+				i := (r + k) % len(ways)
+				w := ways[i]
+				round[i] = float64(ibTime(b, w.exe, env, "", w.ok, w.args...).Microseconds()) / 1000
+				samples[i] = append(samples[i], round[i])
+			}
+			diffs = append(diffs, round[1]-round[0])
+		}
+	}
+	for i, w := range ways {
+		b.ReportMetric(ibMedian(samples[i]), w.name+"-ms")
+	}
+	b.ReportMetric(ibMedian(diffs), "shim-overhead-ms")
+}
+
+// ibEnv is a clean child environment: the test process's own, without any
+// PISHIP_* variable, plus vars and the extra key-value pairs.
+func ibEnv(vars map[string]string, kv ...string) []string {
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "PISHIP_") {
+			env = append(env, e)
+		}
+	}
+	env = append(env, "PISHIP_PROGRESS=0")
+	for k, v := range vars {
+		env = append(env, k+"="+v)
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		env = append(env, kv[i]+"="+kv[i+1])
+	}
+	return env
+}
+
+// ibRun runs exe and fails the benchmark if it fails; it returns the
+// combined output.
+func ibRun(b *testing.B, exe string, env []string, args ...string) string {
+	b.Helper()
+	cmd := exec.Command(exe, args...)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Fatalf("%s %v: %v\n%s", filepath.Base(exe), args, err, out)
+	}
+	return string(out)
+}
+
+// ibTime runs exe (in dir, when set) with its output discarded and returns
+// its wall time; mustSucceed fails the benchmark on a non-zero exit.
+func ibTime(b *testing.B, exe string, env []string, dir string, mustSucceed bool, args ...string) time.Duration {
+	b.Helper()
+	cmd := exec.Command(exe, args...)
+	cmd.Env, cmd.Dir = env, dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	start := time.Now()
+	err := cmd.Run()
+	d := time.Since(start)
+	if mustSucceed && err != nil {
+		b.Fatalf("%s %v: %v\n%s", filepath.Base(exe), args, err, stderr.String())
+	}
+	if !mustSucceed && err == nil {
+		b.Fatalf("%s %v succeeded; it should fail", filepath.Base(exe), args)
+	}
+	return d
+}
+
+// ibArchive returns the single release archive under dir/dist/releases.
+func ibArchive(b *testing.B, dir string) string {
+	b.Helper()
+	m, _ := filepath.Glob(filepath.Join(dir, "dist", "releases", "*.tar.gz"))
+	if len(m) != 1 {
+		b.Fatalf("expected one release archive in %s, found %v", dir, m)
+	}
+	return m[0]
+}
+
+type ibFile struct {
+	rel  string
+	data []byte
+	perm os.FileMode
+}
+
+// ibTree is a release archive's content held in memory.
+type ibTree struct {
+	root         string   // an untimed extraction of the archive
+	dirs         []string // slash paths, parents before children
+	files        []ibFile
+	bytes        int64
+	payloadFiles int
+}
+
+// ibLoadTree extracts arc once (untimed) and reads every directory and
+// file of it into memory.
+func ibLoadTree(b *testing.B, arc string) *ibTree {
+	b.Helper()
+	f, err := os.Open(arc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	t := &ibTree{root: filepath.Join(b.TempDir(), "x")}
+	if _, err := archive.Extract(context.Background(), f, t.root, archive.Limits{}); err != nil {
+		b.Fatal(err)
+	}
+	err = filepath.WalkDir(t.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == t.root {
+			return err
+		}
+		rel, _ := filepath.Rel(t.root, p)
+		if d.IsDir() {
+			t.dirs = append(t.dirs, filepath.ToSlash(rel))
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		t.files = append(t.files, ibFile{filepath.ToSlash(rel), data, info.Mode().Perm()})
+		t.bytes += int64(len(data))
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return t
+}
+
+// ibChecksumList writes, once, a sha256sum list of every payload file from
+// payload/metadata/inventory.json, paths relative to the extraction
+// directory.
+func ibChecksumList(b *testing.B, t *ibTree) string {
+	b.Helper()
+	raw, err := os.ReadFile(filepath.Join(t.root, "payload", "metadata", "inventory.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var inv map[string]string
+	if err := json.Unmarshal(raw, &inv); err != nil {
+		b.Fatal(err)
+	}
+	lines := make([]string, 0, len(inv))
+	for p, sum := range inv {
+		lines = append(lines, sum+"  payload/"+p+"\n")
+	}
+	sort.Strings(lines)
+	t.payloadFiles = len(lines)
+	list := filepath.Join(b.TempDir(), "payload.sha256")
+	if err := os.WriteFile(list, []byte(strings.Join(lines, "")), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return list
+}
+
+// ibFloor writes t's directories (in order) and then its files from memory
+// with 8 goroutines into dest, which must not exist; no hashing, no flush.
+func ibFloor(b *testing.B, t *ibTree, dest string) time.Duration {
+	b.Helper()
+	start := time.Now()
+	if err := os.Mkdir(dest, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	for _, d := range t.dirs {
+		if err := os.Mkdir(filepath.Join(dest, filepath.FromSlash(d)), 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	jobs := make(chan *ibFile, 64)
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		ferr error
+	)
+	for range 8 {
+		wg.Go(func() {
+			for f := range jobs {
+				if err := ibWriteFile(filepath.Join(dest, filepath.FromSlash(f.rel)), f.data, f.perm); err != nil {
+					mu.Lock()
+					ferr = err
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for i := range t.files {
+		jobs <- &t.files[i]
+	}
+	close(jobs)
+	wg.Wait()
+	d := time.Since(start)
+	if ferr != nil {
+		b.Fatal(ferr)
+	}
+	return d
+}
+
+func ibWriteFile(path string, data []byte, perm os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// ibProfileInstall runs one install in-process under a CPU profile, with
+// the GC setting main uses.
+func ibProfileInstall(b *testing.B, out string, vars map[string]string, arc string) {
+	b.Helper()
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	old := debug.SetGCPercent(400)
+	defer debug.SetGCPercent(old)
+	syscall.Sync()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	code, _, stderr := cli(b, mergeEnv(vars, "PISHIP_PROGRESS", "0"), "install", arc)
+	d := time.Since(start)
+	pprof.StopCPUProfile()
+	if code != exitOK {
+		b.Fatalf("install: exit %d\n%s", code, stderr)
+	}
+	b.Logf("CPU profile of one in-process install (%v) written to %s", d.Round(time.Millisecond), out)
+}
+
+// ibMedian returns the median of xs (0 for none).
+func ibMedian(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
