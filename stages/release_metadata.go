@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 
 	"github.com/zclconf/go-cty/cty"
@@ -196,9 +195,6 @@ func (ReleaseMetadata) Run(ctx context.Context, inv *Invocation) (map[string]cty
 	if err := payload.WriteFile(filepath.Join(dir, InstallScriptName), []byte(installScript(d.ID)), 0o755); err != nil {
 		return nil, err
 	}
-	if err := shipTools(dir, get("target")); err != nil {
-		return nil, err
-	}
 	return map[string]cty.Value{"sha256": cty.StringVal(sha256Hex(data))}, nil
 }
 
@@ -218,45 +214,4 @@ if ! command -v piship >/dev/null 2>&1; then
 fi
 exec piship install "$here" "$@"
 `
-}
-
-// shipTools puts this piship binary and its launcher into the release
-// when the release is for the platform piship runs on, so install.sh needs
-// nothing else. A release for another target ships none (piship does not
-// cross-build itself).
-func shipTools(releaseDir, target string) error {
-	exe, err := os.Executable()
-	if err != nil || target != hostTarget() {
-		return nil
-	}
-	for _, src := range []string{exe, filepath.Join(filepath.Dir(exe), "piship-launch")} {
-		data, err := os.ReadFile(src)
-		if err != nil {
-			if src != exe && os.IsNotExist(err) {
-				continue // a piship without its launcher: shims run piship launch
-			}
-			return err
-		}
-		name := "piship"
-		if src != exe {
-			name = "piship-launch"
-		}
-		if err := payload.WriteFile(filepath.Join(releaseDir, name), data, 0o755); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// hostTarget is the node-style target of the running binary.
-func hostTarget() string {
-	platform := map[string]string{"windows": "win32"}[runtime.GOOS]
-	if platform == "" {
-		platform = runtime.GOOS
-	}
-	arch := map[string]string{"amd64": "x64", "386": "ia32"}[runtime.GOARCH]
-	if arch == "" {
-		arch = runtime.GOARCH
-	}
-	return platform + "-" + arch
 }
