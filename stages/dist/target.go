@@ -2,9 +2,10 @@ package dist
 
 import (
 	"fmt"
-	"runtime"
 	"sort"
 	"strings"
+
+	"piship.dev/piship/stages/home/receipt"
 )
 
 // Node's names (process.platform, process.arch). A target is written
@@ -75,32 +76,12 @@ func ParseTarget(s string) (Target, error) {
 }
 
 // HostTarget is this machine's target in Node's naming (linux-x64 for
-// GOOS=linux GOARCH=amd64).
-func HostTarget() string {
-	return GoTarget(runtime.GOOS, runtime.GOARCH)
-}
+// GOOS=linux GOARCH=amd64). The mapping lives in the launcher's leaf
+// package, which may import nothing heavier than the standard library.
+func HostTarget() string { return receipt.HostTarget() }
 
 // GoTarget maps a GOOS/GOARCH pair to Node's naming.
-func GoTarget(goos, goarch string) string {
-	p := goos
-	if p == "windows" {
-		p = "win32"
-	} else if p == "solaris" || p == "illumos" {
-		p = "sunos"
-	}
-	a := goarch
-	switch goarch {
-	case "amd64":
-		a = "x64"
-	case "386":
-		a = "ia32"
-	case "ppc64le":
-		a = "ppc64"
-	case "mipsle":
-		a = "mipsel"
-	}
-	return p + "-" + a
-}
+func GoTarget(goos, goarch string) string { return receipt.GoTarget(goos, goarch) }
 
 func contains(list []string, s string) bool {
 	for _, x := range list {

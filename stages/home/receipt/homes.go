@@ -226,7 +226,7 @@ func CheckID(id string) error {
 }
 
 // HostTarget is this machine's target in Node's naming (linux-x64,
-// darwin-arm64, win32-x64), as dist.HostTarget computes it.
+// darwin-arm64, win32-x64); dist.HostTarget is this function.
 func HostTarget() string { return GoTarget(runtime.GOOS, runtime.GOARCH) }
 
 // GoTarget maps a GOOS/GOARCH pair to Node's naming.
