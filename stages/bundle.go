@@ -79,6 +79,10 @@ func (Bundle) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, e
 	if err != nil {
 		return nil, err
 	}
+	// The packages folded into chunks leave their directory skeleton.
+	if _, err := payload.PruneEmptyDirs(dir); err != nil {
+		return nil, err
+	}
 	data, err := payload.CanonicalJSON(m)
 	if err != nil {
 		return nil, err

@@ -188,3 +188,22 @@ func TestStagingPublishReplacesAndSweeps(t *testing.T) {
 		t.Fatal("unpublished staging not removed")
 	}
 }
+
+func TestPruneEmptyDirs(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{"keep/a.js": "x"})
+	for _, d := range []string{"empty/deeper/deepest", "keep/empty", "node_modules/gone/lib"} {
+		os.MkdirAll(filepath.Join(root, d), 0o755)
+	}
+	n, err := PruneEmptyDirs(root)
+	if err != nil || n != 7 {
+		t.Fatalf("removed %d, %v", n, err)
+	}
+	entries, _ := os.ReadDir(root)
+	if len(entries) != 1 || entries[0].Name() != "keep" {
+		t.Fatalf("left %v", entries)
+	}
+	if _, err := os.Stat(filepath.Join(root, "keep", "a.js")); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -77,3 +77,38 @@ func Prune(ctx context.Context, root string, pkgs map[string]Constraint, platfor
 	}
 	return removed, nil
 }
+
+// PruneEmptyDirs removes every directory below root that holds nothing
+// (after removing its empty subdirectories), deepest first, and returns
+// how many went. The bundler leaves the directory skeleton of the packages
+// it folded into chunks; each empty directory would cost every install a
+// mkdir for nothing.
+func PruneEmptyDirs(root string) (int, error) {
+	var dirs []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != root {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	removed := 0
+	for i := len(dirs) - 1; i >= 0; i-- { // children come after parents in walk order
+		entries, err := os.ReadDir(dirs[i])
+		if err != nil {
+			return removed, err
+		}
+		if len(entries) == 0 {
+			if err := os.Remove(dirs[i]); err != nil {
+				return removed, err
+			}
+			removed++
+		}
+	}
+	return removed, nil
+}
