@@ -2,10 +2,14 @@ package stages
 
 import (
 	"context"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/zclconf/go-cty/cty"
 
+	"piship.dev/piship/stages/bundle"
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/payload"
 )
@@ -17,7 +21,8 @@ type Prune struct{}
 func (Prune) Name() string    { return "prune" }
 func (Prune) Version() string { return "1" }
 func (Prune) Doc() string {
-	return "Removes from dir every package whose package-lock entry excludes the target platform (os/cpu) and every node_modules/.bin directory."
+	return "Removes from dir every package whose package-lock entry excludes the target platform (os/cpu), every node_modules/.bin directory, " +
+		"and prebuilt native binaries whose path names only other platforms or architectures (packages like koffi ship one per platform)."
 }
 
 func (Prune) Attrs() []Attr {
@@ -46,11 +51,67 @@ func (Prune) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, er
 		}
 	}
 	dir := filepath.Clean(stringOr(inv.Get("dir"), ""))
-	removed, err := payload.Prune(ctx, dir, cons, stringOr(inv.Get("platform"), ""), stringOr(inv.Get("arch"), ""))
+	platform, arch := stringOr(inv.Get("platform"), ""), stringOr(inv.Get("arch"), "")
+	removed, err := payload.Prune(ctx, dir, cons, platform, arch)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]cty.Value{"removed": stringListVal(removed)}, nil
+	foreign, err := pruneForeignBinaries(dir, platform, arch)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]cty.Value{"removed": stringListVal(append(removed, foreign...))}, nil
+}
+
+// pruneForeignBinaries removes prebuilt native binaries that packages ship
+// for every platform (koffi carries 18) when their path names only other
+// platforms or architectures than the target.
+func pruneForeignBinaries(dir, platform, arch string) ([]string, error) {
+	var victims []string
+	err := filepath.WalkDir(filepath.Join(dir, "node_modules"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil
+			}
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		if bundle.ForeignNativeBinary(pathInPackage(rel), platform, arch) {
+			victims = append(victims, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range victims {
+		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(v))); err != nil {
+			return nil, err
+		}
+	}
+	return victims, nil
+}
+
+// pathInPackage strips the node_modules/<name> (or @scope/name) prefix of
+// the innermost package from a slash path.
+func pathInPackage(rel string) string {
+	i := strings.LastIndex(rel, "node_modules/")
+	if i < 0 {
+		return rel
+	}
+	rest := rel[i+len("node_modules/"):]
+	parts := strings.SplitN(rest, "/", 3)
+	if strings.HasPrefix(parts[0], "@") && len(parts) == 3 {
+		return parts[2]
+	}
+	if len(parts) >= 2 {
+		return strings.Join(parts[1:], "/")
+	}
+	return rest
 }
 
 func stringListVal(ss []string) cty.Value {

@@ -111,3 +111,16 @@ func TestCaptureBuffers(t *testing.T) {
 		t.Fatalf("prefixed %q", sb.String())
 	}
 }
+
+func TestPathInPackage(t *testing.T) {
+	for in, want := range map[string]string{
+		"node_modules/koffi/build/koffi/darwin_arm64/koffi.node":      "build/koffi/darwin_arm64/koffi.node",
+		"node_modules/@scope/pkg/lib/a.node":                          "lib/a.node",
+		"node_modules/a/node_modules/@s/b/prebuilds/linux-x64/b.node": "prebuilds/linux-x64/b.node",
+		"node_modules/x": "x",
+	} {
+		if got := pathInPackage(in); got != want {
+			t.Errorf("pathInPackage(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

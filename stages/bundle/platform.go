@@ -118,3 +118,10 @@ func init() {
 func isBuiltin(spec string) bool {
 	return strings.HasPrefix(spec, "node:") || nodeBuiltins[spec]
 }
+
+// ForeignNativeBinary reports whether inPkg (a path inside a package) is a
+// prebuilt native binary for another platform or architecture than the
+// given ones: the prune stage drops those from unbundled payloads too.
+func ForeignNativeBinary(inPkg, platform, arch string) bool {
+	return isNativeBinary(inPkg) && foreignBinary(inPkg, platform, arch)
+}
