@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"piship.dev/piship/stages/semver"
 )
 
 // npm's semantic versions and ranges, as node-semver reads them: versions
@@ -43,69 +45,11 @@ func parseVersion(s string) (version, error) {
 
 // compareVersions orders by SemVer 2.0 precedence: -1, 0 or 1.
 func compareVersions(a, b version) int {
-	for _, c := range [][2]uint64{{a.major, b.major}, {a.minor, b.minor}, {a.patch, b.patch}} {
-		if c[0] != c[1] {
-			if c[0] < c[1] {
-				return -1
-			}
-			return 1
-		}
-	}
-	switch {
-	case len(a.pre) == 0 && len(b.pre) == 0:
-		return 0
-	case len(a.pre) == 0:
-		return 1 // a release follows its pre-releases
-	case len(b.pre) == 0:
-		return -1
-	}
-	for i := 0; i < len(a.pre) && i < len(b.pre); i++ {
-		if c := compareIdent(a.pre[i], b.pre[i]); c != 0 {
-			return c
-		}
-	}
-	switch {
-	case len(a.pre) < len(b.pre):
-		return -1
-	case len(a.pre) > len(b.pre):
-		return 1
-	}
-	return 0
+	return semver.Compare(semver.Version{Major: a.major, Minor: a.minor, Patch: a.patch, Pre: a.pre},
+		semver.Version{Major: b.major, Minor: b.minor, Patch: b.patch, Pre: b.pre})
 }
 
-// compareIdent orders pre-release identifiers: numeric ones numerically
-// and below alphanumeric ones, which compare in ASCII order.
-func compareIdent(a, b string) int {
-	an, bn := isNumeric(a), isNumeric(b)
-	switch {
-	case an && bn:
-		a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
-		if len(a) != len(b) {
-			if len(a) < len(b) {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a, b)
-	case an:
-		return -1
-	case bn:
-		return 1
-	}
-	return strings.Compare(a, b)
-}
-
-func isNumeric(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
+func isNumeric(s string) bool { return semver.IsNumeric(s) }
 
 // partial is a version that may have x parts: "1", "1.2", "1.x", "*",
 // "1.2.3-beta.1". An empty or x part is a wildcard.

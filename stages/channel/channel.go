@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"piship.dev/piship/stages/semver"
 )
 
 // Schema identifies the channel document format.
@@ -166,7 +168,7 @@ func Parse(doc []byte) (*Channel, error) {
 	seen := map[[2]string]bool{}
 	for i, r := range c.Releases {
 		where := fmt.Sprintf("release %d (%s %s)", i+1, r.Version, r.Target)
-		if _, err := parseSemver(r.Version); err != nil {
+		if _, err := semver.Parse(r.Version); err != nil {
 			return bad("%s: %v", where, err)
 		}
 		switch {
@@ -208,17 +210,17 @@ func sortReleases(rs []Release) {
 // precedence: 1.10.0 above 1.9.0, 2.0.0-rc.1 below 2.0.0).
 func (c *Channel) Newest(target string) (*Release, bool) {
 	var best *Release
-	var bestV semver
+	var bestV semver.Version
 	for i := range c.Releases {
 		r := &c.Releases[i]
 		if r.Target != target {
 			continue
 		}
-		v, err := parseSemver(r.Version)
+		v, err := semver.Parse(r.Version)
 		if err != nil {
 			continue
 		}
-		if best == nil || v.compare(bestV) > 0 {
+		if best == nil || semver.Compare(v, bestV) > 0 {
 			best, bestV = r, v
 		}
 	}
@@ -229,15 +231,15 @@ func (c *Channel) Newest(target string) (*Release, bool) {
 // is newer, ErrUpToDate when it is the same version, UPDATE_FAILED
 // (ReasonDowngrade) "downgrade from X to Y refused" when it is older.
 func CheckUpgrade(current, candidate string) error {
-	cur, err := parseSemver(current)
+	cur, err := semver.Parse(current)
 	if err != nil {
 		return updateErr(ReasonVersion, "the installed version: %v", err)
 	}
-	cand, err := parseSemver(candidate)
+	cand, err := semver.Parse(candidate)
 	if err != nil {
 		return updateErr(ReasonVersion, "the channel's version: %v", err)
 	}
-	switch cand.compare(cur) {
+	switch semver.Compare(cand, cur) {
 	case 0:
 		return ErrUpToDate
 	case -1:

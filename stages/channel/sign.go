@@ -17,6 +17,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"piship.dev/piship/stages/semver"
 )
 
 // releaseSchema and releaseJSON are release.json's schema and name inside
@@ -350,7 +352,7 @@ func inspectArchive(path, dir string) (*inspected, error) {
 	case !sha256RE.MatchString(ri.LockSHA256):
 		return in, configErr("%s: its release.json has no lockSha256 digest", path)
 	}
-	if _, err := parseSemver(ri.Distribution.Version); err != nil {
+	if _, err := semver.Parse(ri.Distribution.Version); err != nil {
 		return in, configErr("%s: its release.json: %v", path, err)
 	}
 	want := fmt.Sprintf("%s-%s-%s.tar.gz", ri.Distribution.ID, ri.Distribution.Version, ri.Target)
