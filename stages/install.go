@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/zclconf/go-cty/cty"
 
-	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/home"
@@ -21,51 +21,65 @@ import (
 )
 
 // homeOptions resolves the three homes from the run's environment and the
-// launcher the command shims run: piship-launch beside this binary when
-// present (it starts in ~2 ms), else this binary's `launch` command.
+// launcher the command shims run: the piship-launch kept in the install
+// home (it starts in ~2 ms), else this binary's `launch` command. Only
+// install puts the launcher there (keepLauncher); rollback, doctor and
+// update's check just name it.
 func homeOptions(inv *Invocation) (home.Options, error) {
 	homes, err := receipt.ResolveHomes(inv.Getenv)
 	if err != nil {
 		return home.Options{}, err
 	}
-	launcher := ""
-	if exe, err := os.Executable(); err == nil {
-		launcher = exe
-		for _, name := range []string{"piship-launch", "piship-launch.exe"} {
-			p := filepath.Join(filepath.Dir(exe), name)
-			if _, err := os.Stat(p); err == nil {
-				// The shims must not depend on where this piship runs
-				// from (a downloaded release directory, say): the
-				// launcher is kept in the install home.
-				if launcher, err = keepLauncher(p, homes.Install); err != nil {
-					return home.Options{}, err
-				}
-				break
-			}
-		}
+	o := home.Options{Homes: homes, Log: inv.Log}
+	if src := launcherBeside(); src != "" {
+		o.Launcher = keptLauncher(src, homes.Install)
+	} else if exe, err := os.Executable(); err == nil {
+		o.Launcher = exe
 	}
-	return home.Options{Homes: homes, Launcher: launcher, Log: inv.Log}, nil
+	return o, nil
 }
 
-// keepLauncher copies the launcher binary to <install-home>/launcher/
-// unless an identical one stands there, and returns its path there.
-func keepLauncher(src, installHome string) (string, error) {
-	dst := filepath.Join(installHome, "launcher", filepath.Base(src))
-	want, err := cache.HashFile(src)
+// launcherBeside returns the piship-launch binary beside this piship, or "".
+func launcherBeside() string {
+	exe, err := os.Executable()
 	if err != nil {
-		return "", err
+		return ""
 	}
-	if got, err := cache.HashFile(dst); err == nil && got == want {
-		return dst, nil
+	for _, name := range []string{"piship-launch", "piship-launch.exe"} {
+		p := filepath.Join(filepath.Dir(exe), name)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
 	}
+	return ""
+}
+
+// keptLauncher is where the launcher is kept: shims must not depend on
+// where piship runs from (a downloaded release directory, say).
+func keptLauncher(src, installHome string) string {
+	return filepath.Join(installHome, "launcher", filepath.Base(src))
+}
+
+// keepLauncher copies the launcher beside this piship into the install
+// home unless the same bytes stand there already. Install calls it before
+// writing shims that name the kept launcher.
+func keepLauncher(installHome string) error {
+	src := launcherBeside()
+	if src == "" {
+		return nil
+	}
+	dst := keptLauncher(src, installHome)
 	data, err := os.ReadFile(src)
 	if err != nil {
-		return "", err
+		return err
+	}
+	if have, err := os.ReadFile(dst); err == nil && bytes.Equal(have, data) {
+		return nil
 	}
 	if err := payload.WriteFile(dst, data, 0o755); err != nil {
-		return "", fmt.Errorf("CONFIG_UNAVAILABLE: cannot keep the launcher in %s: %v", filepath.Dir(dst), err)
+		return fmt.Errorf("CONFIG_UNAVAILABLE: cannot keep the launcher in %s: %v", filepath.Dir(dst), err)
 	}
-	return dst, nil
+	return nil
 }
 
 // reclaimBudget reads PISHIP_RECLAIM_BUDGET_MS (default def).
@@ -123,6 +137,9 @@ func (Install) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, 
 	}
 	if v := inv.Get("sequence"); !v.IsNull() {
 		io.Sequence, _ = v.AsBigFloat().Int64()
+	}
+	if err := keepLauncher(o.Homes.Install); err != nil {
+		return nil, err
 	}
 	res, err := home.Install(ctx, io)
 	if err != nil {
