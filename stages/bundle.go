@@ -55,7 +55,10 @@ func (Bundle) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, e
 	}
 	span := trace.SpanFromContext(ctx)
 	if c := inv.Get("cached"); !c.IsNull() && c.True() {
-		e, err := rt.Get(key, true)
+		// The inputs stage of this run verified the entry's content
+		// (bundle_cached); checking file set and sizes again is enough
+		// here, hashing it twice per build is not.
+		e, err := rt.Get(key, false)
 		if err != nil || e == nil {
 			return nil, fmt.Errorf("bundle cache entry %s disappeared after it was checked (%v): run the build again", key, err)
 		}
