@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -124,15 +125,22 @@ func TestFormat(t *testing.T) {
 	const mtime = 1234567890
 	arch, _ := writeArchive(t, src, Options{MTime: mtime})
 
-	// gzip header: ID, CM=8, FLG=0 (no FNAME, no FCOMMENT, no FEXTRA), MTIME 0, XFL, OS 255.
-	if !bytes.Equal(arch[:4], []byte{0x1f, 0x8b, 8, 0}) || !bytes.Equal(arch[4:8], []byte{0, 0, 0, 0}) || arch[9] != 255 {
+	// gzip header: ID, CM=8, FLG=4 (FEXTRA only: no FNAME, no FCOMMENT), MTIME 0, XFL, OS 255,
+	// then the block-member subfield 'P' 'Z' with the member's length.
+	if !bytes.Equal(arch[:4], []byte{0x1f, 0x8b, 8, 4}) || !bytes.Equal(arch[4:8], []byte{0, 0, 0, 0}) || arch[9] != 255 {
 		t.Fatalf("gzip header % x", arch[:10])
+	}
+	for rest, i := arch, 0; len(rest) > 0; i++ {
+		if !isPGZ(rest) {
+			t.Fatalf("member %d: header % x", i, rest[:min(len(rest), pgzHeaderLen)])
+		}
+		rest = rest[min(len(rest), int(binary.LittleEndian.Uint32(rest[16:20]))):]
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(arch))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if zr.Name != "" || zr.Comment != "" || zr.Extra != nil || zr.OS != 255 || !zr.ModTime.IsZero() {
+	if zr.Name != "" || zr.Comment != "" || !bytes.Equal(zr.Extra[:4], []byte{'P', 'Z', 8, 0}) || zr.OS != 255 || !zr.ModTime.IsZero() {
 		t.Fatalf("gzip header %+v", zr.Header)
 	}
 	raw, err := io.ReadAll(zr)

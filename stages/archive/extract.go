@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -27,7 +28,7 @@ const (
 	DefaultWriters          = 8
 
 	// SmallFile is the largest file that is buffered and handed to a
-	// parallel writer; larger files are streamed by the reader in order.
+	// parallel writer; larger files are streamed to a writer in chunks, in order.
 	SmallFile = 1 << 20
 )
 
@@ -70,15 +71,18 @@ type Extracted struct {
 // not exist or be an empty directory. It computes the SHA-256 of the
 // compressed bytes and of every file written while reading. Files up to
 // SmallFile are buffered and written by lim.Writers parallel writers; larger
-// ones are streamed in order; the reader waits for a free writer and stops
-// at the first writer error. It returns only once every writer has stopped.
+// ones are streamed to a writer in chunks, in order; the reader waits for a
+// free writer and stops at the first writer error. A stream of block
+// members (what Write produces) is inflated on every core. It returns only
+// once every writer and inflater has stopped.
 //
 // Every entry is checked before anything is written for it (see Rule for
 // the rules), and every write goes through an os.Root on dest. A corrupt or
 // hostile archive fails with an *Error (Code INTEGRITY_FAILED). On any
 // error dest holds whatever was written so far, inside dest only; the
 // caller removes it. r is read to its end: anything after the single gzip
-// member is refused, so Extracted.SHA256 covers all of r.
+// member (or after the last block member) is refused, so Extracted.SHA256
+// covers all of r.
 func Extract(ctx context.Context, r io.Reader, dest string, lim Limits) (*Extracted, error) {
 	lim = lim.withDefaults()
 	if err := prepareDest(dest); err != nil {
@@ -93,21 +97,34 @@ func Extract(ctx context.Context, r io.Reader, dest string, lim Limits) (*Extrac
 	src := &hashReader{r: r, h: sha256.New()}
 	br := bufio.NewReaderSize(src, 64<<10)
 	x := &extractor{
-		ctx:   ctx,
-		lim:   lim,
-		root:  root,
-		src:   src,
-		seen:  make(map[string]uint8),
-		files: make(map[string]string),
-		jobs:  make(chan job),
-		free:  make(chan []byte, lim.Writers),
+		ctx:    ctx,
+		lim:    lim,
+		root:   root,
+		src:    src,
+		seen:   make(map[string]uint8),
+		files:  make(map[string]string),
+		jobs:   make(chan job),
+		free:   make(chan []byte, lim.Writers),
+		chunks: make(chan []byte, streamChunks),
 	}
-	gz, err := gzip.NewReader(br)
-	if err != nil {
-		return nil, x.readErr(err, "in the gzip header")
+	for range streamChunks {
+		x.chunks <- nil
 	}
-	gz.Multistream(false) // a second member is data after the end
-	x.tr = bufio.NewReaderSize(gz, 64<<10)
+	var pz *pgzReader
+	if hdr, _ := br.Peek(pgzHeaderLen); isPGZ(hdr) {
+		// The block-member format piship writes: inflate on every core.
+		pz = newPGZReader(br)
+		defer pz.Close()
+		x.tr = bufio.NewReaderSize(pz, 64<<10)
+	} else {
+		// Any other gzip stream: one member, inflated here.
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, x.readErr(err, "in the gzip header")
+		}
+		gz.Multistream(false) // a second member is data after the end
+		x.tr = bufio.NewReaderSize(gz, 64<<10)
+	}
 
 	for range lim.Writers {
 		x.free <- nil
@@ -125,8 +142,13 @@ func Extract(ctx context.Context, r io.Reader, dest string, lim Limits) (*Extrac
 	if err != nil {
 		return nil, err
 	}
-	// Nothing may follow the gzip member: not a second member, not padding.
-	if _, err := br.ReadByte(); err == nil {
+	if pz != nil {
+		// finish read the stream to its end: every member was read and
+		// checked, and nothing but members followed.
+		pz.Close()
+	} else if _, err := br.ReadByte(); err == nil {
+		// Nothing may follow the single gzip member: not a second member,
+		// not padding.
 		return nil, integrity(RuleTrailingData, 0, "", "data after the end of the gzip stream (a second gzip member or garbage)")
 	} else if err != io.EOF {
 		return nil, x.readErr(err, "after the gzip stream")
@@ -175,11 +197,25 @@ const (
 	seenDir
 )
 
+// job is one unit of work for a writer: the directories to make first
+// (outermost first; they may already exist, made by another writer), then
+// a file: buffered in data, or streamed through chunks when over SmallFile.
+// A job with no name only makes directories.
 type job struct {
-	name string
-	data []byte
-	perm os.FileMode
+	mkdirs []string
+	name   string
+	data   []byte // the file (small), or the writer token (streamed)
+	perm   os.FileMode
+	size   int64
+	chunks chan []byte // nil for a buffered file
 }
+
+// Streamed files move in chunks of streamChunk bytes, at most
+// streamChunks of them in flight.
+const (
+	streamChunk  = 256 << 10
+	streamChunks = 8
+)
 
 var errWriterFailed = errors.New("archive: a writer failed")
 
@@ -196,10 +232,10 @@ type extractor struct {
 	total   int64
 	dirs    int
 	seen    map[string]uint8
-	copyBuf []byte
 
 	jobs   chan job
 	free   chan []byte // one token (a reusable buffer) per writer
+	chunks chan []byte // free chunks of streamed files
 	wg     sync.WaitGroup
 	failed atomic.Bool
 	mu     sync.Mutex // guards files and werr
@@ -385,11 +421,9 @@ func (x *extractor) entry(h *header) error {
 		return integrity(RuleMaxBytes, idx, h.name, "content exceeds the limit of %d bytes", x.lim.MaxBytes)
 	}
 
-	// Every rule holds: create.
+	// Every rule holds: create. The writers make the directories, the
+	// first job under a new directory carrying it.
 	for _, p := range missing {
-		if err := x.root.Mkdir(p, 0o755); err != nil {
-			return fmt.Errorf("archive: %w", err)
-		}
 		x.seen[p] = seenImpliedDir
 		x.dirs++
 	}
@@ -397,13 +431,14 @@ func (x *extractor) entry(h *header) error {
 	x.entries++
 	if dir {
 		if state == 0 {
-			if err := x.root.Mkdir(name, 0o755); err != nil {
-				return fmt.Errorf("archive: %w", err)
-			}
+			missing = append(missing, name)
 			x.dirs++
 		}
 		x.seen[name] = seenDir
-		return nil
+		if len(missing) == 0 {
+			return nil
+		}
+		return x.dispatch(job{mkdirs: missing})
 	}
 	x.seen[name] = seenFile
 	x.total += h.size
@@ -412,9 +447,30 @@ func (x *extractor) entry(h *header) error {
 		perm = 0o755
 	}
 	if h.size <= SmallFile {
-		return x.small(name, h, perm, idx)
+		return x.small(name, missing, h, perm, idx)
 	}
-	return x.stream(name, h, perm, idx)
+	return x.stream(name, missing, h, perm, idx)
+}
+
+// token waits for a free writer and returns its buffer.
+func (x *extractor) token() ([]byte, error) {
+	select {
+	case buf := <-x.free:
+		return buf, nil
+	case <-x.ctx.Done():
+		return nil, x.ctx.Err()
+	}
+}
+
+// dispatch hands a directory-only job to a writer.
+func (x *extractor) dispatch(j job) error {
+	buf, err := x.token()
+	if err != nil {
+		return err
+	}
+	j.data = buf
+	x.jobs <- j
+	return nil
 }
 
 // missingParents returns the directories above name that do not exist
@@ -445,18 +501,16 @@ func (x *extractor) missingParents(name string, idx int, entry string) ([]string
 
 // small buffers a file of up to SmallFile bytes and hands it to a writer,
 // waiting for one to be free.
-func (x *extractor) small(name string, h *header, perm os.FileMode, idx int) error {
-	var buf []byte
-	select {
-	case buf = <-x.free:
-	case <-x.ctx.Done():
-		return x.ctx.Err()
+func (x *extractor) small(name string, mkdirs []string, h *header, perm os.FileMode, idx int) error {
+	buf, err := x.token()
+	if err != nil {
+		return err
 	}
 	if int64(cap(buf)) < h.size {
 		buf = make([]byte, h.size, min(max(int64(64<<10), 2*int64(cap(buf)), h.size), SmallFile))
 	}
 	buf = buf[:h.size]
-	err := x.readFull(buf, idx, h.name, "inside a file")
+	err = x.readFull(buf, idx, h.name, "inside a file")
 	if err == nil {
 		err = x.skipPadding(h.size, idx, h.name)
 	}
@@ -464,7 +518,7 @@ func (x *extractor) small(name string, h *header, perm os.FileMode, idx int) err
 		x.free <- buf
 		return err
 	}
-	x.jobs <- job{name: name, data: buf, perm: perm}
+	x.jobs <- job{mkdirs: mkdirs, name: name, data: buf, perm: perm}
 	return nil
 }
 
@@ -472,16 +526,102 @@ func (x *extractor) writer() {
 	defer x.wg.Done()
 	for j := range x.jobs {
 		if !x.failed.Load() {
+			if err := x.mkdirs(j.mkdirs); err != nil {
+				x.fail(err)
+			}
+		}
+		switch {
+		case j.chunks != nil:
+			x.writeStream(j)
+		case j.name != "" && !x.failed.Load():
 			sum := sha256.Sum256(j.data)
-			if err := writeFile(x.root, j.name, j.data, j.perm); err != nil {
+			if err := x.create(j.name, func(root *os.Root) error { return writeFile(root, j.name, j.data, j.perm) }); err != nil {
 				x.fail(err)
 			} else {
-				x.mu.Lock()
-				x.files[j.name] = hex.EncodeToString(sum[:])
-				x.mu.Unlock()
+				x.record(j.name, sum[:])
 			}
 		}
 		x.free <- j.data
+	}
+}
+
+// mkdirs makes the directories of a job. One may exist already, or its
+// parent may not yet: the jobs that carry them run on other writers in any
+// order (see also create). Nothing but a directory can be there, since the
+// reader refuses a file and a directory of the same path and dest started
+// empty.
+func (x *extractor) mkdirs(dirs []string) error {
+	for _, d := range dirs {
+		err := x.root.Mkdir(d, 0o755)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = x.root.MkdirAll(d, 0o755) // a parent is still queued elsewhere
+		}
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("archive: %w", err)
+		}
+	}
+	return nil
+}
+
+// create runs op, which creates the file name; if its directory does not
+// exist yet (the job that carries it is still queued on another writer),
+// it makes the directory and runs op again.
+func (x *extractor) create(name string, op func(*os.Root) error) error {
+	err := op(x.root)
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if i := strings.LastIndexByte(name, '/'); i > 0 {
+		if err := x.root.MkdirAll(name[:i], 0o755); err != nil {
+			return fmt.Errorf("archive: %w", err)
+		}
+	}
+	return op(x.root)
+}
+
+func (x *extractor) record(name string, sum []byte) {
+	x.mu.Lock()
+	x.files[name] = hex.EncodeToString(sum)
+	x.mu.Unlock()
+}
+
+// writeStream writes a streamed file from its chunks, in order, hashing
+// them. It takes every chunk the reader sends even after a failure, so the
+// reader never waits on it; a file whose chunks stop short (the reader
+// failed) is not recorded.
+func (x *extractor) writeStream(j job) {
+	var f *os.File
+	if !x.failed.Load() {
+		err := x.create(j.name, func(root *os.Root) error {
+			var err error
+			f, err = root.OpenFile(j.name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, j.perm)
+			return err
+		})
+		if err != nil {
+			x.fail(fmt.Errorf("archive: %w", err))
+		}
+	}
+	sum := sha256.New()
+	var got int64
+	for c := range j.chunks {
+		got += int64(len(c))
+		if f != nil && !x.failed.Load() {
+			sum.Write(c)
+			if _, err := f.Write(c); err != nil {
+				x.fail(fmt.Errorf("archive: %w", err))
+			}
+		}
+		x.chunks <- c[:cap(c)]
+	}
+	if f == nil {
+		return
+	}
+	if err := f.Close(); err != nil {
+		x.fail(fmt.Errorf("archive: %w", err))
+		return
+	}
+	if got == j.size && !x.failed.Load() {
+		x.record(j.name, sum.Sum(nil))
 	}
 }
 
@@ -521,37 +661,36 @@ func (x *extractor) writerErr() error {
 	return x.werr
 }
 
-// stream copies a large file from the archive to dest in order, hashing it.
-func (x *extractor) stream(name string, h *header, perm os.FileMode, idx int) error {
-	f, err := x.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+// stream hands a large file to a writer in chunks, in order, and reads
+// them from the archive while the writer writes and hashes the previous
+// ones. At most streamChunks chunks are in flight.
+func (x *extractor) stream(name string, mkdirs []string, h *header, perm os.FileMode, idx int) error {
+	tok, err := x.token()
 	if err != nil {
-		return fmt.Errorf("archive: %w", err)
+		return err
 	}
-	defer f.Close()
-	if x.copyBuf == nil {
-		x.copyBuf = make([]byte, 256<<10)
-	}
-	sum := sha256.New()
+	ch := make(chan []byte, streamChunks)
+	x.jobs <- job{mkdirs: mkdirs, name: name, data: tok, perm: perm, size: h.size, chunks: ch}
+	defer close(ch)
 	for left := h.size; left > 0; {
 		if err := x.ctx.Err(); err != nil {
 			return err
 		}
-		b := x.copyBuf[:min(left, int64(len(x.copyBuf)))]
-		if err := x.readFull(b, idx, h.name, "inside a file"); err != nil {
+		if x.failed.Load() {
+			return errWriterFailed
+		}
+		c := <-x.chunks
+		if c == nil {
+			c = make([]byte, streamChunk)
+		}
+		c = c[:min(left, streamChunk)]
+		if err := x.readFull(c, idx, h.name, "inside a file"); err != nil {
+			x.chunks <- c[:cap(c)]
 			return err
 		}
-		sum.Write(b)
-		if _, err := f.Write(b); err != nil {
-			return fmt.Errorf("archive: %w", err)
-		}
-		left -= int64(len(b))
+		ch <- c
+		left -= int64(len(c))
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("archive: %w", err)
-	}
-	x.mu.Lock()
-	x.files[name] = hex.EncodeToString(sum.Sum(nil))
-	x.mu.Unlock()
 	return x.skipPadding(h.size, idx, h.name)
 }
 
@@ -560,10 +699,7 @@ func (x *extractor) stream(name string, h *header, perm os.FileMode, idx int) er
 // The padding is bounded by what is left of the byte limit.
 func (x *extractor) finish() error {
 	budget := x.lim.MaxBytes - x.total
-	buf := x.copyBuf
-	if buf == nil {
-		buf = make([]byte, 64<<10)
-	}
+	buf := make([]byte, 64<<10)
 	var pad int64
 	for {
 		n, err := x.tr.Read(buf)
@@ -622,6 +758,9 @@ func (x *extractor) skipPadding(size int64, idx int, entry string) error {
 func (x *extractor) readErr(err error, where string) error {
 	if x.src.err != nil {
 		return fmt.Errorf("archive: reading the archive: %w", x.src.err)
+	}
+	if e, ok := err.(*Error); ok {
+		return e // already said by the block-member reader
 	}
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
 		return integrity(RuleTruncated, 0, "", "the archive ends %s", where)

@@ -25,6 +25,9 @@ func FuzzExtract(f *testing.F) {
 	f.Add(gz(tarBytes([]ent{{name: "l", typ: '2', link: "/etc/passwd"}}, nil)))
 	f.Add(gz(tarBytes([]ent{{name: "f", data: "x"}}, []byte("trailing"))))
 	f.Add([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff})
+	// The block-member format, several members.
+	f.Add(pz(tarBytes([]ent{{name: "a/b.txt", data: "bee"}, {name: "c.txt", data: strings.Repeat("sea", 300)}}, nil), 512))
+	f.Add(pz(tarBytes([]ent{{name: "../evil", data: "x"}}, nil), 600))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		root := t.TempDir()
 		dest := filepath.Join(root, "dest")

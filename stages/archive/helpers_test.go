@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io/fs"
@@ -191,6 +192,28 @@ func gz(b []byte) []byte {
 	w.Write(b)
 	w.Close()
 	return buf.Bytes()
+}
+
+// pz writes b in the block-member format, cutting members every block
+// bytes (so small test archives have several).
+func pz(b []byte, block int) []byte {
+	var buf bytes.Buffer
+	w := newPGZWriter(&buf, DefaultLevel)
+	w.block = block
+	w.Write(b)
+	w.Close()
+	return buf.Bytes()
+}
+
+// members splits a block-member stream into its members.
+func members(b []byte) [][]byte {
+	var out [][]byte
+	for len(b) >= pgzHeaderLen {
+		n := min(len(b), int(binary.LittleEndian.Uint32(b[16:20])))
+		out = append(out, b[:n])
+		b = b[n:]
+	}
+	return out
 }
 
 // paxData builds extended header records.

@@ -3,6 +3,7 @@ package archive
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"os"
@@ -118,6 +119,57 @@ func TestHostile(t *testing.T) {
 		{name: "truncated gzip", arch: func(string) []byte { b := gz(tarBytes([]ent{ok}, nil)); return b[:len(b)-4] }, rule: RuleTruncated, allowed: []string{"ok.txt"}},
 		{name: "bad gzip CRC", arch: func(string) []byte { b := gz(tarBytes([]ent{ok}, nil)); b[len(b)-8] ^= 1; return b }, rule: RuleGzip, allowed: []string{"ok.txt"}},
 		{name: "not gzip", arch: func(string) []byte { return tarBytes([]ent{ok}, nil) }, rule: RuleGzip},
+
+		// The block-member format (pgzip.go), read by the parallel reader.
+		{name: "block: a tar after the end marker, in a member of its own", arch: func(string) []byte {
+			return append(pz(tarBytes([]ent{ok}, nil), 700), pz(tarBytes([]ent{{name: "evil", data: "x"}}, nil), 700)...)
+		}, rule: RuleTrailingData, allowed: []string{"ok.txt"}},
+		{name: "block: garbage after the last member", arch: func(string) []byte { return append(pz(tarBytes([]ent{ok}, nil), 700), "junk"...) }, rule: RuleTrailingData, allowed: []string{"ok.txt"}},
+		{name: "block: zeros after the last member", arch: func(string) []byte { return append(pz(tarBytes([]ent{ok}, nil), 700), 0, 0, 0, 0) }, rule: RuleTrailingData, allowed: []string{"ok.txt"}},
+		{name: "block: an ordinary gzip member after the last", arch: func(string) []byte {
+			return append(pz(tarBytes([]ent{ok}, nil), 700), gz(make([]byte, 512))...)
+		}, rule: RuleTrailingData, allowed: []string{"ok.txt"}},
+		{name: "block: truncated inside a member", arch: func(string) []byte { b := pz(tarBytes([]ent{ok}, nil), 700); return b[:len(b)-3] }, rule: RuleTruncated, allowed: []string{"ok.txt"}},
+		{name: "block: truncated inside a member header", arch: func(string) []byte {
+			m := members(pz(tarBytes([]ent{ok, {name: "f", data: "xyz"}}, nil), 700))
+			return append(m[0], m[1][:12]...)
+		}, rule: RuleTruncated},
+		{name: "block: last member missing", arch: func(string) []byte {
+			m := members(pz(tarBytes([]ent{ok, {name: "f", data: "xyz"}}, nil), 700))
+			return bytes.Join(m[:len(m)-1], nil)
+		}, rule: RuleTruncated, allowed: []string{"ok.txt", "f"}},
+		{name: "block: bad CRC in a member", arch: func(string) []byte {
+			m := members(pz(tarBytes([]ent{ok, {name: "f", data: "xyz"}}, nil), 700))
+			m[1][len(m[1])-8] ^= 1
+			return bytes.Join(m, nil)
+		}, rule: RuleGzip, allowed: []string{"ok.txt"}},
+		{name: "block: bad ISIZE in a member", arch: func(string) []byte {
+			m := members(pz(tarBytes([]ent{ok}, nil), 700))
+			m[0][len(m[0])-4]++
+			return bytes.Join(m, nil)
+		}, rule: RuleGzip},
+		{name: "block: member length out of bounds", arch: func(string) []byte {
+			b := pz(tarBytes([]ent{ok}, nil), 700)
+			binary.LittleEndian.PutUint32(b[16:20], pgzMaxMember+1)
+			return b
+		}, rule: RuleGzip},
+		{name: "block: member holds more than its header says", arch: func(string) []byte {
+			m := members(pz(tarBytes([]ent{ok}, nil), 700))
+			binary.LittleEndian.PutUint32(m[0][20:24], 600)
+			return bytes.Join(m, nil)
+		}, rule: RuleGzip},
+		{name: "block: raw length over the block size", arch: func(string) []byte {
+			b := pz(tarBytes([]ent{ok}, nil), 700)
+			binary.LittleEndian.PutUint32(b[20:24], pgzBlockSize+1)
+			return b
+		}, rule: RuleGzip},
+		{name: "block: bytes between deflate data and trailer", arch: func(string) []byte {
+			m := members(pz(tarBytes([]ent{ok}, nil), 700))
+			b := slices.Concat(m[0][:len(m[0])-8], []byte{0, 0}, m[0][len(m[0])-8:])
+			binary.LittleEndian.PutUint32(b[16:20], uint32(len(b)))
+			return slices.Concat(append([][]byte{b}, m[1:]...)...)
+		}, rule: RuleGzip},
+		{name: "block: traversal", arch: func(string) []byte { return pz(tarBytes([]ent{ok, {name: "../x", data: "evil"}}, nil), 700) }, rule: RuleDotSegment, allowed: []string{"ok.txt"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -221,6 +273,20 @@ func TestZeroPaddingAccepted(t *testing.T) {
 // A failure of the source is returned as is, not as an integrity failure.
 func TestSourceError(t *testing.T) {
 	arch := gz(tarBytes([]ent{{name: "a", data: strings.Repeat("x", 100000)}}, nil))
+	boom := errors.New("connection reset")
+	r := io.MultiReader(bytes.NewReader(arch[:len(arch)/2]), errReader{boom})
+	_, err := Extract(context.Background(), r, filepath.Join(t.TempDir(), "d"), Limits{})
+	if !errors.Is(err, boom) {
+		t.Fatalf("err = %v", err)
+	}
+	if _, ok := IsIntegrity(err); ok {
+		t.Fatalf("source error reported as integrity: %v", err)
+	}
+}
+
+// The same through the parallel reader of the block-member format.
+func TestSourceErrorBlocks(t *testing.T) {
+	arch := pz(tarBytes([]ent{{name: "a", data: strings.Repeat("x", 100000)}}, nil), 4096)
 	boom := errors.New("connection reset")
 	r := io.MultiReader(bytes.NewReader(arch[:len(arch)/2]), errReader{boom})
 	_, err := Extract(context.Background(), r, filepath.Join(t.TempDir(), "d"), Limits{})

@@ -3,6 +3,7 @@ package archive
 import (
 	"bytes"
 	stdgzip "compress/gzip"
+	"encoding/binary"
 	"io"
 	"math/rand/v2"
 	"runtime"
@@ -58,20 +59,46 @@ func TestParallelGzip(t *testing.T) {
 						t.Fatalf("level %d: output differs between 1 and %d procs", level, procs)
 					}
 				}
-				zr, err := stdgzip.NewReader(bytes.NewReader(one))
-				if err != nil {
-					t.Fatal(err)
+				// Every member is a standard gzip member of its own, with
+				// its length in its header, holding one block.
+				var got []byte
+				members := 0
+				for rest := one; len(rest) > 0; members++ {
+					if !isPGZ(rest) {
+						t.Fatalf("level %d: member %d header % x", level, members, rest[:min(len(rest), pgzHeaderLen)])
+					}
+					mlen := int(binary.LittleEndian.Uint32(rest[16:20]))
+					zr, err := stdgzip.NewReader(bytes.NewReader(rest[:mlen]))
+					if err != nil {
+						t.Fatal(err)
+					}
+					zr.Multistream(false)
+					block, err := io.ReadAll(zr)
+					if err != nil {
+						t.Fatalf("level %d member %d: %v", level, members, err)
+					}
+					if n := int(binary.LittleEndian.Uint32(rest[20:24])); n != len(block) || n > pgzBlockSize {
+						t.Fatalf("level %d member %d: header says %d bytes, holds %d", level, members, n, len(block))
+					}
+					if zr.Name != "" || zr.Comment != "" || zr.OS != 255 || !zr.ModTime.IsZero() {
+						t.Fatalf("header %+v", zr.Header)
+					}
+					got = append(got, block...)
+					rest = rest[mlen:]
 				}
-				zr.Multistream(false)
-				got, err := io.ReadAll(zr)
-				if err != nil {
-					t.Fatalf("level %d: %v", level, err)
+				if want := max(1, (len(data)+pgzBlockSize-1)/pgzBlockSize); members != want {
+					t.Fatalf("level %d: %d members, want %d", level, members, want)
 				}
 				if !bytes.Equal(got, data) {
 					t.Fatalf("level %d: round trip differs", level)
 				}
-				if zr.Name != "" || zr.Comment != "" || zr.OS != 255 || !zr.ModTime.IsZero() {
-					t.Fatalf("header %+v", zr.Header)
+				// And the whole is one ordinary (multi-member) gzip stream.
+				zr, err := stdgzip.NewReader(bytes.NewReader(one))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if all, err := io.ReadAll(zr); err != nil || !bytes.Equal(all, data) {
+					t.Fatalf("level %d: as one stream: %v", level, err)
 				}
 			}
 		})
