@@ -10,8 +10,10 @@ export PISHIP_JAEGER_BIN := $(JAEGER_BIN)
 
 .PHONY: build test test-unit test-e2e test-fuzz fuzz bench demo lint jaeger jaeger-bin clean
 
+# Stripped and path-free: a release for this platform ships these binaries
+# beside install.sh (24 MB for piship instead of 34 MB).
 build:
-	$(GO) build -o bin/ ./cmd/piship ./cmd/piship-launch
+	$(GO) build -trimpath -ldflags='-s -w' -o bin/ ./cmd/piship ./cmd/piship-launch
 
 # The tests need a real Jaeger for the tracing end-to-end test; it is built
 # once from the Go module proxy and kept in $(PISHIP_DEV_CACHE). A cold

@@ -155,6 +155,8 @@ pipeline "release" {
     staging    = stage.inputs.staging
     name       = stage.inputs.name
     releases   = stage.inputs.releases
+    ship_tools = true
+    target     = stage.inputs.target
     depends_on = [stage.archive]
   }
 

@@ -32,7 +32,9 @@ func (Checksums) Outputs() []Output {
 // ChecksumsName is the checksums file of a release.
 const ChecksumsName = "checksums.txt"
 
-// ChecksumPaths lists the release files checksums.txt covers.
+// ChecksumPaths lists the release files checksums.txt covers: all but
+// checksums.txt itself, the payload (its inventory stands for it) and the
+// shipped piship binaries.
 func ChecksumPaths(releaseDir string) ([]string, error) {
 	files, err := payload.Walk(releaseDir)
 	if err != nil {
@@ -42,6 +44,7 @@ func ChecksumPaths(releaseDir string) ([]string, error) {
 	for _, f := range files {
 		switch {
 		case f.Path == ChecksumsName:
+		case isShippedTool(f.Path): // beside install.sh, not in the archive; build-info.json has their digests
 		case strings.HasPrefix(f.Path, "payload/") && f.Path != "payload/"+payload.InventoryName:
 		default:
 			paths = append(paths, f.Path)

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/zclconf/go-cty/cty"
 
+	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/payload"
 )
 
@@ -18,7 +20,9 @@ func (ReleasePublish) Name() string    { return "release_publish" }
 func (ReleasePublish) Version() string { return "1" }
 func (ReleasePublish) Doc() string {
 	return "Renames the finished release directory and its archive and sidecar from the staging directory into releases/. " +
-		"An existing release of the same name is set aside first and removed only after the new one stands."
+		"An existing release of the same name is set aside first and removed only after the new one stands. " +
+		"With ship_tools, a release for the platform piship runs on also gets this piship binary and its launcher in its directory " +
+		"(beside install.sh, which uses them; not in the archive, not in checksums.txt; their digests go to build-info.json)."
 }
 
 func (ReleasePublish) Attrs() []Attr {
@@ -26,11 +30,13 @@ func (ReleasePublish) Attrs() []Attr {
 		{Name: "staging", Type: cty.String, Required: true},
 		{Name: "name", Type: cty.String, Required: true},
 		{Name: "releases", Type: cty.String, Required: true, Doc: "<out>/releases"},
+		{Name: "ship_tools", Type: cty.Bool, Doc: "put piship and piship-launch into the release directory when target is the host's"},
+		{Name: "target", Type: cty.String, Doc: "the release's target (<platform>-<arch>)"},
 	}
 }
 
 func (ReleasePublish) Outputs() []Output {
-	return []Output{{Name: "path", Type: cty.String}, {Name: "archive", Type: cty.String}}
+	return []Output{{Name: "path", Type: cty.String}, {Name: "archive", Type: cty.String}, {Name: "tools", Type: cty.List(cty.String)}}
 }
 
 // Run implements Kind.
@@ -41,6 +47,16 @@ func (ReleasePublish) Run(ctx context.Context, inv *Invocation) (map[string]cty.
 	}
 	if err := os.MkdirAll(releases, 0o755); err != nil {
 		return nil, err
+	}
+	var tools []cty.Value
+	if v := inv.Get("ship_tools"); !v.IsNull() && v.True() && stringOr(inv.Get("target"), "") == dist.HostTarget() {
+		shipped, err := shipTools(filepath.Join(staging, name))
+		if err != nil {
+			return nil, fmt.Errorf("cannot put the piship binaries into the release: %v", err)
+		}
+		for _, t := range shipped {
+			tools = append(tools, cty.StringVal(t))
+		}
 	}
 	final := filepath.Join(releases, name)
 	old := ""
@@ -69,5 +85,70 @@ func (ReleasePublish) Run(ctx context.Context, inv *Invocation) (map[string]cty.
 			fmt.Fprintf(inv.Log, "%s: could not remove the replaced release %s: %v\n", inv.Pipeline, old, err)
 		}
 	}
-	return map[string]cty.Value{"path": cty.StringVal(final), "archive": cty.StringVal(filepath.Join(releases, name+".tar.gz"))}, nil
+	toolList := cty.ListValEmpty(cty.String)
+	if len(tools) > 0 {
+		toolList = cty.ListVal(tools)
+	}
+	return map[string]cty.Value{"path": cty.StringVal(final), "archive": cty.StringVal(filepath.Join(releases, name+".tar.gz")), "tools": toolList}, nil
+}
+
+// ToolDigest describes a shipped binary in build-info.json.
+type ToolDigest struct {
+	Name   string `json:"name"`
+	SHA256 string `json:"sha256"`
+	Bytes  int64  `json:"bytes"`
+}
+
+// HashTools describes the shipped binaries present in releaseDir.
+func HashTools(releaseDir string) ([]ToolDigest, error) {
+	var out []ToolDigest
+	for _, name := range dist.ShippedTools() {
+		data, err := os.ReadFile(filepath.Join(releaseDir, name))
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ToolDigest{Name: name, SHA256: sha256Hex(data), Bytes: int64(len(data))})
+	}
+	return out, nil
+}
+
+// isShippedTool reports whether a release-relative slash path is one of
+// the shipped binaries.
+func isShippedTool(p string) bool {
+	return slices.Contains(dist.ShippedTools(), p)
+}
+
+// SelfBinary is the path of the running piship command, set by its main
+// (not by tests that run the CLI in-process, whose executable is a test
+// binary): the binary releases ship. Empty ships nothing.
+var SelfBinary string
+
+// shipTools copies the running piship binary, and piship-launch from
+// beside it when present, into releaseDir (mode 0755). It returns the
+// names copied.
+func shipTools(releaseDir string) ([]string, error) {
+	exe := SelfBinary
+	if exe == "" {
+		return nil, nil
+	}
+	names := dist.ShippedTools()
+	srcs := []string{exe, filepath.Join(filepath.Dir(exe), names[1])}
+	var shipped []string
+	for i, src := range srcs {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			if i > 0 && os.IsNotExist(err) {
+				continue // a piship without its launcher: shims run piship launch
+			}
+			return nil, err
+		}
+		if err := payload.WriteFile(filepath.Join(releaseDir, names[i]), data, 0o755); err != nil {
+			return nil, err
+		}
+		shipped = append(shipped, names[i])
+	}
+	return shipped, nil
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -342,5 +343,56 @@ func TestVerifyAtLaunchCatchesAChangedFile(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "INTEGRITY_FAILED") {
 		t.Fatalf("verify_at_launch missed a changed payload file: %v\n%s", err, out)
+	}
+}
+
+// A release for this platform carries the piship binaries in its
+// directory, beside install.sh (not in the archive, not in
+// checksums.txt), so install.sh needs nothing else: it installs with no
+// piship on PATH. verify-release checks them against build-info.json.
+func TestReleaseShipsPiship(t *testing.T) {
+	w := newConsumerWorld(t)
+	arc := w.release["1.0.0"]
+	dir := strings.TrimSuffix(arc, ".tar.gz")
+	for _, n := range []string{"piship", "piship-launch"} {
+		fi, err := os.Stat(filepath.Join(dir, n))
+		if err != nil || fi.Mode().Perm()&0o111 == 0 {
+			t.Fatalf("release directory without an executable %s: %v", n, err)
+		}
+	}
+	out, err := exec.Command("tar", "-tzf", arc).CombinedOutput()
+	if err != nil {
+		t.Fatalf("tar -tzf: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "piship") {
+			t.Fatalf("the archive carries %s", line)
+		}
+	}
+	if sums, _ := os.ReadFile(filepath.Join(dir, "checksums.txt")); strings.Contains(string(sums), "  piship") {
+		t.Fatalf("checksums.txt lists the binaries:\n%s", sums)
+	}
+	w.run("verify-release", dir)
+	w.run("verify-release", arc)
+
+	cmd := exec.Command("sh", filepath.Join(dir, "install.sh"))
+	cmd.Env = append(slices.Clone(w.env), "PATH=/usr/bin:/bin")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("install.sh with no piship on PATH: %v\n%s", err, out)
+	}
+	if got := w.launch("--version"); got != "1.0.0" {
+		t.Fatalf("launch after install.sh: %q", got)
+	}
+	installed := filepath.Join(w.envValue("PISHIP_INSTALL_HOME="), "apps", "hello", "1.0.0")
+	if _, err := os.Stat(filepath.Join(installed, "piship")); err == nil {
+		t.Fatal("the installed version holds the installer binary")
+	}
+
+	// A changed binary fails verify-release, naming the check.
+	f, _ := os.OpenFile(filepath.Join(dir, "piship"), os.O_WRONLY|os.O_APPEND, 0)
+	f.Write([]byte("x"))
+	f.Close()
+	if out, err := w.try("verify-release", dir); err == nil || !strings.Contains(out, "tools") || !strings.Contains(out, "changed: piship") {
+		t.Fatalf("verify-release of a changed piship: %v\n%s", err, out)
 	}
 }

@@ -15,6 +15,9 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"testing"
+
+	"piship.dev/piship/stages"
 )
 
 // Exit codes.
@@ -30,6 +33,9 @@ func main() {
 	// validation of a 10,000-stage file by about a fifth.
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
+	}
+	if exe, err := os.Executable(); err == nil && !testing.Testing() {
+		stages.SelfBinary = exe // releases for this platform ship it (not a test binary)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {

@@ -11,6 +11,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"piship.dev/piship/engine"
+	"piship.dev/piship/stages"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/verify"
 	"piship.dev/piship/tracing"
@@ -82,15 +83,18 @@ func runtimeCacheLine(res *engine.Result, noCache bool) string {
 // BuildInfo is the unsigned <name>.build-info.json beside a release:
 // cache provenance and stage timings, outside everything a release signs.
 type BuildInfo struct {
-	Schema       string          `json:"schema"`
-	Release      string          `json:"release"`
-	RuntimeCache string          `json:"runtimeCache"`
-	Entry        string          `json:"entry"`
-	EntryDigest  string          `json:"entryDigest"`
-	Linked       int64           `json:"linked"`
-	Copied       int64           `json:"copied"`
-	Bundle       string          `json:"bundle"`
-	Timing       json.RawMessage `json:"timing"`
+	Schema       string `json:"schema"`
+	Release      string `json:"release"`
+	RuntimeCache string `json:"runtimeCache"`
+	Entry        string `json:"entry"`
+	EntryDigest  string `json:"entryDigest"`
+	Linked       int64  `json:"linked"`
+	Copied       int64  `json:"copied"`
+	Bundle       string `json:"bundle"`
+	// Tools are the piship binaries shipped in the release directory
+	// (outside the archive and checksums.txt); verify-release checks them.
+	Tools  []stages.ToolDigest `json:"tools,omitempty"`
+	Timing json.RawMessage     `json:"timing"`
 }
 
 func writeBuildInfo(outs map[string]map[string]cty.Value, res *engine.Result, line string, spans []sdktrace.ReadOnlySpan, pipeline string, deps map[string][]string) error {
@@ -107,6 +111,11 @@ func writeBuildInfo(outs map[string]map[string]cty.Value, res *engine.Result, li
 			bi.Bundle = hitMiss(r.Outputs["hit"])
 		}
 	}
+	tools, err := stages.HashTools(filepath.Join(releases, name))
+	if err != nil {
+		return err
+	}
+	bi.Tools = tools
 	data, err := payload.CanonicalJSON(bi)
 	if err != nil {
 		return err

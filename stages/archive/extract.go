@@ -101,6 +101,7 @@ func Extract(ctx context.Context, r io.Reader, dest string, lim Limits) (*Extrac
 		lim:    lim,
 		root:   root,
 		src:    src,
+		droots: newDirRoots(root),
 		seen:   make(map[string]uint8),
 		files:  make(map[string]string),
 		jobs:   make(chan job),
@@ -134,6 +135,7 @@ func Extract(ctx context.Context, r io.Reader, dest string, lim Limits) (*Extrac
 	err = x.run()
 	close(x.jobs)
 	x.wg.Wait()
+	x.droots.close()
 	if err == nil || x.failed.Load() && errors.Is(err, errWriterFailed) {
 		if werr := x.writerErr(); werr != nil {
 			err = werr
@@ -220,11 +222,12 @@ const (
 var errWriterFailed = errors.New("archive: a writer failed")
 
 type extractor struct {
-	ctx  context.Context
-	lim  Limits
-	root *os.Root
-	src  *hashReader
-	tr   *bufio.Reader // the decompressed tar stream
+	ctx    context.Context
+	lim    Limits
+	root   *os.Root
+	droots *dirRoots // a Root per directory, for the writers
+	src    *hashReader
+	tr     *bufio.Reader // the decompressed tar stream
 
 	blk     [512]byte
 	entries int // entries accepted so far
@@ -535,7 +538,7 @@ func (x *extractor) writer() {
 			x.writeStream(j)
 		case j.name != "" && !x.failed.Load():
 			sum := sha256.Sum256(j.data)
-			if err := x.create(j.name, func(root *os.Root) error { return writeFile(root, j.name, j.data, j.perm) }); err != nil {
+			if err := x.create(j.name, func(dir *os.Root, base string) error { return writeFile(dir, base, j.data, j.perm) }); err != nil {
 				x.fail(err)
 			} else {
 				x.record(j.name, sum[:])
@@ -552,7 +555,12 @@ func (x *extractor) writer() {
 // empty.
 func (x *extractor) mkdirs(dirs []string) error {
 	for _, d := range dirs {
-		err := x.root.Mkdir(d, 0o755)
+		parent, base := split(d)
+		r, err := x.droots.acquire(parent)
+		if err == nil {
+			err = r.Mkdir(base, 0o755)
+			x.droots.release(parent)
+		}
 		if errors.Is(err, fs.ErrNotExist) {
 			err = x.root.MkdirAll(d, 0o755) // a parent is still queued elsewhere
 		}
@@ -563,20 +571,24 @@ func (x *extractor) mkdirs(dirs []string) error {
 	return nil
 }
 
-// create runs op, which creates the file name; if its directory does not
-// exist yet (the job that carries it is still queued on another writer),
-// it makes the directory and runs op again.
-func (x *extractor) create(name string, op func(*os.Root) error) error {
-	err := op(x.root)
-	if err == nil || !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	if i := strings.LastIndexByte(name, '/'); i > 0 {
-		if err := x.root.MkdirAll(name[:i], 0o755); err != nil {
+// create runs op, which creates the file base in the directory dir of
+// name; if that directory does not exist yet (the job that carries it is
+// still queued on another writer), it makes it and runs op again.
+func (x *extractor) create(name string, op func(dir *os.Root, base string) error) error {
+	dir, base := split(name)
+	for attempt := 0; ; attempt++ {
+		r, err := x.droots.acquire(dir)
+		if err == nil {
+			err = op(r, base)
+			x.droots.release(dir)
+		}
+		if err == nil || attempt > 0 || !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if err := x.root.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("archive: %w", err)
 		}
 	}
-	return op(x.root)
 }
 
 func (x *extractor) record(name string, sum []byte) {
@@ -592,9 +604,9 @@ func (x *extractor) record(name string, sum []byte) {
 func (x *extractor) writeStream(j job) {
 	var f *os.File
 	if !x.failed.Load() {
-		err := x.create(j.name, func(root *os.Root) error {
+		err := x.create(j.name, func(dir *os.Root, base string) error {
 			var err error
-			f, err = root.OpenFile(j.name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, j.perm)
+			f, err = dir.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL, j.perm)
 			return err
 		})
 		if err != nil {

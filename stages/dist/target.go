@@ -2,6 +2,7 @@ package dist
 
 import (
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -99,4 +100,15 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// ShippedTools are the file names of the binaries a release for the host
+// platform carries at the top of its directory, where install.sh looks for
+// them: piship and piship-launch (".exe" on Windows). They are outside the
+// archive and checksums.txt; build-info.json has their digests.
+func ShippedTools() []string {
+	if runtime.GOOS == "windows" {
+		return []string{"piship.exe", "piship-launch.exe"}
+	}
+	return []string{"piship", "piship-launch"}
 }

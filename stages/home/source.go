@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"piship.dev/piship/stages/dist"
@@ -219,6 +220,17 @@ func identifyDir(s *source) error {
 	t, err := planTree(s.path)
 	if err != nil {
 		return err
+	}
+	if s.kind == receipt.SourceRelease {
+		// The piship binaries a release directory ships for install.sh are
+		// tools of the installer, not part of the installed version.
+		t.files = slices.DeleteFunc(t.files, func(f treeFile) bool {
+			if slices.Contains(dist.ShippedTools(), f.rel) {
+				t.bytes -= f.size
+				return true
+			}
+			return false
+		})
 	}
 	s.tree, s.size = t, t.bytes
 	return nil

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -91,6 +92,7 @@ func Release(ctx context.Context, source string, o Options) (*Report, error) {
 		if o.SHA256 != "" {
 			v.add("archive-digest", source, fmt.Errorf("--sha256 names an archive digest, but %s is a directory", source))
 		}
+		v.checkTools()
 	} else {
 		tmp, err := os.MkdirTemp("", "piship-verify-*")
 		if err != nil {
@@ -173,6 +175,43 @@ func (v *verifier) checkDirectory(ctx context.Context) {
 		v.checkSBOMAndNotices(rel, payloadDir)
 		v.checkVerdicts(rel)
 	}
+}
+
+// checkTools checks the piship binaries a release directory ships beside
+// install.sh (outside checksums.txt and the archive) against the digests
+// in the build-info.json beside the directory. A binary no build-info
+// describes fails: nothing executable in a release goes unchecked.
+func (v *verifier) checkTools() {
+	have, err := stages.HashTools(v.dir)
+	if err != nil || len(have) == 0 {
+		if err != nil {
+			v.add("tools", v.dir, err)
+		}
+		return
+	}
+	biPath := filepath.Clean(v.dir) + ".build-info.json"
+	var bi struct {
+		Tools []stages.ToolDigest `json:"tools"`
+	}
+	data, err := os.ReadFile(biPath)
+	if err == nil {
+		err = json.Unmarshal(data, &bi)
+	}
+	if err != nil {
+		v.add("tools", have[0].Name, fmt.Errorf("%s ships in the release directory, but %s does not describe it (%v): rebuild the release, or remove the binary", have[0].Name, filepath.Base(biPath), err))
+		return
+	}
+	var problems []string
+	for _, h := range have {
+		i := slices.IndexFunc(bi.Tools, func(t stages.ToolDigest) bool { return t.Name == h.Name })
+		switch {
+		case i < 0:
+			problems = append(problems, "not in build-info.json: "+h.Name)
+		case bi.Tools[i].SHA256 != h.SHA256:
+			problems = append(problems, "changed: "+h.Name)
+		}
+	}
+	v.add("tools", filepath.Base(biPath), joinProblems(problems, nil))
 }
 
 func (v *verifier) checkChecksums(ctx context.Context) {
