@@ -3,14 +3,15 @@
 // package stages/home/launch). It is a separate, small binary because a
 // start must cost almost nothing: it links neither the engine nor HCL nor
 // telemetry, so the process starts in about 2 ms where the full piship
-// binary needs about 10 ms for its package initialisation alone.
+// binary needs about 10 ms for its package initialisation alone. Its
+// timings come from spans of its own (launch.Trace): PISHIP_DEBUG_TIMING=1
+// prints them, PISHIP_TRACE_FILE=F writes them as OTLP/JSON.
 package main
 
 import (
 	"context"
 	"fmt"
 	"os"
-	"time"
 
 	"piship.dev/piship/stages/home/launch"
 	"piship.dev/piship/stages/home/receipt"
@@ -34,11 +35,12 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", id, err)
 		return 2
 	}
-	start := time.Now()
-	code, phases, err := launch.Run(context.Background(), homes.Install, id, rest, launch.Options{})
+	code, tr, err := launch.Run(context.Background(), homes.Install, id, rest, launch.Options{})
 	if os.Getenv("PISHIP_DEBUG_TIMING") == "1" {
-		launch.FormatPhases(os.Stderr, phases)
-		fmt.Fprintf(os.Stderr, "launch total: %.1f ms\n", float64(time.Since(start).Microseconds())/1000)
+		tr.Format(os.Stderr)
+	}
+	if xerr := tr.Export(id); xerr != nil {
+		fmt.Fprintf(os.Stderr, "%s: cannot write the launch trace: %v\n", id, xerr)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", id, err)

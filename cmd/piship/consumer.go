@@ -176,9 +176,12 @@ func cmdLaunch(e *env, args []string) int {
 	if err != nil {
 		return usageErr(e, "%v", err)
 	}
-	code, phases, err := launch.Run(e.ctx, homes.Install, id, rest, launch.Options{Stdout: e.stdout, Stderr: e.stderr})
+	code, tr, err := launch.Run(e.ctx, homes.Install, id, rest, launch.Options{Stdout: e.stdout, Stderr: e.stderr})
 	if e.getenv("PISHIP_DEBUG_TIMING") == "1" {
-		launch.FormatPhases(e.stderr, phases)
+		tr.Format(e.stderr)
+	}
+	if xerr := tr.Export(id); xerr != nil {
+		fmt.Fprintf(e.stderr, "%s: cannot write the launch trace: %v\n", id, xerr)
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "%s: %v\n", id, err)

@@ -48,7 +48,8 @@ func realBinaries(t testing.TB) (piship string) {
 			return
 		}
 		for _, pkg := range []string{"./", "../piship-launch"} {
-			cmd := exec.Command("go", "build", "-o", binsDir+string(filepath.Separator), pkg)
+			// As make build builds them: what releases ship and users run.
+			cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", binsDir+string(filepath.Separator), pkg)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				binsErr = &exec.ExitError{}
 				t.Logf("go build %s: %v\n%s", pkg, err, out)

@@ -28,6 +28,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"piship.dev/piship/stages/home/launch"
 )
 
 const (
@@ -116,6 +118,44 @@ func TestJaegerE2E(t *testing.T) {
 			t.Errorf("root span CHILD_OF span id = %s, want the TRACEPARENT parent %s", got, parentID)
 		}
 	})
+}
+
+// The launcher records a start in its own span model and writes it as
+// OTLP/JSON (PISHIP_TRACE_FILE); a real OTLP/HTTP receiver must take that
+// file as it is, parent links and all.
+func TestJaegerE2ELaunchTraceFile(t *testing.T) {
+	j := startJaeger(t, jaegerBinary(t))
+	traceID, parentID := randomHex(t, 16), randomHex(t, 8)
+	tr := launch.NewTrace("00-" + traceID + "-" + parentID + "-01")
+	tr.Phases = []launch.Phase{{Name: launch.PhaseGateAcquired, At: time.Millisecond}, {Name: launch.PhaseLeaseHeld, Start: time.Millisecond, At: 2 * time.Millisecond}}
+	tr.IDs = [][8]byte{{1, 2, 3, 4, 5, 6, 7, 8}, {8, 7, 6, 5, 4, 3, 2, 1}}
+	tr.End = tr.Start.Add(3 * time.Millisecond)
+	path := filepath.Join(t.TempDir(), "launch.json")
+	t.Setenv(launch.EnvTraceFile, path)
+	if err := tr.Export("hello"); err != nil {
+		t.Fatal(err)
+	}
+	want := readTraceFile(t, path)
+	data, _ := os.ReadFile(path)
+	resp, err := http.Post("http://"+j.otlpHTTP+"/v1/traces", "application/json", bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /v1/traces: HTTP %d: %s", resp.StatusCode, body)
+	}
+	got := j.waitForTrace(t, traceID, want)
+	for _, sp := range got.Spans {
+		if sp.OperationName == "launch hello" {
+			if refs := childOfRefs(sp); len(refs) != 1 || normSpanID(refs[0].SpanID) != parentID {
+				t.Fatalf("launch root span references %+v, want the TRACEPARENT parent %s", refs, parentID)
+			}
+			return
+		}
+	}
+	t.Fatalf("no span \"launch hello\" in %s", describeJaegerTrace(got))
 }
 
 // runPipelineIntoJaeger writes jaegerE2EPipeline into a fresh directory, runs

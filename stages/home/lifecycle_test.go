@@ -242,7 +242,7 @@ func TestInstallThenLaunch(t *testing.T) {
 	arch, _ := makeArchive(t, makeRelease(t, e.src, spec("1.0.0")))
 	e.mustInstall(arch)
 	var out bytes.Buffer
-	code, phases, err := launch.Run(context.Background(), e.homes.Install, "hello", []string{"a b", "--flag"},
+	code, tr, err := launch.Run(context.Background(), e.homes.Install, "hello", []string{"a b", "--flag"},
 		launch.Options{Stdout: &out, Stderr: &out, Env: []string{"EXIT_CODE=7"}})
 	if err != nil {
 		t.Fatal(err)
@@ -250,7 +250,7 @@ func TestInstallThenLaunch(t *testing.T) {
 	if code != 7 || strings.TrimSpace(out.String()) != `["a b","--flag"]` {
 		t.Fatalf("exit %d, output %q", code, out.String())
 	}
-	if len(phases) < 6 || phases[len(phases)-1].Name != launch.PhaseNodeExited {
+	if phases := tr.Phases; len(phases) < 6 || phases[len(phases)-1].Name != launch.PhaseNodeExited {
 		t.Fatalf("phases %+v", phases)
 	}
 	if live, _ := receipt.LiveLeases(e.homes.Install, "hello"); len(live) != 0 {

@@ -40,11 +40,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"piship.dev/piship/stages/home/receipt"
 )
+
+// EnvTraceFile names a file the launcher writes its spans to, as OTLP/JSON
+// (see Trace.WriteOTLPJSON), after the runtime ends.
+const EnvTraceFile = "PISHIP_TRACE_FILE"
 
 // Phase names, in order.
 const (
@@ -57,17 +62,19 @@ const (
 	PhaseNodeExited        = "node_exited"
 )
 
-// Phase is a point of a start, as an offset from the start of Run.
+// Phase is one step of a start, a span of the start's Trace: from Start
+// (the previous phase's end) to At, both offsets from the start of Run.
 type Phase struct {
-	Name string
-	At   time.Duration
+	Name      string
+	Start, At time.Duration
 }
 
-// FormatPhases writes one "launch <phase>: N ms" line per phase, in order,
-// for PISHIP_DEBUG_TIMING.
+// FormatPhases writes one "launch <phase>: N ms (+D ms)" line per phase,
+// in order, for PISHIP_DEBUG_TIMING: when the phase ended, and its span's
+// duration.
 func FormatPhases(w io.Writer, phases []Phase) {
 	for _, p := range phases {
-		fmt.Fprintf(w, "launch %s: %.1f ms\n", p.Name, float64(p.At.Microseconds())/1000)
+		fmt.Fprintf(w, "launch %s: %.1f ms (+%.1f ms)\n", p.Name, ms(p.At), ms(p.At-p.Start))
 	}
 }
 
@@ -86,30 +93,39 @@ type Options struct {
 	Stdout, Stderr io.Writer
 	// NodeArgs go before the entry (node options).
 	NodeArgs []string
+	// Trace records the start; nil starts one from the TRACEPARENT
+	// environment variable. When the start is traced (TRACEPARENT or
+	// PISHIP_TRACE_FILE set), node gets TRACEPARENT naming its root span.
+	Trace *Trace
 }
 
 // Run starts the active release of id from the install home with args and
 // returns node's exit code (128+N when node died of signal N on Unix) and
 // the phases reached. err is non-nil when the start was refused or node
 // could not be started or waited for; exitCode is then 1.
-func Run(ctx context.Context, installHome, id string, args []string, o Options) (exitCode int, phases []Phase, err error) {
-	t0 := time.Now()
-	mark := func(name string) { phases = append(phases, Phase{Name: name, At: time.Since(t0)}) }
+func Run(ctx context.Context, installHome, id string, args []string, o Options) (exitCode int, tr *Trace, err error) {
+	tr = o.Trace
+	if tr == nil {
+		tr = NewTrace(os.Getenv("TRACEPARENT"))
+	}
+	defer func() { tr.End = time.Now() }()
+	mark := tr.mark
 
 	rel, removeLease, err := register(ctx, installHome, id, o.GateWait, mark)
 	if err != nil {
-		return 1, phases, err
+		return 1, tr, err
 	}
 	defer removeLease()
+	tr.Attrs["piship.app.id"], tr.Attrs["piship.app.version"] = id, rel.Version
 
 	verify, err := checkTrust(id, rel)
 	if err != nil {
-		return 1, phases, err
+		return 1, tr, err
 	}
 	mark(PhaseLockChecked)
 	if verify {
 		if err := VerifyInventory(ctx, rel.Payload); err != nil {
-			return 1, phases, err
+			return 1, tr, err
 		}
 		mark(PhaseInventoryVerified)
 	}
@@ -120,7 +136,7 @@ func Run(ctx context.Context, installHome, id string, args []string, o Options) 
 	}
 	nodePath, err := exec.LookPath(node)
 	if err != nil {
-		return 1, phases, receipt.Errorf(receipt.CodeUnavailable, "cannot start %s: node was not found (%v): install Node.js or put it on PATH", id, err)
+		return 1, tr, receipt.Errorf(receipt.CodeUnavailable, "cannot start %s: node was not found (%v): install Node.js or put it on PATH", id, err)
 	}
 	entry := filepath.Join(rel.Payload, filepath.FromSlash(rel.Entry))
 	cmd := exec.Command(nodePath, append(append(append([]string(nil), o.NodeArgs...), entry), args...)...)
@@ -137,11 +153,17 @@ func Run(ctx context.Context, installHome, id string, args []string, o Options) 
 	if len(o.Env) > 0 {
 		cmd.Env = append(os.Environ(), o.Env...)
 	}
+	if os.Getenv("TRACEPARENT") != "" || os.Getenv(EnvTraceFile) != "" || o.Trace != nil {
+		if cmd.Env == nil {
+			cmd.Env = os.Environ()
+		}
+		cmd.Env = append(cmd.Env, "TRACEPARENT="+tr.Traceparent())
+	}
 
 	stop := forwardSignals() // before the start: no signal may fall between
 	defer stop.stop()
 	if err := cmd.Start(); err != nil {
-		return 1, phases, receipt.Errorf(receipt.CodeUnavailable, "cannot start node for %s: %w", id, err)
+		return 1, tr, receipt.Errorf(receipt.CodeUnavailable, "cannot start node for %s: %w", id, err)
 	}
 	mark(PhaseNodeStarted)
 	stop.attach(cmd.Process)
@@ -161,10 +183,12 @@ func Run(ctx context.Context, installHome, id string, args []string, o Options) 
 	if werr != nil {
 		var ee *exec.ExitError
 		if !errors.As(werr, &ee) {
-			return 1, phases, receipt.Errorf(receipt.CodeUnavailable, "waiting for node: %w", werr)
+			return 1, tr, receipt.Errorf(receipt.CodeUnavailable, "waiting for node: %w", werr)
 		}
 	}
-	return exitStatus(cmd.ProcessState), phases, nil
+	code := exitStatus(cmd.ProcessState)
+	tr.Attrs["process.exit_code"] = strconv.Itoa(code)
+	return code, tr, nil
 }
 
 // register takes the gate, reads the receipt, writes the lease and lets

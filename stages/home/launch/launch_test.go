@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 const script = `const fs = require("fs");
 const args = process.argv.slice(2);
 if (process.env.MARK) fs.writeFileSync(process.env.MARK, "ran");
+if (process.env.TP_OUT) fs.writeFileSync(process.env.TP_OUT, process.env.TRACEPARENT || "");
 if (args[0] === "wait") {
   process.on("SIGTERM", () => process.exit(3));
   fs.writeFileSync(process.env.READY, "ready");
@@ -91,8 +93,9 @@ func TestRunArgsAndExitCode(t *testing.T) {
 	nodeOrSkip(t)
 	f := install(t, nil)
 	var out bytes.Buffer
-	code, phases, err := Run(context.Background(), f.home, "hello", []string{"one", "two words", "--x"},
+	code, tr, err := Run(context.Background(), f.home, "hello", []string{"one", "two words", "--x"},
 		Options{Stdout: &out, Env: []string{"EXIT_CODE=42"}})
+	phases := tr.Phases
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,8 +105,8 @@ func TestRunArgsAndExitCode(t *testing.T) {
 	var names []string
 	for i, p := range phases {
 		names = append(names, p.Name)
-		if i > 0 && p.At < phases[i-1].At {
-			t.Fatalf("phases out of order: %+v", phases)
+		if i > 0 && (p.At < phases[i-1].At || p.Start != phases[i-1].At) || p.At < p.Start {
+			t.Fatalf("phases out of order or not tiling the start: %+v", phases)
 		}
 	}
 	want := []string{PhaseGateAcquired, PhaseLeaseHeld, PhaseGateReleased, PhaseLockChecked, PhaseNodeStarted, PhaseNodeExited}
@@ -152,9 +155,9 @@ func TestRunVerifyAtLaunch(t *testing.T) {
 	}
 	// With it, the full inventory check refuses the start.
 	g := install(t, func(r *receipt.Release) { r.VerifyAtLaunch = true })
-	code, phases, err := Run(context.Background(), g.home, "hello", nil, Options{Stdout: &bytes.Buffer{}})
-	if err != nil || code != 0 || phases[4].Name != PhaseInventoryVerified {
-		t.Fatalf("clean payload: %d %v %+v", code, err, phases)
+	code, tr, err := Run(context.Background(), g.home, "hello", nil, Options{Stdout: &bytes.Buffer{}})
+	if err != nil || code != 0 || tr.Phases[4].Name != PhaseInventoryVerified {
+		t.Fatalf("clean payload: %d %v %+v", code, err, tr.Phases)
 	}
 	os.WriteFile(filepath.Join(g.payload, "node_modules", "x", "cli.js"), []byte(script+"\n// changed\n"), 0o644)
 	_, _, err = Run(context.Background(), g.home, "hello", nil, Options{})
@@ -240,5 +243,80 @@ func TestImportsStayTiny(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A start is a trace: with TRACEPARENT it continues the caller's trace,
+// node gets a TRACEPARENT naming the launch's root span, the phases tile
+// the root, and PISHIP_TRACE_FILE receives OTLP/JSON a collector accepts.
+func TestRunTrace(t *testing.T) {
+	nodeOrSkip(t)
+	f := install(t, nil)
+	const parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	t.Setenv("TRACEPARENT", parent)
+	traceFile := filepath.Join(t.TempDir(), "launch.json")
+	t.Setenv(EnvTraceFile, traceFile)
+	tpOut := filepath.Join(t.TempDir(), "tp")
+	code, tr, err := Run(context.Background(), f.home, "hello", nil, Options{Stdout: &bytes.Buffer{}, Env: []string{"TP_OUT=" + tpOut}})
+	if err != nil || code != 0 {
+		t.Fatal(code, err)
+	}
+	if got := hex.EncodeToString(tr.TraceID[:]); got != "0af7651916cd43dd8448eb211c80319c" {
+		t.Fatalf("trace id %s", got)
+	}
+	if b, _ := os.ReadFile(tpOut); string(b) != tr.Traceparent() || !strings.Contains(string(b), hex.EncodeToString(tr.Root[:])) {
+		t.Fatalf("node saw TRACEPARENT %q, want %q", b, tr.Traceparent())
+	}
+	var buf bytes.Buffer
+	tr.Format(&buf)
+	if !strings.Contains(buf.String(), "launch lease_held: ") || !strings.Contains(buf.String(), "launch total: ") {
+		t.Fatal(buf.String())
+	}
+	if err := tr.Export("hello"); err != nil {
+		t.Fatal(err)
+	}
+	var req struct {
+		ResourceSpans []struct {
+			Resource struct {
+				Attributes []struct {
+					Key   string
+					Value struct{ StringValue string }
+				}
+			}
+			ScopeSpans []struct {
+				Spans []struct {
+					TraceID, SpanID, ParentSpanID, Name string
+					StartTimeUnixNano, EndTimeUnixNano  string
+				}
+			}
+		}
+	}
+	data, _ := os.ReadFile(traceFile)
+	if err := json.Unmarshal(data, &req); err != nil {
+		t.Fatal(err)
+	}
+	spans := req.ResourceSpans[0].ScopeSpans[0].Spans
+	if len(spans) != len(tr.Phases)+1 || spans[0].Name != "launch hello" || spans[0].ParentSpanID != "b7ad6b7169203331" {
+		t.Fatalf("spans %+v", spans)
+	}
+	if req.ResourceSpans[0].Resource.Attributes[0].Value.StringValue != "piship-launch" {
+		t.Fatalf("resource %+v", req.ResourceSpans[0].Resource)
+	}
+	rootStart, _ := strconv.ParseInt(spans[0].StartTimeUnixNano, 10, 64)
+	rootEnd, _ := strconv.ParseInt(spans[0].EndTimeUnixNano, 10, 64)
+	prevEnd := rootStart
+	for _, sp := range spans[1:] {
+		st, _ := strconv.ParseInt(sp.StartTimeUnixNano, 10, 64)
+		en, _ := strconv.ParseInt(sp.EndTimeUnixNano, 10, 64)
+		if sp.TraceID != spans[0].TraceID || sp.ParentSpanID != spans[0].SpanID || st != prevEnd || en < st || en > rootEnd {
+			t.Fatalf("span %+v does not tile the root %+v", sp, spans[0])
+		}
+		prevEnd = en
+	}
+
+	// A malformed TRACEPARENT starts a new trace.
+	t.Setenv("TRACEPARENT", "00-zz-11-01")
+	if got := NewTrace("00-zz-11-01"); hex.EncodeToString(got.TraceID[:]) == "0af7651916cd43dd8448eb211c80319c" || got.Parent != ([8]byte{}) {
+		t.Fatalf("malformed traceparent used: %+v", got)
 	}
 }

@@ -1,0 +1,186 @@
+package launch
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Trace is a start recorded as spans, in the launcher's own minimal span
+// model: the OpenTelemetry SDK would cost the launch path more than the
+// launch itself (see cmd/piship-launch). The root span is the whole start;
+// every phase is a child span from the previous phase's end to its own, so
+// the children tile the root. PISHIP_DEBUG_TIMING prints them, and
+// WriteOTLPJSON writes them as an OTLP/JSON ExportTraceServiceRequest that
+// any OTLP/HTTP receiver (Jaeger's :4318/v1/traces) accepts as is.
+type Trace struct {
+	TraceID [16]byte
+	Parent  [8]byte // the remote parent from TRACEPARENT; zero when none
+	Root    [8]byte
+	Sampled bool // from TRACEPARENT's flags; true when the trace starts here
+	Start   time.Time
+	End     time.Time
+	Phases  []Phase
+	IDs     [][8]byte // one span ID per phase
+	Attrs   map[string]string
+}
+
+// NewTrace starts a trace now, as a child of traceparent (W3C
+// "00-<trace>-<span>-<flags>") when that is valid, else as a new trace.
+func NewTrace(traceparent string) *Trace {
+	t := &Trace{Start: time.Now(), Sampled: true, Attrs: map[string]string{}}
+	if tid, pid, flags, ok := parseTraceparent(traceparent); ok {
+		t.TraceID, t.Parent, t.Sampled = tid, pid, flags&1 == 1
+	} else {
+		rand.Read(t.TraceID[:])
+	}
+	rand.Read(t.Root[:])
+	return t
+}
+
+// mark ends the current phase (span) at now.
+func (t *Trace) mark(name string) {
+	start := time.Duration(0)
+	if n := len(t.Phases); n > 0 {
+		start = t.Phases[n-1].At
+	}
+	t.Phases = append(t.Phases, Phase{Name: name, Start: start, At: time.Since(t.Start)})
+	var id [8]byte
+	rand.Read(id[:])
+	t.IDs = append(t.IDs, id)
+}
+
+// Traceparent is the W3C header naming the root span, for node's
+// environment, so a traced runtime continues this trace.
+func (t *Trace) Traceparent() string {
+	flags := "00"
+	if t.Sampled {
+		flags = "01"
+	}
+	return "00-" + hex.EncodeToString(t.TraceID[:]) + "-" + hex.EncodeToString(t.Root[:]) + "-" + flags
+}
+
+func parseTraceparent(s string) (tid [16]byte, pid [8]byte, flags byte, ok bool) {
+	p := strings.Split(strings.TrimSpace(s), "-")
+	if len(p) < 4 || len(p[0]) != 2 || p[0] == "ff" || len(p[1]) != 32 || len(p[2]) != 16 || len(p[3]) != 2 {
+		return tid, pid, 0, false
+	}
+	if _, err := hex.Decode(tid[:], []byte(p[1])); err != nil || tid == [16]byte{} {
+		return tid, pid, 0, false
+	}
+	if _, err := hex.Decode(pid[:], []byte(p[2])); err != nil || pid == [8]byte{} {
+		return tid, pid, 0, false
+	}
+	f, err := strconv.ParseUint(p[3], 16, 8)
+	if err != nil {
+		return tid, pid, 0, false
+	}
+	return tid, pid, byte(f), true
+}
+
+// Format writes one line per span for PISHIP_DEBUG_TIMING: when each phase
+// ended and how long it took, then the whole start.
+func (t *Trace) Format(w io.Writer) {
+	FormatPhases(w, t.Phases)
+	if !t.End.IsZero() {
+		fmt.Fprintf(w, "launch total: %.1f ms\n", ms(t.End.Sub(t.Start)))
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// OTLP/JSON (the protobuf JSON mapping of ExportTraceServiceRequest).
+type otlpKV struct {
+	Key   string `json:"key"`
+	Value struct {
+		StringValue string `json:"stringValue"`
+	} `json:"value"`
+}
+
+type otlpSpan struct {
+	TraceID      string   `json:"traceId"`
+	SpanID       string   `json:"spanId"`
+	ParentSpanID string   `json:"parentSpanId,omitempty"`
+	Name         string   `json:"name"`
+	Kind         int      `json:"kind"`
+	Start        string   `json:"startTimeUnixNano"`
+	End          string   `json:"endTimeUnixNano"`
+	Attributes   []otlpKV `json:"attributes,omitempty"`
+}
+
+func kvs(m map[string]string) []otlpKV {
+	var out []otlpKV
+	for _, k := range sortedKeys(m) {
+		var kv otlpKV
+		kv.Key, kv.Value.StringValue = k, m[k]
+		out = append(out, kv)
+	}
+	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	for i := 1; i < len(keys); i++ { // insertion sort: a handful of keys, no sort package
+		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+	return keys
+}
+
+func nanos(t time.Time) string { return strconv.FormatInt(t.UnixNano(), 10) }
+
+// WriteOTLPJSON writes the trace: the root span "launch <id>" and one
+// child span per phase, service.name piship-launch.
+func (t *Trace) WriteOTLPJSON(w io.Writer, id string) error {
+	end := t.End
+	if end.IsZero() {
+		end = time.Now()
+	}
+	tid := hex.EncodeToString(t.TraceID[:])
+	root := otlpSpan{TraceID: tid, SpanID: hex.EncodeToString(t.Root[:]), Name: "launch " + id, Kind: 1,
+		Start: nanos(t.Start), End: nanos(end), Attributes: kvs(t.Attrs)}
+	if t.Parent != ([8]byte{}) {
+		root.ParentSpanID = hex.EncodeToString(t.Parent[:])
+	}
+	spans := []otlpSpan{root}
+	for i, p := range t.Phases {
+		spans = append(spans, otlpSpan{TraceID: tid, SpanID: hex.EncodeToString(t.IDs[i][:]), ParentSpanID: root.SpanID,
+			Name: p.Name, Kind: 1, Start: nanos(t.Start.Add(p.Start)), End: nanos(t.Start.Add(p.At))})
+	}
+	var svc otlpKV
+	svc.Key, svc.Value.StringValue = "service.name", "piship-launch"
+	req := map[string]any{"resourceSpans": []any{map[string]any{
+		"resource":   map[string]any{"attributes": []otlpKV{svc}},
+		"scopeSpans": []any{map[string]any{"scope": map[string]string{"name": "piship.dev/piship/stages/home/launch"}, "spans": spans}},
+	}}}
+	enc := json.NewEncoder(w)
+	return enc.Encode(req)
+}
+
+// Export writes the trace to the file PISHIP_TRACE_FILE names, when set
+// (replacing it: one start per file).
+func (t *Trace) Export(id string) error {
+	path := os.Getenv(EnvTraceFile)
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := t.WriteOTLPJSON(f, id); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
