@@ -223,17 +223,32 @@ func BenchmarkWriteLevel(b *testing.B) {
 }
 
 // BenchmarkExtract extracts 2,000 small files (and, for comparison, the
-// 100-file payload of BenchmarkWrite) with 8 writers and with 1.
+// 100-file payload of BenchmarkWrite) with 8 writers and with 1; and the
+// same payload's tar stream as one ordinary gzip member (klauspost, same
+// level), which Extract inflates serially: the baseline of the block-member
+// format's parallel inflate.
 func BenchmarkExtract(b *testing.B) {
 	small := b.TempDir()
 	order, files := manySmall(2000)
 	mkTree(b, small, order, files)
 	smallArch, _ := writeArchive(b, small, Options{})
 	payloadArch, _ := writeArchive(b, payloadTree(b), Options{})
+	zr, err := gzip.NewReader(bytes.NewReader(payloadArch))
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var one bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&one, DefaultLevel)
+	zw.Write(raw)
+	zw.Close()
 	for _, tc := range []struct {
 		name string
 		arch []byte
-	}{{"small2000", smallArch}, {"payload100", payloadArch}} {
+	}{{"small2000", smallArch}, {"payload100", payloadArch}, {"payload100-one-member", one.Bytes()}} {
 		for _, writers := range []int{8, 1} {
 			b.Run(fmt.Sprintf("%s/writers=%d", tc.name, writers), func(b *testing.B) {
 				base := b.TempDir()
