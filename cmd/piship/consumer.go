@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -133,10 +134,46 @@ func cmdDoctor(e *env, args []string) int {
 	rep := str(stageOutputs(res)["doctor"]["report"])
 	if *asJSON {
 		writeAll(e.stdout, rep)
+		return code
+	}
+	var r home.DoctorReport
+	if err := json.Unmarshal([]byte(rep), &r); err != nil {
+		fmt.Fprintf(e.stderr, "piship: doctor report: %v\n", err)
+		return exitFailed
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "%s: verified, nothing to repair\n", r.ID)
+	fmt.Fprintf(w, "  active %s, previous %s\n", r.Active, orNoneStr(r.Previous))
+	if r.ShimRefreshed {
+		fmt.Fprintf(w, "  command shim: rewritten (it ran an outdated launcher or homes)\n")
+	}
+	fmt.Fprintf(w, "  reclaimed: %d", len(r.Reclaimed))
+	if len(r.Remaining) > 0 {
+		fmt.Fprintf(w, " (%d left for the next doctor: time budget)", len(r.Remaining))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  leases: %d live", len(r.Leases))
+	for _, l := range r.Leases {
+		fmt.Fprintf(w, "; %s pid %d on %s since %s", l.Version, l.PID, l.Host, l.Start.Format(time.RFC3339))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  trust: %s\n", r.Trust)
+	if r.TrustFile != "" {
+		fmt.Fprintf(w, "  trust state file: %s\n", r.TrustFile)
+	}
+	if r.DiskBytes < 1<<20 {
+		fmt.Fprintf(w, "  disk: %.1f KiB in apps/%s\n", float64(r.DiskBytes)/(1<<10), r.ID)
 	} else {
-		fmt.Fprintf(e.stdout, "%s: verified, nothing to repair\n", pos[0])
+		fmt.Fprintf(w, "  disk: %.1f MiB in apps/%s\n", float64(r.DiskBytes)/(1<<20), r.ID)
 	}
 	return code
+}
+
+func orNoneStr(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 func cmdUninstall(e *env, args []string) int {

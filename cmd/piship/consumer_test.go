@@ -216,7 +216,16 @@ func TestInstallUpdateRollbackThroughTheShim(t *testing.T) {
 			if out, err := w.try("rollback", "hello"); err == nil || !strings.Contains(out, "ROLLBACK_FAILED") {
 				t.Fatalf("second rollback: %v\n%s", err, out)
 			}
-			w.run("doctor", "hello")
+			out := w.run("doctor", "hello")
+			for _, want := range []string{
+				"hello: verified, nothing to repair", "active 1.0.0, previous none", "leases: 0 live",
+				"trust: channel stable from https://updates.example.invalid/hello/, threshold 1 of 1 key(s): rel-1 (" + w.fp + ")",
+				"replay floor: stable >= 1", "disk: ",
+			} {
+				if !strings.Contains(out, want) {
+					t.Fatalf("doctor output lacks %q:\n%s", want, out)
+				}
+			}
 
 			// doctor replaces an outdated shim (one that runs an old launcher).
 			shim := filepath.Join(w.bin, "hello")

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/payload"
 )
@@ -41,11 +42,79 @@ type DoctorReport struct {
 	Leases []receipt.Lease
 	// DiskBytes is the size of apps/<id> after reclaiming.
 	DiskBytes int64
-	// Trust is trust/<id>.json when it exists, else "".
-	Trust string
+	// Trust is what updates of the active release trust: the channel and
+	// keys its lock records and the replay floor the receipt keeps.
+	Trust TrustState
+	// TrustFile is trust/<id>.json when it exists, else "".
+	TrustFile string `json:",omitempty"`
 	// ShimRefreshed is set when the command shim was outdated (another
 	// launcher or homes) and was rewritten.
 	ShimRefreshed bool
+}
+
+// TrustState is the update trust of an installation.
+type TrustState struct {
+	// Channel, Source, Keys and Threshold come from the active release's
+	// lock (its updates block); empty when it has none, and then updates
+	// are refused.
+	Channel   string               `json:",omitempty"`
+	Source    string               `json:",omitempty"`
+	Keys      []dist.LockUpdateKey `json:",omitempty"`
+	Threshold int                  `json:",omitempty"`
+	// Sequences is the replay floor: the highest channel sequence
+	// installed, per channel.
+	Sequences map[string]int64 `json:",omitempty"`
+	// Problem says why the lock could not be read.
+	Problem string `json:",omitempty"`
+}
+
+func trustState(rc *receipt.Receipt) TrustState {
+	ts := TrustState{Sequences: rc.Sequences}
+	a := rc.Find(rc.Active)
+	if a == nil {
+		return ts
+	}
+	raw, err := readSmall(filepath.Join(a.Payload, dist.LockFileName))
+	var l *dist.Lock
+	if err == nil {
+		l, err = dist.ParseLock(raw)
+	}
+	if err != nil {
+		ts.Problem = err.Error()
+		return ts
+	}
+	if u := l.Updates; u != nil {
+		ts.Channel, ts.Source, ts.Keys, ts.Threshold = u.Channel, u.Source, u.Keys, u.Threshold
+	}
+	return ts
+}
+
+// String is the one-line form doctor prints.
+func (t TrustState) String() string {
+	if t.Problem != "" {
+		return "unknown: " + t.Problem
+	}
+	var b strings.Builder
+	if t.Channel == "" {
+		b.WriteString("no updates block in the active lock (updates are refused)")
+	} else {
+		fmt.Fprintf(&b, "channel %s from %s, threshold %d of %d key(s):", t.Channel, t.Source, t.Threshold, len(t.Keys))
+		for _, k := range t.Keys {
+			fmt.Fprintf(&b, " %s (%s)", k.ID, k.Fingerprint)
+		}
+	}
+	if len(t.Sequences) > 0 {
+		b.WriteString("; replay floor:")
+		chans := make([]string, 0, len(t.Sequences))
+		for c := range t.Sequences {
+			chans = append(chans, c)
+		}
+		sort.Strings(chans)
+		for _, c := range chans {
+			fmt.Fprintf(&b, " %s >= %d", c, t.Sequences[c])
+		}
+	}
+	return b.String()
 }
 
 // Doctor runs the full verification of the active release (every payload
@@ -109,8 +178,9 @@ func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*D
 			rep.Problems = append(rep.Problems, fmt.Sprintf("previous %s %s is no longer complete: a rollback would fail", id, p.Version))
 		}
 	}
+	rep.Trust = trustState(rc)
 	if _, err := os.Stat(receipt.TrustPath(home, id)); err == nil {
-		rep.Trust = receipt.TrustPath(home, id)
+		rep.TrustFile = receipt.TrustPath(home, id)
 	}
 
 	if budget <= 0 {
