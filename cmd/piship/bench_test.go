@@ -82,15 +82,13 @@ func mergeEnv(env map[string]string, k, v string) map[string]string {
 	return out
 }
 
-// timeCommand runs a piship command as a child process and returns its wall time.
+// timeCommand runs a piship command as a child process of the real binary
+// (as make build builds it, so a release ships it as users' releases do)
+// and returns its wall time.
 func timeCommand(b *testing.B, env map[string]string, args ...string) time.Duration {
 	b.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd := exec.Command(exe, args...)
-	cmd.Env = append(os.Environ(), "PISHIP_TEST_MAIN=1")
+	cmd := exec.Command(realBinaries(b), args...)
+	cmd.Env = os.Environ()
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
