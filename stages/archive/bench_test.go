@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -300,4 +301,122 @@ func BenchmarkExtractTree(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkExtractFloor puts Extract beside the file-writing floor on the
+// same tree (benchTree; PISHIP_ARCHIVE_BENCH_TREE for a real payload), all
+// in-process, side by side: floor writes the files from memory with 8
+// goroutines (no decompression, no hashing); gzip extracts the archive as
+// Write makes it; stored extracts the same tar stream in block members at
+// level 0 (deflate stored blocks: nothing to inflate, still every byte
+// hashed and checked). The gap between stored and floor is what hashing and
+// checking cost; between gzip and stored, what inflating costs.
+func BenchmarkExtractFloor(b *testing.B) {
+	root := benchTree(b)
+	arch, _ := writeArchive(b, root, Options{})
+	zr, err := gzip.NewReader(bytes.NewReader(arch))
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var stored bytes.Buffer
+	zw := newPGZWriter(&stored, 0)
+	zw.Write(raw)
+	zw.Close()
+	type mem struct {
+		name string
+		data []byte
+		perm os.FileMode
+	}
+	var files []mem
+	var dirs []string
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if d.IsDir() {
+			dirs = append(dirs, rel)
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		fi, _ := d.Info()
+		files = append(files, mem{rel, data, fi.Mode().Perm()})
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	floor := func(dest string) error {
+		for _, d := range dirs {
+			if err := os.MkdirAll(filepath.Join(dest, d), 0o755); err != nil {
+				return err
+			}
+		}
+		ch := make(chan mem)
+		errs := make(chan error, 8)
+		for range 8 {
+			go func() {
+				var first error
+				for f := range ch {
+					if err := os.WriteFile(filepath.Join(dest, f.name), f.data, f.perm); err != nil && first == nil {
+						first = err
+					}
+				}
+				errs <- first
+			}()
+		}
+		for _, f := range files {
+			ch <- f
+		}
+		close(ch)
+		for range 8 {
+			if err := <-errs; err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	base := b.TempDir()
+	times := map[string][]time.Duration{}
+	i := 0
+	for b.Loop() {
+		// Rotating order, fresh directories, nothing deleted until the end
+		// (deletions slow later creates on this machine's ext4).
+		modes := []string{"floor", "gzip", "stored"}
+		for k := range modes {
+			mode := modes[(i+k)%3]
+			dest := filepath.Join(base, fmt.Sprint(mode, i))
+			start := time.Now()
+			var err error
+			switch mode {
+			case "floor":
+				err = floor(dest)
+			case "gzip":
+				_, err = Extract(context.Background(), bytes.NewReader(arch), dest, Limits{})
+			case "stored":
+				_, err = Extract(context.Background(), bytes.NewReader(stored.Bytes()), dest, Limits{})
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			times[mode] = append(times[mode], time.Since(start))
+		}
+		i++
+	}
+	med := func(d []time.Duration) float64 {
+		s := slices.Clone(d)
+		slices.Sort(s)
+		return float64(s[len(s)/2].Microseconds()) / 1000
+	}
+	b.ReportMetric(med(times["floor"]), "floor-ms")
+	b.ReportMetric(med(times["gzip"]), "gzip-ms")
+	b.ReportMetric(med(times["stored"]), "stored-ms")
+	b.ReportMetric(med(times["gzip"])/med(times["floor"]), "gzip/floor")
+	b.ReportMetric(med(times["stored"])/med(times["floor"]), "stored/floor")
+	b.ReportMetric(float64(len(arch)), "gzip-bytes")
+	b.ReportMetric(float64(stored.Len()), "stored-bytes")
 }
