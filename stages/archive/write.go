@@ -27,7 +27,10 @@ import (
 // (serially: 1.39 s, 2.32 s, 2.98 s for levels 1, 5, 6). Level 5 gives
 // 14% smaller downloads than BestSpeed at about the same cost, since
 // reading 19,634 files is the serial part; past it each percent costs
-// seconds. Decompression speed hardly depends on the level.
+// seconds. Inflating on two cores (the inflate-ms BenchmarkWriteLevel
+// reports) differs between levels 5, 6 and 7 by less than this machine's
+// run-to-run noise: on the bundled Pi payload 59, 68, 70 ms in one run and
+// 57, 50, 48 ms in another; unbundled 185, 151, 168 ms.
 // BenchmarkWriteLevel with PISHIP_ARCHIVE_BENCH_TREE set repeats this.
 const DefaultLevel = 5
 
