@@ -51,11 +51,13 @@ func cmdInstall(e *env, args []string) int {
 		return code
 	}
 	out := stageOutputs(res)["install"]
-	how := "installed"
 	if out["reused"].True() {
-		how = "activated the retained"
+		// The same bytes were installed before: nothing was written.
+		fmt.Fprintf(e.stderr, "%s %s was already installed from the same release: activated it, nothing written, in %s; run it as `%s`\n",
+			str(out["id"]), str(out["version"]), total.Round(time.Millisecond), str(out["command"]))
+		return code
 	}
-	fmt.Fprintf(e.stderr, "%s %s %s (%d files, %s) in %s; run it as `%s`\n", how, str(out["id"]), str(out["version"]),
+	fmt.Fprintf(e.stderr, "installed %s %s (%d files, %s) in %s; run it as `%s`\n", str(out["id"]), str(out["version"]),
 		num(out["files"]), humanBytes(num(out["bytes"])), total.Round(time.Millisecond), str(out["command"]))
 	return code
 }
@@ -78,7 +80,7 @@ func cmdUpdate(e *env, args []string) int {
 			*from, _ = filepath.Abs(*from)
 		}
 	}
-	res, code, _ := runBuiltin(e, "update", map[string]cty.Value{
+	res, code, total := runBuiltin(e, "update", map[string]cty.Value{
 		"id": cty.StringVal(pos[0]), "from": cty.StringVal(*from), "channel": cty.StringVal(*ch), "check": cty.BoolVal(*check),
 	}, *rc)
 	if res == nil {
@@ -92,7 +94,8 @@ func cmdUpdate(e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "%s: update available %s -> %s (channel %s, sequence %d, %s)\n", pos[0], str(c["current"]), str(c["version"]),
 			str(c["channel"]), num(c["sequence"]), humanBytes(num(c["bytes"])))
 	default:
-		fmt.Fprintf(e.stdout, "%s updated %s -> %s (channel %s, sequence %d)\n", pos[0], str(c["current"]), str(c["version"]), str(c["channel"]), num(c["sequence"]))
+		fmt.Fprintf(e.stdout, "%s updated %s -> %s (channel %s, sequence %d) in %s\n", pos[0], str(c["current"]), str(c["version"]), str(c["channel"]),
+			num(c["sequence"]), total.Round(time.Millisecond))
 	}
 	return code
 }

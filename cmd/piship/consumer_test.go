@@ -393,6 +393,10 @@ func TestReleaseShipsPiship(t *testing.T) {
 	if got := w.launch("--version"); got != "1.0.0" {
 		t.Fatalf("launch after install.sh: %q", got)
 	}
+	// Installing the same release again writes nothing, and says so.
+	if out := w.run("install", dir); !strings.Contains(out, "hello 1.0.0 was already installed from the same release: activated it, nothing written") {
+		t.Fatalf("second install of the same release:\n%s", out)
+	}
 	installed := filepath.Join(w.envValue("PISHIP_INSTALL_HOME="), "apps", "hello", "1.0.0")
 	if _, err := os.Stat(filepath.Join(installed, "piship")); err == nil {
 		t.Fatal("the installed version holds the installer binary")
