@@ -50,6 +50,45 @@ func TestParallelExtract(t *testing.T) {
 	}
 }
 
+// More directories than the writers keep handles for (dirRootsMax), deep
+// and interleaved in tar order, with empty ones among them: every file
+// lands, with its digest, whatever handles were evicted on the way. Run
+// with one writer and with eight, so directories are made both in order
+// and by writers racing for them.
+func TestManyDirectories(t *testing.T) {
+	files := map[string]file{}
+	for d := range dirRootsMax + dirRootsMax/2 {
+		base := fmt.Sprintf("node_modules/p%03d", d)
+		files[base+"/package.json"] = file{data: fmt.Sprintf(`{"name":"p%d"}`, d)}
+		files[base+"/lib/sub/deep/x.js"] = file{data: strings.Repeat("y", d)}
+		if d%7 == 0 {
+			files[base+"/empty/"] = file{mode: 0o755}
+		}
+	}
+	src := t.TempDir()
+	mkTree(t, src, keys(files), files)
+	arch, _ := writeArchive(t, src, Options{})
+	for _, writers := range []int{1, 8} {
+		dest := filepath.Join(t.TempDir(), "d")
+		ex, err := Extract(context.Background(), bytes.NewReader(arch), dest, Limits{Writers: writers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := readTree(t, dest)
+		for p, f := range files {
+			if strings.HasSuffix(p, "/") {
+				if fi, err := os.Stat(filepath.Join(dest, p)); err != nil || !fi.IsDir() {
+					t.Fatalf("writers=%d: directory %s missing: %v", writers, p, err)
+				}
+				continue
+			}
+			if got[p] != f.data || ex.Files[p] != sha([]byte(f.data)) {
+				t.Fatalf("writers=%d: %s differs or has the wrong digest", writers, p)
+			}
+		}
+	}
+}
+
 // The reader stops at the first writer failure, waits for the writers,
 // and returns that failure (not an integrity error).
 func TestWriterFailureStops(t *testing.T) {
