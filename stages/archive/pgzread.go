@@ -18,8 +18,9 @@ import (
 // compressed bytes sees every byte once, off the tar parser's goroutine),
 // finds each member by the length in its header, and starts inflating it
 // on a goroutine of its own; the reader hands the inflated blocks to the
-// tar parser in order. At most 2 x GOMAXPROCS members are in flight, so
-// memory stays bounded (about 2 MiB per member) whatever the archive.
+// tar parser in order. At most 2 x GOMAXPROCS members (and never more than
+// 16) are in flight, so memory stays bounded (about 2 MiB per member)
+// whatever the archive and the machine.
 // Every member is checked: header fields, declared lengths within bounds,
 // a deflate stream that ends exactly at the trailer, its CRC-32 and ISIZE.
 
@@ -56,7 +57,7 @@ var (
 	pgzCompBufs   sync.Pool // *[]byte, cap pgzMaxMember
 	pgzOutBufs    sync.Pool // *[]byte, cap pgzBlockSize
 	flateReaders  sync.Pool // io.ReadCloser implementing flate.Resetter
-	pgzReadDepth  = func() int { return 2 * runtime.GOMAXPROCS(0) }
+	pgzReadDepth  = func() int { return min(2*runtime.GOMAXPROCS(0), 16) } // at most ~34 MiB in flight
 	errNotAMember = "bytes at offset %d are not a gzip member of the block format (data after the last member, or a damaged member header)"
 )
 
