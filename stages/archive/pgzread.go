@@ -54,9 +54,9 @@ type pgzReader struct {
 }
 
 var (
-	pgzCompBufs   sync.Pool // *[]byte, cap pgzMaxMember
-	pgzOutBufs    sync.Pool // *[]byte, cap pgzBlockSize
-	flateReaders  sync.Pool // io.ReadCloser implementing flate.Resetter
+	pgzCompBufs   sync.Pool                                                // *[]byte, cap pgzMaxMember
+	pgzOutBufs    sync.Pool                                                // *[]byte, cap pgzBlockSize
+	flateReaders  sync.Pool                                                // io.ReadCloser implementing flate.Resetter
 	pgzReadDepth  = func() int { return min(2*runtime.GOMAXPROCS(0), 16) } // at most ~34 MiB in flight
 	errNotAMember = "bytes at offset %d are not a gzip member of the block format (data after the last member, or a damaged member header)"
 )
