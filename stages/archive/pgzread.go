@@ -54,12 +54,16 @@ type pgzReader struct {
 }
 
 var (
-	pgzCompBufs   sync.Pool                                                // *[]byte, cap pgzMaxMember
-	pgzOutBufs    sync.Pool                                                // *[]byte, cap pgzBlockSize
-	flateReaders  sync.Pool                                                // io.ReadCloser implementing flate.Resetter
-	pgzReadDepth  = func() int { return min(2*runtime.GOMAXPROCS(0), 16) } // at most ~34 MiB in flight
-	errNotAMember = "bytes at offset %d are not a gzip member of the block format (data after the last member, or a damaged member header)"
+	pgzCompBufs  sync.Pool // *[]byte, cap pgzMaxMember
+	pgzOutBufs   sync.Pool // *[]byte, cap pgzBlockSize
+	flateReaders sync.Pool // io.ReadCloser implementing flate.Resetter
+
+	// pgzReadDepth is how many members may be in flight: at most 16, about
+	// 34 MiB, whatever the machine.
+	pgzReadDepth = func() int { return min(2*runtime.GOMAXPROCS(0), 16) }
 )
+
+const errNotAMember = "bytes at offset %d are not a gzip member of the block format (data after the last member, or a damaged member header)"
 
 func getBuf(p *sync.Pool, n, capacity int) []byte {
 	if b, ok := p.Get().(*[]byte); ok && cap(*b) >= n {
