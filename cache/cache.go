@@ -101,7 +101,14 @@ func ToolDigest() string {
 
 func computeToolDigest() string {
 	if exe, err := os.Executable(); err == nil {
+		if d, ok := stampedToolDigest(exe); ok {
+			return d
+		}
+		id, idOK := fileIdentity(exe)
 		if d, err := HashFile(exe); err == nil {
+			if id2, ok := fileIdentity(exe); idOK && ok && id2 == id {
+				writeToolStamp(exe, id, d)
+			}
 			return d
 		}
 	}

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -187,5 +188,55 @@ func TestToolDigest(t *testing.T) {
 	}
 	if fb := computeToolDigest(); !isDigest(fb) {
 		t.Fatalf("computeToolDigest() = %q", fb)
+	}
+}
+
+// The tool digest is remembered by the executable's identity: a second
+// computation reads the stamp; a stamp for another identity (a rewritten
+// binary) or another path is ignored and the executable hashed again.
+func TestToolDigestStamp(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := HashFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	t.Setenv("PISHIP_CACHE_HOME", home)
+	if got := computeToolDigest(); got != want {
+		t.Fatalf("digest %s, want %s", got, want)
+	}
+	stamp := filepath.Join(home, toolStampName)
+	id, ok := fileIdentity(exe)
+	if !ok {
+		if _, err := os.Stat(stamp); err == nil {
+			t.Fatal("a stamp was written on a platform without file identities")
+		}
+		return // this platform always hashes; nothing more to check
+	}
+	var st toolStamp
+	data, err := os.ReadFile(stamp)
+	if err != nil || json.Unmarshal(data, &st) != nil || st.Digest != want || st.Identity != id || st.Path != exe {
+		t.Fatalf("stamp %s: %v", data, err)
+	}
+	// The stamp is what the next run uses (shown by planting a digest).
+	planted := strings.Repeat("ab", 32)
+	writeToolStamp(exe, id, planted)
+	if got := computeToolDigest(); got != planted {
+		t.Fatalf("the stamp was not used: %s", got)
+	}
+	// Another identity (the binary was rewritten) or another path: hashed again.
+	for _, bad := range []toolStamp{
+		{Schema: toolStampSchema, Path: exe, Identity: id + "1", Digest: planted},
+		{Schema: toolStampSchema, Path: exe + ".old", Identity: id, Digest: planted},
+		{Schema: "other", Path: exe, Identity: id, Digest: planted},
+	} {
+		b, _ := json.Marshal(bad)
+		os.WriteFile(stamp, b, 0o644)
+		if got := computeToolDigest(); got != want {
+			t.Fatalf("stamp %+v trusted: %s", bad, got)
+		}
 	}
 }
