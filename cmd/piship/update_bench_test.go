@@ -1,0 +1,111 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// BenchmarkUpdatePi times the signed upgrade of the real Pi example, in
+// the bundled and the unbundled (stripped) forms: two releases of the same
+// runtime (distribution versions 0.73.1 and 0.73.2, so the payloads
+// differ in their lock and metadata), a channel signed with a fresh key
+// served from a directory, 0.73.1 installed (untimed) into fresh homes,
+// then `piship update pi --from DIR` timed: channel fetch and signature
+// check, archive copy with size and SHA-256 checks, one-pass extraction,
+// the receipt commit under the launch gate, and the reclaim. Beside it, in
+// rotating order, a fresh `piship install` of the same 0.73.2 archive:
+// update / install is what the channel and the download add.
+//
+//	go test -run '^$' -bench UpdatePi -benchtime 3x ./cmd/piship/
+func BenchmarkUpdatePi(b *testing.B) {
+	piship := realBinaries(b)
+	cache := filepath.Join(b.TempDir(), "cache")
+	for _, form := range []string{"bundled", "unbundled"} {
+		b.Run(form, func(b *testing.B) {
+			root := b.TempDir()
+			env := ibEnv(map[string]string{"PISHIP_CACHE_HOME": cache})
+			key := filepath.Join(root, "release.pem")
+			out := ibRun(b, piship, env, "keygen", key, "--id", "bench")
+			pub := regexp.MustCompile(`public key: (\S+)`).FindStringSubmatch(out)[1]
+			archives := map[string]string{}
+			for _, v := range []string{"0.73.1", "0.73.2"} {
+				dir := copyDist(b, "pi")
+				p := filepath.Join(dir, "distribution.hcl")
+				hcl, _ := os.ReadFile(p)
+				s := regexp.MustCompile(`(?m)^  version = "[^"]*"`).ReplaceAllString(string(hcl), `  version = "`+v+`"`)
+				if form == "unbundled" {
+					s = regexp.MustCompile(`bundle\s*=\s*true`).ReplaceAllString(s, "bundle = false")
+				}
+				i := strings.LastIndex(s, "}")
+				s = s[:i] + `  updates {
+    channel   = "stable"
+    source    = "https://updates.example.invalid/pi/"
+    keys      = [{ id = "bench", public_key = "` + pub + `" }]
+    threshold = 1
+  }
+}
+`
+				if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+					b.Fatal(err)
+				}
+				ibRun(b, piship, env, "lock", dir)
+				ibRun(b, piship, env, "release", dir)
+				archives[v] = ibArchive(b, dir)
+			}
+			chanDir := filepath.Join(root, "channel")
+			ibRun(b, piship, env, "sign-channel", chanDir, archives["0.73.1"], archives["0.73.2"], "--key", key)
+			homes := func(dir string) map[string]string {
+				return map[string]string{
+					"PISHIP_CACHE_HOME":   cache,
+					"PISHIP_INSTALL_HOME": filepath.Join(dir, "install"),
+					"PISHIP_BIN_HOME":     filepath.Join(dir, "bin"),
+					"PISHIP_STATE_HOME":   filepath.Join(dir, "state"),
+				}
+			}
+			work := b.TempDir()
+			var updates, installs []float64
+			n := 0
+			for b.Loop() {
+				b.StopTimer()
+				up := filepath.Join(work, fmt.Sprint("update-", n))
+				ibRun(b, piship, ibEnv(homes(up)), "install", archives["0.73.1"])
+				syscall.Sync()
+				b.StartTimer()
+				runUpdate := func() {
+					d := ibTime(b, piship, ibEnv(homes(up)), "", true, "update", "pi", "--from", chanDir)
+					updates = append(updates, float64(d.Microseconds())/1000)
+				}
+				runInstall := func() {
+					d := ibTime(b, piship, ibEnv(homes(filepath.Join(work, fmt.Sprint("install-", n)))), "", true, "install", archives["0.73.2"])
+					installs = append(installs, float64(d.Microseconds())/1000)
+				}
+				if n%2 == 0 {
+					runUpdate()
+					runInstall()
+				} else {
+					runInstall()
+					runUpdate()
+				}
+				n++
+			}
+			b.StopTimer()
+			check := ibRun(b, piship, ibEnv(homes(filepath.Join(work, "update-0"))), "doctor", "pi")
+			if !strings.Contains(check, "active 0.73.2, previous 0.73.1") {
+				b.Fatalf("after the update:\n%s", check)
+			}
+			var ratio []float64
+			for i := range updates {
+				ratio = append(ratio, updates[i]/installs[i])
+			}
+			b.Logf("%s: update ms %v, install ms %v", form, updates, installs)
+			b.ReportMetric(ibMedian(updates), "update-ms")
+			b.ReportMetric(ibMedian(installs), "install-ms")
+			b.ReportMetric(ibMedian(ratio), "update/install")
+		})
+	}
+}
