@@ -40,7 +40,7 @@ test-e2e: jaeger-bin
 
 # Long benchmarks; figures go to docs/performance.md.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m ./engine/ ./graph/ ./tracing/ ./cache/ ./cmd/piship/
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 60m ./engine/ ./graph/ ./tracing/ ./cache/ ./stages/archive/ ./cmd/piship/
 
 # The main job on the example distribution, offline (its packages are
 # committed tarballs, its audit an OSV snapshot): build the payload
