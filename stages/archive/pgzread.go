@@ -95,6 +95,11 @@ func (z *pgzReader) produce() {
 	defer close(z.ready)
 	var off int64
 	for i := 1; ; i++ {
+		select {
+		case <-z.stop:
+			return // Close: read no further
+		default:
+		}
 		m := &pgzMember{index: i, offset: off, done: make(chan struct{})}
 		hdr, err := z.src.Peek(pgzHeaderLen)
 		switch {
