@@ -29,6 +29,8 @@ type Trace struct {
 	Phases  []Phase
 	IDs     [][8]byte // one span ID per phase
 	Attrs   map[string]string
+
+	ids []byte // random bytes for span IDs, read once (one getrandom per start)
 }
 
 // NewTrace starts a trace now, as a child of traceparent (W3C
@@ -40,7 +42,10 @@ func NewTrace(traceparent string) *Trace {
 	} else {
 		rand.Read(t.TraceID[:])
 	}
-	rand.Read(t.Root[:])
+	t.ids = make([]byte, 8*9)
+	rand.Read(t.ids)
+	copy(t.Root[:], t.ids)
+	t.ids = t.ids[8:]
 	return t
 }
 
@@ -52,7 +57,12 @@ func (t *Trace) mark(name string) {
 	}
 	t.Phases = append(t.Phases, Phase{Name: name, Start: start, At: time.Since(t.Start)})
 	var id [8]byte
-	rand.Read(id[:])
+	if len(t.ids) < len(id) {
+		t.ids = make([]byte, 8*8)
+		rand.Read(t.ids)
+	}
+	copy(id[:], t.ids)
+	t.ids = t.ids[len(id):]
 	t.IDs = append(t.IDs, id)
 }
 
