@@ -304,6 +304,13 @@ func TestRunTrace(t *testing.T) {
 	}
 	rootStart, _ := strconv.ParseInt(spans[0].StartTimeUnixNano, 10, 64)
 	rootEnd, _ := strconv.ParseInt(spans[0].EndTimeUnixNano, 10, 64)
+	ids := map[string]bool{}
+	for _, sp := range spans {
+		if len(sp.SpanID) != 16 || ids[sp.SpanID] {
+			t.Fatalf("span id %q missing or repeated in %+v", sp.SpanID, spans)
+		}
+		ids[sp.SpanID] = true
+	}
 	prevEnd := rootStart
 	for _, sp := range spans[1:] {
 		st, _ := strconv.ParseInt(sp.StartTimeUnixNano, 10, 64)
