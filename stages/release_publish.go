@@ -36,7 +36,8 @@ func (ReleasePublish) Attrs() []Attr {
 }
 
 func (ReleasePublish) Outputs() []Output {
-	return []Output{{Name: "path", Type: cty.String}, {Name: "archive", Type: cty.String}, {Name: "tools", Type: cty.List(cty.String)}}
+	return []Output{{Name: "path", Type: cty.String}, {Name: "archive", Type: cty.String},
+		{Name: "tools", Type: cty.List(toolType), Doc: "the shipped binaries: name, sha256, bytes"}}
 }
 
 // Run implements Kind.
@@ -55,7 +56,9 @@ func (ReleasePublish) Run(ctx context.Context, inv *Invocation) (map[string]cty.
 			return nil, fmt.Errorf("cannot put the piship binaries into the release: %v", err)
 		}
 		for _, t := range shipped {
-			tools = append(tools, cty.StringVal(t))
+			tools = append(tools, cty.ObjectVal(map[string]cty.Value{
+				"name": cty.StringVal(t.Name), "sha256": cty.StringVal(t.SHA256), "bytes": cty.NumberIntVal(t.Bytes),
+			}))
 		}
 	}
 	final := filepath.Join(releases, name)
@@ -85,11 +88,27 @@ func (ReleasePublish) Run(ctx context.Context, inv *Invocation) (map[string]cty.
 			fmt.Fprintf(inv.Log, "%s: could not remove the replaced release %s: %v\n", inv.Pipeline, old, err)
 		}
 	}
-	toolList := cty.ListValEmpty(cty.String)
+	toolList := cty.ListValEmpty(toolType)
 	if len(tools) > 0 {
 		toolList = cty.ListVal(tools)
 	}
 	return map[string]cty.Value{"path": cty.StringVal(final), "archive": cty.StringVal(filepath.Join(releases, name+".tar.gz")), "tools": toolList}, nil
+}
+
+var toolType = cty.Object(map[string]cty.Type{"name": cty.String, "sha256": cty.String, "bytes": cty.Number})
+
+// ToolsOf reads release_publish's tools output.
+func ToolsOf(v cty.Value) []ToolDigest {
+	if v.IsNull() || !v.IsKnown() || !v.CanIterateElements() {
+		return nil
+	}
+	var out []ToolDigest
+	for it := v.ElementIterator(); it.Next(); {
+		_, t := it.Element()
+		n, _ := t.GetAttr("bytes").AsBigFloat().Int64()
+		out = append(out, ToolDigest{Name: t.GetAttr("name").AsString(), SHA256: t.GetAttr("sha256").AsString(), Bytes: n})
+	}
+	return out
 }
 
 // ToolDigest describes a shipped binary in build-info.json.
@@ -127,16 +146,16 @@ func isShippedTool(p string) bool {
 var SelfBinary string
 
 // shipTools copies the running piship binary, and piship-launch from
-// beside it when present, into releaseDir (mode 0755). It returns the
-// names copied.
-func shipTools(releaseDir string) ([]string, error) {
+// beside it when present, into releaseDir (mode 0755), hashing each as it
+// goes. It returns what it copied.
+func shipTools(releaseDir string) ([]ToolDigest, error) {
 	exe := SelfBinary
 	if exe == "" {
 		return nil, nil
 	}
 	names := dist.ShippedTools()
 	srcs := []string{exe, filepath.Join(filepath.Dir(exe), names[1])}
-	var shipped []string
+	var shipped []ToolDigest
 	for i, src := range srcs {
 		data, err := os.ReadFile(src)
 		if err != nil {
@@ -148,7 +167,7 @@ func shipTools(releaseDir string) ([]string, error) {
 		if err := payload.WriteFile(filepath.Join(releaseDir, names[i]), data, 0o755); err != nil {
 			return nil, err
 		}
-		shipped = append(shipped, names[i])
+		shipped = append(shipped, ToolDigest{Name: names[i], SHA256: sha256Hex(data), Bytes: int64(len(data))})
 	}
 	return shipped, nil
 }

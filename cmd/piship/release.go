@@ -111,11 +111,7 @@ func writeBuildInfo(outs map[string]map[string]cty.Value, res *engine.Result, li
 			bi.Bundle = hitMiss(r.Outputs["hit"])
 		}
 	}
-	tools, err := stages.HashTools(filepath.Join(releases, name))
-	if err != nil {
-		return err
-	}
-	bi.Tools = tools
+	bi.Tools = stages.ToolsOf(outs["publish"]["tools"]) // hashed as they were copied
 	data, err := payload.CanonicalJSON(bi)
 	if err != nil {
 		return err
