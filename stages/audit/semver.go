@@ -14,20 +14,9 @@ import (
 // hyphen ranges (1.2 - 2.3.4), each desugared to plain comparators exactly
 // as node-semver's Range does.
 
-// version is a parsed semantic version; build metadata is dropped (it has
-// no precedence).
-type version struct {
-	major, minor, patch uint64
-	pre                 []string
-}
-
-func (v version) String() string {
-	s := fmt.Sprintf("%d.%d.%d", v.major, v.minor, v.patch)
-	if len(v.pre) > 0 {
-		s += "-" + strings.Join(v.pre, ".")
-	}
-	return s
-}
+// version is a parsed semantic version (semver.Version: build metadata
+// dropped, it has no precedence).
+type version = semver.Version
 
 // parseVersion reads a version leniently, like node-semver's loose mode:
 // leading "v", "=" and spaces, leading zeros, and a pre-release written
@@ -44,10 +33,7 @@ func parseVersion(s string) (version, error) {
 }
 
 // compareVersions orders by SemVer 2.0 precedence: -1, 0 or 1.
-func compareVersions(a, b version) int {
-	return semver.Compare(semver.Version{Major: a.major, Minor: a.minor, Patch: a.patch, Pre: a.pre},
-		semver.Version{Major: b.major, Minor: b.minor, Patch: b.patch, Pre: b.pre})
-}
+func compareVersions(a, b version) int { return semver.Compare(a, b) }
 
 func isNumeric(s string) bool { return semver.IsNumeric(s) }
 
@@ -72,15 +58,15 @@ func num(s string) uint64 {
 
 // version returns p with its x parts as 0.
 func (p partial) version() version {
-	v := version{pre: p.pre}
+	v := version{Pre: p.pre}
 	if !isX(p.major) {
-		v.major = num(p.major)
+		v.Major = num(p.major)
 	}
 	if !p.xMinor() {
-		v.minor = num(p.minor)
+		v.Minor = num(p.minor)
 	}
 	if !p.xPatch() {
-		v.patch = num(p.patch)
+		v.Patch = num(p.patch)
 	}
 	return v
 }
@@ -215,7 +201,7 @@ type semverRange struct {
 	includePrerelease bool
 }
 
-var nullSet = []comparator{{op: "<", v: version{pre: []string{"0"}}}} // <0.0.0-0
+var nullSet = []comparator{{op: "<", v: version{Pre: []string{"0"}}}} // <0.0.0-0
 
 // parseRange parses an npm range. includePrerelease is node-semver's
 // option of the same name: npm audit sets it, so that a pre-release of a
@@ -248,13 +234,13 @@ func testSet(set []comparator, v version, includePrerelease bool) bool {
 			return false
 		}
 	}
-	if len(v.pre) == 0 || includePrerelease {
+	if len(v.Pre) == 0 || includePrerelease {
 		return true
 	}
 	// A pre-release matches only a set that names a pre-release of the
 	// same MAJOR.MINOR.PATCH: ^1.2.3-pr.1 admits 1.2.3-pr.2, not 1.2.4-rc.
 	for _, c := range set {
-		if !c.any() && len(c.v.pre) > 0 && c.v.major == v.major && c.v.minor == v.minor && c.v.patch == v.patch {
+		if !c.any() && len(c.v.Pre) > 0 && c.v.Major == v.Major && c.v.Minor == v.Minor && c.v.Patch == v.Patch {
 			return true
 		}
 	}
@@ -440,7 +426,7 @@ func hyphen(fromS, toS string, incPr bool) ([]comparator, error) {
 	default:
 		v := from.version()
 		if incPr {
-			v.pre = []string{"0"}
+			v.Pre = []string{"0"}
 		}
 		set = append(set, comparator{op: ">=", v: v})
 	}
