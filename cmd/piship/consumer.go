@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -146,7 +147,7 @@ func cmdDoctor(e *env, args []string) int {
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "%s: verified, nothing to repair\n", r.ID)
-	fmt.Fprintf(w, "  active %s, previous %s\n", r.Active, orNoneStr(r.Previous))
+	fmt.Fprintf(w, "  active %s, previous %s\n", r.Active, cmp.Or(r.Previous, "none"))
 	if r.ShimRefreshed {
 		fmt.Fprintf(w, "  command shim: rewritten (it ran an outdated launcher or homes)\n")
 	}
@@ -164,19 +165,8 @@ func cmdDoctor(e *env, args []string) int {
 	if r.TrustFile != "" {
 		fmt.Fprintf(w, "  trust state file: %s\n", r.TrustFile)
 	}
-	if r.DiskBytes < 1<<20 {
-		fmt.Fprintf(w, "  disk: %.1f KiB in apps/%s\n", float64(r.DiskBytes)/(1<<10), r.ID)
-	} else {
-		fmt.Fprintf(w, "  disk: %.1f MiB in apps/%s\n", float64(r.DiskBytes)/(1<<20), r.ID)
-	}
+	fmt.Fprintf(w, "  disk: %s in apps/%s\n", humanBytes(r.DiskBytes), r.ID)
 	return code
-}
-
-func orNoneStr(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
 }
 
 func cmdUninstall(e *env, args []string) int {

@@ -1,6 +1,7 @@
 package home
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -337,13 +338,6 @@ func (o *Options) commit(ctx context.Context, id string, rec receipt.Release, ch
 	if oldCommand != "" && oldCommand != rec.Command {
 		o.removeShims(id, oldCommand)
 	}
-	o.logf("%s %s is active (previous: %s)", id, rec.Version, orNone(rc.Previous))
+	o.logf("%s %s is active (previous: %s)", id, rec.Version, cmp.Or(rc.Previous, "none"))
 	return prevActive, shims, nil
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
 }
