@@ -127,8 +127,10 @@ func TestJaegerE2ELaunchTraceFile(t *testing.T) {
 	j := startJaeger(t, jaegerBinary(t))
 	traceID, parentID := randomHex(t, 16), randomHex(t, 8)
 	tr := launch.NewTrace("00-" + traceID + "-" + parentID + "-01")
-	tr.Phases = []launch.Phase{{Name: launch.PhaseGateAcquired, At: time.Millisecond}, {Name: launch.PhaseLeaseHeld, Start: time.Millisecond, At: 2 * time.Millisecond}}
-	tr.IDs = [][8]byte{{1, 2, 3, 4, 5, 6, 7, 8}, {8, 7, 6, 5, 4, 3, 2, 1}}
+	tr.Phases = []launch.Phase{
+		{Name: launch.PhaseGateAcquired, At: time.Millisecond, SpanID: [8]byte{1, 2, 3, 4, 5, 6, 7, 8}},
+		{Name: launch.PhaseLeaseHeld, Start: time.Millisecond, At: 2 * time.Millisecond, SpanID: [8]byte{8, 7, 6, 5, 4, 3, 2, 1}},
+	}
 	tr.End = tr.Start.Add(3 * time.Millisecond)
 	path := filepath.Join(t.TempDir(), "launch.json")
 	t.Setenv(launch.EnvTraceFile, path)

@@ -67,6 +67,7 @@ const (
 type Phase struct {
 	Name      string
 	Start, At time.Duration
+	SpanID    [8]byte
 }
 
 // FormatPhases writes one "launch <phase>: N ms (+D ms)" line per phase,

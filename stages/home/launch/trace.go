@@ -27,7 +27,6 @@ type Trace struct {
 	Start   time.Time
 	End     time.Time
 	Phases  []Phase
-	IDs     [][8]byte // one span ID per phase
 	Attrs   map[string]string
 
 	ids []byte // random bytes for span IDs, read once (one getrandom per start)
@@ -51,19 +50,16 @@ func NewTrace(traceparent string) *Trace {
 
 // mark ends the current phase (span) at now.
 func (t *Trace) mark(name string) {
-	start := time.Duration(0)
+	p := Phase{Name: name, At: time.Since(t.Start)}
 	if n := len(t.Phases); n > 0 {
-		start = t.Phases[n-1].At
+		p.Start = t.Phases[n-1].At
 	}
-	t.Phases = append(t.Phases, Phase{Name: name, Start: start, At: time.Since(t.Start)})
-	var id [8]byte
-	if len(t.ids) < len(id) {
+	if len(t.ids) < len(p.SpanID) {
 		t.ids = make([]byte, 8*8)
 		rand.Read(t.ids)
 	}
-	copy(id[:], t.ids)
-	t.ids = t.ids[len(id):]
-	t.IDs = append(t.IDs, id)
+	t.ids = t.ids[copy(p.SpanID[:], t.ids):]
+	t.Phases = append(t.Phases, p)
 }
 
 // Traceparent is the W3C header naming the root span, for node's
@@ -163,8 +159,8 @@ func (t *Trace) WriteOTLPJSON(w io.Writer, id string) error {
 		root.ParentSpanID = hex.EncodeToString(t.Parent[:])
 	}
 	spans := []otlpSpan{root}
-	for i, p := range t.Phases {
-		spans = append(spans, otlpSpan{TraceID: tid, SpanID: hex.EncodeToString(t.IDs[i][:]), ParentSpanID: root.SpanID,
+	for _, p := range t.Phases {
+		spans = append(spans, otlpSpan{TraceID: tid, SpanID: hex.EncodeToString(p.SpanID[:]), ParentSpanID: root.SpanID,
 			Name: p.Name, Kind: 1, Start: nanos(t.Start.Add(p.Start)), End: nanos(t.Start.Add(p.At))})
 	}
 	var svc otlpKV
