@@ -101,10 +101,10 @@ func ToolDigest() string {
 
 func computeToolDigest() string {
 	if exe, err := os.Executable(); err == nil {
-		if d, ok := stampedToolDigest(exe); ok {
+		id, idOK := fileIdentity(exe)
+		if d, ok := stampedToolDigest(exe, id); idOK && ok {
 			return d
 		}
-		id, idOK := fileIdentity(exe)
 		if d, err := HashFile(exe); err == nil {
 			if id2, ok := fileIdentity(exe); idOK && ok && id2 == id {
 				writeToolStamp(exe, id, d)

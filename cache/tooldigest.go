@@ -37,11 +37,10 @@ func toolStampPath() string {
 }
 
 // stampedToolDigest returns the stamped digest of exe when the stamp
-// names exe with its current identity.
-func stampedToolDigest(exe string) (string, bool) {
-	id, ok := fileIdentity(exe)
+// names exe with its current identity id.
+func stampedToolDigest(exe, id string) (string, bool) {
 	p := toolStampPath()
-	if !ok || p == "" {
+	if id == "" || p == "" {
 		return "", false
 	}
 	data, err := os.ReadFile(p)
