@@ -9,6 +9,7 @@ import (
 
 	"github.com/zclconf/go-cty/cty"
 
+	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/payload"
 )
@@ -122,14 +123,19 @@ type ToolDigest struct {
 func HashTools(releaseDir string) ([]ToolDigest, error) {
 	var out []ToolDigest
 	for _, name := range dist.ShippedTools() {
-		data, err := os.ReadFile(filepath.Join(releaseDir, name))
+		p := filepath.Join(releaseDir, name)
+		fi, err := os.Stat(p)
 		if os.IsNotExist(err) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, ToolDigest{Name: name, SHA256: sha256Hex(data), Bytes: int64(len(data))})
+		sum, err := cache.HashFile(p) // streamed: the binaries are tens of MB
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ToolDigest{Name: name, SHA256: sum, Bytes: fi.Size()})
 	}
 	return out, nil
 }
