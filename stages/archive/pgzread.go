@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"runtime"
@@ -177,23 +178,7 @@ func (m *pgzMember) inflate() {
 }
 
 func (m *pgzMember) corrupt(format string, args ...any) error {
-	e := integrity(RuleGzip, 0, "", format, args...)
-	e.Detail = "gzip member " + itoa(m.index) + " (offset " + itoa(int(m.offset)) + "): " + e.Detail
-	return e
-}
-
-func itoa(n int) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-		if n == 0 {
-			break
-		}
-	}
-	return string(b[i:])
+	return integrity(RuleGzip, 0, "", "gzip member %d (offset %d): %s", m.index, m.offset, fmt.Sprintf(format, args...))
 }
 
 // Read returns the inflated stream in order: io.EOF after the last member,
