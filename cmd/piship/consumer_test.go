@@ -98,20 +98,11 @@ func newWorldOf(t *testing.T, example, v1, v2 string, edit func(string) string) 
 		dir := copyDist(t, example)
 		p := filepath.Join(dir, "distribution.hcl")
 		b, _ := os.ReadFile(p)
-		s := regexp.MustCompile(`(?m)^  version = "[^"]*"`).ReplaceAllString(string(b), `  version = "`+v+`"`)
+		s := string(b)
 		if edit != nil {
 			s = edit(s)
 		}
-		i := strings.LastIndex(s, "}")
-		s = s[:i] + `  updates {
-    channel   = "stable"
-    source    = "https://updates.example.invalid/hello/"
-    keys      = [{ id = "rel-1", public_key = "` + pub + `" }]
-    threshold = 1
-  }
-}
-`
-		os.WriteFile(p, []byte(s), 0o644)
+		os.WriteFile(p, []byte(withUpdates(s, v, "https://updates.example.invalid/hello/", "rel-1", pub)), 0o644)
 		if example == "hello" {
 			os.WriteFile(filepath.Join(dir, "resources", "motd.txt"), []byte("motd "+v+"\n"), 0o644)
 		}
@@ -122,6 +113,21 @@ func newWorldOf(t *testing.T, example, v1, v2 string, edit func(string) string) 
 	w.chanDir = filepath.Join(root, "channel")
 	w.run("sign-channel", w.chanDir, w.release[v1], w.release[v2], "--key", key)
 	return w
+}
+
+// withUpdates sets a distribution.hcl's version and appends an updates
+// block trusting one key (id, base64 SPKI public key) for channel stable.
+func withUpdates(hcl, version, source, keyID, pub string) string {
+	s := regexp.MustCompile(`(?m)^  version = "[^"]*"`).ReplaceAllString(hcl, `  version = "`+version+`"`)
+	i := strings.LastIndex(s, "}")
+	return s[:i] + `  updates {
+    channel   = "stable"
+    source    = "` + source + `"
+    keys      = [{ id = "` + keyID + `", public_key = "` + pub + `" }]
+    threshold = 1
+  }
+}
+`
 }
 
 func (w *consumerWorld) run(args ...string) string {

@@ -37,19 +37,10 @@ func BenchmarkUpdatePi(b *testing.B) {
 				dir := copyDist(b, "pi")
 				p := filepath.Join(dir, "distribution.hcl")
 				hcl, _ := os.ReadFile(p)
-				s := regexp.MustCompile(`(?m)^  version = "[^"]*"`).ReplaceAllString(string(hcl), `  version = "`+v+`"`)
+				s := withUpdates(string(hcl), v, "https://updates.example.invalid/pi/", "bench", pub)
 				if form == "unbundled" {
 					s = regexp.MustCompile(`bundle\s*=\s*true`).ReplaceAllString(s, "bundle = false")
 				}
-				i := strings.LastIndex(s, "}")
-				s = s[:i] + `  updates {
-    channel   = "stable"
-    source    = "https://updates.example.invalid/pi/"
-    keys      = [{ id = "bench", public_key = "` + pub + `" }]
-    threshold = 1
-  }
-}
-`
 				if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
 					b.Fatal(err)
 				}
