@@ -80,14 +80,7 @@ func BenchmarkInstallPi(b *testing.B) {
 				form, filepath.Base(arc), fi.Size(), len(tree.files), len(tree.dirs), tree.bytes, tree.payloadFiles)
 
 			work := b.TempDir()
-			homes := func(root string) map[string]string {
-				return map[string]string{
-					"PISHIP_CACHE_HOME":   cache,
-					"PISHIP_INSTALL_HOME": filepath.Join(root, "install"),
-					"PISHIP_BIN_HOME":     filepath.Join(root, "bin"),
-					"PISHIP_STATE_HOME":   filepath.Join(root, "state"),
-				}
-			}
+			homes := func(root string) map[string]string { return ibHomes(cache, root) }
 			// One untimed install with the stage timings, also a warm-up of
 			// the page cache for the archive and the binaries.
 			warm := filepath.Join(work, "warm")
@@ -176,12 +169,7 @@ func BenchmarkLaunchOverhead(b *testing.B) {
 	piship := realBinaries(b)
 	launcher := filepath.Join(filepath.Dir(piship), "piship-launch")
 	root := b.TempDir()
-	vars := map[string]string{
-		"PISHIP_CACHE_HOME":   filepath.Join(root, "cache"),
-		"PISHIP_INSTALL_HOME": filepath.Join(root, "install"),
-		"PISHIP_BIN_HOME":     filepath.Join(root, "bin"),
-		"PISHIP_STATE_HOME":   filepath.Join(root, "state"),
-	}
+	vars := ibHomes(filepath.Join(root, "cache"), root)
 	env := ibEnv(vars)
 	dir := copyDist(b, "hello")
 	ibRun(b, piship, env, "release", dir)
@@ -269,6 +257,17 @@ func ibEnv(vars map[string]string, kv ...string) []string {
 
 // ibRun runs exe and fails the benchmark if it fails; it returns the
 // combined output.
+// ibHomes is the environment of an installation under root: install, bin
+// and state homes, and the given cache home.
+func ibHomes(cache, root string) map[string]string {
+	return map[string]string{
+		"PISHIP_CACHE_HOME":   cache,
+		"PISHIP_INSTALL_HOME": filepath.Join(root, "install"),
+		"PISHIP_BIN_HOME":     filepath.Join(root, "bin"),
+		"PISHIP_STATE_HOME":   filepath.Join(root, "state"),
+	}
+}
+
 func ibRun(b *testing.B, exe string, env []string, args ...string) string {
 	b.Helper()
 	cmd := exec.Command(exe, args...)

@@ -50,14 +50,7 @@ func BenchmarkUpdatePi(b *testing.B) {
 			}
 			chanDir := filepath.Join(root, "channel")
 			ibRun(b, piship, env, "sign-channel", chanDir, archives["0.73.1"], archives["0.73.2"], "--key", key)
-			homes := func(dir string) map[string]string {
-				return map[string]string{
-					"PISHIP_CACHE_HOME":   cache,
-					"PISHIP_INSTALL_HOME": filepath.Join(dir, "install"),
-					"PISHIP_BIN_HOME":     filepath.Join(dir, "bin"),
-					"PISHIP_STATE_HOME":   filepath.Join(dir, "state"),
-				}
-			}
+			homes := func(dir string) map[string]string { return ibHomes(cache, dir) }
 			work := b.TempDir()
 			var updates, installs []float64
 			n := 0
