@@ -205,13 +205,7 @@ func TestParsePolicyDiagnostics(t *testing.T) {
   }
 }
 `
-	cases := []struct {
-		name     string
-		old, new string
-		marker   string
-		summary  string
-		detail   []string
-	}{
+	cases := []editDiag{
 		{name: "medium severity",
 			old: `fail_on = "high"`, new: `fail_on = "medium"`, marker: `"medium"`,
 			summary: "Invalid severity", detail: []string{"low, moderate, high or critical", `Did you mean "moderate"?`}},
@@ -300,34 +294,7 @@ func TestParsePolicyDiagnostics(t *testing.T) {
 			old: "  smoke \"version\" {", new: "  signature {\n  }\n  smoke \"version\" {", marker: "signature {",
 			summary: "Unsupported block type", detail: []string{`Did you mean "signatures"?`}},
 	}
-	if _, diags := Parse([]byte(base), "distribution.hcl", t.TempDir()); diags.HasErrors() {
-		t.Fatalf("base: %s", fmtDiags(diags))
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			if !strings.Contains(base, c.old) {
-				t.Fatalf("base has no %q", c.old)
-			}
-			src := strings.Replace(base, c.old, c.new, 1)
-			d, diags := Parse([]byte(src), "distribution.hcl", t.TempDir())
-			if d != nil || !diags.HasErrors() {
-				t.Fatalf("no error for\n%s", src)
-			}
-			diag := diagAt(diags, src, c.marker)
-			if diag == nil {
-				t.Fatalf("no error diagnostic at %q; got:\n%s", c.marker, fmtDiags(diags))
-			}
-			t.Logf("%s: %s: %s", fmtPos(*diag.Subject), diag.Summary, diag.Detail)
-			if diag.Summary != c.summary {
-				t.Errorf("summary %q, want %q (%s)", diag.Summary, c.summary, diag.Detail)
-			}
-			for _, want := range c.detail {
-				if !strings.Contains(diag.Detail, want) {
-					t.Errorf("detail %q lacks %q", diag.Detail, want)
-				}
-			}
-		})
-	}
+	checkEditDiags(t, base, cases)
 }
 
 func TestLoadChecksDatabases(t *testing.T) {

@@ -115,13 +115,7 @@ func TestParseUpdatesDiagnostics(t *testing.T) {
 `
 	rsaLike := base64.StdEncoding.EncodeToString([]byte("definitely not DER"))
 	raw := base64.StdEncoding.EncodeToString(mustKey(t, testKeyC))
-	cases := []struct {
-		name     string
-		old, new string
-		marker   string
-		summary  string
-		detail   []string
-	}{
+	cases := []editDiag{
 		{name: "bad base64",
 			old: `"` + testKeyB + `"`, new: `"not base64!"`, marker: `"not base64!"`,
 			summary: "Invalid public key", detail: []string{"updates.keys[1] public_key", "not standard base64"}},
@@ -201,34 +195,7 @@ func TestParseUpdatesDiagnostics(t *testing.T) {
 			old: "  release {", new: "  updates {\n  }\n  release {", marker: "updates {\n    channel",
 			summary: "Duplicate updates block", detail: []string{"the first is at distribution.hcl:8:3"}},
 	}
-	if _, diags := Parse([]byte(base), FileName, t.TempDir()); diags.HasErrors() {
-		t.Fatalf("base: %s", fmtDiags(diags))
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			if !strings.Contains(base, c.old) {
-				t.Fatalf("base has no %q", c.old)
-			}
-			src := strings.Replace(base, c.old, c.new, 1)
-			d, diags := Parse([]byte(src), FileName, t.TempDir())
-			if d != nil || !diags.HasErrors() {
-				t.Fatalf("no error for\n%s", src)
-			}
-			diag := diagAt(diags, src, c.marker)
-			if diag == nil {
-				t.Fatalf("no error diagnostic at %q; got:\n%s", c.marker, fmtDiags(diags))
-			}
-			t.Logf("%s: %s: %s", fmtPos(*diag.Subject), diag.Summary, diag.Detail)
-			if diag.Summary != c.summary {
-				t.Errorf("summary %q, want %q (%s)", diag.Summary, c.summary, diag.Detail)
-			}
-			for _, want := range c.detail {
-				if !strings.Contains(diag.Detail, want) {
-					t.Errorf("detail %q lacks %q", diag.Detail, want)
-				}
-			}
-		})
-	}
+	checkEditDiags(t, base, cases)
 }
 
 func TestLockUpdates(t *testing.T) {
@@ -305,5 +272,49 @@ func TestLockUpdates(t *testing.T) {
 	_, err = CheckLock(mustLoad(t, dir))
 	if !errors.As(err, &le) || !reflect.DeepEqual(le.Changes, []string{FileName}) {
 		t.Errorf("changed block: %v", err)
+	}
+}
+
+// editDiag is one bad edit of a valid distribution.hcl: replacing old by
+// new must fail with summary (and each detail) at marker.
+type editDiag struct {
+	name     string
+	old, new string
+	marker   string
+	summary  string
+	detail   []string
+}
+
+// checkEditDiags checks that base parses and that each edit of it is
+// refused with its diagnostic, at its place.
+func checkEditDiags(t *testing.T, base string, cases []editDiag) {
+	t.Helper()
+	if _, diags := Parse([]byte(base), FileName, t.TempDir()); diags.HasErrors() {
+		t.Fatalf("base: %s", fmtDiags(diags))
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if !strings.Contains(base, c.old) {
+				t.Fatalf("base has no %q", c.old)
+			}
+			src := strings.Replace(base, c.old, c.new, 1)
+			d, diags := Parse([]byte(src), FileName, t.TempDir())
+			if d != nil || !diags.HasErrors() {
+				t.Fatalf("no error for\n%s", src)
+			}
+			diag := diagAt(diags, src, c.marker)
+			if diag == nil {
+				t.Fatalf("no error diagnostic at %q; got:\n%s", c.marker, fmtDiags(diags))
+			}
+			t.Logf("%s: %s: %s", fmtPos(*diag.Subject), diag.Summary, diag.Detail)
+			if diag.Summary != c.summary {
+				t.Errorf("summary %q, want %q (%s)", diag.Summary, c.summary, diag.Detail)
+			}
+			for _, want := range c.detail {
+				if !strings.Contains(diag.Detail, want) {
+					t.Errorf("detail %q lacks %q", diag.Detail, want)
+				}
+			}
+		})
 	}
 }
