@@ -575,45 +575,30 @@ func diffLocks(old, cur *Lock) []string {
 	if old.Runtime.PackageLockSHA256 != cur.Runtime.PackageLockSHA256 || old.Runtime.Packages != cur.Runtime.Packages {
 		out = append(out, path.Join(cur.Runtime.Dir, "package-lock.json"))
 	}
-	for _, f := range sortedKeys(union(old.Resources, cur.Resources)) {
-		o, inOld := old.Resources[f]
-		c, inCur := cur.Resources[f]
-		switch {
-		case !inOld:
-			out = append(out, "resource "+f+" (added)")
-		case !inCur:
-			out = append(out, "resource "+f+" (removed)")
-		case o != c:
-			out = append(out, "resource "+f+" (changed)")
-		}
-	}
-	for _, name := range sortedKeys(union(old.Tools, cur.Tools)) {
-		o, inOld := old.Tools[name]
-		c, inCur := cur.Tools[name]
-		switch {
-		case !inOld:
-			out = append(out, "tool "+name+" (added)")
-		case !inCur:
-			out = append(out, "tool "+name+" (removed)")
-		case o != c:
-			out = append(out, "tool "+name+" (changed)")
-		}
-	}
-	oldDB, curDB := databasesOf(old), databasesOf(cur)
-	for _, f := range sortedKeys(union(oldDB, curDB)) {
-		o, inOld := oldDB[f]
-		c, inCur := curDB[f]
-		switch {
-		case !inOld:
-			out = append(out, "OSV database file "+f+" (added)")
-		case !inCur:
-			out = append(out, "OSV database file "+f+" (removed)")
-		case o != c:
-			out = append(out, "OSV database file "+f+" (changed)")
-		}
-	}
+	out = append(out, mapChanges("resource", old.Resources, cur.Resources)...)
+	out = append(out, mapChanges("tool", old.Tools, cur.Tools)...)
+	out = append(out, mapChanges("OSV database file", databasesOf(old), databasesOf(cur))...)
 	if old.Schema != cur.Schema {
 		out = append(out, "schema")
+	}
+	return out
+}
+
+// mapChanges names every key added, removed or changed between two
+// versions of a map, as "<what> <key> (added|removed|changed)", sorted.
+func mapChanges[V comparable](what string, old, cur map[string]V) []string {
+	var out []string
+	for _, k := range sortedKeys(union(old, cur)) {
+		o, inOld := old[k]
+		c, inCur := cur[k]
+		switch {
+		case !inOld:
+			out = append(out, what+" "+k+" (added)")
+		case !inCur:
+			out = append(out, what+" "+k+" (removed)")
+		case o != c:
+			out = append(out, what+" "+k+" (changed)")
+		}
 	}
 	return out
 }
