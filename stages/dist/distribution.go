@@ -555,20 +555,15 @@ func (dc *decoder) runtime(blk *hcl.Block) {
 		}
 	}
 	if list, rs, ok := dc.strList(attrs, "runtime.allow_install_scripts"); ok {
-		seen := map[string]int{}
-		for i, name := range list {
+		names, _ := dc.uniqueList(list, rs, "Duplicate package", func(name string, r hcl.Range) (string, bool) {
 			if !pkgNameRE.MatchString(name) {
 				dc.add(errDiag("Invalid package name",
-					fmt.Sprintf("%q is not an npm package name: write it as package-lock.json does, e.g. \"koffi\" or \"@google/genai\" (no version).", name), rs[i]))
-				continue
+					fmt.Sprintf("%q is not an npm package name: write it as package-lock.json does, e.g. \"koffi\" or \"@google/genai\" (no version).", name), r))
+				return "", false
 			}
-			if j, dup := seen[name]; dup {
-				dc.add(errDiag("Duplicate package", fmt.Sprintf("%q is already listed at %s.", name, fmtPos(rs[j])), rs[i]))
-				continue
-			}
-			seen[name] = i
-			d.Runtime.AllowInstallScripts = append(d.Runtime.AllowInstallScripts, name)
-		}
+			return name, true
+		})
+		d.Runtime.AllowInstallScripts = append(d.Runtime.AllowInstallScripts, names...)
 	}
 }
 
@@ -587,36 +582,24 @@ func (dc *decoder) release(blk *hcl.Block) {
 		if len(list) == 0 {
 			dc.add(errDiag("No release target", "release.targets needs at least one <platform>-<arch>, e.g. [\"linux-x64\"].", d.ranges["release.targets"]))
 		}
-		seen := map[string]int{}
-		for i, t := range list {
+		targets, _ := dc.uniqueList(list, rs, "Duplicate release target", func(t string, r hcl.Range) (string, bool) {
 			if _, err := ParseTarget(t); err != nil {
-				dc.add(errDiag("Invalid release target", sentence(err.Error()), rs[i]))
-				continue
+				dc.add(errDiag("Invalid release target", sentence(err.Error()), r))
+				return "", false
 			}
-			if j, dup := seen[t]; dup {
-				dc.add(errDiag("Duplicate release target", fmt.Sprintf("%q is already listed at %s.", t, fmtPos(rs[j])), rs[i]))
-				continue
-			}
-			seen[t] = i
-			d.Release.Targets = append(d.Release.Targets, t)
-		}
+			return t, true
+		})
+		d.Release.Targets = append(d.Release.Targets, targets...)
 	}
 	d.Release.Sources = []string{SourceNPM}
 	if list, rs, ok := dc.strList(attrs, "release.sources"); ok {
-		d.Release.Sources = []string{}
-		seen := map[string]int{}
-		for i, s := range list {
+		d.Release.Sources, _ = dc.uniqueList(list, rs, "Duplicate package source", func(s string, r hcl.Range) (string, bool) {
 			if msg := checkSource(s); msg != "" {
-				dc.add(errDiag("Invalid package source", fmt.Sprintf("release.sources entry %q: %s", s, msg), rs[i]))
-				continue
+				dc.add(errDiag("Invalid package source", fmt.Sprintf("release.sources entry %q: %s", s, msg), r))
+				return "", false
 			}
-			if j, dup := seen[s]; dup {
-				dc.add(errDiag("Duplicate package source", fmt.Sprintf("%q is already listed at %s.", s, fmtPos(rs[j])), rs[i]))
-				continue
-			}
-			seen[s] = i
-			d.Release.Sources = append(d.Release.Sources, s)
-		}
+			return s, true
+		})
 	}
 }
 
@@ -665,9 +648,8 @@ func checkToolSource(v string) (string, string) {
 
 func (dc *decoder) resources(list []string, rs []hcl.Range) {
 	d := dc.d
-	d.Resources = []string{}
-	seen := map[string]int{}
-	for i, v := range list {
+	var ranges []hcl.Range
+	d.Resources, ranges = dc.uniqueList(list, rs, "Duplicate resource", func(v string, r hcl.Range) (string, bool) {
 		p, msg := cleanRel(v)
 		if msg == "" {
 			switch p {
@@ -678,16 +660,13 @@ func (dc *decoder) resources(list []string, rs []hcl.Range) {
 			}
 		}
 		if msg != "" {
-			dc.add(errDiag("Invalid resource path", fmt.Sprintf("resources entry %q: %s", v, msg), rs[i]))
-			continue
+			dc.add(errDiag("Invalid resource path", fmt.Sprintf("resources entry %q: %s", v, msg), r))
+			return "", false
 		}
-		if j, dup := seen[p]; dup {
-			dc.add(errDiag("Duplicate resource", fmt.Sprintf("%q is already listed at %s.", v, fmtPos(rs[j])), rs[i]))
-			continue
-		}
-		seen[p] = i
-		d.ranges[fmt.Sprintf("resources[%d]", len(d.Resources))] = rs[i]
-		d.Resources = append(d.Resources, p)
+		return p, true
+	})
+	for k, r := range ranges {
+		d.ranges[fmt.Sprintf("resources[%d]", k)] = r
 	}
 	// A resource inside another would be listed twice in the payload.
 	for i, a := range d.Resources {
@@ -873,6 +852,29 @@ func (dc *decoder) boolean(attrs hcl.Attributes, key string) (bool, hcl.Range, b
 
 // strList decodes a list of strings written as a list literal, keeping
 // each element's range.
+// uniqueList checks each entry of a list attribute (rs are the entries'
+// ranges) with check, which returns the value to keep (normalized) or
+// false after adding its own diagnostic, and refuses an entry whose value
+// was kept before with dupSummary, naming where the first stands. It
+// returns the kept values, in order (never nil), and their ranges.
+func (dc *decoder) uniqueList(list []string, rs []hcl.Range, dupSummary string, check func(v string, r hcl.Range) (string, bool)) ([]string, []hcl.Range) {
+	kept, ranges := []string{}, []hcl.Range{}
+	seen := map[string]int{}
+	for i, v := range list {
+		k, ok := check(v, rs[i])
+		if !ok {
+			continue
+		}
+		if j, dup := seen[k]; dup {
+			dc.add(errDiag(dupSummary, fmt.Sprintf("%q is already listed at %s.", v, fmtPos(rs[j])), rs[i]))
+			continue
+		}
+		seen[k] = i
+		kept, ranges = append(kept, k), append(ranges, rs[i])
+	}
+	return kept, ranges
+}
+
 func (dc *decoder) strList(attrs hcl.Attributes, key string) ([]string, []hcl.Range, bool) {
 	attr, ok := attrs[lastName(key)]
 	if !ok {

@@ -29,21 +29,14 @@ func (dc *decoder) audit(blk *hcl.Block) {
 				`audit.sources needs at least one source: "npm" (the registry's advisories) or "osv:<path>" (an offline OSV database in the distribution directory). A release always audits; to release while a source cannot be reached, set allow_unavailable = true.`,
 				d.ranges["audit.sources"]))
 		}
-		d.Audit.Sources = []string{}
-		seen := map[string]int{}
-		for i, s := range list {
+		d.Audit.Sources, _ = dc.uniqueList(list, rs, "Duplicate audit source", func(s string, r hcl.Range) (string, bool) {
 			src, msg := checkAuditSource(s)
 			if msg != "" {
-				dc.add(errDiag("Invalid audit source", fmt.Sprintf("audit.sources entry %q: %s", s, msg), rs[i]))
-				continue
+				dc.add(errDiag("Invalid audit source", fmt.Sprintf("audit.sources entry %q: %s", s, msg), r))
+				return "", false
 			}
-			if j, dup := seen[src]; dup {
-				dc.add(errDiag("Duplicate audit source", fmt.Sprintf("%q is already listed at %s.", s, fmtPos(rs[j])), rs[i]))
-				continue
-			}
-			seen[src] = i
-			d.Audit.Sources = append(d.Audit.Sources, src)
-		}
+			return src, true
+		})
 	}
 	if v, r, ok := dc.str(attrs, "audit.fail_on"); ok {
 		if SeverityRank(v) == 0 {
