@@ -18,6 +18,7 @@ import (
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/tracing/phase"
 )
 
 // homeOptions resolves the three homes from the run's environment and the
@@ -138,7 +139,7 @@ func (Install) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, 
 	if v := inv.Get("sequence"); !v.IsNull() {
 		io.Sequence, _ = v.AsBigFloat().Int64()
 	}
-	if err := keepLauncher(o.Homes.Install); err != nil {
+	if err := phase.Run(ctx, "keep launcher", func(context.Context) error { return keepLauncher(o.Homes.Install) }); err != nil {
 		return nil, err
 	}
 	res, err := home.Install(ctx, io)
@@ -148,9 +149,14 @@ func (Install) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, 
 	for _, w := range res.Warnings {
 		fmt.Fprintf(inv.Log, "%s: %s\n", inv.Pipeline, w)
 	}
-	if _, err := home.Reclaim(ctx, o, res.ID, 1500*time.Millisecond); err != nil {
-		fmt.Fprintf(inv.Log, "%s: reclaim: %v\n", inv.Pipeline, err)
-	}
+	// Reclaim failing does not fail the install: the next doctor retries.
+	_ = phase.Run(ctx, "reclaim", func(ctx context.Context) error {
+		_, err := home.Reclaim(ctx, o, res.ID, 1500*time.Millisecond)
+		if err != nil {
+			fmt.Fprintf(inv.Log, "%s: reclaim: %v\n", inv.Pipeline, err)
+		}
+		return err
+	})
 	return map[string]cty.Value{
 		"id": cty.StringVal(res.ID), "version": cty.StringVal(res.Version), "previous": cty.StringVal(res.Previous),
 		"payload": cty.StringVal(res.Payload), "files": cty.NumberIntVal(int64(res.Files)), "bytes": cty.NumberIntVal(res.Bytes),
@@ -240,11 +246,15 @@ func (UpdateCheck) Run(ctx context.Context, inv *Invocation) (map[string]cty.Val
 	if err != nil {
 		return nil, err
 	}
-	doc, sig, err := source.FetchChannel(ctx, ch)
+	fctx, ph := phase.Start(ctx, "fetch channel")
+	doc, sig, err := source.FetchChannel(fctx, ch)
+	ph.End(err)
 	if err != nil {
 		return nil, err
 	}
+	_, ph = phase.Start(ctx, "verify channel")
 	v, err := channel.Verify(doc, sig, *trust, ch, r.Sequences[ch], time.Now())
+	ph.End(err)
 	if err != nil {
 		return nil, err
 	}

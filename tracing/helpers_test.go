@@ -8,6 +8,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+
+	"piship.dev/piship/tracing/phase"
 )
 
 // base is an arbitrary fixed instant; tests place spans at explicit offsets
@@ -58,3 +60,15 @@ func stage(id uint64, kind, name string, start, dur time.Duration, cache string)
 }
 
 func ms(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+
+// phaseSpan builds a phase span (phase.Attr) whose parent is span parent.
+func phaseSpan(id, parent uint64, name string, start, dur time.Duration) sdktrace.ReadOnlySpan {
+	return tracetest.SpanStub{
+		Name:        name,
+		SpanContext: spanContext(id),
+		Parent:      spanContext(parent),
+		StartTime:   base.Add(start),
+		EndTime:     base.Add(start + dur),
+		Attributes:  []attribute.KeyValue{attribute.String(phase.Attr, name)},
+	}.Snapshot()
+}

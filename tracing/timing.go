@@ -12,6 +12,9 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"piship.dev/piship/tracing/phase"
 )
 
 // TimingSchema identifies the layout of Timing.JSON; bump it on any
@@ -67,10 +70,19 @@ type timingJSON struct {
 }
 
 type stageJSON struct {
+	Name    string      `json:"name"`
+	StartMs int64       `json:"startMs"`
+	Ms      int64       `json:"ms"`
+	Cache   string      `json:"cache"`
+	Phases  []phaseJSON `json:"phases,omitempty"`
+}
+
+// phaseJSON is one phase of a stage (a child span marked by phase.Attr);
+// nested phases are named "outer/inner".
+type phaseJSON struct {
 	Name    string `json:"name"`
 	StartMs int64  `json:"startMs"`
 	Ms      int64  `json:"ms"`
-	Cache   string `json:"cache"`
 }
 
 // stageRun is one stage span reduced to what the summary needs.
@@ -83,6 +95,15 @@ type stageRun struct {
 	startMs int64
 	ms      int64
 	cache   string
+	phases  []phaseRun
+}
+
+// phaseRun is one phase span of a stage.
+type phaseRun struct {
+	span    sdktrace.ReadOnlySpan
+	name    string // "extract", or "outer/inner" when nested
+	startMs int64
+	ms      int64
 }
 
 // Summarize computes the timing summary of the run of command from its
@@ -98,8 +119,13 @@ func Summarize(spans []sdktrace.ReadOnlySpan, command string, deps map[string][]
 	rootName := PipelineSpanName(command)
 	var root sdktrace.ReadOnlySpan
 	var runs []stageRun
+	var phases []sdktrace.ReadOnlySpan
 	for _, s := range spans {
 		if s == nil || s.Name() == CacheLookupSpanName {
+			continue
+		}
+		if isPhase(s) {
+			phases = append(phases, s)
 			continue
 		}
 		if s.Name() == rootName {
@@ -133,6 +159,7 @@ func Summarize(spans []sdktrace.ReadOnlySpan, command string, deps map[string][]
 	for i := range runs {
 		runs[i].startMs = roundMs(runs[i].start.Sub(runStart))
 	}
+	attachPhases(runs, phases, runStart)
 
 	t := Timing{Lines: make([]string, 0, len(runs))}
 
@@ -154,6 +181,20 @@ func Summarize(spans []sdktrace.ReadOnlySpan, command string, deps map[string][]
 	})
 	for _, r := range order {
 		t.Lines = append(t.Lines, command+" "+r.name+": "+strconv.FormatInt(r.ms, 10)+" ms")
+		// Its phases follow it, longest first: "<command> <stage>/<phase>".
+		ps := slices.Clone(r.phases)
+		slices.SortFunc(ps, func(a, b phaseRun) int {
+			if c := cmp.Compare(b.ms, a.ms); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(a.name, b.name); c != 0 {
+				return c
+			}
+			return compareSpans(a.span, b.span)
+		})
+		for _, p := range ps {
+			t.Lines = append(t.Lines, command+" "+r.name+"/"+p.name+": "+strconv.FormatInt(p.ms, 10)+" ms")
+		}
 	}
 
 	slices.SortFunc(order, func(a, b *stageRun) int {
@@ -173,7 +214,11 @@ func Summarize(spans []sdktrace.ReadOnlySpan, command string, deps map[string][]
 		if _, ok := display[r.name]; !ok {
 			display[r.name] = r.display
 		}
-		stages = append(stages, stageJSON{Name: r.display, StartMs: r.startMs, Ms: r.ms, Cache: r.cache})
+		sj := stageJSON{Name: r.display, StartMs: r.startMs, Ms: r.ms, Cache: r.cache}
+		for _, p := range r.phases { // already in start order
+			sj.Phases = append(sj.Phases, phaseJSON{Name: p.name, StartMs: p.startMs, Ms: p.ms})
+		}
+		stages = append(stages, sj)
 	}
 
 	t.CriticalPath = criticalPath(weights, display, deps)
@@ -231,6 +276,56 @@ func stageRunOf(s sdktrace.ReadOnlySpan) (stageRun, bool) {
 		ms:      durationMs(s.StartTime(), s.EndTime()),
 		cache:   cache,
 	}, true
+}
+
+func isPhase(s sdktrace.ReadOnlySpan) bool {
+	for _, kv := range s.Attributes() {
+		if kv.Key == phase.Attr {
+			return true
+		}
+	}
+	return false
+}
+
+// attachPhases gives each stage run the phase spans under it, following
+// parent links through enclosing phases (named "outer/inner"). A phase
+// whose chain reaches no stage span of this run is left out. Phases come
+// out in start order.
+func attachPhases(runs []stageRun, phases []sdktrace.ReadOnlySpan, runStart time.Time) {
+	if len(phases) == 0 {
+		return
+	}
+	stageOf := make(map[trace.SpanID]int, len(runs))
+	for i := range runs {
+		stageOf[runs[i].span.SpanContext().SpanID()] = i
+	}
+	phaseOf := make(map[trace.SpanID]sdktrace.ReadOnlySpan, len(phases))
+	for _, p := range phases {
+		phaseOf[p.SpanContext().SpanID()] = p
+	}
+	for _, p := range phases {
+		name := p.Name()
+		parent := p.Parent().SpanID()
+		for depth := 0; depth < len(phases); depth++ {
+			if i, ok := stageOf[parent]; ok {
+				runs[i].phases = append(runs[i].phases, phaseRun{
+					span: p, name: name, startMs: roundMs(p.StartTime().Sub(runStart)), ms: durationMs(p.StartTime(), p.EndTime()),
+				})
+				break
+			}
+			outer, ok := phaseOf[parent]
+			if !ok {
+				break
+			}
+			name = outer.Name() + "/" + name
+			parent = outer.Parent().SpanID()
+		}
+	}
+	// By the exact start: phases run one after another, often within the
+	// same millisecond, and the JSON should show them in that order.
+	for i := range runs {
+		slices.SortFunc(runs[i].phases, func(a, b phaseRun) int { return compareSpans(a.span, b.span) })
+	}
 }
 
 // roundMs rounds to the nearest millisecond (halves away from zero). Every

@@ -228,3 +228,41 @@ func TestCriticalPathLongChain(t *testing.T) {
 		t.Errorf("CriticalPath has %d stages from %q to %q, want the whole chain", len(got), got[0], got[len(got)-1])
 	}
 }
+
+// A stage's phases (child spans marked by phase.Attr, nested ones named
+// "outer/inner") follow its line longest first and sit in its JSON object
+// in start order; a phase of no stage and stages without phases are as before.
+func TestSummarizePhases(t *testing.T) {
+	spans := []sdktrace.ReadOnlySpan{
+		// Children end first, so they come first, as a recorder has them.
+		phaseSpan(11, 10, "extract", ms(2), ms(60)),
+		phaseSpan(13, 12, "fsync", ms(70), ms(4)),
+		phaseSpan(12, 10, "commit", ms(66), ms(9)),
+		phaseSpan(14, 10, "verify", ms(62), ms(4)),
+		phaseSpan(15, 99, "orphan", 0, ms(1)),
+		span(1, "pipeline install", 0, ms(100), attribute.String(AttrPipeline, "install")),
+		stage(10, "install", "install", ms(1), ms(80), ""),
+		stage(20, "download", "download", 0, ms(1), ""),
+	}
+	got := Summarize(spans, "install", nil)
+	want := []string{
+		"install install: 80 ms",
+		"install install/extract: 60 ms",
+		"install install/commit: 9 ms",
+		"install install/commit/fsync: 4 ms", // ties by name
+		"install install/verify: 4 ms",
+		"install download: 1 ms",
+	}
+	if !slices.Equal(got.Lines, want) {
+		t.Errorf("Lines =\n%q\nwant\n%q", got.Lines, want)
+	}
+	wantJSON := `{"schema":"piship-timing/v1","command":"install","totalMs":100,"stages":[` +
+		`{"name":"download download","startMs":0,"ms":1,"cache":"none"},` +
+		`{"name":"install install","startMs":1,"ms":80,"cache":"none","phases":[` +
+		`{"name":"extract","startMs":2,"ms":60},{"name":"verify","startMs":62,"ms":4},` +
+		`{"name":"commit","startMs":66,"ms":9},{"name":"commit/fsync","startMs":70,"ms":4}]}],` +
+		`"criticalPath":["install install"]}`
+	if string(got.JSON) != wantJSON {
+		t.Errorf("JSON =\n%s\nwant\n%s", got.JSON, wantJSON)
+	}
+}

@@ -145,3 +145,52 @@ func TestTimingEqualsRecordedSpans(t *testing.T) {
 		t.Fatalf("critical path %v", j.CriticalPath)
 	}
 }
+
+// An install's timing breaks its one stage into phases, each a child span
+// of the stage, and the printed phase lines are those spans' durations.
+func TestInstallTimingShowsPhases(t *testing.T) {
+	env := buildEnv(t)
+	dir := copyDist(t, "hello")
+	mustRelease(t, env, dir)
+	root := t.TempDir()
+	env["PISHIP_INSTALL_HOME"], env["PISHIP_BIN_HOME"], env["PISHIP_STATE_HOME"] = root+"/i", root+"/b", root+"/s"
+	env["PISHIP_DEBUG_TIMING"] = "1"
+
+	rec := tracetest.NewSpanRecorder()
+	extraSpanProcessors = []sdktrace.SpanProcessor{rec}
+	defer func() { extraSpanProcessors = nil }()
+	code, _, stderr := cli(t, env, "install", dir+"/dist/releases/"+helloRelease+".tar.gz")
+	if code != exitOK {
+		t.Fatalf("install: exit %d\n%s", code, stderr)
+	}
+	var stage sdktrace.ReadOnlySpan
+	for _, s := range rec.Ended() {
+		if s.Name() == "install install" {
+			stage = s
+		}
+	}
+	if stage == nil {
+		t.Fatal("no install stage span")
+	}
+	phases := map[string]int64{}
+	for _, s := range rec.Ended() {
+		for _, kv := range s.Attributes() {
+			if kv.Key == "phase" && s.Parent().SpanID() == stage.SpanContext().SpanID() {
+				phases[s.Name()] = s.EndTime().Sub(s.StartTime()).Round(time.Millisecond).Milliseconds()
+			}
+		}
+	}
+	for _, name := range []string{"keep launcher", "identify", "extract", "verify", "commit", "reclaim"} {
+		ms, ok := phases[name]
+		if !ok {
+			t.Errorf("no %q phase under the install stage; phases: %v", name, phases)
+			continue
+		}
+		if line := fmt.Sprintf("install install/%s: %d ms\n", name, ms); !strings.Contains(stderr, line) {
+			t.Errorf("stderr lacks %q:\n%s", line, stderr)
+		}
+	}
+	if !strings.Contains(stderr, `"phases":[{"name":"keep launcher"`) {
+		t.Errorf("timing JSON has no phases in start order:\n%s", stderr)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/tracing/phase"
 )
 
 // DefaultReclaimBudget is doctor's time budget for removing obsolete
@@ -148,7 +149,10 @@ func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*D
 		rep.Problems = append(rep.Problems, fmt.Sprintf("%s has no active release: install it", id))
 	} else {
 		rep.Verified = true
-		if err := payload.Verify(ctx, a.Payload); err != nil {
+		vctx, ph := phase.Start(ctx, "verify")
+		err := payload.Verify(vctx, a.Payload)
+		ph.End(err)
+		if err != nil {
 			rep.Verified = false
 			rep.Problems = append(rep.Problems, fmt.Sprintf("active %s %s: %v", id, a.Version, err))
 		}
@@ -186,12 +190,16 @@ func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*D
 	if budget <= 0 {
 		budget = DefaultReclaimBudget
 	}
-	rr, err := o.reclaimLocked(ctx, id, start.Add(budget))
+	rctx, ph := phase.Start(ctx, "reclaim")
+	rr, err := o.reclaimLocked(rctx, id, start.Add(budget))
+	ph.End(err)
 	if err != nil {
 		return rep, err
 	}
 	rep.Reclaimed, rep.Remaining, rep.Leases = rr.Reclaimed, rr.Remaining, rr.Leases
+	_, ph = phase.Start(ctx, "disk usage")
 	rep.DiskBytes = diskUsage(receipt.AppDir(home, id))
+	ph.End(nil)
 	return rep, nil
 }
 
@@ -206,9 +214,9 @@ type ReclaimResult struct {
 }
 
 // Reclaim removes dead leases and obsolete version directories of id
-// within budget, under the maintenance lock: doctor's sweep on its own,
-// for a caller that wants it after a commit (the original did so within
-// 1.5 s; here install never does, so the hot path deletes nothing).
+// within budget, under the maintenance lock: doctor's sweep on its own.
+// Install and update call it after their commit with a 1.5 s budget; a
+// launch never does, so the hot path deletes nothing.
 func Reclaim(ctx context.Context, o Options, id string, budget time.Duration) (*ReclaimResult, error) {
 	o.setDefaults()
 	if err := receipt.CheckID(id); err != nil {

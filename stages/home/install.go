@@ -12,6 +12,7 @@ import (
 
 	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/tracing/phase"
 )
 
 // Install installs o.Source and makes it the active version (see the
@@ -27,7 +28,9 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 	if err := o.Homes.Check(); err != nil {
 		return nil, err
 	}
+	_, ph := phase.Start(ctx, "identify")
 	s, err := identify(&o)
+	ph.End(err)
 	if err != nil {
 		return nil, err
 	}
@@ -90,10 +93,16 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 		return nil, receipt.Errorf(receipt.CodeUnavailable, "cannot inspect %s: %w", dest, err)
 	}
 
-	digests, archiveSHA, bytes, err := place(ctx, &o, s, dest)
+	pctx, ph := phase.Start(ctx, map[bool]string{true: "extract", false: "copy"}[s.kind == receipt.SourceArchive])
+	digests, archiveSHA, bytes, err := place(pctx, &o, s, dest)
+	ph.SetInt("files", int64(len(digests)))
+	ph.SetInt("bytes", bytes)
+	ph.End(err)
 	var in *installed
 	if err == nil {
+		_, ph = phase.Start(ctx, "verify")
 		in, err = checkInstalled(dest, s, digests, archiveSHA)
+		ph.End(err)
 	}
 	if err == nil && s.target != o.HostTarget {
 		// Known only now when the archive's name did not say it.
@@ -283,7 +292,9 @@ func samePath(a, b string) bool {
 // commit makes rec the active release under the launch gate: shims first
 // (they do not depend on the version), then the receipt, the commit point.
 // It returns the version active before and the shims written.
-func (o *Options) commit(ctx context.Context, id string, rec receipt.Release, channel string, seq int64) (string, []string, error) {
+func (o *Options) commit(ctx context.Context, id string, rec receipt.Release, channel string, seq int64) (_ string, _ []string, err error) {
+	ctx, ph := phase.Start(ctx, "commit")
+	defer func() { ph.End(err) }()
 	home := o.Homes.Install
 	release, err := receipt.TakeGate(ctx, home, id, o.GateWait)
 	if err != nil {
