@@ -13,6 +13,7 @@ import (
 
 	"github.com/zclconf/go-cty/cty"
 
+	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/home"
@@ -122,6 +123,7 @@ func (Install) Outputs() []Output {
 		{Name: "id", Type: cty.String}, {Name: "version", Type: cty.String}, {Name: "previous", Type: cty.String},
 		{Name: "payload", Type: cty.String}, {Name: "files", Type: cty.Number}, {Name: "bytes", Type: cty.Number},
 		{Name: "reused", Type: cty.Bool}, {Name: "command", Type: cty.String},
+		{Name: "linked", Type: cty.Number, Doc: "files placed by linking an object of the content-addressed store"},
 	}
 }
 
@@ -139,6 +141,11 @@ func (Install) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, 
 	if v := inv.Get("sequence"); !v.IsNull() {
 		io.Sequence, _ = v.AsBigFloat().Int64()
 	}
+	store, err := cache.OpenStore(inv.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	io.Store = store
 	if err := phase.Run(ctx, "keep launcher", func(context.Context) error { return keepLauncher(o.Homes.Install) }); err != nil {
 		return nil, err
 	}
@@ -148,6 +155,12 @@ func (Install) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, 
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintf(inv.Log, "%s: %s\n", inv.Pipeline, w)
+	}
+	if store != nil && !res.Reused {
+		if st := store.Stats(); st.Repaired > 0 || st.Disabled {
+			fmt.Fprintf(inv.Log, "%s: store %s: %d damaged objects removed and their files written%s\n", inv.Pipeline, store.Dir(), st.Repaired,
+				map[bool]string{true: "; links are not possible there, so the rest was written (PISHIP_STORE=off skips the store)"}[st.Disabled])
+		}
 	}
 	// Reclaim failing does not fail the install: the next doctor retries.
 	_ = phase.Run(ctx, "reclaim", func(ctx context.Context) error {
@@ -160,7 +173,7 @@ func (Install) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, 
 	return map[string]cty.Value{
 		"id": cty.StringVal(res.ID), "version": cty.StringVal(res.Version), "previous": cty.StringVal(res.Previous),
 		"payload": cty.StringVal(res.Payload), "files": cty.NumberIntVal(int64(res.Files)), "bytes": cty.NumberIntVal(res.Bytes),
-		"reused": cty.BoolVal(res.Reused), "command": cty.StringVal(res.Command),
+		"reused": cty.BoolVal(res.Reused), "command": cty.StringVal(res.Command), "linked": cty.NumberIntVal(int64(res.Linked)),
 	}, nil
 }
 
@@ -374,6 +387,9 @@ func (Doctor) Outputs() []Output {
 func (Doctor) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
 	o, err := homeOptions(inv)
 	if err != nil {
+		return nil, err
+	}
+	if o.Store, err = cache.OpenStore(inv.Getenv); err != nil {
 		return nil, err
 	}
 	rep, err := home.Doctor(ctx, o, stringOr(inv.Get("id"), ""), reclaimBudget(inv, 5*time.Second))

@@ -58,8 +58,12 @@ func cmdInstall(e *env, args []string) int {
 			str(out["id"]), str(out["version"]), total.Round(time.Millisecond), str(out["command"]))
 		return code
 	}
-	fmt.Fprintf(e.stderr, "installed %s %s (%d files, %s) in %s; run it as `%s`\n", str(out["id"]), str(out["version"]),
-		num(out["files"]), humanBytes(num(out["bytes"])), total.Round(time.Millisecond), str(out["command"]))
+	linked := ""
+	if n := num(out["linked"]); n > 0 {
+		linked = fmt.Sprintf(", %d linked from the store", n)
+	}
+	fmt.Fprintf(e.stderr, "installed %s %s (%d files%s, %s) in %s; run it as `%s`\n", str(out["id"]), str(out["version"]),
+		num(out["files"]), linked, humanBytes(num(out["bytes"])), total.Round(time.Millisecond), str(out["command"]))
 	return code
 }
 
@@ -95,8 +99,12 @@ func cmdUpdate(e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "%s: update available %s -> %s (channel %s, sequence %d, %s)\n", pos[0], str(c["current"]), str(c["version"]),
 			str(c["channel"]), num(c["sequence"]), humanBytes(num(c["bytes"])))
 	default:
-		fmt.Fprintf(e.stdout, "%s updated %s -> %s (channel %s, sequence %d) in %s\n", pos[0], str(c["current"]), str(c["version"]), str(c["channel"]),
-			num(c["sequence"]), total.Round(time.Millisecond))
+		linked := ""
+		if n := num(stageOutputs(res)["install"]["linked"]); n > 0 {
+			linked = fmt.Sprintf(", %d files linked from the store", n)
+		}
+		fmt.Fprintf(e.stdout, "%s updated %s -> %s (channel %s, sequence %d%s) in %s\n", pos[0], str(c["current"]), str(c["version"]), str(c["channel"]),
+			num(c["sequence"]), linked, total.Round(time.Millisecond))
 	}
 	return code
 }
@@ -166,6 +174,16 @@ func cmdDoctor(e *env, args []string) int {
 		fmt.Fprintf(w, "  trust state file: %s\n", r.TrustFile)
 	}
 	fmt.Fprintf(w, "  disk: %s in apps/%s\n", humanBytes(r.DiskBytes), r.ID)
+	if s := r.Store; s != nil {
+		fmt.Fprintf(w, "  store: %s: %d objects, %d no longer linked removed (%s)", s.Dir, s.Objects, s.Removed, humanBytes(s.Bytes))
+		switch {
+		case s.Problem != "":
+			fmt.Fprintf(w, "; %s", s.Problem)
+		case s.Exhausted:
+			fmt.Fprintf(w, "; the rest waits for the next doctor (time budget)")
+		}
+		fmt.Fprintln(w)
+	}
 	return code
 }
 

@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,6 +41,22 @@ type Limits struct {
 	// Writers is the number of parallel writers of files up to SmallFile
 	// (default 8). Memory held for them is at most Writers x SmallFile.
 	Writers int
+	// Store, if set, places eligible files of up to SmallFile bytes by
+	// linking a stored object instead of writing them, and keeps the ones
+	// it had not (see cache.Store).
+	Store Store
+}
+
+// Store is a content-addressed store of file objects (cache.Store). Its
+// failures are never the extraction's: a file it does not place is written.
+type Store interface {
+	// Eligible reports whether the file at archive path name is stored.
+	Eligible(name string) bool
+	// Place makes path a link to the object holding exactly data (sum is
+	// its SHA-256, already computed) and reports whether it did.
+	Place(path string, data []byte, sum [32]byte, perm os.FileMode) bool
+	// Keep adds the file just written at path as the object of sum.
+	Keep(path string, sum [32]byte, perm os.FileMode)
 }
 
 func (l Limits) withDefaults() Limits {
@@ -65,6 +82,7 @@ type Extracted struct {
 	Files  map[string]string // archive path -> lowercase hex SHA-256, every regular file
 	Bytes  int64             // total bytes of file content
 	Dirs   int               // directories created (explicit and implied)
+	Linked int               // files placed by linking a stored object (Limits.Store), included in Files
 }
 
 // Extract reads a tar.gz once from r and writes it into dest, which must
@@ -99,6 +117,8 @@ func Extract(ctx context.Context, r io.Reader, dest string, lim Limits) (*Extrac
 	x := &extractor{
 		ctx:    ctx,
 		lim:    lim,
+		dest:   dest,
+		store:  lim.Store,
 		root:   root,
 		src:    src,
 		droots: newDirRoots(root),
@@ -156,6 +176,7 @@ func Extract(ctx context.Context, r io.Reader, dest string, lim Limits) (*Extrac
 		return nil, x.readErr(err, "after the gzip stream")
 	}
 	return &Extracted{
+		Linked: int(x.linked.Load()),
 		SHA256: hex.EncodeToString(src.h.Sum(nil)),
 		Size:   src.n,
 		Files:  x.files,
@@ -224,6 +245,9 @@ var errWriterFailed = errors.New("archive: a writer failed")
 type extractor struct {
 	ctx    context.Context
 	lim    Limits
+	dest   string
+	store  Store        // nil: write every file
+	linked atomic.Int64 // files placed from the store
 	root   *os.Root
 	droots *dirRoots // a Root per directory, for the writers
 	src    *hashReader
@@ -538,10 +562,17 @@ func (x *extractor) writer() {
 			x.writeStream(j)
 		case j.name != "" && !x.failed.Load():
 			sum := sha256.Sum256(j.data)
-			if err := x.create(j.name, func(dir *os.Root, base string) error { return writeFile(dir, base, j.data, j.perm) }); err != nil {
+			stored := x.store != nil && x.store.Eligible(j.name)
+			if stored && x.haveDir(j.name) && x.store.Place(x.path(j.name), j.data, sum, j.perm) {
+				x.record(j.name, sum[:])
+				x.linked.Add(1)
+			} else if err := x.create(j.name, func(dir *os.Root, base string) error { return writeFile(dir, base, j.data, j.perm) }); err != nil {
 				x.fail(err)
 			} else {
 				x.record(j.name, sum[:])
+				if stored {
+					x.store.Keep(x.path(j.name), sum, j.perm)
+				}
 			}
 		}
 		x.free <- j.data
@@ -590,6 +621,26 @@ func (x *extractor) create(name string, op func(dir *os.Root, base string) error
 		}
 	}
 }
+
+// haveDir makes sure the directory of name exists before the store links
+// into it (the job that carries it may still be queued on another writer,
+// see create), and reports whether it does.
+func (x *extractor) haveDir(name string) bool {
+	dir, _ := split(name)
+	if _, err := x.droots.acquire(dir); err == nil {
+		x.droots.release(dir)
+		return true
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	return x.root.MkdirAll(dir, 0o755) == nil
+}
+
+// path is the file system path of the archive path name under dest, for
+// the store, which links by path (an object lives outside dest's Root).
+// Every component was checked by the reader and created by the writers as
+// a directory, so it stays under dest.
+func (x *extractor) path(name string) string { return filepath.Join(x.dest, filepath.FromSlash(name)) }
 
 func (x *extractor) record(name string, sum []byte) {
 	x.mu.Lock()

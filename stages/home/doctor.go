@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/payload"
@@ -51,6 +52,18 @@ type DoctorReport struct {
 	// ShimRefreshed is set when the command shim was outdated (another
 	// launcher or homes) and was rewritten.
 	ShimRefreshed bool
+	// Store is what the store's GC did (nil without a store).
+	Store *StoreReport `json:",omitempty"`
+}
+
+// StoreReport is the content-addressed store as doctor left it.
+type StoreReport struct {
+	Dir       string
+	Objects   int    // objects looked at
+	Removed   int    // objects nothing linked any more, past the grace
+	Bytes     int64  // bytes those held
+	Exhausted bool   // the budget ran out first
+	Problem   string `json:",omitempty"`
 }
 
 // TrustState is the update trust of an installation.
@@ -197,6 +210,17 @@ func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*D
 		return rep, err
 	}
 	rep.Reclaimed, rep.Remaining, rep.Leases = rr.Reclaimed, rr.Remaining, rr.Leases
+	if o.Store != nil {
+		// What the budget leaves goes to the store; a slow store never
+		// fails doctor.
+		_, ph = phase.Start(ctx, "store gc")
+		g, err := o.Store.GC(start.Add(budget), cache.StoreGrace)
+		ph.End(err)
+		rep.Store = &StoreReport{Dir: o.Store.Dir(), Objects: g.Objects, Removed: g.Removed, Bytes: g.Bytes, Exhausted: g.Exhausted}
+		if err != nil {
+			rep.Store.Problem = err.Error()
+		}
+	}
 	_, ph = phase.Start(ctx, "disk usage")
 	rep.DiskBytes = diskUsage(receipt.AppDir(home, id))
 	ph.End(nil)

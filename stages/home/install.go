@@ -94,9 +94,10 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 	}
 
 	pctx, ph := phase.Start(ctx, map[bool]string{true: "extract", false: "copy"}[s.kind == receipt.SourceArchive])
-	digests, archiveSHA, bytes, err := place(pctx, &o, s, dest)
+	digests, archiveSHA, bytes, linked, err := place(pctx, &o, s, dest)
 	ph.SetInt("files", int64(len(digests)))
 	ph.SetInt("bytes", bytes)
+	ph.SetInt("linked", int64(linked))
 	ph.End(err)
 	var in *installed
 	if err == nil {
@@ -135,7 +136,7 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 		return nil, err
 	}
 	res.Dir, res.Payload, res.Command, res.ArchiveSHA256 = rec.Dir, rec.Payload, rec.Command, archiveSHA
-	res.Files, res.Bytes, res.Previous, res.Shims = in.files, bytes, prev, shims
+	res.Files, res.Bytes, res.Previous, res.Shims, res.Linked = in.files, bytes, prev, shims, linked
 	return res, nil
 }
 
@@ -188,41 +189,46 @@ func reusable(rc *receipt.Receipt, s *source) *receipt.Release {
 }
 
 // place writes the release into dest and returns the digests of what it
-// wrote (slash paths relative to dest), the archive digest and the bytes.
-func place(ctx context.Context, o *InstallOptions, s *source, dest string) (map[string]string, string, int64, error) {
+// wrote (slash paths relative to dest), the archive digest, the bytes and
+// how many files it linked from the store.
+func place(ctx context.Context, o *InstallOptions, s *source, dest string) (map[string]string, string, int64, int, error) {
 	switch s.kind {
 	case receipt.SourceArchive:
 		f, err := os.Open(s.path)
 		if err != nil {
-			return nil, "", 0, receipt.Errorf(receipt.CodeUnavailable, "cannot read %s: %w", s.path, err)
+			return nil, "", 0, 0, receipt.Errorf(receipt.CodeUnavailable, "cannot read %s: %w", s.path, err)
 		}
 		defer f.Close()
 		o.logf("%s %s: extracting %s into %s", s.id, s.version, filepath.Base(s.path), dest)
-		ex, err := archive.Extract(ctx, f, dest, archive.Limits{Writers: o.Writers})
+		lim := archive.Limits{Writers: o.Writers}
+		if o.Store != nil {
+			lim.Store = o.Store
+		}
+		ex, err := archive.Extract(ctx, f, dest, lim)
 		if err != nil {
 			if _, ok := archive.IsIntegrity(err); ok {
-				return nil, "", 0, receipt.Errorf(receipt.CodeIntegrity, "%s: %w", filepath.Base(s.path), err)
+				return nil, "", 0, 0, receipt.Errorf(receipt.CodeIntegrity, "%s: %w", filepath.Base(s.path), err)
 			}
-			return nil, "", 0, receipt.Errorf(receipt.CodeUnavailable, "cannot extract %s: %w", filepath.Base(s.path), err)
+			return nil, "", 0, 0, receipt.Errorf(receipt.CodeUnavailable, "cannot extract %s: %w", filepath.Base(s.path), err)
 		}
-		return ex.Files, ex.SHA256, ex.Bytes, nil
+		return ex.Files, ex.SHA256, ex.Bytes, ex.Linked, nil
 	case receipt.SourceRelease:
 		o.logf("%s %s: copying %s into %s", s.id, s.version, s.path, dest)
 		d, err := copyTree(ctx, s.tree, s.path, dest, "", o.Writers)
 		if err != nil {
-			return nil, "", 0, receipt.Errorf(receipt.CodeUnavailable, "cannot copy %s: %w", s.path, err)
+			return nil, "", 0, 0, receipt.Errorf(receipt.CodeUnavailable, "cannot copy %s: %w", s.path, err)
 		}
-		return d, "", s.tree.bytes, nil
+		return d, "", s.tree.bytes, 0, nil
 	default:
 		o.logf("%s %s: copying %s into %s", s.id, s.version, s.path, filepath.Join(dest, "payload"))
 		if err := os.Mkdir(dest, 0o755); err != nil {
-			return nil, "", 0, receipt.Errorf(receipt.CodeUnavailable, "cannot create %s: %w", dest, err)
+			return nil, "", 0, 0, receipt.Errorf(receipt.CodeUnavailable, "cannot create %s: %w", dest, err)
 		}
 		d, err := copyTree(ctx, s.tree, s.path, filepath.Join(dest, "payload"), "payload/", o.Writers)
 		if err != nil {
-			return nil, "", 0, receipt.Errorf(receipt.CodeUnavailable, "cannot copy %s: %w", s.path, err)
+			return nil, "", 0, 0, receipt.Errorf(receipt.CodeUnavailable, "cannot copy %s: %w", s.path, err)
 		}
-		return d, "", s.tree.bytes, nil
+		return d, "", s.tree.bytes, 0, nil
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/home/receipt"
 )
 
@@ -29,6 +30,11 @@ type Options struct {
 	Renamer *receipt.Renamer
 	// Now is the clock of the receipt's times (nil: time.Now).
 	Now func() time.Time
+	// Store, if set, is the content-addressed store: an archive install
+	// places small node_modules files by linking its objects and keeps the
+	// ones it writes (directory installs copy every file), and doctor
+	// removes the objects nothing links any more.
+	Store *cache.Store
 }
 
 func (o *Options) setDefaults() {
@@ -108,6 +114,8 @@ type InstallResult struct {
 	ArchiveSHA256 string
 	Files         int
 	Bytes         int64
+	// Linked counts the files placed by linking a stored object.
+	Linked int
 	// MovedAside is the .retained-* directory a directory standing at
 	// the version's path was moved to ("" when none).
 	MovedAside string
