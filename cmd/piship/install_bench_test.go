@@ -30,7 +30,14 @@ import (
 //
 //   - piship: `piship install ARCHIVE` into fresh homes, a child process of
 //     the real binary (process start, archive and per-file hashing, the
-//     inventory and release.json checks, receipt and shim included);
+//     inventory and release.json checks, receipt and shim included), with
+//     the content-addressed store off: every file written;
+//   - store-fresh: the same with PISHIP_STORE=hardlink and an empty store
+//     (every node_modules file written and linked into the store; a file
+//     whose bytes were already kept by this install is linked);
+//   - store-warm: the same with the store an untimed install of the same
+//     archive filled (a second installation of the release, or an update
+//     that keeps these files): node_modules files of up to 1 MiB are linked;
 //   - tar+sha256sum: `tar -xzf ARCHIVE -C DIR` then `sha256sum -c` of every
 //     payload file (the list made once from payload/metadata/inventory.json),
 //     the usual extract-then-verify;
@@ -39,7 +46,7 @@ import (
 //     costs on this file system.
 //
 // The releases are made once per form (untimed) with a shared runtime
-// cache. Each iteration runs the three in a rotating order, each after a
+// cache. Each iteration runs the five in a rotating order, each after a
 // sync and into a fresh directory; nothing is deleted until the end. A
 // deletion makes later creates slower on ext4 without a journal (this
 // machine's): for 60 s after an inode is deleted (360 s while its inode
@@ -48,7 +55,8 @@ import (
 // system (see docs/performance.md). The release itself deletes ~10,000
 // files (prune and strip); PISHIP_BENCH_SETTLE=DURATION (e.g. 70s) waits
 // that long after a sync before the timed runs. Targets: piship <= 1.10x
-// the floor and <= 0.5x tar+sha256sum.
+// the floor and <= 0.5x tar+sha256sum; for shipping the store mode,
+// store-warm <= 0.70x piship and store-fresh <= 1.15x piship.
 //
 //	go test -run '^$' -bench InstallPi -benchtime 1x ./cmd/piship/
 //
@@ -91,12 +99,23 @@ func BenchmarkInstallPi(b *testing.B) {
 				time.Sleep(settle)
 			}
 
+			// The store kept by the untimed install above: what a second
+			// installation of the same release, or an update that keeps
+			// these files, links from.
+			warmStore := filepath.Join(cache, "store")
+			ibRun(b, piship, ibEnv(homes(filepath.Join(work, "fill")), "PISHIP_STORE", "hardlink", "PISHIP_STORE_HOME", warmStore), "install", arc)
 			methods := []struct {
 				name string
 				run  func(dest string) time.Duration
 			}{
 				{"piship", func(dest string) time.Duration {
-					return ibTime(b, piship, ibEnv(homes(dest)), "", true, "install", arc)
+					return ibTime(b, piship, ibEnv(homes(dest), "PISHIP_STORE", "off"), "", true, "install", arc)
+				}},
+				{"store-fresh", func(dest string) time.Duration {
+					return ibTime(b, piship, ibEnv(homes(dest), "PISHIP_STORE", "hardlink", "PISHIP_STORE_HOME", filepath.Join(dest, "store")), "", true, "install", arc)
+				}},
+				{"store-warm", func(dest string) time.Duration {
+					return ibTime(b, piship, ibEnv(homes(dest), "PISHIP_STORE", "hardlink", "PISHIP_STORE_HOME", warmStore), "", true, "install", arc)
 				}},
 				{"tar+sha256sum", func(dest string) time.Duration {
 					if err := os.Mkdir(dest, 0o755); err != nil {
@@ -126,23 +145,28 @@ func BenchmarkInstallPi(b *testing.B) {
 			for m, ms := range samples {
 				b.Logf("%s: %s ms: %v", form, methods[m].name, ms)
 			}
-			pi, tarSum, floor := ibMedian(samples[0]), ibMedian(samples[1]), ibMedian(samples[2])
-			b.ReportMetric(pi, "piship-ms")
-			b.ReportMetric(tarSum, "tar+sha256sum-ms")
-			b.ReportMetric(floor, "floor-ms")
-			b.ReportMetric(pi/floor, "piship/floor")
-			b.ReportMetric(pi/tarSum, "piship/tar+sha256sum")
-			// The file system's state drifts between iterations (see
-			// above); the three of one iteration run back to back, so the
-			// median of per-iteration ratios is the steadier figure.
-			var vsFloor, vsTar []float64
-			for i := range samples[0] {
-				vsFloor = append(vsFloor, samples[0][i]/samples[2][i])
-				vsTar = append(vsTar, samples[0][i]/samples[1][i])
+			const direct, fresh, warmed, tarSum, floor = 0, 1, 2, 3, 4
+			for m, name := range []string{"piship", "store-fresh", "store-warm", "tar+sha256sum", "floor"} {
+				b.ReportMetric(ibMedian(samples[m]), name+"-ms")
 			}
-			b.Logf("%s: per-iteration piship/floor %.2f, piship/(tar+sha256sum) %.2f", form, vsFloor, vsTar)
-			b.ReportMetric(ibMedian(vsFloor), "paired-piship/floor")
-			b.ReportMetric(ibMedian(vsTar), "paired-piship/tar+sha256sum")
+			// The file system's state drifts between iterations (see
+			// above); the methods of one iteration run back to back, so
+			// the median of per-iteration ratios is the steadier figure.
+			paired := func(a, over int, metric string) {
+				var r []float64
+				for i := range samples[a] {
+					r = append(r, samples[a][i]/samples[over][i])
+				}
+				b.Logf("%s: per-iteration %s %.2f", form, metric, r)
+				b.ReportMetric(ibMedian(r), "paired-"+metric)
+			}
+			paired(direct, floor, "piship/floor")
+			paired(direct, tarSum, "piship/tar+sha256sum")
+			paired(warmed, floor, "store-warm/floor")
+			paired(warmed, tarSum, "store-warm/tar+sha256sum")
+			paired(warmed, direct, "store-warm/piship") // budget <= 0.70
+			paired(fresh, direct, "store-fresh/piship") // budget <= 1.15
+			paired(fresh, floor, "store-fresh/floor")
 
 			if pdir := os.Getenv("PISHIP_BENCH_CPUPROFILE"); pdir != "" {
 				ibProfileInstall(b, filepath.Join(pdir, "install-"+form+".pprof"), homes(filepath.Join(work, "profile")), arc)
