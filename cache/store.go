@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -69,10 +68,14 @@ type StoreStats struct {
 }
 
 // DefaultStoreMode is the mode when PISHIP_STORE is unset, chosen by
-// measurement (docs/performance.md): hardlink on Linux, where it was
-// measured; off elsewhere until it is measured there (on Windows a loaded
-// native addon's other links may not be removable while it runs).
-var DefaultStoreMode = map[bool]string{true: StoreHardlink, false: StoreOff}[runtime.GOOS == "linux"]
+// measurement against REFERENCE's budgets for shipping a mode (warm <=
+// 0.70x direct, fresh <= 1.15x): off. On this Linux ext4 a link costs what
+// a create does once the file system has settled, so a warm store saved
+// nothing and an empty one cost 1.3x (keeping each file is one more link);
+// only where creates are slow (ext4 without a journal after deletions,
+// Windows with Defender) does linking win, by 3.5x (docs/performance.md).
+// PISHIP_STORE=hardlink turns it on.
+const DefaultStoreMode = StoreOff
 
 // OpenStore resolves the store from PISHIP_STORE (off|hardlink; default
 // DefaultStoreMode) and PISHIP_STORE_HOME (default <cache home>/store). It returns

@@ -44,6 +44,21 @@ func cmdCache(e *env, args []string) int {
 		return exitFailed
 	}
 	fmt.Fprintf(e.stdout, "cache: %d entries, removed %d, %s -> %s\n", rep.Entries, rep.Removed, humanBytes(rep.BytesBefore), humanBytes(rep.BytesAfter))
+	// The store's objects nothing links any more (doctor does the same for
+	// one installation; after the last uninstall only this reaches them).
+	store, err := cache.OpenStore(e.getenv)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "piship: cache prune: %v\n", err)
+		return exitFailed
+	}
+	if store != nil {
+		g, err := store.GC(time.Now().Add(time.Minute), cache.StoreGrace)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "piship: cache prune: store %s: %v\n", store.Dir(), err)
+			return exitFailed
+		}
+		fmt.Fprintf(e.stdout, "store: %d objects, removed %d no longer linked (%s)\n", g.Objects, g.Removed, humanBytes(g.Bytes))
+	}
 	return exitOK
 }
 

@@ -57,6 +57,11 @@ func TestInstallsShareTheStore(t *testing.T) {
 		t.Errorf("doctor: exit %d\n%s%s", code, stdout, stderr)
 	}
 
+	// Objects are kept for a day after nothing links them.
+	code, stdout, stderr = cli(t, homeEnv("two"), "cache", "prune")
+	if code != exitOK || !strings.Contains(stdout, "store: 5 objects, removed 0 no longer linked") {
+		t.Errorf("cache prune: exit %d\n%s%s", code, stdout, stderr)
+	}
 	if out := install(homeEnv("three", "PISHIP_STORE", "off")); strings.Contains(out, "linked") {
 		t.Errorf("PISHIP_STORE=off linked files:\n%s", out)
 	}
