@@ -18,8 +18,11 @@ import (
 // then `piship update pi --from DIR` timed: channel fetch and signature
 // check, archive copy with size and SHA-256 checks, one-pass extraction,
 // the receipt commit under the launch gate, and the reclaim. Beside it, in
-// rotating order, a fresh `piship install` of the same 0.73.2 archive:
-// update / install is what the channel and the download add.
+// rotating order, a fresh `piship install` of the same 0.73.2 archive
+// (update / install is what the channel and the download add) and the same
+// update with PISHIP_STORE=hardlink, 0.73.1 having been installed with the
+// store too (update-store / update: what linking the unchanged files
+// saves). The store is off in the other two.
 //
 //	go test -run '^$' -bench UpdatePi -benchtime 3x ./cmd/piship/
 func BenchmarkUpdatePi(b *testing.B) {
@@ -52,28 +55,35 @@ func BenchmarkUpdatePi(b *testing.B) {
 			ibRun(b, piship, env, "sign-channel", chanDir, archives["0.73.1"], archives["0.73.2"], "--key", key)
 			homes := func(dir string) map[string]string { return ibHomes(cache, dir) }
 			work := b.TempDir()
-			var updates, installs []float64
+			var updates, stored, installs []float64
 			n := 0
 			for b.Loop() {
 				b.StopTimer()
 				up := filepath.Join(work, fmt.Sprint("update-", n))
-				ibRun(b, piship, ibEnv(homes(up)), "install", archives["0.73.1"])
+				ibRun(b, piship, ibEnv(homes(up), "PISHIP_STORE", "off"), "install", archives["0.73.1"])
+				// The same with the store on: 0.73.1's install keeps its
+				// node_modules files, the update links the unchanged ones.
+				upStore := filepath.Join(work, fmt.Sprint("update-store-", n))
+				storeEnv := ibEnv(homes(upStore), "PISHIP_STORE", "hardlink", "PISHIP_STORE_HOME", filepath.Join(upStore, "store"))
+				ibRun(b, piship, storeEnv, "install", archives["0.73.1"])
 				syscall.Sync()
 				b.StartTimer()
-				runUpdate := func() {
-					d := ibTime(b, piship, ibEnv(homes(up)), "", true, "update", "pi", "--from", chanDir)
-					updates = append(updates, float64(d.Microseconds())/1000)
+				runs := []func(){
+					func() {
+						d := ibTime(b, piship, ibEnv(homes(up), "PISHIP_STORE", "off"), "", true, "update", "pi", "--from", chanDir)
+						updates = append(updates, float64(d.Microseconds())/1000)
+					},
+					func() {
+						d := ibTime(b, piship, storeEnv, "", true, "update", "pi", "--from", chanDir)
+						stored = append(stored, float64(d.Microseconds())/1000)
+					},
+					func() {
+						d := ibTime(b, piship, ibEnv(homes(filepath.Join(work, fmt.Sprint("install-", n))), "PISHIP_STORE", "off"), "", true, "install", archives["0.73.2"])
+						installs = append(installs, float64(d.Microseconds())/1000)
+					},
 				}
-				runInstall := func() {
-					d := ibTime(b, piship, ibEnv(homes(filepath.Join(work, fmt.Sprint("install-", n)))), "", true, "install", archives["0.73.2"])
-					installs = append(installs, float64(d.Microseconds())/1000)
-				}
-				if n%2 == 0 {
-					runUpdate()
-					runInstall()
-				} else {
-					runInstall()
-					runUpdate()
+				for k := range runs {
+					runs[(n+k)%len(runs)]()
 				}
 				n++
 			}
@@ -82,14 +92,17 @@ func BenchmarkUpdatePi(b *testing.B) {
 			if !strings.Contains(check, "active 0.73.2, previous 0.73.1") {
 				b.Fatalf("after the update:\n%s", check)
 			}
-			var ratio []float64
+			var ratio, storeRatio []float64
 			for i := range updates {
 				ratio = append(ratio, updates[i]/installs[i])
+				storeRatio = append(storeRatio, stored[i]/updates[i])
 			}
-			b.Logf("%s: update ms %v, install ms %v", form, updates, installs)
+			b.Logf("%s: update ms %v, update with the store %v, install ms %v", form, updates, stored, installs)
 			b.ReportMetric(ibMedian(updates), "update-ms")
+			b.ReportMetric(ibMedian(stored), "update-store-ms")
 			b.ReportMetric(ibMedian(installs), "install-ms")
 			b.ReportMetric(ibMedian(ratio), "update/install")
+			b.ReportMetric(ibMedian(storeRatio), "update-store/update") // budget <= 0.85
 		})
 	}
 }
