@@ -36,14 +36,18 @@ func (w *consumerWorld) launchOK(when string) {
 }
 
 // Killing install and update at random moments (50 times each) never
-// breaks the installed release, and the next attempt succeeds.
+// breaks the installed release, and the next attempt succeeds. Every other
+// trial runs with the content-addressed store on (objects kept and linked
+// while the kill comes).
 func TestKilledInstallAndUpdateKeepThePreviousRelease(t *testing.T) {
 	w := newConsumerWorld(t)
+	base := w.env
 	rng := rand.New(rand.NewPCG(11, uint64(time.Now().UnixNano())))
 	for _, op := range []string{"install", "update"} {
 		t.Run(op, func(t *testing.T) {
 			w.t = t
 			for trial := range 50 {
+				w.env = append(base[:len(base):len(base)], "PISHIP_STORE="+map[bool]string{true: "hardlink", false: "off"}[trial%2 == 1])
 				// A fresh installation of 1.0.0, so the interrupted
 				// operation has real work (download, extraction, commit).
 				w.try("uninstall", "hello")
@@ -70,9 +74,11 @@ func TestKilledInstallAndUpdateKeepThePreviousRelease(t *testing.T) {
 }
 
 // Launches running while updates and reinstalls switch the active release
-// never see a half-written version.
+// never see a half-written version (with the store on, so the versions
+// share linked files).
 func TestLaunchesDuringUpdates(t *testing.T) {
 	w := newConsumerWorld(t)
+	w.env = append(w.env, "PISHIP_STORE=hardlink")
 	w.run("install", w.release["1.0.0"])
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
