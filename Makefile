@@ -60,7 +60,7 @@ demo: build
 	./$(BIN) verify-release $(HELLO)/dist/releases/hello-1.0.0-$(TARGET).tar.gz
 	@d=$$(mktemp -d); export PISHIP_INSTALL_HOME=$$d/install PISHIP_BIN_HOME=$$d/bin PISHIP_STATE_HOME=$$d/state; \
 	  echo "./$(BIN) install $(HELLO)/dist/releases/hello-1.0.0-$(TARGET).tar.gz   (homes in $$d)"; \
-	  ./$(BIN) install $(HELLO)/dist/releases/hello-1.0.0-$(TARGET).tar.gz && \
+	  PISHIP_DEBUG_TIMING=1 ./$(BIN) install $(HELLO)/dist/releases/hello-1.0.0-$(TARGET).tar.gz && \
 	  echo "$$d/bin/hello piship" && PISHIP_DEBUG_TIMING=1 $$d/bin/hello piship && rm -rf $$d
 
 lint:
