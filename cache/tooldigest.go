@@ -81,3 +81,8 @@ func writeToolStamp(exe, id, digest string) {
 		os.Remove(f.Name())
 	}
 }
+
+// FileIdentity is path's device, inode, size, modification and change
+// times, the identity the tool digest stamp trusts; false where the
+// platform gives no change time (then compare contents instead).
+func FileIdentity(path string) (string, bool) { return fileIdentity(path) }

@@ -64,24 +64,49 @@ func keptLauncher(src, installHome string) string {
 
 // keepLauncher copies the launcher beside this piship into the install
 // home unless the same bytes stand there already. Install calls it before
-// writing shims that name the kept launcher.
+// writing shims that name the kept launcher. Comparing the two 3 MB files
+// took ~3 ms of every install, so a stamp beside the kept launcher records
+// both files' identities (cache.FileIdentity: any change to either file
+// changes its change time) when they were last found equal.
 func keepLauncher(installHome string) error {
 	src := launcherBeside()
 	if src == "" {
 		return nil
 	}
+	_, err := keepLauncherFrom(src, installHome)
+	return err
+}
+
+// keepLauncherFrom keeps src as the launcher of installHome and reports
+// whether it wrote it.
+func keepLauncherFrom(src, installHome string) (bool, error) {
 	dst := keptLauncher(src, installHome)
+	stampPath := dst + ".stamp"
+	srcID, ok1 := cache.FileIdentity(src)
+	dstID, ok2 := cache.FileIdentity(dst)
+	stamp := srcID + "\n" + dstID + "\n"
+	if ok1 && ok2 {
+		if b, err := os.ReadFile(stampPath); err == nil && string(b) == stamp {
+			return false, nil
+		}
+	}
 	data, err := os.ReadFile(src)
 	if err != nil {
-		return err
+		return false, err
 	}
-	if have, err := os.ReadFile(dst); err == nil && bytes.Equal(have, data) {
-		return nil
+	wrote := false
+	if have, err := os.ReadFile(dst); err != nil || !bytes.Equal(have, data) {
+		if err := payload.WriteFile(dst, data, 0o755); err != nil {
+			return false, fmt.Errorf("CONFIG_UNAVAILABLE: cannot keep the launcher in %s: %v", filepath.Dir(dst), err)
+		}
+		wrote = true
+		dstID, ok2 = cache.FileIdentity(dst)
 	}
-	if err := payload.WriteFile(dst, data, 0o755); err != nil {
-		return fmt.Errorf("CONFIG_UNAVAILABLE: cannot keep the launcher in %s: %v", filepath.Dir(dst), err)
+	if ok1 && ok2 {
+		// Failing to write the stamp only costs the next install a compare.
+		_ = payload.WriteFile(stampPath, []byte(srcID+"\n"+dstID+"\n"), 0o644)
 	}
-	return nil
+	return wrote, nil
 }
 
 // reclaimBudget reads PISHIP_RECLAIM_BUDGET_MS (default def).
@@ -395,6 +420,17 @@ func (Doctor) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, e
 	rep, err := home.Doctor(ctx, o, stringOr(inv.Get("id"), ""), reclaimBudget(inv, 5*time.Second))
 	if err != nil {
 		return nil, err
+	}
+	// An outdated kept launcher (piship was updated since the install) is
+	// replaced; the shims name the kept one, so they need nothing.
+	if src := launcherBeside(); src != "" && rep.Active != "" {
+		if _, serr := os.Stat(filepath.Dir(keptLauncher(src, o.Homes.Install))); serr == nil {
+			replaced, err := keepLauncherFrom(src, o.Homes.Install)
+			if err != nil {
+				fmt.Fprintf(inv.Log, "%s: warning: %v\n", inv.Pipeline, err)
+			}
+			rep.LauncherReplaced = replaced
+		}
 	}
 	data, _ := payload.CanonicalJSON(rep)
 	out := map[string]cty.Value{"report": cty.StringVal(string(data)), "verified": cty.BoolVal(rep.Verified), "problems": stringListVal(rep.Problems)}

@@ -159,6 +159,9 @@ func cmdDoctor(e *env, args []string) int {
 	if r.ShimRefreshed {
 		fmt.Fprintf(w, "  command shim: rewritten (it ran an outdated launcher or homes)\n")
 	}
+	if r.LauncherReplaced {
+		fmt.Fprintf(w, "  launcher: replaced by the piship-launch of this piship (it was outdated)\n")
+	}
 	fmt.Fprintf(w, "  reclaimed: %d", len(r.Reclaimed))
 	if len(r.Remaining) > 0 {
 		fmt.Fprintf(w, " (%d left for the next doctor: time budget)", len(r.Remaining))

@@ -272,6 +272,26 @@ func TestTamperingAndLeases(t *testing.T) {
 		t.Fatalf("launch with a changed lock: %v\n%s", err, out)
 	}
 	os.WriteFile(lock, b, 0o644)
+	os.WriteFile(motd, []byte("motd 1.0.0\n"), 0o644)
+
+	// An outdated kept launcher (piship was updated since) is replaced by
+	// doctor; the one beside piship is then what the shim runs.
+	kept := filepath.Join(home, "launcher", "piship-launch")
+	orig, err := os.ReadFile(kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(kept, append(append([]byte{}, orig...), 0), 0o755) // still an executable that runs
+	if out := w.run("doctor", "hello"); !strings.Contains(out, "launcher: replaced") {
+		t.Errorf("doctor did not replace the outdated launcher:\n%s", out)
+	}
+	if now, _ := os.ReadFile(kept); string(now) != string(orig) {
+		t.Error("the kept launcher is not the one beside piship")
+	}
+	if out := w.run("doctor", "hello"); strings.Contains(out, "launcher: replaced") {
+		t.Errorf("doctor replaced a current launcher:\n%s", out)
+	}
+	w.launchOK("after doctor replaced the launcher")
 
 	// A running process's lease (written the way launch writes its own)
 	// blocks uninstall; once the process is gone the lease is dead.

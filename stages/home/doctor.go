@@ -52,6 +52,9 @@ type DoctorReport struct {
 	// ShimRefreshed is set when the command shim was outdated (another
 	// launcher or homes) and was rewritten.
 	ShimRefreshed bool
+	// LauncherReplaced is set when the launcher kept in the install home
+	// differed from the one beside this piship and was replaced.
+	LauncherReplaced bool `json:",omitempty"`
 	// Store is what the store's GC did (nil without a store).
 	Store *StoreReport `json:",omitempty"`
 }
