@@ -385,7 +385,7 @@ func BenchmarkExtractFloor(b *testing.B) {
 			go func() {
 				var first error
 				for f := range ch {
-					if err := os.WriteFile(filepath.Join(dest, f.name), f.data, f.perm); err != nil && first == nil {
+					if err := floorWrite(filepath.Join(dest, f.name), f.data, f.perm); err != nil && first == nil {
 						first = err
 					}
 				}

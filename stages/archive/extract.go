@@ -566,7 +566,7 @@ func (x *extractor) writer() {
 			if stored && x.haveDir(j.name) && x.store.Place(x.path(j.name), j.data, sum, j.perm) {
 				x.record(j.name, sum[:])
 				x.linked.Add(1)
-			} else if err := x.create(j.name, func(dir *os.Root, base string) error { return writeFile(dir, base, j.data, j.perm) }); err != nil {
+			} else if err := x.create(j.name, func(dir *dirHandle, base string) error { return writeFile(dir, base, j.data, j.perm) }); err != nil {
 				x.fail(err)
 			} else {
 				x.record(j.name, sum[:])
@@ -589,7 +589,7 @@ func (x *extractor) mkdirs(dirs []string) error {
 		parent, base := split(d)
 		r, err := x.droots.acquire(parent)
 		if err == nil {
-			err = r.Mkdir(base, 0o755)
+			err = r.r.Mkdir(base, 0o755)
 			x.droots.release(parent)
 		}
 		if errors.Is(err, fs.ErrNotExist) {
@@ -605,7 +605,7 @@ func (x *extractor) mkdirs(dirs []string) error {
 // create runs op, which creates the file base in the directory dir of
 // name; if that directory does not exist yet (the job that carries it is
 // still queued on another writer), it makes it and runs op again.
-func (x *extractor) create(name string, op func(dir *os.Root, base string) error) error {
+func (x *extractor) create(name string, op func(dir *dirHandle, base string) error) error {
 	dir, base := split(name)
 	for attempt := 0; ; attempt++ {
 		r, err := x.droots.acquire(dir)
@@ -655,9 +655,9 @@ func (x *extractor) record(name string, sum []byte) {
 func (x *extractor) writeStream(j job) {
 	var f *os.File
 	if !x.failed.Load() {
-		err := x.create(j.name, func(dir *os.Root, base string) error {
+		err := x.create(j.name, func(dir *dirHandle, base string) error {
 			var err error
-			f, err = dir.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL, j.perm)
+			f, err = dir.r.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL, j.perm)
 			return err
 		})
 		if err != nil {
@@ -692,8 +692,14 @@ func (x *extractor) writeStream(j job) {
 // writer fail.
 var writeFile = writeSmallFile
 
-func writeSmallFile(root *os.Root, name string, data []byte, perm os.FileMode) error {
-	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+func writeSmallFile(dir *dirHandle, name string, data []byte, perm os.FileMode) error {
+	if dir.fd >= 0 {
+		if err := writeAt(dir.fd, name, data, perm); err != nil {
+			return fmt.Errorf("archive: %w", err)
+		}
+		return nil
+	}
+	f, err := dir.r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return fmt.Errorf("archive: %w", err)
 	}

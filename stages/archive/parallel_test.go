@@ -100,7 +100,7 @@ func TestWriterFailureStops(t *testing.T) {
 	buf.Write(gz(tarBytes(es, nil)))
 	boom := errors.New("disk full")
 	var calls, failedAt atomic.Int32
-	writeFile = func(root *os.Root, name string, data []byte, perm os.FileMode) error {
+	writeFile = func(root *dirHandle, name string, data []byte, perm os.FileMode) error {
 		n := calls.Add(1)
 		if name == "f0010" {
 			failedAt.Store(n)

@@ -1,0 +1,13 @@
+//go:build !unix
+
+package archive
+
+import (
+	"errors"
+	"os"
+)
+
+// dirFD gives no descriptor here: files are created through the Root.
+func dirFD(*os.Root) (*os.File, int) { return nil, -1 }
+
+func writeAt(int, string, []byte, os.FileMode) error { return errors.ErrUnsupported }

@@ -1,0 +1,9 @@
+//go:build !unix
+
+package archive
+
+import "os"
+
+func floorWrite(path string, data []byte, perm os.FileMode) error {
+	return os.WriteFile(path, data, perm)
+}
