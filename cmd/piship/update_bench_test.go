@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // BenchmarkUpdatePi times the signed upgrade of the real Pi example, in
@@ -25,6 +26,9 @@ import (
 // saves). The store is off in the other two.
 //
 //	go test -run '^$' -bench UpdatePi -benchtime 3x ./cmd/piship/
+//
+// PISHIP_BENCH_SETTLE=DURATION waits that long after the releases (see
+// BenchmarkInstallPi).
 func BenchmarkUpdatePi(b *testing.B) {
 	piship := realBinaries(b)
 	cache := filepath.Join(b.TempDir(), "cache")
@@ -55,6 +59,12 @@ func BenchmarkUpdatePi(b *testing.B) {
 			ibRun(b, piship, env, "sign-channel", chanDir, archives["0.73.1"], archives["0.73.2"], "--key", key)
 			homes := func(dir string) map[string]string { return ibHomes(cache, dir) }
 			work := b.TempDir()
+			// PISHIP_BENCH_SETTLE as in BenchmarkInstallPi: the releases
+			// above deleted thousands of files.
+			if settle, err := time.ParseDuration(os.Getenv("PISHIP_BENCH_SETTLE")); err == nil && settle > 0 {
+				syscall.Sync()
+				time.Sleep(settle)
+			}
 			var updates, stored, installs []float64
 			n := 0
 			for b.Loop() {
