@@ -95,7 +95,10 @@ type Extracted struct {
 // once every writer and inflater has stopped.
 //
 // Every entry is checked before anything is written for it (see Rule for
-// the rules), and every write goes through an os.Root on dest. A corrupt or
+// the rules), and every file is created in a directory handle that came
+// from an os.Root on dest, one component at a time, never following a link
+// (a file a Store places is linked by its path under dest, whose
+// directories only the writers made). A corrupt or
 // hostile archive fails with an *Error (Code INTEGRITY_FAILED). On any
 // error dest holds whatever was written so far, inside dest only; the
 // caller removes it. r is read to its end: anything after the single gzip
