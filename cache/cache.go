@@ -1,6 +1,8 @@
 // Package cache implements piship's action cache: a keyed store that lets a
 // cacheable stage be skipped when nothing that decides its result has
-// changed.
+// changed. It also holds the release runtime cache (runtime.go: installed
+// dependency trees and bundles, placed by hardlink, clone or copy) and the
+// content-addressed object store installs link files from (store.go).
 //
 // A stage's cache key (KeyInput.Key) is the sha256 of its kind, kind
 // version, evaluated configuration, input file digests and the digest of the

@@ -72,8 +72,9 @@ type StoreStats struct {
 // 0.70x direct, fresh <= 1.15x): off. On this Linux ext4 a link costs what
 // a create does once the file system has settled, so a warm store saved
 // nothing and an empty one cost 1.3x (keeping each file is one more link);
-// only where creates are slow (ext4 without a journal after deletions,
-// Windows with Defender) does linking win, by 3.5x (docs/performance.md).
+// only where creates are slow (measured: ext4 without a journal after
+// deletions, 3.5x; by REFERENCE, Windows with Defender, not measured here)
+// does linking win (docs/performance.md).
 // PISHIP_STORE=hardlink turns it on.
 const DefaultStoreMode = StoreOff
 
