@@ -725,7 +725,14 @@ func (x *extractor) fail(err error) {
 	}
 	x.mu.Unlock()
 	x.failed.Store(true)
+	if failed := onWriterFailure; failed != nil {
+		failed()
+	}
 }
+
+// onWriterFailure, when set (tests only), runs once a writer failure is
+// recorded: what starts after it is what the failure did not stop.
+var onWriterFailure func()
 
 func (x *extractor) writerErr() error {
 	x.mu.Lock()

@@ -101,14 +101,18 @@ func TestWriterFailureStops(t *testing.T) {
 	boom := errors.New("disk full")
 	var calls, failedAt atomic.Int32
 	writeFile = func(root *dirHandle, name string, data []byte, perm os.FileMode) error {
-		n := calls.Add(1)
+		calls.Add(1)
 		if name == "f0010" {
-			failedAt.Store(n)
 			return boom
 		}
 		return writeSmallFile(root, name, data, perm)
 	}
-	t.Cleanup(func() { writeFile = writeSmallFile })
+	// Counted from when the failure is recorded, not from when the
+	// failing write began: a writer descheduled between the two would
+	// otherwise let any number of writes count as "after" (seen under
+	// load).
+	onWriterFailure = func() { failedAt.CompareAndSwap(0, calls.Load()) }
+	t.Cleanup(func() { writeFile, onWriterFailure = writeSmallFile, nil })
 	_, err := Extract(context.Background(), &buf, filepath.Join(t.TempDir(), "d"), Limits{})
 	if !errors.Is(err, boom) {
 		t.Fatalf("err = %v", err)
