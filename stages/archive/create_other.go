@@ -1,4 +1,4 @@
-//go:build !unix
+//go:build !linux
 
 package archive
 
@@ -7,7 +7,8 @@ import (
 	"os"
 )
 
-// dirFD gives no descriptor here: files are created through the Root.
+// dirFD gives no descriptor here (syscall has no Openat on every unix):
+// files are created through the Root.
 func dirFD(*os.Root) (*os.File, int) { return nil, -1 }
 
 func writeAt(int, string, []byte, os.FileMode) error { return errors.ErrUnsupported }
