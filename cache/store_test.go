@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -192,5 +193,24 @@ func TestStoreGC(t *testing.T) {
 	// An empty or missing store is nothing to do.
 	if res, err := NewStore(filepath.Join(t.TempDir(), "none")).GC(time.Now(), 0); err != nil || res.Objects != 0 {
 		t.Errorf("missing store: %+v %v", res, err)
+	}
+}
+
+// A deadline already past stops GC on the clock checks, whether it is
+// unlinking or only looking.
+func TestStoreGCBudget(t *testing.T) {
+	s, dir := NewStore(filepath.Join(t.TempDir(), "store")), t.TempDir()
+	for i := range 1100 {
+		p := writeKept(t, s, dir, strconv.Itoa(i), []byte(strconv.Itoa(i)), 0o644)
+		if i%2 == 0 {
+			os.Remove(p) // unlinked: GC may remove its object
+		}
+	}
+	res, err := s.GC(time.Now().Add(-time.Second), 0)
+	if err != nil || !res.Exhausted || res.Objects >= 1100 {
+		t.Fatalf("past deadline: %+v %v, want it exhausted before looking at all 1,100", res, err)
+	}
+	if res.Removed > 64 {
+		t.Errorf("removed %d past the deadline, want at most 64", res.Removed)
 	}
 }
