@@ -170,28 +170,12 @@ func Summarize(spans []sdktrace.ReadOnlySpan, command string, deps map[string][]
 	for i := range runs {
 		order[i] = &runs[i]
 	}
-	slices.SortFunc(order, func(a, b *stageRun) int {
-		if c := cmp.Compare(b.ms, a.ms); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.name, b.name); c != 0 {
-			return c
-		}
-		return compareSpans(a.span, b.span)
-	})
+	slices.SortFunc(order, func(a, b *stageRun) int { return longestFirst(a.ms, b.ms, a.name, b.name, a.span, b.span) })
 	for _, r := range order {
 		t.Lines = append(t.Lines, command+" "+r.name+": "+strconv.FormatInt(r.ms, 10)+" ms")
 		// Its phases follow it, longest first: "<command> <stage>/<phase>".
 		ps := slices.Clone(r.phases)
-		slices.SortFunc(ps, func(a, b phaseRun) int {
-			if c := cmp.Compare(b.ms, a.ms); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(a.name, b.name); c != 0 {
-				return c
-			}
-			return compareSpans(a.span, b.span)
-		})
+		slices.SortFunc(ps, func(a, b phaseRun) int { return longestFirst(a.ms, b.ms, a.name, b.name, a.span, b.span) })
 		for _, p := range ps {
 			t.Lines = append(t.Lines, command+" "+r.name+"/"+p.name+": "+strconv.FormatInt(p.ms, 10)+" ms")
 		}
@@ -276,6 +260,18 @@ func stageRunOf(s sdktrace.ReadOnlySpan) (stageRun, bool) {
 		ms:      durationMs(s.StartTime(), s.EndTime()),
 		cache:   cache,
 	}, true
+}
+
+// longestFirst is the order of the printed lines, for stages and for the
+// phases under each: longest first, ties by name, then by span.
+func longestFirst(ams, bms int64, aname, bname string, aspan, bspan sdktrace.ReadOnlySpan) int {
+	if c := cmp.Compare(bms, ams); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(aname, bname); c != 0 {
+		return c
+	}
+	return compareSpans(aspan, bspan)
 }
 
 func isPhase(s sdktrace.ReadOnlySpan) bool {
