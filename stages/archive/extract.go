@@ -582,21 +582,32 @@ func (x *extractor) writer() {
 	}
 }
 
-// mkdirs makes the directories of a job. One may exist already, or its
-// parent may not yet: the jobs that carry them run on other writers in any
-// order (see also create). Nothing but a directory can be there, since the
-// reader refuses a file and a directory of the same path and dest started
-// empty.
+// openDir returns the handle of dir (the caller releases it). The
+// directory may not exist yet: the job that carries it can still be queued
+// on another writer, since jobs run on the writers in any order. Then it
+// is made here, with its parents. Nothing but a directory can be in the
+// way, since the reader refuses a file and a directory of the same path
+// and dest started empty.
+func (x *extractor) openDir(dir string) (*dirHandle, error) {
+	h, err := x.droots.acquire(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := x.root.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		h, err = x.droots.acquire(dir)
+	}
+	return h, err
+}
+
+// mkdirs makes the directories of a job; one may exist already (made for
+// a job that ran first, see openDir).
 func (x *extractor) mkdirs(dirs []string) error {
 	for _, d := range dirs {
 		parent, base := split(d)
-		r, err := x.droots.acquire(parent)
+		h, err := x.openDir(parent)
 		if err == nil {
-			err = r.r.Mkdir(base, 0o755)
+			err = h.r.Mkdir(base, 0o755)
 			x.droots.release(parent)
-		}
-		if errors.Is(err, fs.ErrNotExist) {
-			err = x.root.MkdirAll(d, 0o755) // a parent is still queued elsewhere
 		}
 		if err != nil && !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("archive: %w", err)
@@ -605,38 +616,26 @@ func (x *extractor) mkdirs(dirs []string) error {
 	return nil
 }
 
-// create runs op, which creates the file base in the directory dir of
-// name; if that directory does not exist yet (the job that carries it is
-// still queued on another writer), it makes it and runs op again.
+// create runs op, which creates the file base in the directory of name.
 func (x *extractor) create(name string, op func(dir *dirHandle, base string) error) error {
 	dir, base := split(name)
-	for attempt := 0; ; attempt++ {
-		r, err := x.droots.acquire(dir)
-		if err == nil {
-			err = op(r, base)
-			x.droots.release(dir)
-		}
-		if err == nil || attempt > 0 || !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		if err := x.root.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("archive: %w", err)
-		}
+	h, err := x.openDir(dir)
+	if err != nil {
+		return fmt.Errorf("archive: %w", err)
 	}
+	defer x.droots.release(dir)
+	return op(h, base)
 }
 
 // haveDir makes sure the directory of name exists before the store links
-// into it (the job that carries it may still be queued on another writer,
-// see create), and reports whether it does.
+// into it by path, and reports whether it does.
 func (x *extractor) haveDir(name string) bool {
 	dir, _ := split(name)
-	if _, err := x.droots.acquire(dir); err == nil {
-		x.droots.release(dir)
-		return true
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	if _, err := x.openDir(dir); err != nil {
 		return false
 	}
-	return x.root.MkdirAll(dir, 0o755) == nil
+	x.droots.release(dir)
+	return true
 }
 
 // path is the file system path of the archive path name under dest, for
