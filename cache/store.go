@@ -171,27 +171,32 @@ func (s *Store) Place(path string, data []byte, sum [32]byte, perm os.FileMode) 
 func (s *Store) matches(obj string, data []byte, perm os.FileMode) bool {
 	f, err := os.Open(obj)
 	if err != nil {
-		return false
+		return false // none there (or unreadable): the caller writes the file
 	}
-	fi, err := f.Stat()
-	// The exec bit is part of the object's name; the other bits follow the
-	// umask of whoever wrote it.
-	ok := err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(data)) && isExec(fi.Mode().Perm()) == isExec(perm)
-	if ok {
-		buf := objBuffers.Get().(*[]byte)
-		if cap(*buf) < len(data) {
-			*buf = make([]byte, len(data))
-		}
-		b := (*buf)[:len(data)]
-		_, err := io.ReadFull(f, b)
-		ok = err == nil && bytes.Equal(b, data)
-		objBuffers.Put(buf)
-	}
+	ok := sameContent(f, data, perm)
 	f.Close()
-	if !ok && err == nil && os.Remove(obj) == nil {
+	if !ok && os.Remove(obj) == nil {
 		s.repaired.Add(1)
 	}
 	return ok
+}
+
+// sameContent reports whether f is a regular file holding exactly data,
+// executable exactly when perm is. (The exec bit is part of the object's
+// name; the other bits follow the umask of whoever wrote it.)
+func sameContent(f *os.File, data []byte, perm os.FileMode) bool {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len(data)) || isExec(fi.Mode().Perm()) != isExec(perm) {
+		return false
+	}
+	buf := objBuffers.Get().(*[]byte)
+	defer objBuffers.Put(buf)
+	if cap(*buf) < len(data) {
+		*buf = make([]byte, len(data))
+	}
+	b := (*buf)[:len(data)]
+	_, err = io.ReadFull(f, b)
+	return err == nil && bytes.Equal(b, data)
 }
 
 var objBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
