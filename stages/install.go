@@ -82,11 +82,13 @@ func keepLauncher(installHome string) error {
 func keepLauncherFrom(src, installHome string) (bool, error) {
 	dst := keptLauncher(src, installHome)
 	stampPath := dst + ".stamp"
-	srcID, ok1 := cache.FileIdentity(src)
-	dstID, ok2 := cache.FileIdentity(dst)
-	stamp := srcID + "\n" + dstID + "\n"
-	if ok1 && ok2 {
-		if b, err := os.ReadFile(stampPath); err == nil && string(b) == stamp {
+	stamp := func() (string, bool) {
+		srcID, ok1 := cache.FileIdentity(src)
+		dstID, ok2 := cache.FileIdentity(dst)
+		return srcID + "\n" + dstID + "\n", ok1 && ok2
+	}
+	if st, ok := stamp(); ok {
+		if b, err := os.ReadFile(stampPath); err == nil && string(b) == st {
 			return false, nil
 		}
 	}
@@ -100,11 +102,10 @@ func keepLauncherFrom(src, installHome string) (bool, error) {
 			return false, fmt.Errorf("CONFIG_UNAVAILABLE: cannot keep the launcher in %s: %v", filepath.Dir(dst), err)
 		}
 		wrote = true
-		dstID, ok2 = cache.FileIdentity(dst)
 	}
-	if ok1 && ok2 {
+	if st, ok := stamp(); ok {
 		// Failing to write the stamp only costs the next install a compare.
-		_ = payload.WriteFile(stampPath, []byte(srcID+"\n"+dstID+"\n"), 0o644)
+		_ = payload.WriteFile(stampPath, []byte(st), 0o644)
 	}
 	return wrote, nil
 }
