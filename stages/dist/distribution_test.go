@@ -261,23 +261,7 @@ func TestParseDiagnostics(t *testing.T) {
 			if c.name == "two distributions" {
 				marker = `distribution "other"`
 			}
-			d, diags := Parse([]byte(src), "distribution.hcl", t.TempDir())
-			if d != nil || !diags.HasErrors() {
-				t.Fatalf("no error for\n%s", src)
-			}
-			diag := diagAt(diags, src, marker)
-			if diag == nil {
-				t.Fatalf("no error diagnostic at %q; got:\n%s", marker, fmtDiags(diags))
-			}
-			t.Logf("%s: %s: %s", fmtPos(*diag.Subject), diag.Summary, diag.Detail)
-			if diag.Summary != c.summary {
-				t.Errorf("summary %q, want %q (%s)", diag.Summary, c.summary, diag.Detail)
-			}
-			for _, want := range c.detail {
-				if !strings.Contains(diag.Detail, want) {
-					t.Errorf("detail %q lacks %q", diag.Detail, want)
-				}
-			}
+			diag := wantDiagAt(t, src, marker, c.summary, c.detail)
 			if diag.Subject.Filename != "distribution.hcl" || diag.Subject.Start.Line < 1 {
 				t.Errorf("subject %v", diag.Subject)
 			}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/hcl/v2"
+
 	"piship.dev/piship/stages/channel"
 )
 
@@ -297,24 +299,32 @@ func checkEditDiags(t *testing.T, base string, cases []editDiag) {
 			if !strings.Contains(base, c.old) {
 				t.Fatalf("base has no %q", c.old)
 			}
-			src := strings.Replace(base, c.old, c.new, 1)
-			d, diags := Parse([]byte(src), FileName, t.TempDir())
-			if d != nil || !diags.HasErrors() {
-				t.Fatalf("no error for\n%s", src)
-			}
-			diag := diagAt(diags, src, c.marker)
-			if diag == nil {
-				t.Fatalf("no error diagnostic at %q; got:\n%s", c.marker, fmtDiags(diags))
-			}
-			t.Logf("%s: %s: %s", fmtPos(*diag.Subject), diag.Summary, diag.Detail)
-			if diag.Summary != c.summary {
-				t.Errorf("summary %q, want %q (%s)", diag.Summary, c.summary, diag.Detail)
-			}
-			for _, want := range c.detail {
-				if !strings.Contains(diag.Detail, want) {
-					t.Errorf("detail %q lacks %q", diag.Detail, want)
-				}
-			}
+			wantDiagAt(t, strings.Replace(base, c.old, c.new, 1), c.marker, c.summary, c.detail)
 		})
 	}
+}
+
+// wantDiagAt checks that src does not parse and that an error diagnostic
+// with summary, and a detail holding each of detail, sits at marker; it
+// returns that diagnostic.
+func wantDiagAt(t *testing.T, src, marker, summary string, detail []string) *hcl.Diagnostic {
+	t.Helper()
+	d, diags := Parse([]byte(src), FileName, t.TempDir())
+	if d != nil || !diags.HasErrors() {
+		t.Fatalf("no error for\n%s", src)
+	}
+	diag := diagAt(diags, src, marker)
+	if diag == nil {
+		t.Fatalf("no error diagnostic at %q; got:\n%s", marker, fmtDiags(diags))
+	}
+	t.Logf("%s: %s: %s", fmtPos(*diag.Subject), diag.Summary, diag.Detail)
+	if diag.Summary != summary {
+		t.Errorf("summary %q, want %q (%s)", diag.Summary, summary, diag.Detail)
+	}
+	for _, want := range detail {
+		if !strings.Contains(diag.Detail, want) {
+			t.Errorf("detail %q lacks %q", diag.Detail, want)
+		}
+	}
+	return diag
 }
