@@ -94,15 +94,17 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 	}
 
 	pctx, ph := phase.Start(ctx, map[bool]string{true: "extract", false: "copy"}[s.kind == receipt.SourceArchive])
-	digests, archiveSHA, bytes, linked, err := place(pctx, &o, s, dest)
-	ph.SetInt("files", int64(len(digests)))
-	ph.SetInt("bytes", bytes)
-	ph.SetInt("linked", int64(linked))
+	put, err := place(pctx, &o, s, dest)
+	if err == nil {
+		ph.SetInt("files", int64(len(put.Files)))
+		ph.SetInt("bytes", put.Bytes)
+		ph.SetInt("linked", int64(put.Linked))
+	}
 	ph.End(err)
 	var in *installed
 	if err == nil {
 		_, ph = phase.Start(ctx, "verify")
-		in, err = checkInstalled(dest, s, digests, archiveSHA)
+		in, err = checkInstalled(dest, s, put.Files, put.SHA256)
 		ph.End(err)
 	}
 	if err == nil && s.target != o.HostTarget {
@@ -127,7 +129,7 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 	}
 	rec := receipt.Release{
 		Version: s.version, Dir: dest, Payload: filepath.Join(dest, "payload"), InstalledAt: o.Now().UTC(),
-		LockSHA256: in.lockSHA, ArchiveSHA256: archiveSHA, InventorySHA256: in.inventorySHA,
+		LockSHA256: in.lockSHA, ArchiveSHA256: put.SHA256, InventorySHA256: in.inventorySHA,
 		Target: s.target, Channel: channel, Command: in.command, Entry: in.entry,
 		VerifyAtLaunch: in.verifyAtLaunch, Source: s.kind,
 	}
@@ -135,8 +137,8 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.Dir, res.Payload, res.Command, res.ArchiveSHA256 = rec.Dir, rec.Payload, rec.Command, archiveSHA
-	res.Files, res.Bytes, res.Previous, res.Shims, res.Linked = in.files, bytes, prev, shims, linked
+	res.Dir, res.Payload, res.Command, res.ArchiveSHA256 = rec.Dir, rec.Payload, rec.Command, put.SHA256
+	res.Files, res.Bytes, res.Previous, res.Shims, res.Linked = in.files, put.Bytes, prev, shims, put.Linked
 	return res, nil
 }
 
@@ -188,15 +190,15 @@ func reusable(rc *receipt.Receipt, s *source) *receipt.Release {
 	return nil
 }
 
-// place writes the release into dest and returns the digests of what it
-// wrote (slash paths relative to dest), the archive digest, the bytes and
-// how many files it linked from the store.
-func place(ctx context.Context, o *InstallOptions, s *source, dest string) (map[string]string, string, int64, int, error) {
+// place writes the release into dest and says what it wrote: the digests
+// (slash paths relative to dest), the bytes, and for an archive its digest
+// and the files linked from the store.
+func place(ctx context.Context, o *InstallOptions, s *source, dest string) (*archive.Extracted, error) {
 	switch s.kind {
 	case receipt.SourceArchive:
 		f, err := os.Open(s.path)
 		if err != nil {
-			return nil, "", 0, 0, receipt.Errorf(receipt.CodeUnavailable, "cannot read %s: %w", s.path, err)
+			return nil, receipt.Errorf(receipt.CodeUnavailable, "cannot read %s: %w", s.path, err)
 		}
 		defer f.Close()
 		o.logf("%s %s: extracting %s into %s", s.id, s.version, filepath.Base(s.path), dest)
@@ -207,28 +209,28 @@ func place(ctx context.Context, o *InstallOptions, s *source, dest string) (map[
 		ex, err := archive.Extract(ctx, f, dest, lim)
 		if err != nil {
 			if _, ok := archive.IsIntegrity(err); ok {
-				return nil, "", 0, 0, receipt.Errorf(receipt.CodeIntegrity, "%s: %w", filepath.Base(s.path), err)
+				return nil, receipt.Errorf(receipt.CodeIntegrity, "%s: %w", filepath.Base(s.path), err)
 			}
-			return nil, "", 0, 0, receipt.Errorf(receipt.CodeUnavailable, "cannot extract %s: %w", filepath.Base(s.path), err)
+			return nil, receipt.Errorf(receipt.CodeUnavailable, "cannot extract %s: %w", filepath.Base(s.path), err)
 		}
-		return ex.Files, ex.SHA256, ex.Bytes, ex.Linked, nil
+		return ex, nil
 	case receipt.SourceRelease:
 		o.logf("%s %s: copying %s into %s", s.id, s.version, s.path, dest)
 		d, err := copyTree(ctx, s.tree, s.path, dest, "", o.Writers)
 		if err != nil {
-			return nil, "", 0, 0, receipt.Errorf(receipt.CodeUnavailable, "cannot copy %s: %w", s.path, err)
+			return nil, receipt.Errorf(receipt.CodeUnavailable, "cannot copy %s: %w", s.path, err)
 		}
-		return d, "", s.tree.bytes, 0, nil
+		return &archive.Extracted{Files: d, Bytes: s.tree.bytes}, nil
 	default:
 		o.logf("%s %s: copying %s into %s", s.id, s.version, s.path, filepath.Join(dest, "payload"))
 		if err := os.Mkdir(dest, 0o755); err != nil {
-			return nil, "", 0, 0, receipt.Errorf(receipt.CodeUnavailable, "cannot create %s: %w", dest, err)
+			return nil, receipt.Errorf(receipt.CodeUnavailable, "cannot create %s: %w", dest, err)
 		}
 		d, err := copyTree(ctx, s.tree, s.path, filepath.Join(dest, "payload"), "payload/", o.Writers)
 		if err != nil {
-			return nil, "", 0, 0, receipt.Errorf(receipt.CodeUnavailable, "cannot copy %s: %w", s.path, err)
+			return nil, receipt.Errorf(receipt.CodeUnavailable, "cannot copy %s: %w", s.path, err)
 		}
-		return d, "", s.tree.bytes, 0, nil
+		return &archive.Extracted{Files: d, Bytes: s.tree.bytes}, nil
 	}
 }
 
