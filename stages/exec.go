@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"piship.dev/piship/stages/proc"
+
 	"github.com/zclconf/go-cty/cty"
 
 	"piship.dev/piship/cache"
@@ -142,10 +144,9 @@ func (Exec) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, err
 		defer out.Flush()
 		cmd.Stdout, cmd.Stderr = io.MultiWriter(stdout, out), io.MultiWriter(stderr, out)
 	}
-	setProcessGroup(cmd)
 	// Children that keep the pipes open must not hold the stage forever.
 	cmd.WaitDelay = 5 * time.Second
-	runErr := cmd.Run()
+	runErr := proc.Run(cmd)
 	code := 0
 	if cmd.ProcessState != nil {
 		code = cmd.ProcessState.ExitCode()

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"piship.dev/piship/stages/proc"
+
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -104,9 +106,8 @@ func runSmoke(ctx context.Context, bin string, args []string, expect string, tim
 	cmd.Dir = home
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
-	setProcessGroup(cmd)
 	cmd.WaitDelay = 5 * time.Second
-	runErr := cmd.Run()
+	runErr := proc.Run(cmd)
 	got := strings.TrimSpace(buf.String())
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:

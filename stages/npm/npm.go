@@ -23,6 +23,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"piship.dev/piship/stages/proc"
 )
 
 // ciArgs are the arguments Ci gives npm.
@@ -124,9 +126,8 @@ func output(ctx context.Context, name string, args ...string) (string, error) {
 	cmd.Env = env()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	setProcessGroup(cmd)
 	cmd.WaitDelay = 5 * time.Second
-	out, err := cmd.Output()
+	out, err := proc.Output(cmd)
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), ctx.Err())
@@ -149,7 +150,8 @@ func env() []string {
 // kept: a failure returns an error with the last lines. Cancelling ctx
 // kills npm (on unix its whole process group, so no install script or
 // child node outlives it; elsewhere npm itself) and returns an error that
-// wraps ctx.Err().
+// wraps ctx.Err(). On Linux npm also dies if piship is killed (see
+// stages/proc).
 //
 // `file:` dependencies in the lock are resolved relative to dir: a
 // dependency "file:vendor/x-1.0.0.tgz" is read from dir/vendor/x-1.0.0.tgz.
@@ -171,9 +173,8 @@ func Ci(ctx context.Context, dir string, log io.Writer) error {
 	// One writer value for both: exec then writes from one goroutine at a
 	// time.
 	cmd.Stdout, cmd.Stderr = w, w
-	setProcessGroup(cmd)
 	cmd.WaitDelay = 10 * time.Second
-	err := cmd.Run()
+	err := proc.Run(cmd)
 	if ctx.Err() != nil {
 		return fmt.Errorf("npm ci in %s: %w", dir, ctx.Err())
 	}
