@@ -87,7 +87,9 @@ type Options struct {
 	// Events receives progress events, always from one goroutine, in the
 	// order they happened; nil discards them.
 	Events func(Event)
-	// Log receives the stages' own messages; nil discards them.
+	// Log receives the stages' own messages, from several goroutines at
+	// once (Progress.Log serializes them into whole lines); nil discards
+	// them.
 	Log io.Writer
 	// Getenv is the environment stages see; nil means os.Getenv.
 	Getenv func(string) string

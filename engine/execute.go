@@ -73,7 +73,9 @@ func (s *scheduler) runStage(ctx context.Context, span trace.Span, st *graph.Sta
 	if diags.HasErrors() {
 		return fmt.Errorf("CONFIG_INVALID: %s", diags.Error())
 	}
-	inv := &stages.Invocation{Pipeline: s.g.Name, Name: st.Name, Dir: s.g.Dir, Config: cfg, Log: s.opts.Log, Getenv: s.opts.Getenv}
+	log := &stageLog{w: s.opts.Log}
+	defer log.flush() // after the cleanup below
+	inv := &stages.Invocation{Pipeline: s.g.Name, Name: st.Name, Dir: s.g.Dir, Config: cfg, Log: log, Getenv: s.opts.Getenv}
 	if c, ok := st.Kind.(stages.Cleaner); ok {
 		defer func() {
 			if cerr := c.Cleanup(context.WithoutCancel(ctx), inv); cerr != nil && err == nil {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"sort"
@@ -18,6 +19,7 @@ type Progress struct {
 	color bool
 
 	mu      sync.Mutex
+	logBuf  []byte               // an unfinished line written to Log
 	running map[string]time.Time // label -> start, for the live view
 	drawn   int                  // lines of the live view currently on screen
 	stop    chan struct{}
@@ -77,16 +79,50 @@ func (p *Progress) Event(e Event) {
 	fmt.Fprintln(p.w, line)
 }
 
-// Close stops the live view and erases it.
-func (p *Progress) Close() {
-	if !p.live {
-		return
-	}
-	close(p.stop)
-	<-p.stopped
+// Log returns the writer for the stages' own messages (Options.Log). It
+// shares the progress lines' lock, so stage messages and progress events
+// never interleave, and in the live view it writes above the running
+// stages. The engine hands it whole lines (see stageLog); an unfinished
+// line from anyone else is kept until its newline, or until Close.
+func (p *Progress) Log() io.Writer { return progressLog{p} }
+
+type progressLog struct{ p *Progress }
+
+func (l progressLog) Write(b []byte) (int, error) {
+	p := l.p
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.logBuf = append(p.logBuf, b...)
+	i := bytes.LastIndexByte(p.logBuf, '\n')
+	if i < 0 {
+		return len(b), nil
+	}
 	p.clear()
-	p.mu.Unlock()
+	_, err := p.w.Write(p.logBuf[:i+1])
+	p.logBuf = append(p.logBuf[:0], p.logBuf[i+1:]...)
+	if p.live {
+		p.redraw()
+	}
+	if err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// Close stops the live view and erases it, and writes an unfinished line
+// of Log.
+func (p *Progress) Close() {
+	if p.live {
+		close(p.stop)
+		<-p.stopped
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clear()
+	if len(p.logBuf) > 0 {
+		p.w.Write(append(p.logBuf, '\n'))
+		p.logBuf = nil
+	}
 }
 
 func (p *Progress) tick() {

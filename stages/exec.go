@@ -233,12 +233,14 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 func (b *tailBuffer) String() string { return strings.ToValidUTF8(string(b.buf), "\uFFFD") }
 
 // linePrefixer writes whole lines to w, each prefixed; stdout and stderr
-// share one, so it is locked.
+// share one, so it is locked. skipBlank drops lines of only white space
+// (npm starts its output with one).
 type linePrefixer struct {
-	mu     sync.Mutex
-	w      io.Writer
-	prefix string
-	buf    []byte
+	mu        sync.Mutex
+	w         io.Writer
+	prefix    string
+	skipBlank bool
+	buf       []byte
 }
 
 func (l *linePrefixer) Write(p []byte) (int, error) {
@@ -250,7 +252,9 @@ func (l *linePrefixer) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		fmt.Fprintf(l.w, "%s%s\n", l.prefix, l.buf[:i])
+		if !l.skipBlank || len(bytes.TrimSpace(l.buf[:i])) > 0 {
+			fmt.Fprintf(l.w, "%s%s\n", l.prefix, l.buf[:i])
+		}
 		l.buf = l.buf[i+1:]
 	}
 	return len(p), nil
@@ -260,7 +264,7 @@ func (l *linePrefixer) Write(p []byte) (int, error) {
 func (l *linePrefixer) Flush() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.buf) > 0 {
+	if len(l.buf) > 0 && (!l.skipBlank || len(bytes.TrimSpace(l.buf)) > 0) {
 		fmt.Fprintf(l.w, "%s%s\n", l.prefix, l.buf)
 		l.buf = nil
 	}

@@ -113,7 +113,11 @@ func installInto(ctx context.Context, runtimeDir, dir string, inv *Invocation) e
 		}
 		copied = append(copied, dst)
 	}
-	if err := npm.Ci(ctx, dir, inv.Log); err != nil {
+	// npm's output, line by line and labelled, like an exec stage's echo.
+	log := &linePrefixer{w: inv.Log, prefix: inv.Name + " | ", skipBlank: true}
+	err = npm.Ci(ctx, dir, log)
+	log.Flush()
+	if err != nil {
 		return err
 	}
 	for _, c := range copied {

@@ -110,6 +110,13 @@ func TestCaptureBuffers(t *testing.T) {
 	if sb.String() != "s | one\ns | two\ns | three\n" {
 		t.Fatalf("prefixed %q", sb.String())
 	}
+	sb.Reset()
+	lp = &linePrefixer{w: &sb, prefix: "npm | ", skipBlank: true}
+	lp.Write([]byte("\nadded 4 packages\n  \n\t"))
+	lp.Flush()
+	if sb.String() != "npm | added 4 packages\n" {
+		t.Fatalf("blank lines not skipped: %q", sb.String())
+	}
 }
 
 func TestPathInPackage(t *testing.T) {

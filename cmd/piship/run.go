@@ -114,10 +114,9 @@ func execute(e *env, g *graph.Graph, values map[string]cty.Value, rc runConfig) 
 		return outcome{code: usageErr(e, "CONFIG_INVALID: %v", err)}
 	}
 	opts.Tracer = prov.Tracer()
-	opts.Log = e.stderr
-
 	progress := engine.NewProgress(e.stderr, liveProgress(e), e.getenv("NO_COLOR") == "" && liveProgress(e))
 	opts.Events = progress.Event
+	opts.Log = progress.Log()
 
 	ctx, root := opts.Tracer.Start(ctx, tracing.PipelineSpanName(g.Name),
 		trace.WithAttributes(attribute.String(tracing.AttrPipeline, g.Name)))
