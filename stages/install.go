@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/zclconf/go-cty/cty"
@@ -172,10 +173,16 @@ func (Install) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, 
 		return nil, err
 	}
 	io.Store = store
-	if err := phase.Run(ctx, "keep launcher", func(context.Context) error { return keepLauncher(o.Homes.Install) }); err != nil {
-		return nil, err
-	}
+	// The launcher the shims run is copied while the release is extracted;
+	// the commit waits for it, and so does every return from here.
+	kept := make(chan error, 1)
+	go func() {
+		kept <- phase.Run(ctx, "keep launcher", func(context.Context) error { return keepLauncher(o.Homes.Install) })
+	}()
+	waitKept := sync.OnceValue(func() error { return <-kept })
+	io.BeforeCommit = waitKept
 	res, err := home.Install(ctx, io)
+	_ = waitKept() // its error, if any, already failed the commit
 	if err != nil {
 		return nil, err
 	}

@@ -64,6 +64,9 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 	if rec := reusable(rc, s); rec != nil {
 		o.logf("%s %s: reusing %s (same %s)", id, s.version, rec.Dir, map[bool]string{true: "archive digest", false: "inventory"}[s.kind == receipt.SourceArchive])
 		res.Reused, res.Dir, res.Payload, res.Command, res.ArchiveSHA256 = true, rec.Dir, rec.Payload, rec.Command, rec.ArchiveSHA256
+		if err := o.beforeCommit(); err != nil {
+			return nil, err
+		}
 		prev, shims, err := o.commit(ctx, id, *rec, o.Channel, o.Sequence)
 		if err != nil {
 			return nil, err
@@ -132,6 +135,9 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 		LockSHA256: in.lockSHA, ArchiveSHA256: put.SHA256, InventorySHA256: in.inventorySHA,
 		Target: s.target, Channel: channel, Command: in.command, Entry: in.entry,
 		VerifyAtLaunch: in.verifyAtLaunch, Source: s.kind,
+	}
+	if err := o.beforeCommit(); err != nil {
+		return nil, err
 	}
 	prev, shims, err := o.commit(ctx, id, rec, o.Channel, o.Sequence)
 	if err != nil {
@@ -291,6 +297,13 @@ func (o *Options) moveAside(ctx context.Context, id, version, dest string) (stri
 		}
 	}
 	return aside, nil
+}
+
+func (o *InstallOptions) beforeCommit() error {
+	if o.BeforeCommit == nil {
+		return nil
+	}
+	return o.BeforeCommit()
 }
 
 func samePath(a, b string) bool {

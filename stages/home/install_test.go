@@ -1,6 +1,7 @@
 package home
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -388,4 +389,49 @@ func TestWindowsShimAndRenameRetryInInstall(t *testing.T) {
 	}
 	_, err := e2.install(arch, func(o *InstallOptions) { o.Renamer = &imm })
 	wantCode(t, err, receipt.CodeUnavailable)
+}
+
+// BeforeCommit runs once the release is in place and before anything
+// refers to it; its failure leaves the previous release active and the
+// new version unreferenced, for archive installs and for reuses alike.
+func TestBeforeCommitFailureActivatesNothing(t *testing.T) {
+	e := newEnv(t)
+	arch1, _ := makeArchive(t, makeRelease(t, e.src, spec("1.0.0")))
+	arch2, _ := makeArchive(t, makeRelease(t, e.src, spec("2.0.0")))
+	e.mustInstall(arch1)
+	before := e.receiptBytes()
+	shim, _ := os.ReadFile(filepath.Join(e.homes.Bin, "hello"))
+	vdir := receipt.VersionDir(e.homes.Install, "hello", "2.0.0")
+	boom := errors.New("CONFIG_UNAVAILABLE: cannot keep the launcher")
+	calls := 0
+	_, err := e.install(arch2, func(o *InstallOptions) {
+		o.BeforeCommit = func() error {
+			calls++
+			if _, err := os.Stat(filepath.Join(vdir, "payload", "metadata", "inventory.json")); err != nil {
+				t.Errorf("BeforeCommit ran before the release was extracted: %v", err)
+			}
+			return boom
+		}
+	})
+	if !errors.Is(err, boom) || calls != 1 {
+		t.Fatalf("install = %v after %d BeforeCommit calls, want its error after one", err, calls)
+	}
+	if got := e.receiptBytes(); got != before {
+		t.Fatalf("receipt changed:\n%s\nwas\n%s", got, before)
+	}
+	if got, _ := os.ReadFile(filepath.Join(e.homes.Bin, "hello")); !bytes.Equal(got, shim) {
+		t.Fatal("shim changed")
+	}
+	// A reuse (the active release again) waits for it too.
+	calls = 0
+	_, err = e.install(arch1, func(o *InstallOptions) {
+		o.BeforeCommit = func() error { calls++; return boom }
+	})
+	if !errors.Is(err, boom) || calls != 1 {
+		t.Fatalf("reinstall = %v after %d BeforeCommit calls, want its error after one", err, calls)
+	}
+	// Without the failure the next install succeeds.
+	if res := e.mustInstall(arch2); res.Version != "2.0.0" || e.receipt().Active != "2.0.0" {
+		t.Fatalf("install after the failure: %+v", res)
+	}
 }

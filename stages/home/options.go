@@ -102,6 +102,11 @@ type InstallOptions struct {
 	// HostTarget is the target this machine runs (default
 	// receipt.HostTarget()); a release for another target is refused.
 	HostTarget string
+	// BeforeCommit, if set, runs just before the commit (which writes the
+	// shims and then the receipt); its error fails the install with
+	// nothing activated. The install stage waits there for the launcher
+	// it keeps, which it copies while the release is extracted.
+	BeforeCommit func() error
 }
 
 // InstallResult describes an install.
