@@ -185,7 +185,7 @@ func runNode(t *testing.T, root string) string {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node not found")
+		t.Fatal("node is not on PATH: the tests need Node.js (see README)")
 	}
 	cmd := exec.Command(node, filepath.Join(root, filepath.FromSlash(entry)), "a", "b")
 	cmd.Dir = t.TempDir()
@@ -210,7 +210,7 @@ func runNodeEval(t *testing.T, root, code string) string {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node not found")
+		t.Fatal("node is not on PATH: the tests need Node.js (see README)")
 	}
 	cmd := exec.Command(node, "--input-type=module", "-e", code)
 	cmd.Dir = root
@@ -537,7 +537,7 @@ exports.asset = fs.readFileSync(path.join(__dirname, "data", "x.txt"), "utf8");
 func TestBundleCommonJSCommand(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node not found")
+		t.Fatal("node is not on PATH: the tests need Node.js (see README)")
 	}
 	const cjsEntry = "node_modules/cjsapp/cli.js"
 	run := func(root string) string {

@@ -373,12 +373,32 @@ func TestLockPolicy(t *testing.T) {
 	}
 }
 
-// A distribution without the blocks locks as before they existed: hello's
-// committed lock is current.
+// A distribution without the blocks locks as before they existed: hello
+// with its audit, signatures and smoke blocks removed records none of
+// them, and its lock round-trips through CheckLock.
 func TestLockWithoutPolicy(t *testing.T) {
-	d := mustLoad(t, helloDir)
-	if d.Declared("audit") {
-		t.Skip("hello now declares an audit block")
+	dir := copyTree(t, helloDir)
+	path := filepath.Join(dir, FileName)
+	f, diags := hclwrite.ParseConfig([]byte(readFile(t, path)), path, hcl.InitialPos)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	body := f.Body().Blocks()[0].Body()
+	removed := 0
+	for _, b := range body.Blocks() {
+		switch b.Type() {
+		case "audit", "signatures", "smoke", "updates":
+			body.RemoveBlock(b)
+			removed++
+		}
+	}
+	if removed < 3 {
+		t.Fatalf("hello has %d policy blocks, want audit, signatures and smoke to remove", removed)
+	}
+	writeFile(t, path, string(f.Bytes()))
+	d := mustLoad(t, dir)
+	if d.Declared("audit") || d.Declared("signatures") || d.Declared("smoke") {
+		t.Fatal("the blocks are still declared")
 	}
 	l, err := ComputeLock(d)
 	if err != nil {
@@ -392,8 +412,9 @@ func TestLockWithoutPolicy(t *testing.T) {
 			t.Errorf("the lock holds %s", k)
 		}
 	}
+	writeFile(t, filepath.Join(dir, LockFileName), string(l.Marshal()))
 	if _, err := CheckLock(d); err != nil {
-		t.Errorf("hello's committed lock: %v", err)
+		t.Errorf("the lock just computed is not current: %v", err)
 	}
 }
 

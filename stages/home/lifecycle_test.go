@@ -228,16 +228,16 @@ func TestDoctorBudget(t *testing.T) {
 	}
 }
 
-func nodeOrSkip(t *testing.T) {
+func needNode(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not on PATH")
+		t.Fatal("node is not on PATH: the tests need Node.js (see README)")
 	}
 }
 
 // TestInstallThenLaunch is the consumer path end to end: install an
 // archive, launch it through the receipt, then refuse a changed lock.
 func TestInstallThenLaunch(t *testing.T) {
-	nodeOrSkip(t)
+	needNode(t)
 	e := newEnv(t)
 	arch, _ := makeArchive(t, makeRelease(t, e.src, spec("1.0.0")))
 	e.mustInstall(arch)
@@ -267,7 +267,7 @@ func TestInstallThenLaunch(t *testing.T) {
 // launcher that prints what it was given.
 func TestShimRuns(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("no sh")
+		t.Fatal("no sh on PATH")
 	}
 	e := newEnv(t)
 	e.homes.State = filepath.Join(e.root, "it's state") // a quote to survive

@@ -20,7 +20,7 @@ func needNpm(t *testing.T) {
 	t.Helper()
 	for _, tool := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not on PATH", tool)
+			t.Fatalf("%s is not on PATH: the tests need Node.js and npm (see README)", tool)
 		}
 	}
 }

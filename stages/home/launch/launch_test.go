@@ -76,9 +76,9 @@ func install(t *testing.T, mod func(*receipt.Release)) *fixture {
 	return &fixture{home: home, payload: pay, rec: rec}
 }
 
-func nodeOrSkip(t *testing.T) {
+func needNode(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not on PATH")
+		t.Fatal("node is not on PATH: the tests need Node.js (see README)")
 	}
 }
 
@@ -90,7 +90,7 @@ func wantCode(t *testing.T, err error, code string) {
 }
 
 func TestRunArgsAndExitCode(t *testing.T) {
-	nodeOrSkip(t)
+	needNode(t)
 	f := install(t, nil)
 	var out bytes.Buffer
 	code, tr, err := Run(context.Background(), f.home, "hello", []string{"one", "two words", "--x"},
@@ -124,7 +124,7 @@ func TestRunArgsAndExitCode(t *testing.T) {
 }
 
 func TestRunRefusesChangedLock(t *testing.T) {
-	nodeOrSkip(t)
+	needNode(t)
 	f := install(t, nil)
 	os.WriteFile(filepath.Join(f.payload, "piship.lock"), []byte(`{"schema":"piship-lock/v1","verifyAtLaunch":false,"x":1}`+"\n"), 0o644)
 	mark := filepath.Join(t.TempDir(), "mark")
@@ -145,7 +145,7 @@ func TestRunRefusesChangedLock(t *testing.T) {
 }
 
 func TestRunVerifyAtLaunch(t *testing.T) {
-	nodeOrSkip(t)
+	needNode(t)
 	// Without verifyAtLaunch a changed payload file is not looked at.
 	f := install(t, nil)
 	cli := filepath.Join(f.payload, "node_modules", "x", "cli.js")
@@ -203,7 +203,7 @@ func TestRunRefusals(t *testing.T) {
 }
 
 func TestRunContextCancel(t *testing.T) {
-	nodeOrSkip(t)
+	needNode(t)
 	f := install(t, nil)
 	ready := filepath.Join(t.TempDir(), "ready")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -250,7 +250,7 @@ func TestImportsStayTiny(t *testing.T) {
 // node gets a TRACEPARENT naming the launch's root span, the phases tile
 // the root, and PISHIP_TRACE_FILE receives OTLP/JSON a collector accepts.
 func TestRunTrace(t *testing.T) {
-	nodeOrSkip(t)
+	needNode(t)
 	f := install(t, nil)
 	const parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 	t.Setenv("TRACEPARENT", parent)

@@ -14,7 +14,7 @@ import (
 )
 
 func TestRunForwardsSIGTERM(t *testing.T) {
-	nodeOrSkip(t)
+	needNode(t)
 	f := install(t, nil)
 	ready := filepath.Join(t.TempDir(), "ready")
 	type result struct {
