@@ -8,7 +8,7 @@ PISHIP_DEV_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/piship-dev
 JAEGER_BIN      ?= $(PISHIP_DEV_CACHE)/jaeger-$(JAEGER_VERSION)/jaeger
 export PISHIP_JAEGER_BIN := $(JAEGER_BIN)
 
-.PHONY: build test test-unit test-e2e test-fuzz fuzz bench demo lint jaeger jaeger-bin clean
+.PHONY: build test test-unit test-e2e test-fuzz test-race fuzz bench demo lint jaeger jaeger-bin clean
 
 # Stripped and path-free: a release for this platform ships these binaries
 # beside install.sh (24 MB for piship instead of 34 MB).
@@ -21,10 +21,17 @@ build:
 # end-to-end test runs against it.
 test: lint
 	$(MAKE) --no-print-directory -j2 test-unit jaeger-bin
-	$(MAKE) --no-print-directory test-e2e test-fuzz
+	$(MAKE) --no-print-directory test-e2e test-fuzz test-race
 
 test-unit:
 	$(GO) test -count=1 -timeout 10m -skip 'TestJaegerE2E' ./...
+
+# The packages whose goroutines share state (scheduler, caches, extractor
+# and its inflaters, installs and launches, spans), again under the race
+# detector (needs cgo: gcc). The whole tree under -race takes ~10 minutes.
+RACE_PKGS := ./engine/ ./cache/ ./stages/archive/ ./stages/home/... ./stages/proc/ ./tracing/...
+test-race:
+	$(GO) test -race -count=1 -timeout 10m $(RACE_PKGS)
 
 # The archive reader against arbitrary bytes: briefly in `make test`, longer
 # in `make fuzz` (FUZZTIME=10m make fuzz for a long run).
