@@ -190,7 +190,33 @@ func TestInstallTimingShowsPhases(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", line, stderr)
 		}
 	}
-	if !strings.Contains(stderr, `"phases":[{"name":"keep launcher"`) {
-		t.Errorf("timing JSON has no phases in start order:\n%s", stderr)
+	// The JSON lists the same phases in the order they started.
+	var timing struct {
+		Stages []struct {
+			Phases []struct {
+				Name    string
+				StartMs int64
+			}
+		}
+	}
+	i := strings.Index(stderr, `{"schema":"piship-timing/v1"`)
+	if i < 0 {
+		t.Fatalf("no timing JSON:\n%s", stderr)
+	}
+	line, _, _ := strings.Cut(stderr[i:], "\n")
+	if err := json.Unmarshal([]byte(line), &timing); err != nil || len(timing.Stages) != 1 {
+		t.Fatalf("timing JSON %s: %v", line, err)
+	}
+	got := timing.Stages[0].Phases
+	if len(got) != len(phases) {
+		t.Errorf("timing JSON has %d phases, the spans %d: %s", len(got), len(phases), line)
+	}
+	for j := range got {
+		if _, ok := phases[got[j].Name]; !ok {
+			t.Errorf("timing JSON phase %q has no span", got[j].Name)
+		}
+		if j > 0 && got[j].StartMs < got[j-1].StartMs {
+			t.Errorf("timing JSON phases are not in start order: %s", line)
+		}
 	}
 }

@@ -31,13 +31,16 @@ func (e *Error) Unwrap() error { return e.Err }
 // Errorf returns an *Error with the code and a message formatted like
 // fmt.Errorf (a %w verb is unwrapped by errors.Is and errors.As). A message
 // that already starts with "<CODE>: " (an error of another package carrying
-// its code) is not prefixed twice.
+// its code) is not prefixed twice, and the same code met again inside it
+// ("x.tar.gz: INTEGRITY_FAILED: archive refused ...") is said once: a
+// different inner code stays, it tells what the outer one was caused by.
 func Errorf(code, format string, args ...any) *Error {
 	werr := fmt.Errorf(format, args...)
 	msg := werr.Error()
 	for _, c := range knownCodes {
 		msg = strings.TrimPrefix(msg, c+": ")
 	}
+	msg = strings.ReplaceAll(msg, ": "+code+": ", ": ")
 	return &Error{Code: code, Msg: msg, Err: errors.Unwrap(werr)}
 }
 

@@ -281,3 +281,24 @@ func TestRetainedVersion(t *testing.T) {
 		}
 	}
 }
+
+// Errorf says a code once: not again when the wrapped error starts with it
+// or carries it further in, while a different inner code stays.
+func TestErrorfSaysTheCodeOnce(t *testing.T) {
+	inner := errors.New("INTEGRITY_FAILED: archive refused at entry 1 (truncated): it ends early")
+	for _, c := range []struct {
+		err  *Error
+		want string
+	}{
+		{Errorf(CodeIntegrity, "%w", inner), "INTEGRITY_FAILED: archive refused at entry 1 (truncated): it ends early"},
+		{Errorf(CodeIntegrity, "x.tar.gz: %w", inner), "INTEGRITY_FAILED: x.tar.gz: archive refused at entry 1 (truncated): it ends early"},
+		{Errorf(CodeUpdate, "download: %w", inner), "UPDATE_FAILED: download: INTEGRITY_FAILED: archive refused at entry 1 (truncated): it ends early"},
+	} {
+		if got := c.err.Error(); got != c.want {
+			t.Errorf("got  %q\nwant %q", got, c.want)
+		}
+		if !errors.Is(c.err, inner) {
+			t.Errorf("%v does not wrap its cause", c.err)
+		}
+	}
+}
