@@ -33,14 +33,17 @@ RACE_PKGS := ./engine/ ./cache/ ./stages/archive/ ./stages/home/... ./stages/pro
 test-race:
 	$(GO) test -race -count=1 -timeout 10m $(RACE_PKGS)
 
-# The archive reader against arbitrary bytes: briefly in `make test`, longer
-# in `make fuzz` (FUZZTIME=10m make fuzz for a long run).
+# The archive reader, and its block-member inflater against klauspost's,
+# on arbitrary bytes: briefly in `make test`, longer in `make fuzz`
+# (FUZZTIME=10m make fuzz for a long run).
 test-fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzExtract -fuzztime 15s ./stages/archive/
+	$(GO) test -run '^$$' -fuzz FuzzInflate -fuzztime 15s -fuzzminimizetime 3s ./stages/archive/
 
 FUZZTIME ?= 5m
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzExtract -fuzztime $(FUZZTIME) ./stages/archive/
+	$(GO) test -run '^$$' -fuzz FuzzInflate -fuzztime $(FUZZTIME) -fuzzminimizetime 10s ./stages/archive/
 
 test-e2e: jaeger-bin
 	$(GO) test -count=1 -timeout 5m -run 'TestJaegerE2E' -v ./cmd/piship/

@@ -26,8 +26,10 @@
 // Extract reads an archive once, from any io.Reader, straight into an empty
 // destination. It hashes the compressed stream and every file while
 // reading. A stream of block members is read in order by one goroutine
-// (which hashes it) and inflated on all cores, members in flight bounded;
-// any other gzip stream (one member) is inflated serially. Files up to
+// (which hashes it) and inflated on all cores, members in flight bounded,
+// each by inflate.go's whole-buffer decoder straight into a buffer of its
+// declared length; any other gzip stream (one member) is inflated serially
+// by klauspost/compress. Files up to
 // 1 MiB are buffered and written by parallel writers (8 by default),
 // larger ones handed to a writer in 256 KiB chunks, in order; the writers
 // also make the directories, so the tar parser only parses, checks and

@@ -9,8 +9,6 @@ import (
 	"io"
 	"runtime"
 	"sync"
-
-	"github.com/klauspost/compress/flate"
 )
 
 // Parallel gunzip of the block-member format (see pgzip.go).
@@ -55,9 +53,8 @@ type pgzReader struct {
 }
 
 var (
-	pgzCompBufs  sync.Pool // *[]byte, cap pgzMaxMember
-	pgzOutBufs   sync.Pool // *[]byte, cap pgzBlockSize
-	flateReaders sync.Pool // io.ReadCloser implementing flate.Resetter
+	pgzCompBufs sync.Pool // *[]byte, cap pgzMaxMember
+	pgzOutBufs  sync.Pool // *[]byte, cap pgzBlockSize
 
 	// pgzReadDepth is how many members may be in flight: at most 16, about
 	// 34 MiB, whatever the machine.
@@ -150,26 +147,14 @@ func (z *pgzReader) produce() {
 	}
 }
 
-// inflate decompresses one member and checks it completely.
+// inflate decompresses one member and checks it completely: the deflate
+// data must fill exactly the length its header declares and end exactly at
+// the trailer (inflateExact), whose CRC-32 and ISIZE must match.
 func (m *pgzMember) inflate() {
 	defer close(m.done)
-	body := bytes.NewReader(m.comp[pgzHeaderLen : len(m.comp)-pgzTrailer])
-	fr, _ := flateReaders.Get().(io.ReadCloser)
-	if fr == nil {
-		fr = flate.NewReader(body)
-	} else if err := fr.(flate.Resetter).Reset(body, nil); err != nil {
-		m.err = err
-		return
-	}
-	defer flateReaders.Put(fr)
 	m.out = getBuf(&pgzOutBufs, m.rawLen, pgzBlockSize)
-	var one [1]byte
-	if _, err := io.ReadFull(fr, m.out); err != nil {
+	if err := inflateExact(m.out, m.comp[pgzHeaderLen:len(m.comp)-pgzTrailer]); err != nil {
 		m.err = m.corrupt("%v", err)
-	} else if n, err := fr.Read(one[:]); n != 0 || err != io.EOF {
-		m.err = m.corrupt("more data than the %d bytes its header declares", m.rawLen)
-	} else if body.Len() != 0 {
-		m.err = m.corrupt("%d bytes between the deflate data and the trailer", body.Len())
 	} else if tr := m.comp[len(m.comp)-pgzTrailer:]; binary.LittleEndian.Uint32(tr[0:4]) != crc32.ChecksumIEEE(m.out) {
 		m.err = m.corrupt("CRC-32 mismatch")
 	} else if int(binary.LittleEndian.Uint32(tr[4:8])) != m.rawLen {

@@ -119,7 +119,7 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 		if _, serr := os.Lstat(dest); serr == nil {
 			aside := filepath.Join(appDir, receipt.RetainedPrefix+s.version+"-"+receipt.RandomHex(4))
 			if rerr := o.Renamer.Do(dest, aside); rerr == nil {
-				o.logf("%s %s: the unreferenced directory was set aside to %s", id, s.version, aside)
+				o.logf("%s %s: nothing was activated; what was written is set aside in %s, which `piship doctor` reclaims", id, s.version, aside)
 			} else {
 				o.logf("%s %s: the unreferenced directory %s stays (%v); the next install moves it aside", id, s.version, dest, rerr)
 			}
