@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"sort"
@@ -92,17 +91,14 @@ func (l progressLog) Write(b []byte) (int, error) {
 	p := l.p
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.logBuf = append(p.logBuf, b...)
-	i := bytes.LastIndexByte(p.logBuf, '\n')
-	if i < 0 {
-		return len(b), nil
-	}
-	p.clear()
-	_, err := p.w.Write(p.logBuf[:i+1])
-	p.logBuf = append(p.logBuf[:0], p.logBuf[i+1:]...)
-	if p.live {
-		p.redraw()
-	}
+	err := writeLines(&p.logBuf, b, func(lines []byte) (int, error) {
+		p.clear()
+		n, err := p.w.Write(lines)
+		if p.live {
+			p.redraw()
+		}
+		return n, err
+	})
 	if err != nil {
 		return 0, err
 	}

@@ -20,17 +20,23 @@ type stageLog struct {
 func (l *stageLog) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.buf = append(l.buf, p...)
-	i := bytes.LastIndexByte(l.buf, '\n')
-	if i < 0 {
-		return len(p), nil
-	}
-	_, err := l.w.Write(l.buf[:i+1])
-	l.buf = append(l.buf[:0], l.buf[i+1:]...)
-	if err != nil {
+	if err := writeLines(&l.buf, p, l.w.Write); err != nil {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// writeLines appends p to *buf, hands the complete lines *buf then holds
+// to write in one call, and keeps the unfinished rest in *buf.
+func writeLines(buf *[]byte, p []byte, write func([]byte) (int, error)) error {
+	*buf = append(*buf, p...)
+	i := bytes.LastIndexByte(*buf, '\n')
+	if i < 0 {
+		return nil
+	}
+	_, err := write((*buf)[:i+1])
+	*buf = append((*buf)[:0], (*buf)[i+1:]...)
+	return err
 }
 
 func (l *stageLog) flush() {

@@ -440,7 +440,9 @@ func (f *inflater) codes(dst, src []byte, opp *int, bitbufp *uint64, bitsleftp *
 		if entryKind(e) == kindLit {
 			dst[op] = byte(entryValue(e))
 			op++
-			// bl >= 56-15: room for two more literal codes.
+			// bl >= 56-15: room for two more literal codes. Unrolled: as
+			// a two-round loop the bundled Pi archive inflates ~10%
+			// slower (BenchmarkInflate).
 			e = litT[bb&litMask]
 			if entryKind(e) != kindLit {
 				continue
