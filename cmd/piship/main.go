@@ -110,8 +110,10 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "piship: build, qualify and ship Node.js distributions with HCL pipelines")
 	fmt.Fprintln(w, "\nUsage:")
+	// Each command's synopsis, then what it does on the next line: the
+	// synopses are too long for one column beside the summaries.
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  piship %-70s %s\n", c.usage, c.summary)
+		fmt.Fprintf(w, "  piship %s\n      %s\n", c.usage, c.summary)
 	}
 	fmt.Fprintln(w, "\nExit codes: 0 success, 1 pipeline failed, 2 usage or configuration error.")
 }
