@@ -83,7 +83,7 @@ func commands() []command {
 		{"graph", "graph PIPELINE [--format dot|mermaid] [--pipelines DIR]", "print a pipeline's graph", cmdGraph},
 		{"stages", "stages [KIND]", "document the stage kinds", cmdStages},
 		{"fmt", "fmt [--check] [FILE ...]", "format pipeline files", cmdFmt},
-		{"cache", "cache prune [--max-size SIZE] [--max-age AGE]", "manage the action cache", cmdCache},
+		{"cache", "cache prune [--max-size SIZE] [--max-age AGE]", "prune the action cache (and collect the content-addressed store's unused objects)", cmdCache},
 		{"version", "version", "print the version", cmdVersion},
 	}
 }
