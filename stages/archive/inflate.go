@@ -219,10 +219,11 @@ func (f *inflater) decode(dst, src []byte) error {
 		over     int  // zero bytes loaded past the end of src
 		op       int  // next byte of dst to write
 	)
-	// refill makes bitsleft at least 56: eight bytes at a time while they
-	// are there (the bits above bitsleft then hold the next bytes of src,
-	// which the next load ORs in again unchanged), then byte by byte, and
-	// past the end of src zero bytes, counted in over.
+	// refill makes bitsleft 56 to 63: eight bytes at a time while they are
+	// there (the bits above bitsleft then hold the next bytes of src, which
+	// the next load ORs in again unchanged), then byte by byte, and past
+	// the end of src zero bytes, counted in over. bitsleft never exceeds
+	// 63, which the eight-byte load's shift and advance rely on.
 	refill := func() {
 		if pos+8 <= len(src) {
 			bitbuf |= binary.LittleEndian.Uint64(src[pos:]) << bitsleft
@@ -230,7 +231,7 @@ func (f *inflater) decode(dst, src []byte) error {
 			bitsleft |= 56
 			return
 		}
-		for bitsleft <= 56 {
+		for bitsleft < 56 {
 			if pos < len(src) {
 				bitbuf |= uint64(src[pos]) << bitsleft
 				pos++
