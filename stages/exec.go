@@ -15,11 +15,10 @@ import (
 	"sync"
 	"time"
 
-	"piship.dev/piship/stages/proc"
-
 	"github.com/zclconf/go-cty/cty"
 
 	"piship.dev/piship/cache"
+	"piship.dev/piship/stages/proc"
 )
 
 // maxCapture bounds what exec keeps of a command's stdout and stderr.
@@ -252,20 +251,26 @@ func (l *linePrefixer) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		if !l.skipBlank || len(bytes.TrimSpace(l.buf[:i])) > 0 {
-			fmt.Fprintf(l.w, "%s%s\n", l.prefix, l.buf[:i])
-		}
+		l.emit(l.buf[:i])
 		l.buf = l.buf[i+1:]
 	}
 	return len(p), nil
+}
+
+// emit writes one line (without its newline), prefixed, unless it is
+// blank and blank lines are skipped.
+func (l *linePrefixer) emit(line []byte) {
+	if !l.skipBlank || len(bytes.TrimSpace(line)) > 0 {
+		fmt.Fprintf(l.w, "%s%s\n", l.prefix, line)
+	}
 }
 
 // Flush writes a final unterminated line.
 func (l *linePrefixer) Flush() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.buf) > 0 && (!l.skipBlank || len(bytes.TrimSpace(l.buf)) > 0) {
-		fmt.Fprintf(l.w, "%s%s\n", l.prefix, l.buf)
+	if len(l.buf) > 0 {
+		l.emit(l.buf)
 		l.buf = nil
 	}
 }

@@ -13,9 +13,9 @@ import (
 	"sync"
 	"time"
 
-	"piship.dev/piship/stages/proc"
-
 	"github.com/zclconf/go-cty/cty"
+
+	"piship.dev/piship/stages/proc"
 )
 
 // Smoke runs the distribution's smoke tests against a payload, in parallel,

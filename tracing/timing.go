@@ -317,8 +317,8 @@ func attachPhases(runs []stageRun, phases []sdktrace.ReadOnlySpan, runStart time
 			parent = outer.Parent().SpanID()
 		}
 	}
-	// By the exact start: phases run one after another, often within the
-	// same millisecond, and the JSON should show them in that order.
+	// By the exact start: phases often start within the same millisecond
+	// (and some run side by side), and the JSON shows them in start order.
 	for i := range runs {
 		slices.SortFunc(runs[i].phases, func(a, b phaseRun) int { return compareSpans(a.span, b.span) })
 	}

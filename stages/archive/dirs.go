@@ -55,9 +55,7 @@ func (h *dirHandle) close() {
 const dirRootsMax = 256
 
 func newDirRoots(root *os.Root) *dirRoots {
-	h := &dirHandle{r: root, fd: -1}
-	h.f, h.fd = dirFD(root)
-	return &dirRoots{root: h, m: make(map[string]*dirRoot)}
+	return &dirRoots{root: newDirHandle(root), m: make(map[string]*dirRoot)}
 }
 
 // split returns the directory of a slash path ("" at the top) and its base.

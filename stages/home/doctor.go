@@ -165,10 +165,7 @@ func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*D
 		rep.Problems = append(rep.Problems, fmt.Sprintf("%s has no active release: install it", id))
 	} else {
 		rep.Verified = true
-		vctx, ph := phase.Start(ctx, "verify")
-		err := payload.Verify(vctx, a.Payload)
-		ph.End(err)
-		if err != nil {
+		if err := phase.Run(ctx, "verify", func(ctx context.Context) error { return payload.Verify(ctx, a.Payload) }); err != nil {
 			rep.Verified = false
 			rep.Problems = append(rep.Problems, fmt.Sprintf("active %s %s: %v", id, a.Version, err))
 		}

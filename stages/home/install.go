@@ -64,10 +64,7 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 	if rec := reusable(rc, s); rec != nil {
 		o.logf("%s %s: reusing %s (same %s)", id, s.version, rec.Dir, map[bool]string{true: "archive digest", false: "inventory"}[s.kind == receipt.SourceArchive])
 		res.Reused, res.Dir, res.Payload, res.Command, res.ArchiveSHA256 = true, rec.Dir, rec.Payload, rec.Command, rec.ArchiveSHA256
-		if err := o.beforeCommit(); err != nil {
-			return nil, err
-		}
-		prev, shims, err := o.commit(ctx, id, *rec, o.Channel, o.Sequence)
+		prev, shims, err := o.activate(ctx, id, *rec)
 		if err != nil {
 			return nil, err
 		}
@@ -136,10 +133,7 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 		Target: s.target, Channel: channel, Command: in.command, Entry: in.entry,
 		VerifyAtLaunch: in.verifyAtLaunch, Source: s.kind,
 	}
-	if err := o.beforeCommit(); err != nil {
-		return nil, err
-	}
-	prev, shims, err := o.commit(ctx, id, rec, o.Channel, o.Sequence)
+	prev, shims, err := o.activate(ctx, id, rec)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +203,7 @@ func place(ctx context.Context, o *InstallOptions, s *source, dest string) (*arc
 		defer f.Close()
 		o.logf("%s %s: extracting %s into %s", s.id, s.version, filepath.Base(s.path), dest)
 		lim := archive.Limits{Writers: o.Writers}
-		if o.Store != nil {
+		if o.Store != nil { // a nil *cache.Store would be a non-nil Store
 			lim.Store = o.Store
 		}
 		ex, err := archive.Extract(ctx, f, dest, lim)
@@ -299,11 +293,15 @@ func (o *Options) moveAside(ctx context.Context, id, version, dest string) (stri
 	return aside, nil
 }
 
-func (o *InstallOptions) beforeCommit() error {
-	if o.BeforeCommit == nil {
-		return nil
+// activate commits rec with the install's channel and sequence, once
+// BeforeCommit (if any) has succeeded.
+func (o *InstallOptions) activate(ctx context.Context, id string, rec receipt.Release) (string, []string, error) {
+	if o.BeforeCommit != nil {
+		if err := o.BeforeCommit(); err != nil {
+			return "", nil, err
+		}
 	}
-	return o.BeforeCommit()
+	return o.commit(ctx, id, rec, o.Channel, o.Sequence)
 }
 
 func samePath(a, b string) bool {
