@@ -60,6 +60,8 @@ var (
 	// symbols 30 and 31 take part in the fixed code but never decode.
 	litInfo  [288]uint32
 	distInfo [32]uint32
+	// clInfo is the code length code's: symbol i is the value i.
+	clInfo [19]uint32
 
 	fixedOnce          sync.Once
 	fixedLit, fixedDst []uint32
@@ -78,6 +80,9 @@ func init() {
 	}
 	for i := range 30 {
 		distInfo[i] = mkEntry(kindDist, dstBase[i], dstExtra[i])
+	}
+	for i := range clInfo {
+		clInfo[i] = mkEntry(kindLit, uint32(i), 0)
 	}
 }
 
@@ -343,10 +348,6 @@ func (f *inflater) header(bitbuf *uint64, bitsleft *uint, refill func()) error {
 		clens[codeLenOrder[i]] = uint8(bb & 7)
 		bb >>= 3
 		bl -= 3
-	}
-	var clInfo [19]uint32
-	for i := range clInfo {
-		clInfo[i] = mkEntry(kindLit, uint32(i), 0)
 	}
 	var err error
 	if f.clen, err = buildTable(f.clen, clens[:], clInfo[:], 7); err != nil {
