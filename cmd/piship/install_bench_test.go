@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
@@ -427,7 +428,9 @@ func ibFloor(b *testing.B, t *ibTree, dest string) time.Duration {
 			b.Fatal(err)
 		}
 	}
-	jobs := make(chan *ibFile, 64)
+	// Batches as the extractor makes them: the files of one directory
+	// that follow each other, up to 64 files or 256 KiB, on one writer.
+	jobs := make(chan []ibFile, 8)
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -435,17 +438,26 @@ func ibFloor(b *testing.B, t *ibTree, dest string) time.Duration {
 	)
 	for range 8 {
 		wg.Go(func() {
-			for f := range jobs {
-				if err := ibWriteFile(filepath.Join(dest, filepath.FromSlash(f.rel)), f.data, f.perm); err != nil {
-					mu.Lock()
-					ferr = err
-					mu.Unlock()
+			for batch := range jobs {
+				for _, f := range batch {
+					if err := ibWriteFile(filepath.Join(dest, filepath.FromSlash(f.rel)), f.data, f.perm); err != nil {
+						mu.Lock()
+						ferr = err
+						mu.Unlock()
+					}
 				}
 			}
 		})
 	}
-	for i := range t.files {
-		jobs <- &t.files[i]
+	for i := 0; i < len(t.files); {
+		j, n := i, 0
+		dir := path.Dir(t.files[i].rel)
+		for j < len(t.files) && j-i < 64 && path.Dir(t.files[j].rel) == dir && (j == i || n+len(t.files[j].data) <= 256<<10) {
+			n += len(t.files[j].data)
+			j++
+		}
+		jobs <- t.files[i:j]
+		i = j
 	}
 	close(jobs)
 	wg.Wait()

@@ -225,16 +225,38 @@ const (
 
 // job is one unit of work for a writer: the directories to make first
 // (outermost first; they may already exist, made by another writer), then
-// a file: buffered in data, or streamed through chunks when over SmallFile.
-// A job with no name only makes directories.
+// either a batch of small files of one directory, held back to back in
+// data, or one file streamed through chunks (over SmallFile). A job with
+// neither only makes directories.
 type job struct {
 	mkdirs []string
-	name   string
-	data   []byte // the file (small), or the writer token (streamed)
+	batch  []batchFile // small files, in data in this order
+	data   []byte      // the batch's bytes, or the writer token (streamed)
+	name   string      // the streamed file
 	perm   os.FileMode
 	size   int64
-	chunks chan []byte // nil for a buffered file
+	chunks chan []byte // nil unless streamed
 }
+
+// batchFile is one small file of a batch: size bytes of job.data.
+type batchFile struct {
+	name string
+	size int
+	perm os.FileMode
+}
+
+// A batch holds the small files of one directory that follow each other
+// in the archive, up to batchFiles files and the capacity of its writer's
+// buffer (at least batchBytes, at most SmallFile). One writer creates them
+// all: files of one directory created on several writers at once only
+// queue for the directory's lock in the kernel (where creating a file is
+// slow, one writer spins while another creates), while writers in
+// different directories create in parallel. Batches stay small enough
+// that a large directory still spreads over several writers.
+const (
+	batchFiles = 64
+	batchBytes = 256 << 10
+)
 
 // Streamed files move in chunks of streamChunk bytes, at most
 // streamChunks of them in flight.
@@ -265,6 +287,8 @@ type extractor struct {
 
 	jobs   chan job
 	free   chan []byte // one token (a reusable buffer) per writer
+	pend   *job        // the batch being filled, not yet handed over
+	pendOf string      // the directory of pend's files
 	chunks chan []byte // free chunks of streamed files
 	wg     sync.WaitGroup
 	failed atomic.Bool
@@ -294,6 +318,7 @@ func (x *extractor) run() error {
 			return err
 		}
 		if h == nil {
+			x.flush()
 			return x.finish()
 		}
 		if err := x.entry(h); err != nil {
@@ -494,6 +519,7 @@ func (x *extractor) token() ([]byte, error) {
 
 // dispatch hands a directory-only job to a writer.
 func (x *extractor) dispatch(j job) error {
+	x.flush()
 	buf, err := x.token()
 	if err != nil {
 		return err
@@ -529,27 +555,49 @@ func (x *extractor) missingParents(name string, idx int, entry string) ([]string
 	return missing, nil
 }
 
-// small buffers a file of up to SmallFile bytes and hands it to a writer,
-// waiting for one to be free.
+// small reads a file of up to SmallFile bytes into the batch of its
+// directory, handing the batch before it to a writer when this file does
+// not belong to it or fit in it, and waiting for a free writer to start a
+// new one.
 func (x *extractor) small(name string, mkdirs []string, h *header, perm os.FileMode, idx int) error {
-	buf, err := x.token()
-	if err != nil {
-		return err
+	dir, _ := split(name)
+	size := int(h.size)
+	if p := x.pend; p != nil && (dir != x.pendOf || len(mkdirs) > 0 || len(p.batch) == batchFiles || len(p.data)+size > cap(p.data)) {
+		x.flush()
 	}
-	if int64(cap(buf)) < h.size {
-		buf = make([]byte, h.size, min(max(int64(64<<10), 2*int64(cap(buf)), h.size), SmallFile))
+	if x.pend == nil {
+		buf, err := x.token()
+		if err != nil {
+			return err
+		}
+		if want := max(size, batchBytes); cap(buf) < want {
+			buf = make([]byte, 0, want)
+		}
+		x.pend = &job{mkdirs: mkdirs, data: buf[:0]}
+		x.pendOf = dir
 	}
-	buf = buf[:h.size]
-	err = x.readFull(buf, idx, h.name, "inside a file")
+	p := x.pend
+	at := len(p.data)
+	p.data = p.data[:at+size]
+	err := x.readFull(p.data[at:], idx, h.name, "inside a file")
 	if err == nil {
 		err = x.skipPadding(h.size, idx, h.name)
 	}
 	if err != nil {
-		x.free <- buf
+		p.data = p.data[:at]
+		x.flush()
 		return err
 	}
-	x.jobs <- job{mkdirs: mkdirs, name: name, data: buf, perm: perm}
+	p.batch = append(p.batch, batchFile{name: name, size: size, perm: perm})
 	return nil
+}
+
+// flush hands the batch being filled, if any, to a writer.
+func (x *extractor) flush() {
+	if p := x.pend; p != nil {
+		x.pend = nil
+		x.jobs <- *p
+	}
 }
 
 func (x *extractor) writer() {
@@ -560,25 +608,41 @@ func (x *extractor) writer() {
 				x.fail(err)
 			}
 		}
-		switch {
-		case j.chunks != nil:
+		if j.chunks != nil {
 			x.writeStream(j)
-		case j.name != "" && !x.failed.Load():
-			sum := sha256.Sum256(j.data)
-			stored := x.store != nil && x.store.Eligible(j.name)
-			if stored && x.haveDir(j.name) && x.store.Place(x.path(j.name), j.data, sum, j.perm) {
-				x.record(j.name, sum[:])
-				x.linked.Add(1)
-			} else if err := x.create(j.name, func(dir *dirHandle, base string) error { return writeFile(dir, base, j.data, j.perm) }); err != nil {
-				x.fail(err)
-			} else {
-				x.record(j.name, sum[:])
-				if stored {
-					x.store.Keep(x.path(j.name), sum, j.perm)
-				}
+		} else {
+			x.writeBatch(j)
+		}
+		x.free <- j.data[:0]
+	}
+}
+
+// writeBatch creates the small files of a batch, hashing each, and stops
+// at the first failure.
+func (x *extractor) writeBatch(j job) {
+	if seen := onBatch; seen != nil && len(j.batch) > 0 {
+		seen(j.batch)
+	}
+	at := 0
+	for _, f := range j.batch {
+		if x.failed.Load() {
+			return
+		}
+		data := j.data[at : at+f.size : at+f.size]
+		at += f.size
+		sum := sha256.Sum256(data)
+		stored := x.store != nil && x.store.Eligible(f.name)
+		if stored && x.haveDir(f.name) && x.store.Place(x.path(f.name), data, sum, f.perm) {
+			x.record(f.name, sum[:])
+			x.linked.Add(1)
+		} else if err := x.create(f.name, func(dir *dirHandle, base string) error { return writeFile(dir, base, data, f.perm) }); err != nil {
+			x.fail(err)
+		} else {
+			x.record(f.name, sum[:])
+			if stored {
+				x.store.Keep(x.path(f.name), sum, f.perm)
 			}
 		}
-		x.free <- j.data
 	}
 }
 
@@ -733,6 +797,9 @@ func (x *extractor) fail(err error) {
 // recorded: what starts after it is what the failure did not stop.
 var onWriterFailure func()
 
+// onBatch, when set (tests only), sees every batch a writer takes.
+var onBatch func([]batchFile)
+
 func (x *extractor) writerErr() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -743,6 +810,7 @@ func (x *extractor) writerErr() error {
 // them from the archive while the writer writes and hashes the previous
 // ones. At most streamChunks chunks are in flight.
 func (x *extractor) stream(name string, mkdirs []string, h *header, perm os.FileMode, idx int) error {
+	x.flush()
 	tok, err := x.token()
 	if err != nil {
 		return err

@@ -2,7 +2,11 @@
 
 package archive
 
-import "os"
+import (
+	"os"
+	"syscall"
+	"time"
+)
 
 // atFDCWD is Linux's AT_FDCWD (the syscall package does not export it):
 // openat relative to it resolves a path as open does.
@@ -13,4 +17,11 @@ const atFDCWD = -100
 // epoll_ctl), so the floor is not slower than the extractor's own writes.
 func floorWrite(path string, data []byte, perm os.FileMode) error {
 	return writeAt(atFDCWD, path, data, perm)
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

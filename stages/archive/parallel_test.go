@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -147,5 +149,77 @@ func TestEntriesCountCreations(t *testing.T) {
 	}
 	if ex.Dirs != 2 || len(ex.Files) != 1 {
 		t.Fatalf("%+v", ex)
+	}
+}
+
+// Small files go to the writers in batches of one directory each: the
+// files of a directory that follow each other in the archive share a
+// writer, up to batchFiles of them or a buffer's worth, so a large
+// directory still spreads over several writers. Every small file is in
+// exactly one batch, and a large file is streamed, in none.
+func TestSmallFilesBatchedByDirectory(t *testing.T) {
+	var es []ent
+	for i := range 200 {
+		es = append(es, ent{name: fmt.Sprintf("a/f%03d.js", i), data: strings.Repeat("a", 100)})
+	}
+	es = append(es, ent{name: "b/", typ: '5'})
+	for i := range 10 {
+		es = append(es, ent{name: fmt.Sprintf("b/f%d.js", i), data: "b"})
+	}
+	es = append(es, ent{name: "b/sub/x.js", data: "x"}, ent{name: "b/z.js", data: "z"})
+	for i := range 6 {
+		es = append(es, ent{name: fmt.Sprintf("c/f%d.bin", i), data: strings.Repeat("c", 100<<10)})
+	}
+	es = append(es, ent{name: "c/large.bin", data: strings.Repeat("L", SmallFile+1)}, ent{name: "c/tail.js", data: "t"})
+
+	var mu sync.Mutex
+	var batches [][]string
+	onBatch = func(b []batchFile) {
+		var names []string
+		for _, f := range b {
+			names = append(names, f.name)
+		}
+		mu.Lock()
+		batches = append(batches, names)
+		mu.Unlock()
+	}
+	t.Cleanup(func() { onBatch = nil })
+	if _, err := Extract(context.Background(), bytes.NewReader(gz(tarBytes(es, nil))), filepath.Join(t.TempDir(), "d"), Limits{}); err != nil {
+		t.Fatal(err)
+	}
+
+	count := map[string]int{}   // batches per directory
+	placed := map[string]bool{} // files seen in a batch
+	for _, b := range batches {
+		if len(b) > batchFiles {
+			t.Errorf("a batch of %d files, more than %d", len(b), batchFiles)
+		}
+		dir := path.Dir(b[0])
+		for _, name := range b {
+			if path.Dir(name) != dir {
+				t.Errorf("batch %v mixes directories", b)
+			}
+			if placed[name] {
+				t.Errorf("%s in two batches", name)
+			}
+			placed[name] = true
+		}
+		count[dir]++
+	}
+	for _, e := range es {
+		small := e.typ != '5' && len(e.data) <= SmallFile
+		if placed[e.name] != small {
+			t.Errorf("%s: in a batch %v, want %v", e.name, placed[e.name], small)
+		}
+	}
+	// a/: 200 files, at most 64 per batch. b/: ten files together, then
+	// b/sub/x.js, then b/z.js after it (a run is only what follows in
+	// the archive). c/: six 100 KiB files fill a 256 KiB buffer twice
+	// over; c/tail.js follows the streamed file in a batch of its own.
+	want := map[string]int{"a": 4, "b": 2, "b/sub": 1, "c": 4}
+	for dir, n := range want {
+		if count[dir] != n {
+			t.Errorf("%s/: %d batches, want %d (all: %v)", dir, count[dir], n, count)
+		}
 	}
 }
