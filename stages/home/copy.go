@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sync"
 
@@ -72,6 +73,11 @@ func planTree(root string) (*tree, error) {
 // It returns slash path (prefixed with prefix) -> SHA-256. Files are not
 // flushed.
 func copyTree(ctx context.Context, t *tree, src, dst, prefix string, writers int) (map[string]string, error) {
+	return copyBatches(ctx, t, src, dst, prefix, writers, dirBatches(t.files))
+}
+
+// copyBatches is copyTree with the files cut into batches given.
+func copyBatches(ctx context.Context, t *tree, src, dst, prefix string, writers int, batches []batch) (map[string]string, error) {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return nil, err
 	}
@@ -84,11 +90,19 @@ func copyTree(ctx context.Context, t *tree, src, dst, prefix string, writers int
 		}
 	}
 	sums := make([]string, len(t.files))
-	err := parallel(ctx, len(t.files), writers, func(i int, buf []byte) error {
-		f := t.files[i]
-		s, err := copyFile(filepath.Join(src, filepath.FromSlash(f.rel)), filepath.Join(dst, filepath.FromSlash(f.rel)), f.exec, buf)
-		sums[i] = s
-		return err
+	err := parallel(ctx, len(batches), writers, func(b int, buf []byte) error {
+		for i := batches[b].from; i < batches[b].to; i++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			f := t.files[i]
+			s, err := copyFile(filepath.Join(src, filepath.FromSlash(f.rel)), filepath.Join(dst, filepath.FromSlash(f.rel)), f.exec, buf)
+			if err != nil {
+				return err
+			}
+			sums[i] = s
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -98,6 +112,37 @@ func copyTree(ctx context.Context, t *tree, src, dst, prefix string, writers int
 		out[prefix+f.rel] = sums[i]
 	}
 	return out, nil
+}
+
+// A batch is files[from:to]: files of one directory that follow each
+// other, copied by one writer. Files of one directory created by several
+// writers at once only queue for the directory's lock in the kernel,
+// which is slow where creating a file is (archive.Extract batches the
+// same way, and its benchmarks measure it); batches stay small enough
+// that a large directory still spreads over the writers.
+type batch struct{ from, to int }
+
+const (
+	batchFiles = 64
+	batchBytes = 256 << 10
+)
+
+// dirBatches cuts files, in walk order, into batches of one directory,
+// up to batchFiles files or batchBytes (a larger file is a batch of its
+// own).
+func dirBatches(files []treeFile) []batch {
+	var out []batch
+	for i := 0; i < len(files); {
+		j, n := i, int64(0)
+		dir := path.Dir(files[i].rel)
+		for j < len(files) && j-i < batchFiles && path.Dir(files[j].rel) == dir && (j == i || n+files[j].size <= batchBytes) {
+			n += files[j].size
+			j++
+		}
+		out = append(out, batch{i, j})
+		i = j
+	}
+	return out
 }
 
 func copyFile(src, dst string, exec bool, buf []byte) (string, error) {
