@@ -30,8 +30,12 @@
 // each by inflate.go's whole-buffer decoder straight into a buffer of its
 // declared length; any other gzip stream (one member) is inflated serially
 // by klauspost/compress. Files up to
-// 1 MiB are buffered and written by parallel writers (8 by default),
-// larger ones handed to a writer in 256 KiB chunks, in order; the writers
+// 1 MiB are buffered and written by parallel writers (8 by default), in
+// batches of one directory (the files of a directory that follow each
+// other, up to 64 or a buffer's worth, on one writer: writers then create
+// in different directories at once instead of queueing on one
+// directory's lock), larger ones handed to a writer in 256 KiB chunks, in
+// order; the writers
 // also make the directories, so the tar parser only parses, checks and
 // hands out. Every entry is checked before anything is written for it, and
 // all writes go through an os.Root opened on the destination, so nothing

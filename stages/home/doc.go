@@ -20,7 +20,8 @@
 // Install reads the source once. An archive is extracted by
 // archive.Extract straight into apps/<id>/<version>, hashing the archive
 // and every file as it goes, with 8 writers; a directory is copied by 8
-// writers, hashing each file as it is copied. Nothing references the new
+// writers, hashing each file as it is copied. Both hand each writer the
+// files of one directory at a time (see archive's package comment). Nothing references the new
 // directory until the receipt is written. Before the receipt is written,
 // the archive's SHA-256 is compared with --sha256 and with the
 // <archive>.sha256 sidecar beside it, every payload file's digest with
