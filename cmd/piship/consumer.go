@@ -130,32 +130,85 @@ func cmdRollback(e *env, args []string) int {
 
 func cmdDoctor(e *env, args []string) int {
 	fs := newFlags(e, "doctor")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
+	asJSON := fs.Bool("json", false, "print the report as JSON (an array of reports without ID)")
 	rc := runFlags(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return flagErr(err)
 	}
-	if len(pos) != 1 {
-		return usageErr(e, "usage: piship doctor ID [--json]")
+	if len(pos) > 1 {
+		return usageErr(e, "usage: piship doctor [ID] [--json]")
 	}
-	res, code, _ := runBuiltin(e, "doctor", map[string]cty.Value{"id": cty.StringVal(pos[0])}, *rc)
-	if res == nil {
+	if len(pos) == 1 {
+		rep, code := doctorOne(e, pos[0], *rc)
+		if rep != "" {
+			if *asJSON {
+				writeAll(e.stdout, rep)
+			} else if !printDoctor(e, rep) {
+				return exitFailed
+			}
+		}
 		return code
 	}
-	rep := str(stageOutputs(res)["doctor"]["report"])
+	// Every distribution the install home knows, one after another.
+	homes, err := receipt.ResolveHomes(e.getenv)
+	if err != nil {
+		return usageErr(e, "%v", err)
+	}
+	ids, err := receipt.IDs(homes.Install)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "piship: doctor: %v\n", err)
+		return exitFailed
+	}
+	code := exitOK
+	var reps []json.RawMessage
+	for _, id := range ids {
+		rep, c := doctorOne(e, id, *rc)
+		code = max(code, c)
+		switch {
+		case rep == "":
+		case *asJSON:
+			reps = append(reps, json.RawMessage(rep))
+		case !printDoctor(e, rep):
+			code = max(code, exitFailed)
+		}
+	}
 	if *asJSON {
-		writeAll(e.stdout, rep)
-		return code
+		if reps == nil {
+			reps = []json.RawMessage{}
+		}
+		out, _ := json.Marshal(reps)
+		writeAll(e.stdout, string(out)+"\n")
+	} else if len(ids) == 0 {
+		fmt.Fprintf(e.stdout, "nothing is installed in %s\n", homes.Install)
 	}
+	return code
+}
+
+// doctorOne runs the doctor pipeline for id and returns its report (JSON;
+// "" when the pipeline failed) and exit code.
+func doctorOne(e *env, id string, rc runConfig) (string, int) {
+	res, code, _ := runBuiltin(e, "doctor", map[string]cty.Value{"id": cty.StringVal(id)}, rc)
+	if res == nil {
+		return "", code
+	}
+	return str(stageOutputs(res)["doctor"]["report"]), code
+}
+
+// printDoctor prints a doctor report for people.
+func printDoctor(e *env, rep string) bool {
 	var r home.DoctorReport
 	if err := json.Unmarshal([]byte(rep), &r); err != nil {
 		fmt.Fprintf(e.stderr, "piship: doctor report: %v\n", err)
-		return exitFailed
+		return false
 	}
 	w := e.stdout
-	fmt.Fprintf(w, "%s: verified, nothing to repair\n", r.ID)
-	fmt.Fprintf(w, "  active %s, previous %s\n", r.Active, cmp.Or(r.Previous, "none"))
+	if r.NotInstalled {
+		fmt.Fprintf(w, "%s: not installed; apps/%s held leftovers of a failed install\n", r.ID, r.ID)
+	} else {
+		fmt.Fprintf(w, "%s: verified, nothing to repair\n", r.ID)
+		fmt.Fprintf(w, "  active %s, previous %s\n", r.Active, cmp.Or(r.Previous, "none"))
+	}
 	if r.ShimRefreshed {
 		fmt.Fprintf(w, "  command shim: rewritten (it ran an outdated launcher or homes)\n")
 	}
@@ -172,11 +225,15 @@ func cmdDoctor(e *env, args []string) int {
 		fmt.Fprintf(w, "; %s pid %d on %s since %s", l.Version, l.PID, l.Host, l.Start.Format(time.RFC3339))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "  trust: %s\n", r.Trust)
+	if !r.NotInstalled {
+		fmt.Fprintf(w, "  trust: %s\n", r.Trust)
+	}
 	if r.TrustFile != "" {
 		fmt.Fprintf(w, "  trust state file: %s\n", r.TrustFile)
 	}
-	fmt.Fprintf(w, "  disk: %s in apps/%s\n", humanBytes(r.DiskBytes), r.ID)
+	if r.DiskBytes > 0 || !r.NotInstalled {
+		fmt.Fprintf(w, "  disk: %s in apps/%s\n", humanBytes(r.DiskBytes), r.ID)
+	}
 	if s := r.Store; s != nil {
 		fmt.Fprintf(w, "  store: %s: %d objects, %d no longer linked removed (%s)", s.Dir, s.Objects, s.Removed, humanBytes(s.Bytes))
 		switch {
@@ -187,7 +244,7 @@ func cmdDoctor(e *env, args []string) int {
 		}
 		fmt.Fprintln(w)
 	}
-	return code
+	return true
 }
 
 func cmdUninstall(e *env, args []string) int {

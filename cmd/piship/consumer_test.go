@@ -311,6 +311,33 @@ func TestTamperingAndLeases(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(w.bin, "hello")); !os.IsNotExist(err) {
 		t.Fatal("uninstall left the shim")
 	}
+
+	// doctor without an ID looks at every distribution the home knows,
+	// including the leftovers of a failed first install, which the
+	// failure says doctor reclaims.
+	if out := w.run("doctor"); !strings.Contains(out, "nothing is installed in "+home) {
+		t.Fatalf("doctor with nothing installed:\n%s", out)
+	}
+	good, _ := os.ReadFile(w.release["1.1.0"])
+	bad := filepath.Join(t.TempDir(), filepath.Base(w.release["1.1.0"]))
+	os.WriteFile(bad, good[:len(good)/2], 0o644)
+	if out, err := w.try("install", bad); err == nil || !strings.Contains(out, "`piship doctor` reclaims") {
+		t.Fatalf("install of a truncated archive: %v\n%s", err, out)
+	}
+	dout := w.run("doctor")
+	for _, want := range []string{"hello: not installed; apps/hello held leftovers of a failed install", "reclaimed: 1"} {
+		if !strings.Contains(dout, want) {
+			t.Fatalf("doctor after a failed install lacks %q:\n%s", want, dout)
+		}
+	}
+	w.run("install", w.release["1.0.0"])
+	var reps []struct {
+		ID       string
+		Verified bool
+	}
+	if out := w.run("doctor", "--json"); json.Unmarshal([]byte(out[strings.Index(out, "["):]), &reps) != nil || len(reps) != 1 || reps[0].ID != "hello" || !reps[0].Verified {
+		t.Fatalf("doctor --json without ID:\n%s", out)
+	}
 }
 
 func writeLease(t *testing.T, leasesDir, version string, pid int) {

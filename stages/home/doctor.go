@@ -31,6 +31,10 @@ const reclaimCheckEvery = 64
 // DoctorReport is what Doctor found and did.
 type DoctorReport struct {
 	ID, Active, Previous string
+	// NotInstalled is set when id has no receipt, only apps/<id> (what a
+	// failed first install set aside): doctor reclaimed what it could and
+	// verified nothing.
+	NotInstalled bool `json:",omitempty"`
 	// Verified is set when the active payload matched its inventory and
 	// its lock the digest the receipt recorded.
 	Verified bool
@@ -157,13 +161,25 @@ func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*D
 	}
 	defer unlock()
 	rc, err := receipt.Read(home, id)
+	notInstalled := errors.Is(err, receipt.ErrNotInstalled)
+	if notInstalled {
+		if _, serr := os.Stat(receipt.AppDir(home, id)); serr != nil {
+			return nil, err
+		}
+		// No receipt, but apps/<id> stands: a failed first install's
+		// leftovers. Nothing to verify; reclaim them.
+		rc, err = receipt.New(id), nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	rep := &DoctorReport{ID: id, Active: rc.Active, Previous: rc.Previous}
-	if a := rc.Find(rc.Active); a == nil {
+	rep := &DoctorReport{ID: id, Active: rc.Active, Previous: rc.Previous, NotInstalled: notInstalled}
+	switch a := rc.Find(rc.Active); {
+	case rep.NotInstalled:
+		// Nothing to verify: only leftovers to reclaim, below.
+	case a == nil:
 		rep.Problems = append(rep.Problems, fmt.Sprintf("%s has no active release: install it", id))
-	} else {
+	default:
 		rep.Verified = true
 		if err := phase.Run(ctx, "verify", func(ctx context.Context) error { return payload.Verify(ctx, a.Payload) }); err != nil {
 			rep.Verified = false
@@ -220,6 +236,9 @@ func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*D
 		if err != nil {
 			rep.Store.Problem = err.Error()
 		}
+	}
+	if rep.NotInstalled && len(rep.Remaining) == 0 && len(rep.Leases) == 0 {
+		removeEmptyAppDir(receipt.AppDir(home, id))
 	}
 	_, ph = phase.Start(ctx, "disk usage")
 	rep.DiskBytes = diskUsage(receipt.AppDir(home, id))
@@ -451,4 +470,13 @@ func diskUsage(dir string) int64 {
 		return nil
 	})
 	return n
+}
+
+// removeEmptyAppDir removes apps/<id> of a distribution that is not
+// installed once nothing but its empty bookkeeping directories is left.
+func removeEmptyAppDir(app string) {
+	for _, name := range []string{receipt.LeasesName, receipt.DownloadsName} {
+		os.Remove(filepath.Join(app, name)) // only when empty
+	}
+	os.Remove(app) // only when empty
 }

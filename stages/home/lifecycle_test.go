@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -288,5 +291,57 @@ func TestShimRuns(t *testing.T) {
 	}
 	if launcherFromShim(res.Shims[0]) != fake {
 		t.Fatalf("launcherFromShim = %q", launcherFromShim(res.Shims[0]))
+	}
+}
+
+// A failed first install leaves its directory set aside and no receipt.
+// Doctor reclaims it (the failure's message says it will), reports the
+// distribution as not installed, and removes apps/<id>; an id with
+// neither a receipt nor apps/<id> is still "not installed".
+func TestDoctorReclaimsAFailedFirstInstall(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	arch, _ := makeArchive(t, makeRelease(t, e.src, spec("1.0.0")))
+	good, err := os.ReadFile(arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, arch, string(good[:len(good)*2/3]), 0o644)
+	if _, err := e.install(arch); err == nil {
+		t.Fatal("a truncated archive installed")
+	}
+	app := receipt.AppDir(e.homes.Install, "hello")
+	left, _ := filepath.Glob(filepath.Join(app, receipt.RetainedPrefix+"1.0.0-*"))
+	if len(left) != 1 {
+		t.Fatalf("set aside after the failure: %v, want one %s1.0.0-* directory", left, receipt.RetainedPrefix)
+	}
+	if ids, err := receipt.IDs(e.homes.Install); err != nil || !slices.Equal(ids, []string{"hello"}) {
+		t.Fatalf("IDs = %v, %v; want [hello] (its apps directory)", ids, err)
+	}
+
+	rep, err := Doctor(ctx, e.opts(), "hello", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.NotInstalled || rep.Verified || len(rep.Problems) != 0 || len(rep.Reclaimed) != 1 || !strings.Contains(rep.Reclaimed[0], filepath.Base(left[0])) {
+		t.Fatalf("%+v", rep)
+	}
+	if _, err := os.Stat(app); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("apps/hello after doctor: %v", err)
+	}
+	if ids, err := receipt.IDs(e.homes.Install); err != nil || len(ids) != 0 {
+		t.Fatalf("IDs after doctor = %v, %v", ids, err)
+	}
+	if _, err := Doctor(ctx, e.opts(), "hello", time.Minute); !errors.Is(err, receipt.ErrNotInstalled) {
+		t.Fatalf("doctor with nothing left = %v, want not installed", err)
+	}
+
+	// The next attempt installs.
+	writeFile(t, arch, string(good), 0o644)
+	if res := e.mustInstall(arch); res.Version != "1.0.0" {
+		t.Fatalf("%+v", res)
+	}
+	if ids, _ := receipt.IDs(e.homes.Install); !slices.Equal(ids, []string{"hello"}) {
+		t.Fatalf("IDs = %v", ids)
 	}
 }

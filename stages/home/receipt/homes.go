@@ -1,10 +1,13 @@
 package receipt
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"sort"
 	"strings"
 )
 
@@ -161,6 +164,42 @@ func TrustPath(installHome, id string) string {
 
 // AppDir is apps/<id>.
 func AppDir(installHome, id string) string { return filepath.Join(installHome, "apps", id) }
+
+// IDs lists the distributions the install home knows, sorted: those with
+// a receipt and those with only an apps/<id> directory (what a failed
+// first install leaves set aside, for doctor to reclaim).
+func IDs(installHome string) ([]string, error) {
+	seen := map[string]bool{}
+	for _, sub := range []string{"receipts", "apps"} {
+		entries, err := os.ReadDir(filepath.Join(installHome, sub))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, Errorf(CodeUnavailable, "cannot list %s: %w", filepath.Join(installHome, sub), err)
+		}
+		for _, e := range entries {
+			id := e.Name()
+			if sub == "receipts" {
+				var ok bool
+				if id, ok = strings.CutSuffix(id, ".json"); !ok || e.IsDir() {
+					continue
+				}
+			} else if !e.IsDir() {
+				continue
+			}
+			if ValidName(id) {
+				seen[id] = true
+			}
+		}
+	}
+	ids := make([]string, 0, len(seen))
+	for id := range seen {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids, nil
+}
 
 // VersionDir is apps/<id>/<version>.
 func VersionDir(installHome, id, version string) string {
