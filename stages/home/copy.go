@@ -73,11 +73,6 @@ func planTree(root string) (*tree, error) {
 // It returns slash path (prefixed with prefix) -> SHA-256. Files are not
 // flushed.
 func copyTree(ctx context.Context, t *tree, src, dst, prefix string, writers int) (map[string]string, error) {
-	return copyBatches(ctx, t, src, dst, prefix, writers, dirBatches(t.files))
-}
-
-// copyBatches is copyTree with the files cut into batches given.
-func copyBatches(ctx context.Context, t *tree, src, dst, prefix string, writers int, batches []batch) (map[string]string, error) {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return nil, err
 	}
@@ -90,13 +85,25 @@ func copyBatches(ctx context.Context, t *tree, src, dst, prefix string, writers 
 		}
 	}
 	sums := make([]string, len(t.files))
+	batches := dirBatches(t.files)
 	err := parallel(ctx, len(batches), writers, func(b int, buf []byte) error {
-		for i := batches[b].from; i < batches[b].to; i++ {
+		bt := batches[b]
+		d := openDirPair(src, dst, filepath.FromSlash(path.Dir(t.files[bt.from].rel)))
+		if d != nil {
+			defer d.close()
+		}
+		for i := bt.from; i < bt.to; i++ {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 			f := t.files[i]
-			s, err := copyFile(filepath.Join(src, filepath.FromSlash(f.rel)), filepath.Join(dst, filepath.FromSlash(f.rel)), f.exec, buf)
+			var s string
+			var err error
+			if d != nil {
+				s, err = d.copy(path.Base(f.rel), f.exec, buf)
+			} else {
+				s, err = copyFile(filepath.Join(src, filepath.FromSlash(f.rel)), filepath.Join(dst, filepath.FromSlash(f.rel)), f.exec, buf)
+			}
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,8 @@ package home
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path"
@@ -65,10 +67,13 @@ func TestDirBatches(t *testing.T) {
 
 // BenchmarkCopyTree copies a directory (PISHIP_HOME_BENCH_TREE, e.g. a
 // release's payload; by default 4,000 small files in 40 directories) with
-// 8 writers, in directory batches (what install does) and one file at a
-// time, side by side in alternating order, into fresh directories that
-// are removed only at the end (deletions slow later creates on ext4).
-// Reports each one's median and batches/files.
+// 8 writers two ways, side by side in alternating order, into fresh
+// directories that are removed only at the end (deletions slow later
+// creates on ext4): batches is what install does (directory batches, each
+// directory opened once on both sides, files copied with openat); files
+// is how it copied before session 10 (any file to any writer, by path,
+// through os.Open and os.OpenFile). Reports each one's median and
+// batches/files.
 func BenchmarkCopyTree(b *testing.B) {
 	src := os.Getenv("PISHIP_HOME_BENCH_TREE")
 	if src == "" {
@@ -87,18 +92,32 @@ func BenchmarkCopyTree(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	single := make([]batch, len(t.files))
-	for i := range single {
-		single[i] = batch{i, i + 1}
+	byPath := func(dst string) error {
+		for _, d := range t.dirs {
+			if err := os.MkdirAll(filepath.Join(dst, filepath.FromSlash(d)), 0o755); err != nil {
+				return err
+			}
+		}
+		return parallel(context.Background(), len(t.files), DefaultWriters, func(i int, buf []byte) error {
+			f := t.files[i]
+			_, err := copyFile(filepath.Join(src, filepath.FromSlash(f.rel)), filepath.Join(dst, filepath.FromSlash(f.rel)), f.exec, buf)
+			return err
+		})
 	}
-	ways := map[string][]batch{"batches": dirBatches(t.files), "files": single}
 	base := b.TempDir()
 	times := map[string][]time.Duration{}
 	i := 0
 	for b.Loop() {
 		for _, way := range [][]string{{"batches", "files"}, {"files", "batches"}}[i%2] {
+			dst := filepath.Join(base, fmt.Sprint(way, i))
 			start := time.Now()
-			if _, err := copyBatches(context.Background(), t, src, filepath.Join(base, fmt.Sprint(way, i)), "", DefaultWriters, ways[way]); err != nil {
+			var err error
+			if way == "batches" {
+				_, err = copyTree(context.Background(), t, src, dst, "", DefaultWriters)
+			} else {
+				err = byPath(dst)
+			}
+			if err != nil {
 				b.Fatal(err)
 			}
 			times[way] = append(times[way], time.Since(start))
@@ -113,4 +132,68 @@ func BenchmarkCopyTree(b *testing.B) {
 	b.ReportMetric(med(times["batches"]), "batches-ms")
 	b.ReportMetric(med(times["files"]), "files-ms")
 	b.ReportMetric(med(times["batches"])/med(times["files"]), "batches/files")
+}
+
+// copyTree copies every file with its digest and mode; a file that turned
+// into a symlink or a directory after the tree was planned is refused, and
+// nothing is followed out of the source.
+func TestCopyTree(t *testing.T) {
+	src, dst := t.TempDir(), filepath.Join(t.TempDir(), "d")
+	files := map[string]string{"a.txt": "a", "lib/b.js": "b()", "lib/x/c.js": "", "lib/x/big.bin": string(bytes.Repeat([]byte("z"), 700<<10))}
+	for rel, data := range files {
+		p := filepath.Join(src, filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chmod(filepath.Join(src, "lib", "b.js"), 0o755)
+	tr, err := planTree(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums, err := copyTree(context.Background(), tr, src, dst, "payload/", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rel, data := range files {
+		got, err := os.ReadFile(filepath.Join(dst, filepath.FromSlash(rel)))
+		if err != nil || string(got) != data {
+			t.Errorf("%s: %v, %d bytes, want %d", rel, err, len(got), len(data))
+		}
+		if want := sha256.Sum256([]byte(data)); sums["payload/"+rel] != hex.EncodeToString(want[:]) {
+			t.Errorf("%s: digest %s", rel, sums["payload/"+rel])
+		}
+	}
+	if fi, _ := os.Stat(filepath.Join(dst, "lib", "b.js")); fi == nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("lib/b.js mode: %v", fi)
+	}
+
+	outside := filepath.Join(t.TempDir(), "secret")
+	os.WriteFile(outside, []byte("secret"), 0o644)
+	for name, swap := range map[string]func(p string) error{
+		"symlink":   func(p string) error { return os.Symlink(outside, p) },
+		"directory": func(p string) error { return os.Mkdir(p, 0o755) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			tr, err := planTree(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(src, "lib", "b.js")
+			old, _ := os.ReadFile(p)
+			os.Remove(p)
+			if err := swap(p); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(p); os.WriteFile(p, old, 0o755) })
+			out := filepath.Join(t.TempDir(), "d")
+			if _, err := copyTree(context.Background(), tr, src, out, "", 2); err == nil {
+				t.Fatal("copied a file that is no longer regular")
+			}
+			if got, err := os.ReadFile(filepath.Join(out, "lib", "b.js")); err == nil && string(got) == "secret" {
+				t.Fatal("followed the symlink out of the source")
+			}
+		})
+	}
 }
