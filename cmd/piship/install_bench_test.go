@@ -44,10 +44,13 @@ import (
 //     the usual extract-then-verify;
 //   - floor: the same directories and files written from memory by 8
 //     goroutines (no decompression, no hashing; open, write, close per
-//     file): what creating these files costs on this file system.
+//     file): what creating these files costs on this file system;
+//   - piship-dir: `piship install RELEASE_DIR`, what install.sh runs: the
+//     release directory beside the archive copied and hashed (its files
+//     in the page cache, as after a download and unpacking), store off.
 //
 // The releases are made once per form (untimed) with a shared runtime
-// cache. Each iteration runs the five in a rotating order, each after a
+// cache. Each iteration runs the six in a rotating order, each after a
 // sync and into a fresh directory; nothing is deleted until the end. A
 // deletion makes later creates slower on ext4 without a journal (this
 // machine's): for 60 s after an inode is deleted (360 s while its inode
@@ -128,6 +131,9 @@ func BenchmarkInstallPi(b *testing.B) {
 					return time.Since(start)
 				}},
 				{"floor", func(dest string) time.Duration { return ibFloor(b, tree, dest) }},
+				{"piship-dir", func(dest string) time.Duration {
+					return ibTime(b, piship, ibEnv(homes(dest), "PISHIP_STORE", "off"), "", true, "install", strings.TrimSuffix(arc, ".tar.gz"))
+				}},
 			}
 			samples := make([][]float64, len(methods))
 			n := 0
@@ -146,8 +152,8 @@ func BenchmarkInstallPi(b *testing.B) {
 			for m, ms := range samples {
 				b.Logf("%s: %s ms: %v", form, methods[m].name, ms)
 			}
-			const direct, fresh, warmed, tarSum, floor = 0, 1, 2, 3, 4
-			for m, name := range []string{"piship", "store-fresh", "store-warm", "tar+sha256sum", "floor"} {
+			const direct, fresh, warmed, tarSum, floor, fromDir = 0, 1, 2, 3, 4, 5
+			for m, name := range []string{"piship", "store-fresh", "store-warm", "tar+sha256sum", "floor", "piship-dir"} {
 				b.ReportMetric(ibMedian(samples[m]), name+"-ms")
 			}
 			// The file system's state drifts between iterations (see
@@ -168,6 +174,8 @@ func BenchmarkInstallPi(b *testing.B) {
 			paired(warmed, direct, "store-warm/piship") // budget <= 0.70
 			paired(fresh, direct, "store-fresh/piship") // budget <= 1.15
 			paired(fresh, floor, "store-fresh/floor")
+			paired(fromDir, floor, "piship-dir/floor")
+			paired(fromDir, tarSum, "piship-dir/tar+sha256sum")
 
 			if pdir := os.Getenv("PISHIP_BENCH_CPUPROFILE"); pdir != "" {
 				ibProfileInstall(b, filepath.Join(pdir, "install-"+form+".pprof"), homes(filepath.Join(work, "profile")), arc)
