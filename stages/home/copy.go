@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
+
 	"piship.dev/piship/stages/home/receipt"
 )
 
@@ -35,38 +37,94 @@ type tree struct {
 }
 
 // planTree lists root: directories and regular files only; anything else
-// is CONFIG_INVALID naming it.
+// is CONFIG_INVALID naming it. The order is filepath.WalkDir's (names in
+// lexical order, a directory's contents right after it). Directories are
+// read by up to planReaders goroutines, each opened once as an os.Root, so
+// its entries are stat'ed relative to it (fstatat where the system has
+// it) rather than by resolving every file's path from the root: planning
+// the unbundled Pi release (~10,900 entries) was ~10,900 path lstats in
+// a row, 100-120 ms.
 func planTree(root string) (*tree, error) {
-	t := &tree{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	type item struct {
+		rel  string
+		dir  bool
+		file treeFile
+	}
+	var (
+		mu    sync.Mutex
+		lists = map[string][]item{}
+		g     errgroup.Group
+	)
+	g.SetLimit(planReaders)
+	var read func(rel string) error
+	read = func(rel string) error {
+		r, err := os.OpenRoot(filepath.Join(root, filepath.FromSlash(rel)))
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(root, p)
-		if rel == "." {
-			return nil
-		}
-		slash := filepath.ToSlash(rel)
-		switch {
-		case d.IsDir():
-			t.dirs = append(t.dirs, slash)
-			return nil
-		case !d.Type().IsRegular():
-			return fmt.Errorf("%s is not a regular file (symlinks and special files are refused)", slash)
-		}
-		fi, err := d.Info()
+		// Entries read through a Root carry their Lstat already.
+		entries, err := fs.ReadDir(r.FS(), ".")
+		r.Close()
 		if err != nil {
 			return err
 		}
-		t.files = append(t.files, treeFile{rel: slash, size: fi.Size(), exec: fi.Mode().Perm()&0o111 != 0})
-		t.bytes += fi.Size()
+		items := make([]item, 0, len(entries))
+		var subdirs []string
+		for _, e := range entries {
+			slash := path.Join(rel, e.Name())
+			if e.IsDir() {
+				items = append(items, item{rel: slash, dir: true})
+				subdirs = append(subdirs, slash)
+				continue
+			}
+			fi, err := e.Info()
+			if err != nil {
+				return err
+			}
+			if !fi.Mode().IsRegular() {
+				return fmt.Errorf("%s is not a regular file (symlinks and special files are refused)", slash)
+			}
+			items = append(items, item{rel: slash, file: treeFile{rel: slash, size: fi.Size(), exec: fi.Mode().Perm()&0o111 != 0}})
+		}
+		mu.Lock()
+		lists[rel] = items
+		mu.Unlock()
+		for _, sub := range subdirs {
+			// On another reader when one is free, else here.
+			if !g.TryGo(func() error { return read(sub) }) {
+				if err := read(sub); err != nil {
+					return err
+				}
+			}
+		}
 		return nil
-	})
+	}
+	err := read("")
+	if werr := g.Wait(); err == nil {
+		err = werr
+	}
 	if err != nil {
 		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "cannot install %s: %v", root, err)
 	}
+	t := &tree{}
+	var walk func(rel string)
+	walk = func(rel string) {
+		for _, it := range lists[rel] {
+			if it.dir {
+				t.dirs = append(t.dirs, it.rel)
+				walk(it.rel)
+				continue
+			}
+			t.files = append(t.files, it.file)
+			t.bytes += it.file.size
+		}
+	}
+	walk("")
 	return t, nil
 }
+
+// planReaders is how many goroutines read directories while planning.
+const planReaders = 8
 
 // copyTree copies t from src into dst (created; it must not exist or be
 // empty) with writers parallel writers, hashing each file as it is copied.

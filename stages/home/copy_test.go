@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -195,5 +196,57 @@ func TestCopyTree(t *testing.T) {
 				t.Fatal("followed the symlink out of the source")
 			}
 		})
+	}
+}
+
+// planTree lists a tree in filepath.WalkDir's order (which the batches
+// follow), with sizes and exec bits, and refuses a symlink anywhere.
+func TestPlanTreeOrder(t *testing.T) {
+	src := t.TempDir()
+	for i := range 300 {
+		p := filepath.Join(src, fmt.Sprintf("n/p%d/%s/f%03d", i%7, []string{"lib", "dist", "lib/x", "a-b", "a.b"}[i%5], i))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, bytes.Repeat([]byte("x"), i), []os.FileMode{0o644, 0o755}[i%2])
+	}
+	os.WriteFile(filepath.Join(src, "top"), nil, 0o644)
+	os.MkdirAll(filepath.Join(src, "empty", "dir"), 0o755)
+
+	var wantDirs []string
+	var wantFiles []treeFile
+	filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		rel, _ := filepath.Rel(src, p)
+		if rel == "." {
+			return nil
+		}
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			wantDirs = append(wantDirs, rel)
+		} else {
+			fi, _ := d.Info()
+			wantFiles = append(wantFiles, treeFile{rel: rel, size: fi.Size(), exec: fi.Mode()&0o111 != 0})
+		}
+		return nil
+	})
+	tr, err := planTree(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(tr.dirs, wantDirs) {
+		t.Fatalf("dirs\n%v\nwant\n%v", tr.dirs, wantDirs)
+	}
+	if !slices.Equal(tr.files, wantFiles) {
+		t.Fatalf("files\n%v\nwant\n%v", tr.files, wantFiles)
+	}
+	var total int64
+	for _, f := range wantFiles {
+		total += f.size
+	}
+	if tr.bytes != total {
+		t.Fatalf("bytes %d, want %d", tr.bytes, total)
+	}
+
+	os.Symlink("/etc/passwd", filepath.Join(src, "n", "p3", "lib", "zz"))
+	if _, err := planTree(src); err == nil || !strings.Contains(err.Error(), "n/p3/lib/zz is not a regular file") {
+		t.Fatalf("planTree with a symlink: %v", err)
 	}
 }
