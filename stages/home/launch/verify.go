@@ -56,8 +56,8 @@ func VerifyInventory(ctx context.Context, payloadDir string) error {
 		return receipt.Errorf(receipt.CodeIntegrity, "%s: %v", payloadDir, err)
 	}
 	sums := make([]string, len(files))
-	if err := parallel(ctx, len(files), func(i int) error {
-		s, err := hashFile(filepath.Join(payloadDir, filepath.FromSlash(files[i])))
+	if err := parallel(ctx, len(files), func(i int, buf []byte) error {
+		s, err := hashFile(filepath.Join(payloadDir, filepath.FromSlash(files[i])), buf)
 		sums[i] = s
 		return err
 	}); err != nil {
@@ -88,22 +88,31 @@ func VerifyInventory(ctx context.Context, payloadDir string) error {
 	return receipt.Errorf(receipt.CodeIntegrity, "%s does not match its inventory: %s", payloadDir, strings.Join(diffs, ", "))
 }
 
-func hashFile(p string) (string, error) {
+// hashFile hashes the file at p, reading it through buf (a reader's own:
+// io.Copy would allocate 32 KiB for every file).
+func hashFile(p string, buf []byte) (string, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
+	for {
+		n, err := f.Read(buf)
+		h.Write(buf[:n])
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// parallel runs fn(0..n-1) on up to 8 goroutines, stopping at the first
-// error or when ctx ends.
-func parallel(ctx context.Context, n int, fn func(int) error) error {
+// parallel runs fn(0..n-1) on up to 8 goroutines, each with its own
+// 64 KiB buffer, stopping at the first error or when ctx ends.
+func parallel(ctx context.Context, n int, fn func(i int, buf []byte) error) error {
 	var (
 		mu    sync.Mutex
 		next  int
@@ -114,6 +123,7 @@ func parallel(ctx context.Context, n int, fn func(int) error) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			buf := make([]byte, 64<<10)
 			for {
 				mu.Lock()
 				if first == nil && ctx.Err() != nil {
@@ -126,7 +136,7 @@ func parallel(ctx context.Context, n int, fn func(int) error) error {
 				i := next
 				next++
 				mu.Unlock()
-				if err := fn(i); err != nil {
+				if err := fn(i, buf); err != nil {
 					mu.Lock()
 					if first == nil {
 						first = err
