@@ -124,18 +124,22 @@ func computeToolDigest() string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// HashFile returns the sha256 hex of a file's contents.
+// HashFile returns the sha256 hex of a file's contents, read through
+// hashReader's pooled buffer: io.Copy from an *os.File into a hash
+// allocates 32 KiB on every call (File.WriteTo falls back to io.Copy
+// without one), which for the thousands of files of a payload was mostly
+// garbage collection.
 func HashFile(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("cache: hashing file: %w", err)
 	}
 	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	_, sum, err := hashReader(f)
+	if err != nil {
 		return "", fmt.Errorf("cache: hashing file %s: %w", path, err)
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return sum, nil
 }
 
 // KeyInput is everything that decides a cacheable action's result.

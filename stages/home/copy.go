@@ -230,9 +230,24 @@ func copyFile(src, dst string, exec bool, buf []byte) (string, error) {
 		return "", err
 	}
 	h := sha256.New()
-	if _, err := io.CopyBuffer(io.MultiWriter(out, h), in, buf); err != nil {
-		out.Close()
-		return "", err
+	for {
+		// Not io.CopyBuffer: from an *os.File it ignores buf and
+		// allocates 32 KiB for every file.
+		n, err := in.Read(buf)
+		if n > 0 {
+			h.Write(buf[:n])
+			if _, werr := out.Write(buf[:n]); werr != nil {
+				out.Close()
+				return "", werr
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			out.Close()
+			return "", err
+		}
 	}
 	if err := out.Close(); err != nil {
 		return "", err

@@ -73,8 +73,8 @@ func TestDirBatches(t *testing.T) {
 // creates on ext4): batches is what install does (directory batches, each
 // directory opened once on both sides, files copied with openat); files
 // is how it copied before session 10 (any file to any writer, by path,
-// through os.Open and os.OpenFile). Reports each one's median and
-// batches/files.
+// through os.Open and os.OpenFile: copyFile, still the copy where there is
+// no openat). Reports each one's median and batches/files.
 func BenchmarkCopyTree(b *testing.B) {
 	src := os.Getenv("PISHIP_HOME_BENCH_TREE")
 	if src == "" {
