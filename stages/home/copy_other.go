@@ -2,12 +2,14 @@
 
 package home
 
+import "errors"
+
 // dirPair has no descriptors here (syscall has no Openat on every
-// platform): files are copied by path.
+// platform): openDirPair returns nil and files are copied by path.
 type dirPair struct{}
 
 func openDirPair(src, dst, dir string) *dirPair { return nil }
 
 func (*dirPair) close() {}
 
-func (*dirPair) copy(string, bool, []byte) (string, error) { panic("unreachable") }
+func (*dirPair) copy(string, bool, []byte) (string, error) { return "", errors.ErrUnsupported }
