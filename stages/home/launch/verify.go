@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"piship.dev/piship/stages/home/receipt"
 )
@@ -22,22 +23,67 @@ const InventoryName = "metadata/inventory.json"
 
 // VerifyInventory checks a payload against metadata/inventory.json: the
 // same set of regular files (the inventory itself aside), each with the
-// recorded SHA-256, hashed by 8 readers. A difference is INTEGRITY_FAILED
-// naming the first few. It is the check doctor runs (payload.Verify), kept
-// here on the standard library for the launch path.
+// recorded SHA-256. A difference is INTEGRITY_FAILED naming the first few.
+// It is the check doctor runs (payload.Verify), kept here on the standard
+// library for the launch path. The walk hands each file to 8 hashing
+// readers as it finds it, and the inventory is parsed meanwhile, so a
+// start pays for the slowest of the three, not their sum.
 func VerifyInventory(ctx context.Context, payloadDir string) error {
 	var want map[string]string
-	data, err := os.ReadFile(filepath.Join(payloadDir, filepath.FromSlash(InventoryName)))
-	if err == nil {
-		err = json.Unmarshal(data, &want)
+	var wantErr error
+	parsed := make(chan struct{})
+	go func() {
+		defer close(parsed)
+		data, err := os.ReadFile(filepath.Join(payloadDir, filepath.FromSlash(InventoryName)))
+		if err == nil {
+			err = json.Unmarshal(data, &want)
+		}
+		wantErr = err
+	}()
+
+	var (
+		mu     sync.Mutex
+		got    = map[string]string{}
+		first  error
+		failed atomic.Bool
+		wg     sync.WaitGroup
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if first == nil {
+			first = err
+		}
+		mu.Unlock()
+		failed.Store(true)
 	}
-	if err != nil {
-		return receipt.Errorf(receipt.CodeIntegrity, "%s has no readable inventory: %v", payloadDir, err)
+	paths := make(chan string, 256)
+	for range verifyReaders {
+		wg.Go(func() {
+			buf := make([]byte, 64<<10)
+			for rel := range paths {
+				if failed.Load() {
+					continue
+				}
+				sum, err := hashFile(filepath.Join(payloadDir, filepath.FromSlash(rel)), buf)
+				if err != nil {
+					fail(err)
+					continue
+				}
+				mu.Lock()
+				got[rel] = sum
+				mu.Unlock()
+			}
+		})
 	}
-	var files []string
-	err = filepath.WalkDir(payloadDir, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(payloadDir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if failed.Load() {
+			return fs.SkipAll
 		}
 		if d.IsDir() {
 			return nil
@@ -48,33 +94,32 @@ func VerifyInventory(ctx context.Context, payloadDir string) error {
 			return fmt.Errorf("%s is not a regular file", rel)
 		}
 		if rel != InventoryName {
-			files = append(files, rel)
+			paths <- rel
 		}
 		return nil
 	})
+	close(paths)
+	wg.Wait()
+	<-parsed
+	if err == nil {
+		err = first
+	}
+	if wantErr != nil {
+		return receipt.Errorf(receipt.CodeIntegrity, "%s has no readable inventory: %v", payloadDir, wantErr)
+	}
 	if err != nil {
 		return receipt.Errorf(receipt.CodeIntegrity, "%s: %v", payloadDir, err)
 	}
-	sums := make([]string, len(files))
-	if err := parallel(ctx, len(files), func(i int, buf []byte) error {
-		s, err := hashFile(filepath.Join(payloadDir, filepath.FromSlash(files[i])), buf)
-		sums[i] = s
-		return err
-	}); err != nil {
-		return receipt.Errorf(receipt.CodeIntegrity, "%s: %v", payloadDir, err)
-	}
 	var diffs []string
-	got := make(map[string]bool, len(files))
-	for i, f := range files {
-		got[f] = true
+	for f, sum := range got {
 		if w, ok := want[f]; !ok {
 			diffs = append(diffs, "unexpected "+f)
-		} else if w != sums[i] {
+		} else if w != sum {
 			diffs = append(diffs, "changed "+f)
 		}
 	}
 	for f := range want {
-		if !got[f] {
+		if _, ok := got[f]; !ok {
 			diffs = append(diffs, "missing "+f)
 		}
 	}
@@ -87,6 +132,9 @@ func VerifyInventory(ctx context.Context, payloadDir string) error {
 	}
 	return receipt.Errorf(receipt.CodeIntegrity, "%s does not match its inventory: %s", payloadDir, strings.Join(diffs, ", "))
 }
+
+// verifyReaders is how many goroutines hash a payload's files.
+const verifyReaders = 8
 
 // hashFile hashes the file at p, reading it through buf (a reader's own:
 // io.Copy would allocate 32 KiB for every file).
@@ -108,45 +156,4 @@ func hashFile(p string, buf []byte) (string, error) {
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// parallel runs fn(0..n-1) on up to 8 goroutines, each with its own
-// 64 KiB buffer, stopping at the first error or when ctx ends.
-func parallel(ctx context.Context, n int, fn func(i int, buf []byte) error) error {
-	var (
-		mu    sync.Mutex
-		next  int
-		first error
-		wg    sync.WaitGroup
-	)
-	for range min(8, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := make([]byte, 64<<10)
-			for {
-				mu.Lock()
-				if first == nil && ctx.Err() != nil {
-					first = ctx.Err()
-				}
-				if first != nil || next >= n {
-					mu.Unlock()
-					return
-				}
-				i := next
-				next++
-				mu.Unlock()
-				if err := fn(i, buf); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return first
 }
