@@ -2,11 +2,8 @@ package home
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -186,7 +183,7 @@ func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*D
 			rep.Problems = append(rep.Problems, fmt.Sprintf("active %s %s: %v", id, a.Version, err))
 		}
 		if a.LockSHA256 != "" {
-			if got, err := hashFile(filepath.Join(a.Payload, "piship.lock")); err != nil || got != a.LockSHA256 {
+			if got, err := cache.HashFile(filepath.Join(a.Payload, "piship.lock")); err != nil || got != a.LockSHA256 {
 				rep.Verified = false
 				rep.Problems = append(rep.Problems, fmt.Sprintf("active %s %s: payload/piship.lock is not the lock installed (sha256 %s, recorded %s)", id, a.Version, got, a.LockSHA256))
 			}
@@ -444,19 +441,6 @@ func (s *sweeper) remove(path string) bool {
 	}
 	s.tick()
 	return true
-}
-
-func hashFile(p string) (string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func diskUsage(dir string) int64 {
