@@ -2,63 +2,50 @@ package main
 
 import (
 	"context"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"piship.dev/piship/cmd/piship/internal/fixture"
 	"piship.dev/piship/stages/payload"
 )
 
 // TestMain lets a test re-run this binary as the piship command
-// (PISHIP_TEST_MAIN=1), so a build can be killed as a real child process.
+// (PISHIP_TEST_MAIN=1), so a release runs as a real child process with its
+// own environment.
 func TestMain(m *testing.M) {
 	if os.Getenv("PISHIP_TEST_MAIN") == "1" {
 		main()
 		return
 	}
 	code := m.Run()
-	// The binaries and the cache the consumer tests shared.
-	for _, d := range []string{binsDir, cacheDir} {
-		if d != "" {
-			os.RemoveAll(d)
-		}
-	}
+	fixture.Cleanup() // the binaries the benchmarks built
 	os.Exit(code)
+}
+
+// realBinaries is the piship binary of this run (piship-launch beside it),
+// for the benchmarks that time it as a separate process.
+func realBinaries(t testing.TB) string {
+	t.Helper()
+	dir, err := fixture.Binaries()
+	if err != nil {
+		t.Fatalf("cannot build the binaries: %v", err)
+	}
+	return filepath.Join(dir, "piship")
 }
 
 // copyDist copies an example distribution into a temp dir (so tests can
 // change and relock it) and returns the copy.
 func copyDist(t testing.TB, name string) string {
 	t.Helper()
-	src := filepath.Join("..", "..", "testdata", "distributions", name)
 	dst := filepath.Join(t.TempDir(), name)
-	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if rel == "dist" || strings.HasPrefix(rel, "dist"+string(filepath.Separator)) {
-			return filepath.SkipDir
-		}
-		if info.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, info.Mode().Perm())
-	})
-	if err != nil {
+	if err := fixture.CopyDist(name, dst); err != nil {
 		t.Fatal(err)
 	}
 	return dst
@@ -258,51 +245,5 @@ func TestCorruptedRuntimeCacheEntryIsRebuilt(t *testing.T) {
 				t.Fatal("payload took the added file")
 			}
 		})
-	}
-}
-
-// Killing a build at a random moment never leaves a partial payload at
-// <out>/<id>, and the next build succeeds.
-func TestKilledBuildLeavesNoPartialPayload(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := copyDist(t, "hello")
-	out := filepath.Join(t.TempDir(), "out")
-	rng := rand.New(rand.NewPCG(7, uint64(time.Now().UnixNano())))
-	for i := range 8 {
-		// A fresh cache each time keeps npm ci in the build, so kills
-		// land in every stage from inputs to publish.
-		cacheHome := filepath.Join(t.TempDir(), "cache")
-		cmd := exec.Command(exe, "build", dir, "--out", out, "--rebuild")
-		cmd.Env = append(os.Environ(), "PISHIP_TEST_MAIN=1", "PISHIP_CACHE_HOME="+cacheHome, "PISHIP_PROGRESS=0")
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		delay := time.Duration(rng.IntN(900)) * time.Millisecond
-		time.Sleep(delay)
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		_ = cmd.Wait()
-		final := filepath.Join(out, "hello")
-		if _, err := os.Stat(final); err == nil {
-			if err := payload.Verify(context.Background(), final); err != nil {
-				t.Fatalf("kill %d after %v left a broken payload: %v", i, delay, err)
-			}
-		}
-	}
-	env := buildEnv(t)
-	mustBuild(t, env, dir, "--out", out)
-	final := filepath.Join(out, "hello")
-	if err := payload.Verify(context.Background(), final); err != nil {
-		t.Fatal(err)
-	}
-	leftovers, _ := filepath.Glob(filepath.Join(out, ".staging-*"))
-	old, _ := filepath.Glob(filepath.Join(out, ".old-*"))
-	if len(leftovers)+len(old) != 0 {
-		t.Fatalf("leftovers after a successful build: %v %v", leftovers, old)
-	}
-	if v := strings.TrimSpace(runPayload(t, final, "hello", "--version")); v != "1.0.0" {
-		t.Fatalf("--version %q", v)
 	}
 }

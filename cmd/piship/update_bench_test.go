@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"piship.dev/piship/cmd/piship/internal/fixture"
 )
 
 // BenchmarkUpdatePi times the signed upgrade of the real Pi example, in
@@ -44,7 +46,7 @@ func BenchmarkUpdatePi(b *testing.B) {
 				dir := copyDist(b, "pi")
 				p := filepath.Join(dir, "distribution.hcl")
 				hcl, _ := os.ReadFile(p)
-				s := withUpdates(string(hcl), v, "https://updates.example.invalid/pi/", "bench", pub)
+				s := fixture.WithUpdates(string(hcl), v, "https://updates.example.invalid/pi/", "bench", pub)
 				if form == "unbundled" {
 					s = regexp.MustCompile(`bundle\s*=\s*true`).ReplaceAllString(s, "bundle = false")
 				}

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"encoding/json"
@@ -10,58 +10,12 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"piship.dev/piship/cmd/piship/internal/fixture"
 	"piship.dev/piship/stages/home/receipt"
 )
-
-var (
-	cacheOnce sync.Once
-	cacheDir  string
-)
-
-// sharedCache is one PISHIP_CACHE_HOME for the consumer tests of this run:
-// their releases share runtime and bundle cache entries, as a release
-// engineer's machine would.
-func sharedCache(t testing.TB) string {
-	cacheOnce.Do(func() {
-		cacheDir, _ = os.MkdirTemp("", "piship-test-cache-*")
-	})
-	return cacheDir
-}
-
-var (
-	binsOnce sync.Once
-	binsDir  string
-	binsErr  error
-)
-
-// realBinaries builds piship and piship-launch once per test run: the
-// command shims an install writes run them as separate processes.
-func realBinaries(t testing.TB) (piship string) {
-	t.Helper()
-	binsOnce.Do(func() {
-		binsDir, binsErr = os.MkdirTemp("", "piship-bins-*")
-		if binsErr != nil {
-			return
-		}
-		for _, pkg := range []string{"./", "../piship-launch"} {
-			// As make build builds them: what releases ship and users run.
-			cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", binsDir+string(filepath.Separator), pkg)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				binsErr = &exec.ExitError{}
-				t.Logf("go build %s: %v\n%s", pkg, err, out)
-				return
-			}
-		}
-	})
-	if binsErr != nil {
-		t.Fatalf("cannot build the binaries: %v", binsErr)
-	}
-	return filepath.Join(binsDir, "piship")
-}
 
 // consumerWorld is a signing key, two releases of hello trusting it, a
 // signed channel holding both, and three empty homes.
@@ -102,7 +56,7 @@ func newWorldOf(t *testing.T, example, v1, v2 string, edit func(string) string) 
 		if edit != nil {
 			s = edit(s)
 		}
-		os.WriteFile(p, []byte(withUpdates(s, v, "https://updates.example.invalid/hello/", "rel-1", pub)), 0o644)
+		os.WriteFile(p, []byte(fixture.WithUpdates(s, v, "https://updates.example.invalid/hello/", "rel-1", pub)), 0o644)
 		if example == "hello" {
 			os.WriteFile(filepath.Join(dir, "resources", "motd.txt"), []byte("motd "+v+"\n"), 0o644)
 		}
@@ -113,21 +67,6 @@ func newWorldOf(t *testing.T, example, v1, v2 string, edit func(string) string) 
 	w.chanDir = filepath.Join(root, "channel")
 	w.run("sign-channel", w.chanDir, w.release[v1], w.release[v2], "--key", key)
 	return w
-}
-
-// withUpdates sets a distribution.hcl's version and appends an updates
-// block trusting one key (id, base64 SPKI public key) for channel stable.
-func withUpdates(hcl, version, source, keyID, pub string) string {
-	s := regexp.MustCompile(`(?m)^  version = "[^"]*"`).ReplaceAllString(hcl, `  version = "`+version+`"`)
-	i := strings.LastIndex(s, "}")
-	return s[:i] + `  updates {
-    channel   = "stable"
-    source    = "` + source + `"
-    keys      = [{ id = "` + keyID + `", public_key = "` + pub + `" }]
-    threshold = 1
-  }
-}
-`
 }
 
 func (w *consumerWorld) run(args ...string) string {

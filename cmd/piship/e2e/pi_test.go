@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -76,9 +76,4 @@ func TestPiBuildAndRelease(t *testing.T) {
 	if len(rel.Tests) != 2 || rel.Signatures.Verdict == "" {
 		t.Fatalf("release.json %+v", rel)
 	}
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
 }
