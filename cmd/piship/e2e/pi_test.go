@@ -13,7 +13,9 @@ import (
 // builds bundled and unbundled, both payloads answer --version and --help
 // exactly alike, and its release verifies.
 func TestPiBuildAndRelease(t *testing.T) {
-	env := buildEnv(t)
+	// The run's shared cache: the npm ci of Pi's runtime happens once per
+	// run, here or in TestPiInstallUpdateRollback, whichever runs first.
+	env := map[string]string{"PISHIP_CACHE_HOME": sharedCache(t), "PISHIP_PROGRESS": "0"}
 	type form struct {
 		name        string
 		files       int
