@@ -21,14 +21,13 @@ build:
 # of compiling the tree twice.
 export GOFLAGS := -trimpath $(filter-out -trimpath,$(shell $(GO) env GOFLAGS))
 
-# make test on a fresh machine (no Go, npm or dev cache) takes about 13
-# minutes on 2 cores, where the figures in docs/performance.md come from.
-# What costs the time, in CPU: the Jaeger build (~11 of ~30 CPU-minutes),
-# cold compiles (linux, race, fuzz, windows, darwin), then the tests.
-# Jaeger builds from the start, at the lowest CPU priority, so its module
-# downloads overlap the compiles and its compile takes only what the tests
-# leave idle (network waits, kills, launches); the tests never wait for it
-# until the Jaeger end-to-end test at the end.
+# make test on a fresh machine (no Go, npm or dev cache) takes about 14
+# minutes on 2 cores and keeps both busy (docs/performance.md). Of its ~26
+# CPU-minutes the Jaeger build takes ~10, the cold compiles (linux, race,
+# fuzz) ~9, the tests the rest. Jaeger builds from the start at the lowest
+# CPU priority: its module downloads overlap the compiles and its compile
+# takes what the tests leave idle (network waits, kills, launches); only
+# the Jaeger end-to-end test at the end waits for it.
 test:
 	@mkdir -p $(dir $(JAEGER_BIN))
 	@$(MAKE) --no-print-directory -j2 jaeger-bin-nice test-all
