@@ -88,17 +88,6 @@ func makeToFunc(ty cty.Type) function.Function {
 	})
 }
 
-// FuncNames lists the functions available in expressions, sorted.
-func FuncNames() []string {
-	t := newFuncTable(".")
-	names := make([]string, 0, len(t))
-	for n := range t {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
 // validationContext evaluates nothing that depends on run-time values:
 // inputs and stage outputs are unknown values of their declared types; locals
 // are evaluated over those, so they are typed too.

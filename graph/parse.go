@@ -2,8 +2,6 @@ package graph
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -36,23 +34,6 @@ var inputSchema = &hcl.BodySchema{
 
 var metaSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "depends_on"}, {Name: "always"}, {Name: "when"}},
-}
-
-// LoadFile reads and validates every pipeline in the file at path.
-func LoadFile(path string, reg *stages.Registry) ([]*Graph, map[string]*hcl.File, hcl.Diagnostics) {
-	src, err := os.ReadFile(path)
-	if err != nil {
-		return nil, nil, hcl.Diagnostics{{
-			Severity: hcl.DiagError,
-			Summary:  "Cannot read pipeline file",
-			Detail:   fmt.Sprintf("%s: %v", path, err),
-		}}
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		abs = path
-	}
-	return Parse(src, path, filepath.Dir(abs), reg)
 }
 
 // Parse validates every pipeline in src. filename names the file in

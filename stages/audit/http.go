@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/npm"
 )
 
 // DefaultTimeout bounds one request to the registry when Options.Timeout
@@ -29,7 +29,7 @@ var maxRetryAfter = 2 * time.Second
 
 // Options say where the registry is and how to reach it.
 type Options struct {
-	// Registry is the npm registry URL ("" means dist.DefaultRegistry).
+	// Registry is the npm registry URL ("" means npm.DefaultRegistry).
 	Registry string
 	// Client makes the requests (nil: a client of its own).
 	Client *http.Client
@@ -45,7 +45,7 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.Registry == "" {
-		o.Registry = dist.DefaultRegistry
+		o.Registry = npm.DefaultRegistry
 	}
 	if !strings.HasSuffix(o.Registry, "/") {
 		o.Registry += "/"

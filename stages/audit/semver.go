@@ -35,8 +35,6 @@ func parseVersion(s string) (version, error) {
 // compareVersions orders by SemVer 2.0 precedence: -1, 0 or 1.
 func compareVersions(a, b version) int { return semver.Compare(a, b) }
 
-func isNumeric(s string) bool { return semver.IsNumeric(s) }
-
 // partial is a version that may have x parts: "1", "1.2", "1.x", "*",
 // "1.2.3-beta.1". An empty or x part is a wildcard.
 type partial struct {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/npm"
 )
 
 // SignatureSchema identifies a SignatureReport.
@@ -272,7 +273,7 @@ func summarize(n int, one, many string, items []string) string {
 // under the registry, or under npm's default registry (npm maps those to
 // the configured one).
 func fromRegistry(resolved, registry string) bool {
-	return resolved == "" || strings.HasPrefix(resolved, registry) || strings.HasPrefix(resolved, dist.DefaultRegistry)
+	return resolved == "" || strings.HasPrefix(resolved, registry) || strings.HasPrefix(resolved, npm.DefaultRegistry)
 }
 
 // fetchKeys reads the registry's keys, or says why they are unavailable.

@@ -8,23 +8,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"piship.dev/piship/stages/npm"
 )
-
-// DefaultRegistry is npm's default registry.
-const DefaultRegistry = "https://registry.npmjs.org/"
-
-// RegistryFromEnv returns the registry npm is configured for as far as the
-// environment says (npm_config_registry, NPM_CONFIG_REGISTRY), else
-// DefaultRegistry. A caller that can run npm should prefer
-// `npm config get registry`, which also reads .npmrc files.
-func RegistryFromEnv(getenv func(string) string) string {
-	for _, k := range []string{"npm_config_registry", "NPM_CONFIG_REGISTRY"} {
-		if v := strings.TrimSpace(getenv(k)); v != "" {
-			return v
-		}
-	}
-	return DefaultRegistry
-}
 
 // Violation is one broken release rule.
 type Violation struct {
@@ -108,7 +94,7 @@ func (e *GateError) Error() string {
 //     and bundled dependencies (inside their parent's verified tarball)
 //     has a sha512 integrity (POLICY_DENIED);
 //   - a resolved URL is under an allowed source: for "npm" the registry
-//     (registry; "" means DefaultRegistry), else the https:// prefixes in
+//     (registry; "" means npm.DefaultRegistry), else the https:// prefixes in
 //     release.sources; a package without resolved comes from the registry,
 //     so it needs "npm" among the sources; a file: tarball or a link must
 //     stay inside the distribution directory (POLICY_DENIED);
@@ -123,7 +109,7 @@ func Gates(d *Distribution, pl *PackageLock, registry, hostTarget string) error 
 		hostTarget = HostTarget()
 	}
 	if registry == "" {
-		registry = DefaultRegistry
+		registry = npm.DefaultRegistry
 	}
 	lockShown := d.shown(path.Join(d.Runtime.Dir, "package-lock.json"))
 	var vs []Violation
@@ -204,8 +190,8 @@ func Gates(d *Distribution, pl *PackageLock, registry, hostTarget string) error 
 				if !underAny(r, prefixes) {
 					add("POLICY_DENIED", "source", key, "%s is resolved from %s, not from an allowed source", who, r)
 					h := fmt.Sprintf("Allowed sources (release.sources, %s): %s", d.Pos("release.sources"), describeSources(d.Release.Sources, registry))
-					if npmAllowed && strings.HasPrefix(r, DefaultRegistry) && withSlash(registry) != DefaultRegistry {
-						h += fmt.Sprintf("; the lock was written against %s: regenerate it with npm configured for %s, or add %q to release.sources", DefaultRegistry, registry, DefaultRegistry)
+					if npmAllowed && strings.HasPrefix(r, npm.DefaultRegistry) && withSlash(registry) != npm.DefaultRegistry {
+						h += fmt.Sprintf("; the lock was written against %s: regenerate it with npm configured for %s, or add %q to release.sources", npm.DefaultRegistry, registry, npm.DefaultRegistry)
 					}
 					hints["source"] = h
 				}

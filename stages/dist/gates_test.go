@@ -294,16 +294,3 @@ func TestGatesReportsEverything(t *testing.T) {
 		t.Error("two runs word it differently")
 	}
 }
-
-func TestRegistryFromEnv(t *testing.T) {
-	env := map[string]string{}
-	get := func(k string) string { return env[k] }
-	if RegistryFromEnv(get) != DefaultRegistry {
-		t.Error("default")
-	}
-	env["NPM_CONFIG_REGISTRY"] = "https://b.example/"
-	env["npm_config_registry"] = "https://a.example/"
-	if RegistryFromEnv(get) != "https://a.example/" {
-		t.Error("npm_config_registry first")
-	}
-}
