@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"piship.dev/piship/cmd/piship/internal/fixture"
 	"piship.dev/piship/stages/payload"
 )
 
@@ -244,22 +245,7 @@ func TestVerifyReleaseCatchesTampering(t *testing.T) {
 	}
 }
 
-func copyTree(src, dst string) error {
-	return filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if info.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, info.Mode().Perm())
-	})
-}
+func copyTree(src, dst string) error { return fixture.CopyTree(src, dst, nil) }
 
 func readJSONFile(path string, v any) error { return payload.ReadJSON(path, v) }
 

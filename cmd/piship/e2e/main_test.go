@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -93,14 +92,7 @@ func copyDist(t testing.TB, name string) string {
 // setBundle rewrites a distribution's release.bundle and relocks it.
 func setBundle(t testing.TB, env map[string]string, dir string, bundle bool) {
 	t.Helper()
-	p := filepath.Join(dir, "distribution.hcl")
-	b, _ := os.ReadFile(p)
-	re := regexp.MustCompile(`bundle\s*=\s*(true|false)`)
-	val := "false"
-	if bundle {
-		val = "true"
-	}
-	if err := os.WriteFile(p, re.ReplaceAll(b, []byte("bundle = "+val)), 0o644); err != nil {
+	if err := fixture.SetBundle(dir, bundle); err != nil {
 		t.Fatal(err)
 	}
 	if code, _, stderr := cli(t, env, "lock", dir); code != exitOK {
@@ -132,13 +124,11 @@ func mustRelease(t testing.TB, env map[string]string, args ...string) string {
 
 func runPayload(t *testing.T, payloadDir, command string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(payloadDir, "bin", command), args...)
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
-	out, err := cmd.CombinedOutput()
+	out, err := fixture.RunPayload(payloadDir, command, t.TempDir(), args...)
 	if err != nil {
-		t.Fatalf("%s %v: %v\n%s", command, args, err, out)
+		t.Fatal(err)
 	}
-	return string(out)
+	return out
 }
 
 func readJSONFile(path string, v any) error { return payload.ReadJSON(path, v) }
