@@ -39,7 +39,7 @@ test-all: lint
 
 # Every package but the end-to-end ones and those test-race runs (their
 # tests run once, under the race detector). Each package needs at most
-# ~50 s here while the rest of make test runs beside it; the timeout is 5
+# ~40 s here while the rest of make test runs beside it; the timeout is 5
 # minutes.
 RACE_PKGS := ./engine/ ./cache/ ./stages/archive/ ./stages/home/... ./stages/proc/ ./tracing/...
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v '/cmd/piship/e2e$$' | grep -vxF "$$($(GO) list $(RACE_PKGS))")
@@ -47,8 +47,9 @@ test-unit:
 	$(GO) test -count=1 -timeout 5m -skip 'TestJaegerE2E' $(UNIT_PKGS)
 
 # The long end-to-end tests (cmd/piship/e2e: real binaries, the real Pi
-# from the npm registry, 100 killed installs and updates): ~3 minutes alone,
-# ~5 beside the unit tests on a fresh machine; the timeout is 12 minutes.
+# from the npm registry, 100 killed installs and updates): ~2.5 minutes
+# alone, ~3.5 beside the unit tests on a fresh machine; the timeout is 12
+# minutes.
 test-e2e:
 	$(GO) test -count=1 -timeout 12m ./cmd/piship/e2e/
 
