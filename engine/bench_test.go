@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"piship.dev/piship/graph"
-	"piship.dev/piship/stages"
+	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/tracing"
 )
 
@@ -74,7 +74,7 @@ func runDirect(g *graph.Graph) {
 			for _, d := range st.DepStages {
 				<-done[d.Index]
 			}
-			_, _ = st.Kind.Run(context.Background(), &stages.Invocation{Name: st.Name})
+			_, _ = st.Kind.Run(context.Background(), &stage.Invocation{Name: st.Name})
 			close(done[st.Index])
 		}()
 	}

@@ -15,7 +15,7 @@ import (
 
 	"piship.dev/piship/cache"
 	"piship.dev/piship/graph"
-	"piship.dev/piship/stages"
+	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/tracing"
 )
 
@@ -75,8 +75,8 @@ func (s *scheduler) runStage(ctx context.Context, span trace.Span, st *graph.Sta
 	}
 	log := &stageLog{w: s.opts.Log}
 	defer log.flush() // after the cleanup below
-	inv := &stages.Invocation{Pipeline: s.g.Name, Name: st.Name, Dir: s.g.Dir, Config: cfg, Log: log, Getenv: s.opts.Getenv}
-	if c, ok := st.Kind.(stages.Cleaner); ok {
+	inv := &stage.Invocation{Pipeline: s.g.Name, Name: st.Name, Dir: s.g.Dir, Config: cfg, Log: log, Getenv: s.opts.Getenv}
+	if c, ok := st.Kind.(stage.Cleaner); ok {
 		defer func() {
 			if cerr := c.Cleanup(context.WithoutCancel(ctx), inv); cerr != nil && err == nil {
 				err = fmt.Errorf("cleanup: %w", cerr)
@@ -84,8 +84,8 @@ func (s *scheduler) runStage(ctx context.Context, span trace.Span, st *graph.Sta
 		}()
 	}
 
-	var spec stages.CacheSpec
-	if ck, ok := st.Kind.(stages.Cacheable); ok && s.opts.Cache != nil {
+	var spec stage.CacheSpec
+	if ck, ok := st.Kind.(stage.Cacheable); ok && s.opts.Cache != nil {
 		var cacheable bool
 		spec, cacheable, err = ck.CacheSpec(inv)
 		if err != nil {
@@ -107,7 +107,7 @@ func (s *scheduler) runStage(ctx context.Context, span trace.Span, st *graph.Sta
 	if err != nil {
 		return err
 	}
-	if r.Outputs, err = stages.CheckOutputs(st.Kind, out); err != nil {
+	if r.Outputs, err = stage.CheckOutputs(st.Kind, out); err != nil {
 		return err
 	}
 	if r.Cacheable {
@@ -118,14 +118,14 @@ func (s *scheduler) runStage(ctx context.Context, span trace.Span, st *graph.Sta
 
 // cacheKey hashes what decides the stage's result: kind and version, the
 // canonical evaluated configuration, the input files' contents and the tool.
-func (s *scheduler) cacheKey(st *graph.Stage, cfg cty.Value, spec stages.CacheSpec) (string, error) {
+func (s *scheduler) cacheKey(st *graph.Stage, cfg cty.Value, spec stage.CacheSpec) (string, error) {
 	canon, err := ctyjson.Marshal(cfg, cfg.Type())
 	if err != nil {
 		return "", fmt.Errorf("cannot encode configuration for the cache key: %v", err)
 	}
 	inputs := make(map[string]string, len(spec.Inputs))
 	for _, p := range spec.Inputs {
-		sum, err := cache.HashFile(stages.Resolve(spec.Dir, p))
+		sum, err := cache.HashFile(stage.Resolve(spec.Dir, p))
 		if err != nil {
 			return "", fmt.Errorf("cache input %s: %v", p, err)
 		}
@@ -137,7 +137,7 @@ func (s *scheduler) cacheKey(st *graph.Stage, cfg cty.Value, spec stages.CacheSp
 	}.Key(), nil
 }
 
-func (s *scheduler) lookup(ctx context.Context, st *graph.Stage, spec stages.CacheSpec, key string) (map[string]cty.Value, bool) {
+func (s *scheduler) lookup(ctx context.Context, st *graph.Stage, spec stage.CacheSpec, key string) (map[string]cty.Value, bool) {
 	_, span := s.opts.Tracer.Start(ctx, "cache lookup", trace.WithAttributes(attribute.String(tracing.AttrCacheKey, key)))
 	defer span.End()
 	res, hit, err := s.opts.Cache.Lookup(key, spec.Dir, spec.Outputs)
@@ -159,10 +159,10 @@ func (s *scheduler) lookup(ctx context.Context, st *graph.Stage, spec stages.Cac
 	return out, true
 }
 
-func (s *scheduler) store(ctx context.Context, st *graph.Stage, spec stages.CacheSpec, r *StageResult) {
+func (s *scheduler) store(ctx context.Context, st *graph.Stage, spec stage.CacheSpec, r *StageResult) {
 	_, span := s.opts.Tracer.Start(ctx, "cache store", trace.WithAttributes(attribute.String(tracing.AttrCacheKey, r.CacheKey)))
 	defer span.End()
-	ty := stages.OutputType(st.Kind)
+	ty := stage.OutputType(st.Kind)
 	data, err := ctyjson.Marshal(cty.ObjectVal(r.Outputs), ty)
 	if err == nil {
 		_, err = s.opts.Cache.Store(r.CacheKey, spec.Dir, spec.Outputs, data)
@@ -174,8 +174,8 @@ func (s *scheduler) store(ctx context.Context, st *graph.Stage, spec stages.Cach
 	}
 }
 
-func decodeOutputs(k stages.Kind, data []byte) (map[string]cty.Value, error) {
-	v, err := ctyjson.Unmarshal(data, stages.OutputType(k))
+func decodeOutputs(k stage.Kind, data []byte) (map[string]cty.Value, error) {
+	v, err := ctyjson.Unmarshal(data, stage.OutputType(k))
 	if err != nil {
 		return nil, err
 	}

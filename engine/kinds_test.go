@@ -11,6 +11,7 @@ import (
 
 	"piship.dev/piship/graph"
 	"piship.dev/piship/stages"
+	"piship.dev/piship/stages/stage"
 )
 
 // Test-only kinds: sleep waits, fail fails after a wait, record notes that
@@ -21,13 +22,13 @@ type sleepKind struct{ rec *recorder }
 func (sleepKind) Name() string    { return "sleep" }
 func (sleepKind) Version() string { return "1" }
 func (sleepKind) Doc() string     { return "waits for ms milliseconds" }
-func (sleepKind) Attrs() []stages.Attr {
-	return []stages.Attr{{Name: "ms", Type: cty.Number}, {Name: "in", Type: cty.DynamicPseudoType}}
+func (sleepKind) Attrs() []stage.Attr {
+	return []stage.Attr{{Name: "ms", Type: cty.Number}, {Name: "in", Type: cty.DynamicPseudoType}}
 }
-func (sleepKind) Outputs() []stages.Output {
-	return []stages.Output{{Name: "value", Type: cty.String}}
+func (sleepKind) Outputs() []stage.Output {
+	return []stage.Output{{Name: "value", Type: cty.String}}
 }
-func (k sleepKind) Run(ctx context.Context, inv *stages.Invocation) (map[string]cty.Value, error) {
+func (k sleepKind) Run(ctx context.Context, inv *stage.Invocation) (map[string]cty.Value, error) {
 	k.rec.add(inv.Name)
 	defer k.rec.finish(inv.Name)
 	if err := wait(ctx, inv); err != nil {
@@ -41,11 +42,11 @@ type failKind struct{ rec *recorder }
 func (failKind) Name() string    { return "fail" }
 func (failKind) Version() string { return "1" }
 func (failKind) Doc() string     { return "fails after ms milliseconds" }
-func (failKind) Attrs() []stages.Attr {
-	return []stages.Attr{{Name: "ms", Type: cty.Number}, {Name: "in", Type: cty.DynamicPseudoType}}
+func (failKind) Attrs() []stage.Attr {
+	return []stage.Attr{{Name: "ms", Type: cty.Number}, {Name: "in", Type: cty.DynamicPseudoType}}
 }
-func (failKind) Outputs() []stages.Output { return []stages.Output{{Name: "value", Type: cty.String}} }
-func (k failKind) Run(ctx context.Context, inv *stages.Invocation) (map[string]cty.Value, error) {
+func (failKind) Outputs() []stage.Output { return []stage.Output{{Name: "value", Type: cty.String}} }
+func (k failKind) Run(ctx context.Context, inv *stage.Invocation) (map[string]cty.Value, error) {
 	k.rec.add(inv.Name)
 	defer k.rec.finish(inv.Name)
 	if err := wait(ctx, inv); err != nil {
@@ -56,16 +57,16 @@ func (k failKind) Run(ctx context.Context, inv *stages.Invocation) (map[string]c
 
 type noopKind struct{}
 
-func (noopKind) Name() string             { return "noop" }
-func (noopKind) Version() string          { return "1" }
-func (noopKind) Doc() string              { return "does nothing" }
-func (noopKind) Attrs() []stages.Attr     { return nil }
-func (noopKind) Outputs() []stages.Output { return nil }
-func (noopKind) Run(context.Context, *stages.Invocation) (map[string]cty.Value, error) {
+func (noopKind) Name() string            { return "noop" }
+func (noopKind) Version() string         { return "1" }
+func (noopKind) Doc() string             { return "does nothing" }
+func (noopKind) Attrs() []stage.Attr     { return nil }
+func (noopKind) Outputs() []stage.Output { return nil }
+func (noopKind) Run(context.Context, *stage.Invocation) (map[string]cty.Value, error) {
 	return nil, nil
 }
 
-func wait(ctx context.Context, inv *stages.Invocation) error {
+func wait(ctx context.Context, inv *stage.Invocation) error {
 	ms := inv.Get("ms")
 	if ms.IsNull() {
 		return nil
@@ -106,11 +107,11 @@ func (r *recorder) finish(name string) {
 	r.running--
 }
 
-func testRegistry(rec *recorder) *stages.Registry {
-	return stages.NewRegistry(sleepKind{rec}, failKind{rec}, noopKind{}, stages.Exec{}, stages.Digest{})
+func testRegistry(rec *recorder) *stage.Registry {
+	return stage.NewRegistry(sleepKind{rec}, failKind{rec}, noopKind{}, stages.Exec{}, stages.Digest{})
 }
 
-func mustParse(t testing.TB, src string, reg *stages.Registry) *graph.Graph {
+func mustParse(t testing.TB, src string, reg *stage.Registry) *graph.Graph {
 	t.Helper()
 	gs, _, diags := graph.Parse([]byte(src), "test.hcl", t.TempDir(), reg)
 	if diags.HasErrors() {

@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"piship.dev/piship/graph"
-	"piship.dev/piship/stages"
+	"piship.dev/piship/stages/stage"
 )
 
 // PlanStep is one stage of a dry run: its position in the start order and
@@ -55,7 +55,7 @@ func Plan(g *graph.Graph, opts Options) ([]PlanStep, error) {
 
 func (s *scheduler) planStep(st *graph.Stage) PlanStep {
 	step := PlanStep{Stage: st, Cache: "none"}
-	ck, ok := st.Kind.(stages.Cacheable)
+	ck, ok := st.Kind.(stage.Cacheable)
 	if !ok || s.opts.Cache == nil {
 		return step
 	}
@@ -70,7 +70,7 @@ func (s *scheduler) planStep(st *graph.Stage) PlanStep {
 		step.Cache, step.Note = "unknown", diags.Error()
 		return step
 	}
-	inv := &stages.Invocation{Pipeline: s.g.Name, Name: st.Name, Dir: s.g.Dir, Config: cfg, Getenv: s.opts.Getenv}
+	inv := &stage.Invocation{Pipeline: s.g.Name, Name: st.Name, Dir: s.g.Dir, Config: cfg, Getenv: s.opts.Getenv}
 	spec, cacheable, err := ck.CacheSpec(inv)
 	switch {
 	case err != nil:

@@ -11,7 +11,7 @@ import (
 
 	"github.com/zclconf/go-cty/cty"
 
-	"piship.dev/piship/stages"
+	"piship.dev/piship/stages/stage"
 )
 
 // chattyKind writes its lines to the log in fragments, from two goroutines
@@ -19,12 +19,12 @@ import (
 // newline.
 type chattyKind struct{}
 
-func (chattyKind) Name() string             { return "chatty" }
-func (chattyKind) Version() string          { return "1" }
-func (chattyKind) Doc() string              { return "writes fragments of lines to its log" }
-func (chattyKind) Attrs() []stages.Attr     { return nil }
-func (chattyKind) Outputs() []stages.Output { return nil }
-func (chattyKind) Run(_ context.Context, inv *stages.Invocation) (map[string]cty.Value, error) {
+func (chattyKind) Name() string            { return "chatty" }
+func (chattyKind) Version() string         { return "1" }
+func (chattyKind) Doc() string             { return "writes fragments of lines to its log" }
+func (chattyKind) Attrs() []stage.Attr     { return nil }
+func (chattyKind) Outputs() []stage.Output { return nil }
+func (chattyKind) Run(_ context.Context, inv *stage.Invocation) (map[string]cty.Value, error) {
 	var mu sync.Mutex // one line at a time within the stage, like linePrefixer
 	var wg sync.WaitGroup
 	for g := range 2 {
@@ -49,7 +49,7 @@ func (chattyKind) Run(_ context.Context, inv *stages.Invocation) (map[string]cty
 // receives whole lines only, none mixed with another stage's, and a last
 // line without a newline is written when its stage ends.
 func TestStageLogsReachTheLogAsWholeLines(t *testing.T) {
-	reg := stages.NewRegistry(chattyKind{})
+	reg := stage.NewRegistry(chattyKind{})
 	g := mustParse(t, `
 pipeline "p" {
   stage "chatty" "a" {}

@@ -16,7 +16,7 @@ import (
 	"github.com/zclconf/go-cty/cty/function"
 	"github.com/zclconf/go-cty/cty/function/stdlib"
 
-	"piship.dev/piship/stages"
+	"piship.dev/piship/stages/stage"
 )
 
 type funcTable map[string]function.Function
@@ -101,7 +101,7 @@ func (g *Graph) validationContext() (*hcl.EvalContext, hcl.Diagnostics) {
 	ctx.Variables["local"] = locals
 	stageVals := map[string]cty.Value{}
 	for _, s := range g.Stages {
-		stageVals[s.Name] = cty.UnknownVal(stages.OutputType(s.Kind))
+		stageVals[s.Name] = cty.UnknownVal(stage.OutputType(s.Kind))
 	}
 	ctx.Variables["stage"] = cty.ObjectVal(stageVals)
 	return ctx, diags
@@ -218,7 +218,7 @@ func (sc *Scope) EvalStage(s *Stage, outputs []map[string]cty.Value) (cty.Value,
 // nullOutputs stands for the outputs of a stage that did not produce any
 // (skipped by its condition, or failed before an always stage): every
 // output is a typed null, so `stage.x.out == null` can be tested.
-func nullOutputs(k stages.Kind) cty.Value {
+func nullOutputs(k stage.Kind) cty.Value {
 	outs := k.Outputs()
 	if len(outs) == 0 {
 		return cty.EmptyObjectVal

@@ -22,7 +22,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
-	"piship.dev/piship/stages"
+	"piship.dev/piship/stages/stage"
 )
 
 // Graph is one validated pipeline.
@@ -75,13 +75,13 @@ type Stage struct {
 	Index    int
 	KindName string
 	Name     string
-	Kind     stages.Kind
+	Kind     stage.Kind
 	// Body is the stage's configuration without the meta-arguments.
 	Body hcl.Body
 	// attrs are Body's attributes, extracted once at validation so a run
 	// evaluates expressions without decoding the body again.
 	attrs     hcl.Attributes
-	kindAttrs []stages.Attr
+	kindAttrs []stage.Attr
 	dependsOn []pendingDep // depends_on entries until resolveStage
 	Always    bool
 	// When, if set, is evaluated when the stage is ready; false skips the

@@ -7,7 +7,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hcldec"
 
-	"piship.dev/piship/stages"
+	"piship.dev/piship/stages/stage"
 )
 
 // parallelFor calls fn(i) for every i in [0, n), spread over the CPUs in
@@ -38,7 +38,7 @@ func parallelFor(n int, fn func(i int)) {
 
 // kindSchema is what validation needs of a kind, computed once per parse.
 type kindSchema struct {
-	attrs    []stages.Attr
+	attrs    []stage.Attr
 	body     *hcl.BodySchema
 	known    map[string]bool
 	required []string
@@ -52,13 +52,13 @@ type schemaCache struct {
 
 func newSchemaCache() *schemaCache { return &schemaCache{m: map[string]*kindSchema{}} }
 
-func (c *schemaCache) get(k stages.Kind) *kindSchema {
+func (c *schemaCache) get(k stage.Kind) *kindSchema {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if s, ok := c.m[k.Name()]; ok {
 		return s
 	}
-	s := &kindSchema{attrs: k.Attrs(), body: hcldec.ImpliedSchema(stages.Spec(k)), known: map[string]bool{}}
+	s := &kindSchema{attrs: k.Attrs(), body: hcldec.ImpliedSchema(stage.Spec(k)), known: map[string]bool{}}
 	for _, a := range s.attrs {
 		s.known[a.Name] = true
 		if a.Required {

@@ -12,7 +12,7 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 
 	"piship.dev/piship/graph/diag"
-	"piship.dev/piship/stages"
+	"piship.dev/piship/stages/stage"
 )
 
 var fileSchema = &hcl.BodySchema{
@@ -39,7 +39,7 @@ var metaSchema = &hcl.BodySchema{
 // Parse validates every pipeline in src. filename names the file in
 // diagnostics; dir is where relative paths (file(), abspath(), stage paths)
 // resolve.
-func Parse(src []byte, filename, dir string, reg *stages.Registry) ([]*Graph, map[string]*hcl.File, hcl.Diagnostics) {
+func Parse(src []byte, filename, dir string, reg *stage.Registry) ([]*Graph, map[string]*hcl.File, hcl.Diagnostics) {
 	file, diags := parseConfig(src, filename)
 	files := map[string]*hcl.File{filename: file}
 	if diags.HasErrors() {
@@ -82,7 +82,7 @@ func Parse(src []byte, filename, dir string, reg *stages.Registry) ([]*Graph, ma
 	return graphs, files, sortDiags(diags)
 }
 
-func decodePipeline(blk *hcl.Block, filename, dir string, reg *stages.Registry) (*Graph, hcl.Diagnostics) {
+func decodePipeline(blk *hcl.Block, filename, dir string, reg *stage.Registry) (*Graph, hcl.Diagnostics) {
 	g := &Graph{Name: blk.Labels[0], File: filename, Dir: dir, byName: map[string]*Stage{}}
 	g.funcs = newFuncTable(dir)
 	content, diags := blk.Body.Content(pipelineSchema)
@@ -329,7 +329,7 @@ func localNames(ls []*Local) []string {
 	return out
 }
 
-func (g *Graph) decodeStage(b *hcl.Block, reg *stages.Registry, schemas *schemaCache) (*Stage, hcl.Diagnostics) {
+func (g *Graph) decodeStage(b *hcl.Block, reg *stage.Registry, schemas *schemaCache) (*Stage, hcl.Diagnostics) {
 	kindName, name := b.Labels[0], b.Labels[1]
 	var diags hcl.Diagnostics
 	if !hclsyntax.ValidIdentifier(name) {
@@ -602,7 +602,7 @@ func (g *Graph) checkInputRef(tr hcl.Traversal) hcl.Diagnostics {
 	return hcl.Diagnostics{unknownName(tr, "input", name, names)}
 }
 
-func hasOutput(k stages.Kind, name string) bool {
+func hasOutput(k stage.Kind, name string) bool {
 	for _, o := range k.Outputs() {
 		if o.Name == name {
 			return true
@@ -611,7 +611,7 @@ func hasOutput(k stages.Kind, name string) bool {
 	return false
 }
 
-func outputList(k stages.Kind) string {
+func outputList(k stage.Kind) string {
 	outs := k.Outputs()
 	if len(outs) == 0 {
 		return "none"

@@ -12,14 +12,6 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
-// Resolve returns p resolved against dir unless it is absolute.
-func Resolve(dir, p string) string {
-	if filepath.IsAbs(p) {
-		return filepath.Clean(p)
-	}
-	return filepath.Join(dir, filepath.FromSlash(p))
-}
-
 // ExpandFiles expands file patterns relative to dir into a sorted list of
 // slash-separated paths (relative to dir where the pattern was relative).
 // A pattern may be a file, a directory (every file below it), or a glob where

@@ -14,6 +14,7 @@ import (
 	"piship.dev/piship/graph"
 	"piship.dev/piship/stages"
 	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/stage"
 )
 
 func cmdValidate(e *env, args []string) int {
@@ -134,7 +135,7 @@ func cmdStages(e *env, args []string) int {
 		for _, o := range outs {
 			fmt.Fprintf(&b, "  %-10s %-14s %s\n", o.Name, typeexpr.TypeString(o.Type), o.Doc)
 		}
-		if _, ok := k.(stages.Cacheable); ok {
+		if _, ok := k.(stage.Cacheable); ok {
 			b.WriteString("\nCacheable: results are served from the action cache under PISHIP_CACHE_HOME/actions.\n")
 		}
 	default:

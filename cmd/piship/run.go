@@ -18,7 +18,7 @@ import (
 	"piship.dev/piship/cache"
 	"piship.dev/piship/engine"
 	"piship.dev/piship/graph"
-	"piship.dev/piship/stages"
+	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/tracing"
 )
 
@@ -195,7 +195,7 @@ func parseInputs(g *graph.Graph, raw []string) (map[string]cty.Value, error) {
 
 func hasCacheable(g *graph.Graph) bool {
 	for _, s := range g.Stages {
-		if _, ok := s.Kind.(stages.Cacheable); ok {
+		if _, ok := s.Kind.(stage.Cacheable); ok {
 			return true
 		}
 	}

@@ -1,5 +1,8 @@
-// Package stages defines the contract every stage kind fulfils and the registry
-// of kinds a pipeline may use.
+// Package stage is the contract between the engine and every stage kind: the
+// Kind interface, typed configuration and output declarations, the registry
+// type, cache specs and cleaners. It imports no other piship package, so the
+// graph and the engine link the contract, never the kinds (see
+// docs/architecture.md).
 //
 // A kind declares its configuration schema (attributes with cty types) and its
 // typed outputs, so a pipeline can be validated before anything runs. At run
@@ -7,12 +10,13 @@
 // Run; the outputs it returns must match the declared types. Kinds may
 // optionally be cacheable (Cacheable) and may release resources after a run
 // (Cleaner).
-package stages
+package stage
 
 import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 
 	"github.com/hashicorp/hcl/v2/hcldec"
@@ -95,6 +99,9 @@ type Invocation struct {
 }
 
 // Get returns the configuration attribute name (null when unset).
+//
+// Deprecated: kinds declare a config struct (see Define); Get goes when the
+// last kind has moved (issue 12).
 func (inv *Invocation) Get(name string) cty.Value {
 	if inv.Config.IsNull() || !inv.Config.Type().IsObjectType() || !inv.Config.Type().HasAttribute(name) {
 		return cty.NullVal(cty.DynamicPseudoType)
@@ -156,7 +163,7 @@ func NewRegistry(kinds ...Kind) *Registry {
 // Register adds k; registering a name twice is a programming error.
 func (r *Registry) Register(k Kind) {
 	if _, dup := r.kinds[k.Name()]; dup {
-		panic("stages: kind registered twice: " + k.Name())
+		panic("stage: kind registered twice: " + k.Name())
 	}
 	r.kinds[k.Name()] = k
 }
@@ -177,15 +184,14 @@ func (r *Registry) Names() []string {
 	return names
 }
 
-// Default returns a registry with every built-in kind.
-func Default() *Registry {
-	return NewRegistry(Exec{}, Digest{},
-		DistInputs{}, NpmInstall{}, Prune{}, Strip{}, Bundle{}, Resources{}, Inventory{}, Publish{}, StagingCleanup{},
-		ReleaseInputs{}, Audit{}, PackageAudits{}, Signatures{}, SBOM{}, Notices{}, Smoke{}, ReleaseMetadata{},
-		Checksums{}, Archive{}, ReleasePublish{},
-		Install{}, UpdateCheck{}, Download{}, Rollback{}, Doctor{})
-}
-
 func convertValue(v cty.Value, ty cty.Type) (cty.Value, error) {
 	return convert.Convert(v, ty)
+}
+
+// Resolve returns p resolved against dir unless it is absolute.
+func Resolve(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(dir, filepath.FromSlash(p))
 }

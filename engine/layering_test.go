@@ -1,0 +1,37 @@
+package engine
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The engine and the graph know the stage contract only: they must build
+// without linking a stage kind, a domain package, the bundler or the
+// compressor, so the core stays small and any kind can be swapped out.
+func TestEngineKnowsOnlyTheContract(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "piship.dev/piship/graph", "piship.dev/piship/engine").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	const self = "piship.dev/piship/"
+	allowed := []string{"stages/stage", "graph", "engine", "cache", "tracing"}
+	for _, p := range strings.Fields(string(out)) {
+		if strings.Contains(p, "esbuild") || strings.Contains(p, "klauspost") {
+			t.Errorf("graph/engine link %s", p)
+		}
+		rest, ok := strings.CutPrefix(p, self)
+		if !ok {
+			continue
+		}
+		ok = false
+		for _, a := range allowed {
+			if rest == a || strings.HasPrefix(rest, a+"/") {
+				ok = true
+			}
+		}
+		if !ok {
+			t.Errorf("graph/engine import %s: only the contract (stages/stage), graph, engine, cache and tracing are allowed (docs/architecture.md)", p)
+		}
+	}
+}
