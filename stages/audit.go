@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"piship.dev/piship/stages/buildstate"
 	"time"
 
 	"github.com/zclconf/go-cty/cty"
@@ -64,7 +65,7 @@ func (Audit) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, er
 
 // distAndLock decodes the distribution and its runtime's package-lock.json.
 func distAndLock(inv *Invocation) (*dist.Distribution, *dist.PackageLock, error) {
-	d, err := loadDistOnly(inv, stringOr(inv.Get("distribution"), ""))
+	d, err := buildstate.LoadManifest(Resolve(inv.Dir, stringOr(inv.Get("distribution"), "")))
 	if err != nil {
 		return nil, nil, err
 	}

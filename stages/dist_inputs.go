@@ -2,21 +2,16 @@ package stages
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/zclconf/go-cty/cty"
 
 	"piship.dev/piship/cache"
-	"piship.dev/piship/stages/bundle"
-	"piship.dev/piship/stages/dist"
-	"piship.dev/piship/stages/npm"
+	"piship.dev/piship/stages/buildstate"
 	"piship.dev/piship/stages/payload"
 )
 
@@ -71,108 +66,14 @@ type Stamp struct {
 // StampPath is where the stamp of a build stands.
 func StampPath(out, id string) string { return filepath.Join(out, id+".piship-build.json") }
 
-// distState is what dist_inputs and release_inputs both derive from a
-// distribution: the decoded manifest, its checked lock and the keys.
-type distState struct {
-	d                          *dist.Distribution
-	lock                       *dist.Lock
-	pl                         *dist.PackageLock
-	lockBytes                  []byte
-	runtimeDir                 string
-	platform, arch             string
-	installKey, bundleKey      string
-	runtimeKey, key            string
-	runtimePackage, runtimeVer string
-}
-
-// loadDist decodes the distribution, refuses a stale lock and a lock that
-// breaks the release gates, and computes the cache and stamp keys.
-func loadDist(ctx context.Context, inv *Invocation, dir string) (*distState, error) {
-	d, diags := dist.Load(dir)
-	if diags.HasErrors() {
-		return nil, fmt.Errorf("CONFIG_INVALID: %s", diags.Error())
-	}
-	lock, err := dist.CheckLock(d)
-	if err != nil {
-		return nil, err
-	}
-	lockBytes, err := os.ReadFile(filepath.Join(d.Dir, "piship.lock"))
-	if err != nil {
-		return nil, err
-	}
-	runtimeDir := filepath.Join(d.Dir, filepath.FromSlash(d.Runtime.Dir))
-	pl, plBytes, err := dist.ReadPackageLock(filepath.Join(runtimeDir, "package-lock.json"))
-	if err != nil {
-		return nil, err
-	}
-	pjBytes, err := os.ReadFile(filepath.Join(runtimeDir, "package.json"))
-	if err != nil {
-		return nil, fmt.Errorf("CONFIG_INVALID: %v", err)
-	}
-	platform, arch := npm.Platform()
-	host := platform + "-" + arch
-	if err := dist.Gates(d, pl, npm.Registry(runtimeDir), host); err != nil {
-		return nil, err
-	}
-	nodeV, npmV, err := npm.Versions(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("CONFIG_UNAVAILABLE: node and npm are needed to build: %v", err)
-	}
-	tool := cache.ToolDigest()
-	st := &distState{d: d, lock: lock, pl: pl, lockBytes: lockBytes, runtimeDir: runtimeDir, platform: platform, arch: arch}
-	st.installKey = cache.RuntimeKey{
-		ToolDigest: tool, Lock: append(append(append([]byte{}, pjBytes...), 0), plBytes...),
-		Platform: platform, Arch: arch, Libc: npm.Libc(), Node: nodeV, Npm: npmV,
-	}.Key()
-	st.bundleKey = cache.BundleKey(st.installKey, d.Release.Strip, bundle.EsbuildVersion())
-	// The runtime key decides the runtime part of the payload; the key adds
-	// everything else the lock covers (resources, tools, the manifest).
-	st.runtimeKey = digestJSON(map[string]any{
-		"tool": tool, "packageJSON": sha256Hex(pjBytes), "packageLock": sha256Hex(plBytes),
-		"tools": lock.Tools, "release": lock.Release, "platform": platform, "arch": arch,
-		"node": nodeV, "bundle": d.Release.Bundle, "strip": d.Release.Strip,
-		"id": d.ID, "command": d.Command, "entry": d.Runtime.Entry, "install": st.installKey,
-	})
-	st.key = digestJSON(map[string]any{"runtime": st.runtimeKey, "lock": sha256Hex(lockBytes), "manifest": lock.DistributionSHA256})
-	// The entry package names the runtime in release.json.
-	if parts := strings.Split(d.Runtime.Entry, "/"); len(parts) > 2 {
-		pkgPath := strings.Join(parts[:2], "/")
-		if strings.HasPrefix(parts[1], "@") && len(parts) > 3 {
-			pkgPath = strings.Join(parts[:3], "/")
-		}
-		st.runtimePackage = strings.TrimPrefix(pkgPath, "node_modules/")
-		if p, ok := pl.Packages[pkgPath]; ok {
-			st.runtimeVer = p.Version
-		}
-	}
-	return st, nil
-}
-
-// bundleCached reports whether a verified bundle cache entry exists; a
-// damaged one is removed and reported.
-func (st *distState) bundleCached(inv *Invocation, home string) bool {
-	if !st.d.Release.Bundle {
-		return false
-	}
-	rt, err := runtimeCacheAt(inv, home)
-	if err != nil {
-		return false
-	}
-	e, err := rt.Get(st.bundleKey, true)
-	if err != nil {
-		fmt.Fprintf(inv.Log, "%s: bundle cache entry %s was damaged and removed: %v\n", inv.Pipeline, st.bundleKey, err)
-	}
-	return e != nil
-}
-
 // Run implements Kind.
 func (DistInputs) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
-	st, err := loadDist(ctx, inv, Resolve(inv.Dir, stringOr(inv.Get("distribution"), "")))
+	st, err := buildstate.Load(ctx, Resolve(inv.Dir, stringOr(inv.Get("distribution"), "")))
 	if err != nil {
 		return nil, err
 	}
-	d, key, runtimeKey := st.d, st.key, st.runtimeKey
-	installKey, bundleKey, platform, arch, runtimeDir, lockBytes := st.installKey, st.bundleKey, st.platform, st.arch, st.runtimeDir, st.lockBytes
+	d, key, runtimeKey := st.Dist, st.Key, st.RuntimeKey
+	installKey, bundleKey, platform, arch, runtimeDir, lockBytes := st.InstallKey, st.BundleKey, st.Platform, st.Arch, st.RuntimeDir, st.LockBytes
 
 	out := stringOr(inv.Get("out"), "")
 	if out == "" {
@@ -186,7 +87,7 @@ func (DistInputs) Run(ctx context.Context, inv *Invocation) (map[string]cty.Valu
 	if !rebuild {
 		reuse = reuseMode(out, d.ID, key, runtimeKey)
 	}
-	bundleCached := reuse == "none" && !rebuild && st.bundleCached(inv, "")
+	bundleCached := reuse == "none" && !rebuild && bundleCached(inv, st)
 	staging := ""
 	if reuse == "all" {
 		if err := payload.Sweep(ctx, out, d.ID); err != nil {
@@ -235,20 +136,6 @@ func reuseMode(out, id, key, runtimeKey string) string {
 	return "none"
 }
 
-func sha256Hex(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
-}
-
-// digestJSON hashes the canonical JSON of v (map keys sorted).
-func digestJSON(v any) string {
-	b, err := payload.CanonicalJSON(v)
-	if err != nil {
-		panic(err) // only plain data is passed
-	}
-	return sha256Hex(b)
-}
-
 // runtimeCache opens the runtime cache under PISHIP_CACHE_HOME.
 func runtimeCache(inv *Invocation) (*cache.Runtime, error) {
 	return runtimeCacheAt(inv, stringOr(inv.Get("cache_home"), ""))
@@ -274,12 +161,12 @@ func errDamaged(err error) bool {
 	return errors.As(err, &d)
 }
 
-// loadDistOnly decodes distribution.hcl (no lock check: the first stage
-// of the pipeline made that).
-func loadDistOnly(inv *Invocation, dir string) (*dist.Distribution, error) {
-	d, diags := dist.Load(Resolve(inv.Dir, dir))
-	if diags.HasErrors() {
-		return nil, fmt.Errorf("CONFIG_INVALID: %s", diags.Error())
+// bundleCached reports whether the runtime cache holds a verified bundle for
+// st; the cache is the run's (PISHIP_CACHE_HOME).
+func bundleCached(inv *Invocation, st *buildstate.State) bool {
+	rt, err := runtimeCacheAt(inv, "")
+	if err != nil {
+		return false
 	}
-	return d, nil
+	return st.BundleCached(rt, inv.Log, inv.Pipeline)
 }

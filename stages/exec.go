@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/zclconf/go-cty/cty"
@@ -139,7 +138,7 @@ func (Exec) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, err
 	stderr := &tailBuffer{limit: maxCapture}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if c.echo && inv.Log != nil {
-		out := &linePrefixer{w: inv.Log, prefix: inv.Name + " | "}
+		out := &proc.LinePrefixer{W: inv.Log, Prefix: inv.Name + " | "}
 		defer out.Flush()
 		cmd.Stdout, cmd.Stderr = io.MultiWriter(stdout, out), io.MultiWriter(stderr, out)
 	}
@@ -230,47 +229,3 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 }
 
 func (b *tailBuffer) String() string { return strings.ToValidUTF8(string(b.buf), "\uFFFD") }
-
-// linePrefixer writes whole lines to w, each prefixed; stdout and stderr
-// share one, so it is locked. skipBlank drops lines of only white space
-// (npm starts its output with one).
-type linePrefixer struct {
-	mu        sync.Mutex
-	w         io.Writer
-	prefix    string
-	skipBlank bool
-	buf       []byte
-}
-
-func (l *linePrefixer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.buf = append(l.buf, p...)
-	for {
-		i := bytes.IndexByte(l.buf, '\n')
-		if i < 0 {
-			break
-		}
-		l.emit(l.buf[:i])
-		l.buf = l.buf[i+1:]
-	}
-	return len(p), nil
-}
-
-// emit writes one line (without its newline), prefixed, unless it is
-// blank and blank lines are skipped.
-func (l *linePrefixer) emit(line []byte) {
-	if !l.skipBlank || len(bytes.TrimSpace(line)) > 0 {
-		fmt.Fprintf(l.w, "%s%s\n", l.prefix, line)
-	}
-}
-
-// Flush writes a final unterminated line.
-func (l *linePrefixer) Flush() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.buf) > 0 {
-		l.emit(l.buf)
-		l.buf = nil
-	}
-}

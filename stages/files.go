@@ -1,6 +1,8 @@
 package stages
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
@@ -175,4 +177,9 @@ func mapVal(m map[string]string) cty.Value {
 		vals[k] = cty.StringVal(v)
 	}
 	return cty.MapVal(vals)
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
 }

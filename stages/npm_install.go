@@ -15,6 +15,7 @@ import (
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/npm"
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/proc"
 )
 
 // NpmInstall places the locked dependency tree into the payload from the
@@ -108,13 +109,13 @@ func installInto(ctx context.Context, runtimeDir, dir string, inv *Invocation) e
 		}
 		src := filepath.Join(runtimeDir, filepath.FromSlash(local))
 		dst := filepath.Join(dir, filepath.FromSlash(local))
-		if err := copyPath(src, dst); err != nil {
+		if err := payload.CopyPath(src, dst); err != nil {
 			return fmt.Errorf("local package %s: %v", local, err)
 		}
 		copied = append(copied, dst)
 	}
 	// npm's output, line by line and labelled, like an exec stage's echo.
-	log := &linePrefixer{w: inv.Log, prefix: inv.Name + " | ", skipBlank: true}
+	log := &proc.LinePrefixer{W: inv.Log, Prefix: inv.Name + " | ", SkipBlank: true}
 	err = npm.Ci(ctx, dir, log)
 	log.Flush()
 	if err != nil {
@@ -134,36 +135,4 @@ func installInto(ctx context.Context, runtimeDir, dir string, inv *Invocation) e
 		}
 	}
 	return nil
-}
-
-// copyPath copies a file or a directory tree (regular files only).
-func copyPath(src, dst string) error {
-	info, err := os.Stat(src)
-	if err != nil {
-		return err
-	}
-	if !info.IsDir() {
-		b, err := os.ReadFile(src)
-		if err != nil {
-			return err
-		}
-		return payload.WriteFile(dst, b, info.Mode().Perm())
-	}
-	return filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if fi.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		if !fi.Mode().IsRegular() {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return payload.WriteFile(filepath.Join(dst, rel), b, fi.Mode().Perm())
-	})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"piship.dev/piship/stages/buildstate"
 	"strconv"
 	"time"
 
@@ -69,16 +70,16 @@ func SourceDateEpoch(getenv func(string) string) (int64, error) {
 
 // Run implements Kind.
 func (ReleaseInputs) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
-	st, err := loadDist(ctx, inv, Resolve(inv.Dir, stringOr(inv.Get("distribution"), "")))
+	st, err := buildstate.Load(ctx, Resolve(inv.Dir, stringOr(inv.Get("distribution"), "")))
 	if err != nil {
 		return nil, err
 	}
-	d := st.d
+	d := st.Dist
 	epoch, err := SourceDateEpoch(inv.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	target := st.platform + "-" + st.arch
+	target := st.Platform + "-" + st.Arch
 	name := d.ID + "-" + d.Version + "-" + target
 	out := stringOr(inv.Get("out"), "")
 	if out == "" {
@@ -104,16 +105,16 @@ func (ReleaseInputs) Run(ctx context.Context, inv *Invocation) (map[string]cty.V
 	return map[string]cty.Value{
 		"id": cty.StringVal(d.ID), "version": cty.StringVal(d.Version), "command": cty.StringVal(d.Command),
 		"name": cty.StringVal(name), "target": cty.StringVal(target),
-		"dir": cty.StringVal(d.Dir), "runtime_dir": cty.StringVal(st.runtimeDir), "entry": cty.StringVal(d.Runtime.Entry),
+		"dir": cty.StringVal(d.Dir), "runtime_dir": cty.StringVal(st.RuntimeDir), "entry": cty.StringVal(d.Runtime.Entry),
 		"bundle": cty.BoolVal(d.Release.Bundle), "strip": cty.BoolVal(d.Release.Strip),
-		"platform": cty.StringVal(st.platform), "arch": cty.StringVal(st.arch),
-		"install_key": cty.StringVal(st.installKey), "bundle_key": cty.StringVal(st.bundleKey),
-		"bundle_cached": cty.BoolVal(!noCache && st.bundleCached(inv, "")),
+		"platform": cty.StringVal(st.Platform), "arch": cty.StringVal(st.Arch),
+		"install_key": cty.StringVal(st.InstallKey), "bundle_key": cty.StringVal(st.BundleKey),
+		"bundle_cached": cty.BoolVal(!noCache && bundleCached(inv, st)),
 		"cache_home":    cty.StringVal(cacheHome), "staging": cty.StringVal(stg.Dir),
 		"release_dir": cty.StringVal(releaseDir), "payload": cty.StringVal(payloadDir),
 		"releases": cty.StringVal(filepath.Join(out, "releases")),
 		"created":  cty.StringVal(time.Unix(epoch, 0).UTC().Format(time.RFC3339)), "epoch": cty.NumberIntVal(epoch),
-		"channel": cty.StringVal(channel), "lock_sha256": cty.StringVal(sha256Hex(st.lockBytes)),
-		"runtime_package": cty.StringVal(st.runtimePackage), "runtime_version": cty.StringVal(st.runtimeVer),
+		"channel": cty.StringVal(channel), "lock_sha256": cty.StringVal(sha256Hex(st.LockBytes)),
+		"runtime_package": cty.StringVal(st.RuntimePackage), "runtime_version": cty.StringVal(st.RuntimeVersion),
 	}, nil
 }

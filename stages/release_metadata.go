@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"piship.dev/piship/stages/buildstate"
 	"runtime/debug"
 
 	"github.com/zclconf/go-cty/cty"
@@ -129,7 +130,7 @@ func (ReleaseMetadata) Outputs() []Output {
 func (ReleaseMetadata) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
 	get := func(n string) string { return stringOr(inv.Get(n), "") }
 	dir := get("release_dir")
-	d, err := loadDistOnly(inv, get("distribution"))
+	d, err := buildstate.LoadManifest(Resolve(inv.Dir, get("distribution")))
 	if err != nil {
 		return nil, err
 	}

@@ -72,7 +72,7 @@ func (Resources) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value
 			return nil, fmt.Errorf("CONFIG_INVALID: resource %s: %v", r, err)
 		}
 		for _, f := range files {
-			if err := copyPath(filepath.Join(d.Dir, filepath.FromSlash(f)), filepath.Join(dest, filepath.FromSlash(f))); err != nil {
+			if err := payload.CopyPath(filepath.Join(d.Dir, filepath.FromSlash(f)), filepath.Join(dest, filepath.FromSlash(f))); err != nil {
 				return nil, err
 			}
 			n++

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"piship.dev/piship/stages/buildstate"
 	"regexp"
 	"strings"
 	"sync"
@@ -45,7 +46,7 @@ func (Smoke) Outputs() []Output {
 
 // Run implements Kind.
 func (Smoke) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
-	d, err := loadDistOnly(inv, stringOr(inv.Get("distribution"), ""))
+	d, err := buildstate.LoadManifest(Resolve(inv.Dir, stringOr(inv.Get("distribution"), "")))
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"piship.dev/piship/stages/proc"
 	"strings"
 	"testing"
 
@@ -103,7 +104,7 @@ func TestCaptureBuffers(t *testing.T) {
 		t.Fatalf("tail %q", tb.String())
 	}
 	var sb strings.Builder
-	lp := &linePrefixer{w: &sb, prefix: "s | "}
+	lp := &proc.LinePrefixer{W: &sb, Prefix: "s | "}
 	lp.Write([]byte("one\ntw"))
 	lp.Write([]byte("o\nthree"))
 	lp.Flush()
@@ -111,7 +112,7 @@ func TestCaptureBuffers(t *testing.T) {
 		t.Fatalf("prefixed %q", sb.String())
 	}
 	sb.Reset()
-	lp = &linePrefixer{w: &sb, prefix: "npm | ", skipBlank: true}
+	lp = &proc.LinePrefixer{W: &sb, Prefix: "npm | ", SkipBlank: true}
 	lp.Write([]byte("\nadded 4 packages\n  \n\t"))
 	lp.Flush()
 	if sb.String() != "npm | added 4 packages\n" {

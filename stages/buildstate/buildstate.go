@@ -1,0 +1,141 @@
+// Package buildstate derives what a build and a release both start from: a
+// distribution's decoded manifest, its checked lock and package lock, the
+// host target, and the runtime, bundle and stamp keys that decide what an
+// earlier build or the runtime cache can serve.
+package buildstate
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"piship.dev/piship/cache"
+	"piship.dev/piship/stages/bundle"
+	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/npm"
+	"piship.dev/piship/stages/payload"
+)
+
+// State is what dist_inputs and release_inputs both derive from a
+// distribution: the decoded manifest, its checked lock and the keys.
+type State struct {
+	Dist        *dist.Distribution
+	Lock        *dist.Lock
+	PackageLock *dist.PackageLock
+	LockBytes   []byte
+	// RuntimeDir holds package.json and package-lock.json.
+	RuntimeDir     string
+	Platform, Arch string
+	// InstallKey is the i- runtime cache key, BundleKey the b- one.
+	InstallKey, BundleKey string
+	// RuntimeKey decides the runtime part of the payload; Key adds
+	// everything else the lock covers.
+	RuntimeKey, Key string
+	// RuntimePackage and RuntimeVersion name the entry's package.
+	RuntimePackage, RuntimeVersion string
+}
+
+// Load decodes the distribution in dir, refuses a stale lock and a lock
+// that breaks the release gates, and computes the cache and stamp keys.
+func Load(ctx context.Context, dir string) (*State, error) {
+	d, diags := dist.Load(dir)
+	if diags.HasErrors() {
+		return nil, fmt.Errorf("CONFIG_INVALID: %s", diags.Error())
+	}
+	lock, err := dist.CheckLock(d)
+	if err != nil {
+		return nil, err
+	}
+	lockBytes, err := os.ReadFile(filepath.Join(d.Dir, "piship.lock"))
+	if err != nil {
+		return nil, err
+	}
+	runtimeDir := filepath.Join(d.Dir, filepath.FromSlash(d.Runtime.Dir))
+	pl, plBytes, err := dist.ReadPackageLock(filepath.Join(runtimeDir, "package-lock.json"))
+	if err != nil {
+		return nil, err
+	}
+	pjBytes, err := os.ReadFile(filepath.Join(runtimeDir, "package.json"))
+	if err != nil {
+		return nil, fmt.Errorf("CONFIG_INVALID: %v", err)
+	}
+	platform, arch := npm.Platform()
+	host := platform + "-" + arch
+	if err := dist.Gates(d, pl, npm.Registry(runtimeDir), host); err != nil {
+		return nil, err
+	}
+	nodeV, npmV, err := npm.Versions(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("CONFIG_UNAVAILABLE: node and npm are needed to build: %v", err)
+	}
+	tool := cache.ToolDigest()
+	st := &State{Dist: d, Lock: lock, PackageLock: pl, LockBytes: lockBytes, RuntimeDir: runtimeDir, Platform: platform, Arch: arch}
+	st.InstallKey = cache.RuntimeKey{
+		ToolDigest: tool, Lock: append(append(append([]byte{}, pjBytes...), 0), plBytes...),
+		Platform: platform, Arch: arch, Libc: npm.Libc(), Node: nodeV, Npm: npmV,
+	}.Key()
+	st.BundleKey = cache.BundleKey(st.InstallKey, d.Release.Strip, bundle.EsbuildVersion())
+	// The runtime key decides the runtime part of the payload; the key adds
+	// everything else the lock covers (resources, tools, the manifest).
+	st.RuntimeKey = digestJSON(map[string]any{
+		"tool": tool, "packageJSON": sha256Hex(pjBytes), "packageLock": sha256Hex(plBytes),
+		"tools": lock.Tools, "release": lock.Release, "platform": platform, "arch": arch,
+		"node": nodeV, "bundle": d.Release.Bundle, "strip": d.Release.Strip,
+		"id": d.ID, "command": d.Command, "entry": d.Runtime.Entry, "install": st.InstallKey,
+	})
+	st.Key = digestJSON(map[string]any{"runtime": st.RuntimeKey, "lock": sha256Hex(lockBytes), "manifest": lock.DistributionSHA256})
+	// The entry package names the runtime in release.json.
+	if parts := strings.Split(d.Runtime.Entry, "/"); len(parts) > 2 {
+		pkgPath := strings.Join(parts[:2], "/")
+		if strings.HasPrefix(parts[1], "@") && len(parts) > 3 {
+			pkgPath = strings.Join(parts[:3], "/")
+		}
+		st.RuntimePackage = strings.TrimPrefix(pkgPath, "node_modules/")
+		if p, ok := pl.Packages[pkgPath]; ok {
+			st.RuntimeVersion = p.Version
+		}
+	}
+	return st, nil
+}
+
+// BundleCached reports whether rt holds a verified bundle cache entry for
+// the state's bundle key; a damaged one is removed and reported to log.
+func (st *State) BundleCached(rt *cache.Runtime, log io.Writer, pipeline string) bool {
+	if !st.Dist.Release.Bundle || rt == nil {
+		return false
+	}
+	e, err := rt.Get(st.BundleKey, true)
+	if err != nil {
+		fmt.Fprintf(log, "%s: bundle cache entry %s was damaged and removed: %v\n", pipeline, st.BundleKey, err)
+	}
+	return e != nil
+}
+
+// LoadManifest decodes distribution.hcl in dir without checking the lock
+// (the first stage of a pipeline made that).
+func LoadManifest(dir string) (*dist.Distribution, error) {
+	d, diags := dist.Load(dir)
+	if diags.HasErrors() {
+		return nil, fmt.Errorf("CONFIG_INVALID: %s", diags.Error())
+	}
+	return d, nil
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// digestJSON hashes the canonical JSON of v (map keys sorted).
+func digestJSON(v any) string {
+	b, err := payload.CanonicalJSON(v)
+	if err != nil {
+		panic(err) // only plain data is passed
+	}
+	return sha256Hex(b)
+}
