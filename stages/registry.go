@@ -8,9 +8,40 @@ import "piship.dev/piship/stages/stage"
 
 // Default returns a registry with every built-in kind.
 func Default() *stage.Registry {
-	return stage.NewRegistry(Exec{}, Digest{},
-		DistInputs{}, NpmInstall{}, Prune{}, Strip{}, Bundle{}, Resources{}, Inventory{}, Publish{}, StagingCleanup{},
-		ReleaseInputs{}, Audit{}, PackageAudits{}, Signatures{}, SBOM{}, Notices{}, Smoke{}, ReleaseMetadata{},
-		Checksums{}, Archive{}, ReleasePublish{},
-		Install{}, UpdateCheck{}, Download{}, Rollback{}, Doctor{})
+	return stage.NewRegistry(
+		// generic
+		Exec{},
+		Digest{},
+
+		// build
+		DistInputs{},
+		NpmInstall{},
+		Prune{},
+		Strip{},
+		Bundle{},
+		Resources{},
+		Inventory{},
+		Publish{},
+		StagingCleanup{},
+
+		// release
+		ReleaseInputs{},
+		Audit{},
+		PackageAudits{},
+		Signatures{},
+		SBOM{},
+		Notices{},
+		Smoke{},
+		ReleaseMetadata{},
+		Checksums{},
+		Archive{},
+		ReleasePublish{},
+
+		// consumer
+		Install{},
+		UpdateCheck{},
+		Download{},
+		Rollback{},
+		Doctor{},
+	)
 }
