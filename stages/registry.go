@@ -10,8 +10,8 @@ import "piship.dev/piship/stages/stage"
 func Default() *stage.Registry {
 	return stage.NewRegistry(
 		// generic
-		Exec{},
-		Digest{},
+		stage.Define(Exec{}),
+		stage.Define(Digest{}),
 
 		// build
 		DistInputs{},
