@@ -14,11 +14,11 @@ func Default() *stage.Registry {
 		stage.Define(Digest{}),
 
 		// build
-		DistInputs{},
-		NpmInstall{},
-		Prune{},
-		Strip{},
-		Bundle{},
+		stage.Define(DistInputs{}),
+		stage.Define(NpmInstall{}),
+		stage.Define(Prune{}),
+		stage.Define(Strip{}),
+		stage.Define(Bundle{}),
 		Resources{},
 		Inventory{},
 		Publish{},
