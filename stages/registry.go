@@ -19,10 +19,10 @@ func Default() *stage.Registry {
 		stage.Define(Prune{}),
 		stage.Define(Strip{}),
 		stage.Define(Bundle{}),
-		Resources{},
-		Inventory{},
-		Publish{},
-		StagingCleanup{},
+		stage.Define(Resources{}),
+		stage.Define(Inventory{}),
+		stage.Define(Publish{}),
+		stage.Define(StagingCleanup{}),
 
 		// release
 		ReleaseInputs{},
