@@ -108,7 +108,7 @@ func (r *recorder) finish(name string) {
 }
 
 func testRegistry(rec *recorder) *stage.Registry {
-	return stage.NewRegistry(sleepKind{rec}, failKind{rec}, noopKind{}, stages.Exec{}, stages.Digest{})
+	return stage.NewRegistry(sleepKind{rec}, failKind{rec}, noopKind{}, stage.Define(stages.Exec{}), stage.Define(stages.Digest{}))
 }
 
 func mustParse(t testing.TB, src string, reg *stage.Registry) *graph.Graph {

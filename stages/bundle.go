@@ -6,12 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/zclconf/go-cty/cty"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
 	"piship.dev/piship/stages/bundle"
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/stage"
 )
 
 // Bundle turns the runtime tree into a few esbuild chunks plus the files
@@ -26,72 +26,71 @@ func (Bundle) Doc() string {
 		"places the verified bundle cache entry b-<key> instead; after bundling it stores one."
 }
 
-func (Bundle) Attrs() []Attr {
-	return []Attr{
-		{Name: "dir", Type: cty.String, Required: true, Doc: "payload root holding the (pruned, stripped) runtime tree, or empty when cached"},
-		{Name: "entry", Type: cty.String, Required: true, Doc: "entry file relative to dir"},
-		{Name: "key", Type: cty.String, Required: true, Doc: "bundle cache key (b-...)"},
-		{Name: "cached", Type: cty.Bool, Doc: "place the cache entry instead of bundling"},
-		{Name: "platform", Type: cty.String, Doc: "target platform (node naming); prebuilt binaries of other platforms are dropped"},
-		{Name: "arch", Type: cty.String, Doc: "target arch (node naming)"},
-		{Name: "cache_home", Type: cty.String, Doc: "runtime cache home instead of PISHIP_CACHE_HOME (a release without cache passes a throwaway one)"},
-	}
+// BundleConfig is the configuration of a bundle stage.
+type BundleConfig struct {
+	Dir       string `cty:"dir" required:"true" doc:"payload root holding the (pruned, stripped) runtime tree, or empty when cached"`
+	Entry     string `cty:"entry" required:"true" doc:"entry file relative to dir"`
+	Key       string `cty:"key" required:"true" doc:"bundle cache key (b-...)"`
+	Cached    bool   `cty:"cached" doc:"place the cache entry instead of bundling"`
+	Platform  string `cty:"platform" doc:"target platform (node naming); prebuilt binaries of other platforms are dropped"`
+	Arch      string `cty:"arch" doc:"target arch (node naming)"`
+	CacheHome string `cty:"cache_home" doc:"runtime cache home instead of PISHIP_CACHE_HOME (a release without cache passes a throwaway one)"`
 }
 
-func (Bundle) Outputs() []Output {
-	return []Output{
-		{Name: "hit", Type: cty.Bool}, {Name: "chunks", Type: cty.Number}, {Name: "kept", Type: cty.Number},
-		{Name: "entry", Type: cty.String, Doc: "the bundle cache entry key"},
-	}
+// BundleOutputs are the outputs of a bundle stage.
+type BundleOutputs struct {
+	Hit    bool   `cty:"hit"`
+	Chunks int    `cty:"chunks"`
+	Kept   int    `cty:"kept"`
+	Entry  string `cty:"entry" doc:"the bundle cache entry key"`
 }
 
-// Run implements Kind.
-func (Bundle) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
-	dir := Resolve(inv.Dir, stringOr(inv.Get("dir"), ""))
-	key := stringOr(inv.Get("key"), "")
-	rt, err := runtimeCache(inv)
+// Run implements stage.Typed.
+func (Bundle) Run(ctx context.Context, inv *stage.Invocation, c BundleConfig) (BundleOutputs, error) {
+	dir := stage.Resolve(inv.Dir, c.Dir)
+	key := c.Key
+	rt, err := runtimeCacheAt(inv, c.CacheHome)
 	if err != nil {
-		return nil, err
+		return BundleOutputs{}, err
 	}
 	span := trace.SpanFromContext(ctx)
-	if c := inv.Get("cached"); !c.IsNull() && c.True() {
+	if c.Cached {
 		// The inputs stage of this run verified the entry's content
 		// (bundle_cached); checking file set and sizes again is enough
 		// here, hashing it twice per build is not.
 		e, err := rt.Get(key, false)
 		if err != nil || e == nil {
-			return nil, fmt.Errorf("bundle cache entry %s disappeared after it was checked (%v): run the build again", key, err)
+			return BundleOutputs{}, fmt.Errorf("bundle cache entry %s disappeared after it was checked (%v): run the build again", key, err)
 		}
 		if _, err := e.Place(dir); err != nil {
-			return nil, err
+			return BundleOutputs{}, err
 		}
 		span.SetAttributes(attribute.String("cache.key", key), attribute.Bool("cache.hit", true))
 		m, err := readBundleManifest(dir)
 		if err != nil {
-			return nil, err
+			return BundleOutputs{}, err
 		}
 		return bundleOutputs(true, key, m), nil
 	}
 	span.SetAttributes(attribute.String("cache.key", key), attribute.Bool("cache.hit", false))
-	entry := stringOr(inv.Get("entry"), "")
 	m, err := bundle.Bundle(ctx, bundle.Options{
-		Root: dir, Entry: entry, Log: inv.Log,
-		Platform: stringOr(inv.Get("platform"), ""), Arch: stringOr(inv.Get("arch"), ""),
-		Keep: entryPackageDocs(entry),
+		Root: dir, Entry: c.Entry, Log: inv.Log,
+		Platform: c.Platform, Arch: c.Arch,
+		Keep: entryPackageDocs(c.Entry),
 	})
 	if err != nil {
-		return nil, err
+		return BundleOutputs{}, err
 	}
 	// The packages folded into chunks leave their directory skeleton.
 	if _, err := payload.PruneEmptyDirs(dir); err != nil {
-		return nil, err
+		return BundleOutputs{}, err
 	}
 	data, err := payload.CanonicalJSON(m)
 	if err != nil {
-		return nil, err
+		return BundleOutputs{}, err
 	}
 	if err := payload.WriteFile(filepath.Join(dir, "metadata", "bundle.json"), data, 0o644); err != nil {
-		return nil, err
+		return BundleOutputs{}, err
 	}
 	// The entry is a hardlinked snapshot of the bundled tree; later stages
 	// only add files, and entries are verified by content when used.
@@ -101,11 +100,8 @@ func (Bundle) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, e
 	return bundleOutputs(false, key, m), nil
 }
 
-func bundleOutputs(hit bool, key string, m *bundle.Manifest) map[string]cty.Value {
-	return map[string]cty.Value{
-		"hit": cty.BoolVal(hit), "chunks": cty.NumberIntVal(int64(len(m.Chunks))),
-		"kept": cty.NumberIntVal(int64(len(m.Kept) + len(m.Shims))), "entry": cty.StringVal(key),
-	}
+func bundleOutputs(hit bool, key string, m *bundle.Manifest) BundleOutputs {
+	return BundleOutputs{Hit: hit, Chunks: len(m.Chunks), Kept: len(m.Kept) + len(m.Shims), Entry: key}
 }
 
 func readBundleManifest(dir string) (*bundle.Manifest, error) {

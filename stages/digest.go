@@ -6,9 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 
-	"github.com/zclconf/go-cty/cty"
-
 	"piship.dev/piship/cache"
+	"piship.dev/piship/stages/stage"
 )
 
 // Digest hashes files. Its sha256 output is the digest of the sorted
@@ -22,42 +21,40 @@ func (Digest) Doc() string {
 	return "Hashes files, directories and globs (** allowed). sha256 is the digest of the sorted sha256sum-style listing; files maps each path to its sha256."
 }
 
-func (Digest) Attrs() []Attr {
-	return []Attr{
-		{Name: "files", Type: cty.List(cty.String), Required: true, Doc: "files, directories or globs, relative to dir"},
-		{Name: "dir", Type: cty.String, Doc: "base directory, relative to the pipeline file (default: its directory)"},
-	}
+// DigestConfig is the configuration of a digest stage.
+type DigestConfig struct {
+	Files []string `cty:"files" required:"true" doc:"files, directories or globs, relative to dir"`
+	Dir   string   `cty:"dir" doc:"base directory, relative to the pipeline file (default: its directory)"`
 }
 
-func (Digest) Outputs() []Output {
-	return []Output{
-		{Name: "sha256", Type: cty.String, Doc: "sha256 of the sorted `<sha256>  <path>` lines"},
-		{Name: "files", Type: cty.Map(cty.String), Doc: "path -> sha256"},
-	}
+// DigestOutputs are the outputs of a digest stage.
+type DigestOutputs struct {
+	SHA256 string            "cty:\"sha256\" doc:\"sha256 of the sorted `<sha256>  <path>` lines\""
+	Files  map[string]string `cty:"files" doc:"path -> sha256"`
 }
 
-// Run implements Kind.
-func (Digest) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
-	dir := Resolve(inv.Dir, stringOr(inv.Get("dir"), "."))
-	paths, err := ExpandFiles(dir, stringList(inv.Get("files")))
+// Run implements stage.Typed.
+func (Digest) Run(ctx context.Context, inv *stage.Invocation, c DigestConfig) (DigestOutputs, error) {
+	if c.Dir == "" {
+		c.Dir = "."
+	}
+	dir := stage.Resolve(inv.Dir, c.Dir)
+	paths, err := ExpandFiles(dir, c.Files)
 	if err != nil {
-		return nil, err
+		return DigestOutputs{}, err
 	}
 	sums := make(map[string]string, len(paths))
 	h := sha256.New()
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return DigestOutputs{}, err
 		}
-		sum, err := cache.HashFile(Resolve(dir, p))
+		sum, err := cache.HashFile(stage.Resolve(dir, p))
 		if err != nil {
-			return nil, err
+			return DigestOutputs{}, err
 		}
 		sums[p] = sum
 		fmt.Fprintf(h, "%s  %s\n", sum, p)
 	}
-	return map[string]cty.Value{
-		"sha256": cty.StringVal(hex.EncodeToString(h.Sum(nil))),
-		"files":  mapVal(sums),
-	}, nil
+	return DigestOutputs{SHA256: hex.EncodeToString(h.Sum(nil)), Files: sums}, nil
 }

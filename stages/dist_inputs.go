@@ -8,11 +8,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/zclconf/go-cty/cty"
-
 	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/buildstate"
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/stage"
 )
 
 // DistInputs decodes a distribution and its lock, applies the static gates
@@ -28,30 +27,35 @@ func (DistInputs) Doc() string {
 		"(reuse = \"all\": the payload stands; \"resources\": only resources, lock and inventory change; \"none\": full build). Opens the staging directory."
 }
 
-func (DistInputs) Attrs() []Attr {
-	return []Attr{
-		{Name: "distribution", Type: cty.String, Required: true, Doc: "the distribution directory (holding distribution.hcl)"},
-		{Name: "out", Type: cty.String, Doc: "output directory (default: DIST/dist)"},
-		{Name: "rebuild", Type: cty.Bool, Doc: "ignore the build stamp"},
-	}
+// DistInputsConfig is the configuration of a dist_inputs stage.
+type DistInputsConfig struct {
+	Distribution string `cty:"distribution" required:"true" doc:"the distribution directory (holding distribution.hcl)"`
+	Out          string `cty:"out" doc:"output directory (default: DIST/dist)"`
+	Rebuild      bool   `cty:"rebuild" doc:"ignore the build stamp"`
 }
 
-func (DistInputs) Outputs() []Output {
-	return []Output{
-		{Name: "id", Type: cty.String}, {Name: "version", Type: cty.String}, {Name: "command", Type: cty.String},
-		{Name: "dir", Type: cty.String, Doc: "absolute distribution directory"},
-		{Name: "runtime_dir", Type: cty.String, Doc: "absolute runtime directory (package.json, package-lock.json)"},
-		{Name: "entry", Type: cty.String, Doc: "entry file relative to the payload root"},
-		{Name: "out", Type: cty.String}, {Name: "final", Type: cty.String, Doc: "<out>/<id>"},
-		{Name: "staging", Type: cty.String, Doc: "staging directory (empty when reuse = \"all\")"},
-		{Name: "reuse", Type: cty.String, Doc: "all | resources | none"},
-		{Name: "bundle", Type: cty.Bool}, {Name: "strip", Type: cty.Bool},
-		{Name: "bundle_cached", Type: cty.Bool, Doc: "a verified bundle cache entry exists for bundle_key"},
-		{Name: "platform", Type: cty.String}, {Name: "arch", Type: cty.String},
-		{Name: "key", Type: cty.String}, {Name: "runtime_key", Type: cty.String, Doc: "the stamp's runtime key"},
-		{Name: "install_key", Type: cty.String, Doc: "i- runtime cache key"}, {Name: "bundle_key", Type: cty.String, Doc: "b- bundle cache key"},
-		{Name: "lock_sha256", Type: cty.String, Doc: "sha256 of piship.lock"},
-	}
+// DistInputsOutputs are the outputs of a dist_inputs stage.
+type DistInputsOutputs struct {
+	ID           string `cty:"id"`
+	Version      string `cty:"version"`
+	Command      string `cty:"command"`
+	Dir          string `cty:"dir" doc:"absolute distribution directory"`
+	RuntimeDir   string `cty:"runtime_dir" doc:"absolute runtime directory (package.json, package-lock.json)"`
+	Entry        string `cty:"entry" doc:"entry file relative to the payload root"`
+	Out          string `cty:"out"`
+	Final        string `cty:"final" doc:"<out>/<id>"`
+	Staging      string `cty:"staging" doc:"staging directory (empty when reuse = \"all\")"`
+	Reuse        string `cty:"reuse" doc:"all | resources | none"`
+	Bundle       bool   `cty:"bundle"`
+	Strip        bool   `cty:"strip"`
+	BundleCached bool   `cty:"bundle_cached" doc:"a verified bundle cache entry exists for bundle_key"`
+	Platform     string `cty:"platform"`
+	Arch         string `cty:"arch"`
+	Key          string `cty:"key"`
+	RuntimeKey   string `cty:"runtime_key" doc:"the stamp's runtime key"`
+	InstallKey   string `cty:"install_key" doc:"i- runtime cache key"`
+	BundleKey    string `cty:"bundle_key" doc:"b- bundle cache key"`
+	LockSHA256   string `cty:"lock_sha256" doc:"sha256 of piship.lock"`
 }
 
 // Stamp is <out>/<id>.piship-build.json: what decided the payload's bytes.
@@ -66,49 +70,46 @@ type Stamp struct {
 // StampPath is where the stamp of a build stands.
 func StampPath(out, id string) string { return filepath.Join(out, id+".piship-build.json") }
 
-// Run implements Kind.
-func (DistInputs) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
-	st, err := buildstate.Load(ctx, Resolve(inv.Dir, stringOr(inv.Get("distribution"), "")))
+// Run implements stage.Typed.
+func (DistInputs) Run(ctx context.Context, inv *stage.Invocation, c DistInputsConfig) (DistInputsOutputs, error) {
+	st, err := buildstate.Load(ctx, stage.Resolve(inv.Dir, c.Distribution))
 	if err != nil {
-		return nil, err
+		return DistInputsOutputs{}, err
 	}
 	d, key, runtimeKey := st.Dist, st.Key, st.RuntimeKey
-	installKey, bundleKey, platform, arch, runtimeDir, lockBytes := st.InstallKey, st.BundleKey, st.Platform, st.Arch, st.RuntimeDir, st.LockBytes
 
-	out := stringOr(inv.Get("out"), "")
+	out := c.Out
 	if out == "" {
 		out = filepath.Join(d.Dir, "dist")
 	} else {
-		out = Resolve(inv.Dir, out)
+		out = stage.Resolve(inv.Dir, out)
 	}
-	final := filepath.Join(out, d.ID)
-	rebuild := !inv.Get("rebuild").IsNull() && inv.Get("rebuild").True()
 	reuse := "none"
-	if !rebuild {
+	if !c.Rebuild {
 		reuse = reuseMode(out, d.ID, key, runtimeKey)
 	}
-	bundleCached := reuse == "none" && !rebuild && bundleCached(inv, st)
+	bundleCached := reuse == "none" && !c.Rebuild && bundleCached(inv, st)
 	staging := ""
 	if reuse == "all" {
 		if err := payload.Sweep(ctx, out, d.ID); err != nil {
-			return nil, err
+			return DistInputsOutputs{}, err
 		}
 	} else {
 		st, err := payload.Begin(ctx, out, d.ID)
 		if err != nil {
-			return nil, err
+			return DistInputsOutputs{}, err
 		}
 		staging = st.Dir
 	}
-	return map[string]cty.Value{
-		"id": cty.StringVal(d.ID), "version": cty.StringVal(d.Version), "command": cty.StringVal(d.Command),
-		"dir": cty.StringVal(d.Dir), "runtime_dir": cty.StringVal(runtimeDir), "entry": cty.StringVal(d.Runtime.Entry),
-		"out": cty.StringVal(out), "final": cty.StringVal(final), "staging": cty.StringVal(staging),
-		"reuse": cty.StringVal(reuse), "bundle": cty.BoolVal(d.Release.Bundle), "strip": cty.BoolVal(d.Release.Strip),
-		"bundle_cached": cty.BoolVal(bundleCached), "platform": cty.StringVal(platform), "arch": cty.StringVal(arch),
-		"key": cty.StringVal(key), "runtime_key": cty.StringVal(runtimeKey),
-		"install_key": cty.StringVal(installKey), "bundle_key": cty.StringVal(bundleKey),
-		"lock_sha256": cty.StringVal(sha256Hex(lockBytes)),
+	return DistInputsOutputs{
+		ID: d.ID, Version: d.Version, Command: d.Command,
+		Dir: d.Dir, RuntimeDir: st.RuntimeDir, Entry: d.Runtime.Entry,
+		Out: out, Final: filepath.Join(out, d.ID), Staging: staging,
+		Reuse: reuse, Bundle: d.Release.Bundle, Strip: d.Release.Strip,
+		BundleCached: bundleCached, Platform: st.Platform, Arch: st.Arch,
+		Key: key, RuntimeKey: runtimeKey,
+		InstallKey: st.InstallKey, BundleKey: st.BundleKey,
+		LockSHA256: sha256Hex(st.LockBytes),
 	}, nil
 }
 
@@ -136,15 +137,23 @@ func reuseMode(out, id, key, runtimeKey string) string {
 	return "none"
 }
 
-// runtimeCache opens the runtime cache under PISHIP_CACHE_HOME.
-func runtimeCache(inv *Invocation) (*cache.Runtime, error) {
-	return runtimeCacheAt(inv, stringOr(inv.Get("cache_home"), ""))
+// runtimeCache opens the runtime cache under the stage's cache_home
+// attribute, or under PISHIP_CACHE_HOME when it is unset or the kind has
+// none. Typed kinds pass their decoded cache_home to runtimeCacheAt.
+func runtimeCache(inv *stage.Invocation) (*cache.Runtime, error) {
+	var c struct {
+		CacheHome string `cty:"cache_home"`
+	}
+	if err := stage.DecodeConfig(inv, &c); err != nil {
+		return nil, err
+	}
+	return runtimeCacheAt(inv, c.CacheHome)
 }
 
 // runtimeCacheAt opens the runtime cache under home, or under
 // PISHIP_CACHE_HOME when home is empty. A release without cache passes a
 // throwaway home so nothing cached is used and nothing it makes is kept.
-func runtimeCacheAt(inv *Invocation, home string) (*cache.Runtime, error) {
+func runtimeCacheAt(inv *stage.Invocation, home string) (*cache.Runtime, error) {
 	if home == "" {
 		h, err := cache.Home(inv.Getenv)
 		if err != nil {
@@ -163,7 +172,7 @@ func errDamaged(err error) bool {
 
 // bundleCached reports whether the runtime cache holds a verified bundle for
 // st; the cache is the run's (PISHIP_CACHE_HOME).
-func bundleCached(inv *Invocation, st *buildstate.State) bool {
+func bundleCached(inv *stage.Invocation, st *buildstate.State) bool {
 	rt, err := runtimeCacheAt(inv, "")
 	if err != nil {
 		return false

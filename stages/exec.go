@@ -14,10 +14,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zclconf/go-cty/cty"
-
 	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/proc"
+	"piship.dev/piship/stages/stage"
 )
 
 // maxCapture bounds what exec keeps of a command's stdout and stderr.
@@ -35,109 +34,88 @@ func (Exec) Doc() string {
 		"With cache = true the result is served from the action cache while the command, env, dir and the contents of `inputs` are unchanged; `outputs` are restored on a hit."
 }
 
-func (Exec) Attrs() []Attr {
-	return []Attr{
-		{Name: "command", Type: cty.List(cty.String), Required: true, Doc: "program and arguments, e.g. [\"go\", \"build\", \"./...\"]"},
-		{Name: "env", Type: cty.Map(cty.String), Doc: "variables added to the inherited environment"},
-		{Name: "dir", Type: cty.String, Doc: "working directory, relative to the pipeline file (default: its directory)"},
-		{Name: "timeout", Type: cty.String, Doc: "Go duration, e.g. \"90s\"; the command is killed when it passes"},
-		{Name: "inputs", Type: cty.List(cty.String), Doc: "files, directories or globs (** allowed) whose contents are part of the cache key"},
-		{Name: "outputs", Type: cty.List(cty.String), Doc: "files the command writes, relative to dir; hashed into the outputs output and restored on a cache hit"},
-		{Name: "cache", Type: cty.Bool, Doc: "serve the result from the action cache when nothing it depends on changed (default false)"},
-		{Name: "echo", Type: cty.Bool, Doc: "also show the command's output as it runs, each line prefixed with the stage name (default false)"},
-	}
+// ExecConfig is the configuration of an exec stage.
+type ExecConfig struct {
+	Command []string          `cty:"command" required:"true" doc:"program and arguments, e.g. [\"go\", \"build\", \"./...\"]"`
+	Env     map[string]string `cty:"env" doc:"variables added to the inherited environment"`
+	Dir     string            `cty:"dir" doc:"working directory, relative to the pipeline file (default: its directory)"`
+	Timeout string            `cty:"timeout" doc:"Go duration, e.g. \"90s\"; the command is killed when it passes"`
+	Inputs  []string          `cty:"inputs" doc:"files, directories or globs (** allowed) whose contents are part of the cache key"`
+	Outputs []string          `cty:"outputs" doc:"files the command writes, relative to dir; hashed into the outputs output and restored on a cache hit"`
+	Cache   bool              `cty:"cache" doc:"serve the result from the action cache when nothing it depends on changed (default false)"`
+	Echo    bool              `cty:"echo" doc:"also show the command's output as it runs, each line prefixed with the stage name (default false)"`
 }
 
-func (Exec) Outputs() []Output {
-	return []Output{
-		{Name: "exit_code", Type: cty.Number, Doc: "the command's exit status"},
-		{Name: "stdout", Type: cty.String, Doc: "standard output, trimmed, at most 1 MiB"},
-		{Name: "stderr", Type: cty.String, Doc: "standard error, at most its last 1 MiB"},
-		{Name: "outputs", Type: cty.Map(cty.String), Doc: "declared output path -> sha256"},
-	}
+// ExecOutputs are the outputs of an exec stage.
+type ExecOutputs struct {
+	ExitCode int               `cty:"exit_code" doc:"the command's exit status"`
+	Stdout   string            `cty:"stdout" doc:"standard output, trimmed, at most 1 MiB"`
+	Stderr   string            `cty:"stderr" doc:"standard error, at most its last 1 MiB"`
+	Outputs  map[string]string `cty:"outputs" doc:"declared output path -> sha256"`
 }
 
-type execConfig struct {
-	command []string
-	env     map[string]string
-	dir     string
-	timeout time.Duration
-	inputs  []string
-	outputs []string
-	cache   bool
-	echo    bool
-}
-
-func decodeExec(inv *Invocation) (*execConfig, error) {
-	c := &execConfig{
-		command: stringList(inv.Get("command")),
-		env:     stringMap(inv.Get("env")),
-		dir:     Resolve(inv.Dir, stringOr(inv.Get("dir"), ".")),
-		inputs:  stringList(inv.Get("inputs")),
-		outputs: stringList(inv.Get("outputs")),
+// checkExec validates c and resolves its working directory and timeout.
+func checkExec(inv *stage.Invocation, c ExecConfig) (dir string, timeout time.Duration, err error) {
+	if c.Dir == "" {
+		c.Dir = "."
 	}
-	if len(c.command) == 0 || c.command[0] == "" {
-		return nil, errors.New("CONFIG_INVALID: command is empty: give at least the program, e.g. command = [\"make\"]")
+	dir = stage.Resolve(inv.Dir, c.Dir)
+	if len(c.Command) == 0 || c.Command[0] == "" {
+		return "", 0, errors.New("CONFIG_INVALID: command is empty: give at least the program, e.g. command = [\"make\"]")
 	}
-	if t := stringOr(inv.Get("timeout"), ""); t != "" {
+	if t := c.Timeout; t != "" {
 		d, err := time.ParseDuration(t)
 		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("CONFIG_INVALID: timeout %q is not a positive duration such as \"30s\" or \"5m\"", t)
+			return "", 0, fmt.Errorf("CONFIG_INVALID: timeout %q is not a positive duration such as \"30s\" or \"5m\"", t)
 		}
-		c.timeout = d
+		timeout = d
 	}
-	if v := inv.Get("cache"); !v.IsNull() && v.True() {
-		c.cache = true
-	}
-	if v := inv.Get("echo"); !v.IsNull() && v.True() {
-		c.echo = true
-	}
-	return c, nil
+	return dir, timeout, nil
 }
 
-// CacheSpec implements Cacheable.
-func (Exec) CacheSpec(inv *Invocation) (CacheSpec, bool, error) {
-	c, err := decodeExec(inv)
-	if err != nil || !c.cache {
-		return CacheSpec{}, false, err
+// CacheSpec implements stage.TypedCacheable.
+func (Exec) CacheSpec(inv *stage.Invocation, c ExecConfig) (stage.CacheSpec, bool, error) {
+	dir, _, err := checkExec(inv, c)
+	if err != nil || !c.Cache {
+		return stage.CacheSpec{}, false, err
 	}
-	files, err := ExpandFiles(c.dir, c.inputs)
+	files, err := ExpandFiles(dir, c.Inputs)
 	if err != nil {
-		return CacheSpec{}, false, fmt.Errorf("CONFIG_INVALID: inputs: %v", err)
+		return stage.CacheSpec{}, false, fmt.Errorf("CONFIG_INVALID: inputs: %v", err)
 	}
-	outs := make([]string, len(c.outputs))
-	for i, o := range c.outputs {
+	outs := make([]string, len(c.Outputs))
+	for i, o := range c.Outputs {
 		outs[i] = path.Clean(filepath.ToSlash(o))
 	}
-	return CacheSpec{Inputs: files, Outputs: outs, Dir: c.dir}, true, nil
+	return stage.CacheSpec{Inputs: files, Outputs: outs, Dir: dir}, true, nil
 }
 
-// Run implements Kind.
-func (Exec) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
-	c, err := decodeExec(inv)
+// Run implements stage.Typed.
+func (Exec) Run(ctx context.Context, inv *stage.Invocation, c ExecConfig) (ExecOutputs, error) {
+	dir, timeout, err := checkExec(inv, c)
 	if err != nil {
-		return nil, err
+		return ExecOutputs{}, err
 	}
-	if c.timeout > 0 {
+	if timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	cmd := exec.CommandContext(ctx, c.command[0], c.command[1:]...)
-	cmd.Dir = c.dir
+	cmd := exec.CommandContext(ctx, c.Command[0], c.Command[1:]...)
+	cmd.Dir = dir
 	cmd.Env = os.Environ()
-	keys := make([]string, 0, len(c.env))
-	for k := range c.env {
+	keys := make([]string, 0, len(c.Env))
+	for k := range c.Env {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		cmd.Env = append(cmd.Env, k+"="+c.env[k])
+		cmd.Env = append(cmd.Env, k+"="+c.Env[k])
 	}
 	stdout := &headBuffer{limit: maxCapture}
 	stderr := &tailBuffer{limit: maxCapture}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if c.echo && inv.Log != nil {
+	if c.Echo && inv.Log != nil {
 		out := &proc.LinePrefixer{W: inv.Log, Prefix: inv.Name + " | "}
 		defer out.Flush()
 		cmd.Stdout, cmd.Stderr = io.MultiWriter(stdout, out), io.MultiWriter(stderr, out)
@@ -153,28 +131,28 @@ func (Exec) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, err
 		var exitErr *exec.ExitError
 		switch {
 		case ctx.Err() == context.DeadlineExceeded:
-			return nil, fmt.Errorf("%s timed out after %s%s", c.command[0], c.timeout, tailNote(stderr.String()))
+			return ExecOutputs{}, fmt.Errorf("%s timed out after %s%s", c.Command[0], timeout, tailNote(stderr.String()))
 		case ctx.Err() != nil:
-			return nil, fmt.Errorf("%s was stopped", c.command[0])
+			return ExecOutputs{}, fmt.Errorf("%s was stopped", c.Command[0])
 		case errors.As(runErr, &exitErr):
-			return nil, fmt.Errorf("%s exited with status %d%s", c.command[0], code, tailNote(stderr.String()))
+			return ExecOutputs{}, fmt.Errorf("%s exited with status %d%s", c.Command[0], code, tailNote(stderr.String()))
 		default:
-			return nil, fmt.Errorf("cannot run %s: %v", c.command[0], runErr)
+			return ExecOutputs{}, fmt.Errorf("cannot run %s: %v", c.Command[0], runErr)
 		}
 	}
 	hashes := map[string]string{}
-	for _, o := range c.outputs {
-		sum, err := cache.HashFile(Resolve(c.dir, o))
+	for _, o := range c.Outputs {
+		sum, err := cache.HashFile(stage.Resolve(dir, o))
 		if err != nil {
-			return nil, fmt.Errorf("declared output %s was not written by the command: %v", o, err)
+			return ExecOutputs{}, fmt.Errorf("declared output %s was not written by the command: %v", o, err)
 		}
 		hashes[o] = sum
 	}
-	return map[string]cty.Value{
-		"exit_code": cty.NumberIntVal(int64(code)),
-		"stdout":    cty.StringVal(strings.TrimSpace(stdout.String())),
-		"stderr":    cty.StringVal(stderr.String()),
-		"outputs":   mapVal(hashes),
+	return ExecOutputs{
+		ExitCode: code,
+		Stdout:   strings.TrimSpace(stdout.String()),
+		Stderr:   stderr.String(),
+		Outputs:  hashes,
 	}, nil
 }
 

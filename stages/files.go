@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/zclconf/go-cty/cty"
+
+	"piship.dev/piship/stages/stage"
 )
 
 // ExpandFiles expands file patterns relative to dir into a sorted list of
@@ -46,7 +48,7 @@ func ExpandFiles(dir string, patterns []string) ([]string, error) {
 
 func expandOne(dir, pat string, add func(string)) error {
 	if !hasMeta(pat) {
-		full := Resolve(dir, pat)
+		full := stage.Resolve(dir, pat)
 		info, err := os.Stat(full)
 		if err != nil {
 			if os.IsNotExist(err) {
@@ -72,7 +74,7 @@ func expandOne(dir, pat string, add func(string)) error {
 	}
 	root := dir
 	if prefix != "" {
-		root = Resolve(dir, prefix)
+		root = stage.Resolve(dir, prefix)
 	}
 	rest := segs[i:]
 	if _, err := os.Stat(root); os.IsNotExist(err) {

@@ -6,10 +6,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/zclconf/go-cty/cty"
-
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/stage"
 )
 
 // Inventory finishes a payload: target, lock copies, launch shims, and the
@@ -24,36 +23,36 @@ func (Inventory) Doc() string {
 		"the entry's recorded digests instead of being read again."
 }
 
-func (Inventory) Attrs() []Attr {
-	return []Attr{
-		{Name: "dir", Type: cty.String, Required: true, Doc: "the payload root"},
-		{Name: "distribution", Type: cty.String, Required: true, Doc: "the distribution directory"},
-		{Name: "platform", Type: cty.String, Required: true}, {Name: "arch", Type: cty.String, Required: true},
-		{Name: "known_entry", Type: cty.String, Doc: "runtime cache entry whose recorded digests may be trusted"},
-		{Name: "known_inventory", Type: cty.String, Doc: "inventory of the previous payload whose runtime files were linked in unchanged"},
-		{Name: "cache_home", Type: cty.String, Doc: "runtime cache home instead of PISHIP_CACHE_HOME (a release without cache passes a throwaway one)"},
-	}
+// InventoryConfig is the configuration of an inventory stage.
+type InventoryConfig struct {
+	Dir            string `cty:"dir" required:"true" doc:"the payload root"`
+	Distribution   string `cty:"distribution" required:"true" doc:"the distribution directory"`
+	Platform       string `cty:"platform" required:"true"`
+	Arch           string `cty:"arch" required:"true"`
+	KnownEntry     string `cty:"known_entry" doc:"runtime cache entry whose recorded digests may be trusted"`
+	KnownInventory string `cty:"known_inventory" doc:"inventory of the previous payload whose runtime files were linked in unchanged"`
+	CacheHome      string `cty:"cache_home" doc:"runtime cache home instead of PISHIP_CACHE_HOME (a release without cache passes a throwaway one)"`
 }
 
-func (Inventory) Outputs() []Output {
-	return []Output{
-		{Name: "files", Type: cty.Number}, {Name: "bytes", Type: cty.Number},
-		{Name: "hashed", Type: cty.Number, Doc: "files read and hashed (the rest came from the cache entry)"},
-		{Name: "sha256", Type: cty.String, Doc: "sha256 of metadata/inventory.json"},
-	}
+// InventoryOutputs are the outputs of an inventory stage.
+type InventoryOutputs struct {
+	Files  int    `cty:"files"`
+	Bytes  int64  `cty:"bytes"`
+	Hashed int    `cty:"hashed" doc:"files read and hashed (the rest came from the cache entry)"`
+	SHA256 string `cty:"sha256" doc:"sha256 of metadata/inventory.json"`
 }
 
-// Run implements Kind.
-func (Inventory) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
-	dir := stringOr(inv.Get("dir"), "")
-	d, diags := dist.Load(Resolve(inv.Dir, stringOr(inv.Get("distribution"), "")))
+// Run implements stage.Typed.
+func (Inventory) Run(ctx context.Context, inv *stage.Invocation, c InventoryConfig) (InventoryOutputs, error) {
+	dir := c.Dir
+	d, diags := dist.Load(stage.Resolve(inv.Dir, c.Distribution))
 	if diags.HasErrors() {
-		return nil, fmt.Errorf("CONFIG_INVALID: %s", diags.Error())
+		return InventoryOutputs{}, fmt.Errorf("CONFIG_INVALID: %s", diags.Error())
 	}
-	platform, arch := stringOr(inv.Get("platform"), ""), stringOr(inv.Get("arch"), "")
+	platform, arch := c.Platform, c.Arch
 	target, _ := payload.CanonicalJSON(map[string]string{"platform": platform, "arch": arch})
 	if err := payload.WriteFile(filepath.Join(dir, "metadata", "target.json"), target, 0o644); err != nil {
-		return nil, err
+		return InventoryOutputs{}, err
 	}
 	for _, c := range []struct{ from, to string }{
 		{filepath.Join(d.Dir, "piship.lock"), "piship.lock"},
@@ -61,20 +60,20 @@ func (Inventory) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value
 	} {
 		b, err := os.ReadFile(c.from)
 		if err != nil {
-			return nil, err
+			return InventoryOutputs{}, err
 		}
 		if err := payload.WriteFile(filepath.Join(dir, c.to), b, 0o644); err != nil {
-			return nil, err
+			return InventoryOutputs{}, err
 		}
 	}
 	if _, err := payload.Shim(dir, d.Command, d.Runtime.Entry, platform); err != nil {
-		return nil, err
+		return InventoryOutputs{}, err
 	}
-	known, err := knownDigests(inv, stringOr(inv.Get("known_entry"), ""))
+	known, err := knownDigests(inv, c.CacheHome, c.KnownEntry)
 	if err != nil {
 		fmt.Fprintf(inv.Log, "%s: hashing every file: %v\n", inv.Pipeline, err)
 	}
-	if prev := stringOr(inv.Get("known_inventory"), ""); prev != "" {
+	if prev := c.KnownInventory; prev != "" {
 		// Read before this stage replaces nothing of it: the previous
 		// payload is a different directory from dir.
 		var old map[string]string
@@ -91,30 +90,31 @@ func (Inventory) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value
 	}
 	sums, st, err := payload.Inventory(ctx, dir, known)
 	if err != nil {
-		return nil, err
+		return InventoryOutputs{}, err
 	}
 	data, err := payload.CanonicalJSON(sums)
 	if err != nil {
-		return nil, err
+		return InventoryOutputs{}, err
 	}
 	if err := payload.WriteFile(filepath.Join(dir, filepath.FromSlash(payload.InventoryName)), data, 0o644); err != nil {
-		return nil, err
+		return InventoryOutputs{}, err
 	}
-	return map[string]cty.Value{
-		"files": cty.NumberIntVal(int64(st.Files + 1)), "bytes": cty.NumberIntVal(st.Bytes + int64(len(data))),
-		"hashed": cty.NumberIntVal(int64(st.Hashed)), "sha256": cty.StringVal(payload.InventoryDigest(data)),
+	return InventoryOutputs{
+		Files: st.Files + 1, Bytes: st.Bytes + int64(len(data)),
+		Hashed: st.Hashed, SHA256: payload.InventoryDigest(data),
 	}, nil
 }
 
 // knownDigests returns the recorded digests of a runtime cache entry. The
 // stages between placement and inventory only delete files or create new
 // ones (never write into placed files), so a placed file of the same size is
-// the recorded file.
-func knownDigests(inv *Invocation, key string) (map[string]payload.Known, error) {
+// the recorded file. The entry is looked up in the runtime cache under home
+// (PISHIP_CACHE_HOME when empty).
+func knownDigests(inv *stage.Invocation, home, key string) (map[string]payload.Known, error) {
 	if key == "" {
 		return nil, nil
 	}
-	rt, err := runtimeCache(inv)
+	rt, err := runtimeCacheAt(inv, home)
 	if err != nil {
 		return nil, err
 	}

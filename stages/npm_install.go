@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/zclconf/go-cty/cty"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
@@ -16,6 +15,7 @@ import (
 	"piship.dev/piship/stages/npm"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/proc"
+	"piship.dev/piship/stages/stage"
 )
 
 // NpmInstall places the locked dependency tree into the payload from the
@@ -29,33 +29,31 @@ func (NpmInstall) Doc() string {
 		"i-<key> (hardlinks on the same filesystem, else copies), running npm ci into a new entry on a miss. A damaged entry is reported, removed and rebuilt."
 }
 
-func (NpmInstall) Attrs() []Attr {
-	return []Attr{
-		{Name: "runtime_dir", Type: cty.String, Required: true, Doc: "directory with package.json and package-lock.json"},
-		{Name: "key", Type: cty.String, Required: true, Doc: "runtime cache key (i-...)"},
-		{Name: "dest", Type: cty.String, Doc: "empty directory to place the tree in (the payload root); unset: only make sure the entry exists"},
-		{Name: "cache_home", Type: cty.String, Doc: "runtime cache home instead of PISHIP_CACHE_HOME (a release without cache passes a throwaway one)"},
-	}
+// NpmInstallConfig is the configuration of an npm_install stage.
+type NpmInstallConfig struct {
+	RuntimeDir string `cty:"runtime_dir" required:"true" doc:"directory with package.json and package-lock.json"`
+	Key        string `cty:"key" required:"true" doc:"runtime cache key (i-...)"`
+	Dest       string `cty:"dest" doc:"empty directory to place the tree in (the payload root); unset: only make sure the entry exists"`
+	CacheHome  string `cty:"cache_home" doc:"runtime cache home instead of PISHIP_CACHE_HOME (a release without cache passes a throwaway one)"`
 }
 
-func (NpmInstall) Outputs() []Output {
-	return []Output{
-		{Name: "entry", Type: cty.String, Doc: "the runtime cache entry key"},
-		{Name: "hit", Type: cty.Bool, Doc: "the entry existed"},
-		{Name: "files", Type: cty.Number}, {Name: "linked", Type: cty.Number}, {Name: "copied", Type: cty.Number},
-		{Name: "tree", Type: cty.String, Doc: "the entry's installed tree (read-only: audits, SBOM and notices read it)"},
-		{Name: "digest", Type: cty.String, Doc: "the entry digest (over its file listing)"},
-	}
+// NpmInstallOutputs are the outputs of an npm_install stage.
+type NpmInstallOutputs struct {
+	Entry  string `cty:"entry" doc:"the runtime cache entry key"`
+	Hit    bool   `cty:"hit" doc:"the entry existed"`
+	Files  int    `cty:"files"`
+	Linked int    `cty:"linked"`
+	Copied int    `cty:"copied"`
+	Tree   string `cty:"tree" doc:"the entry's installed tree (read-only: audits, SBOM and notices read it)"`
+	Digest string `cty:"digest" doc:"the entry digest (over its file listing)"`
 }
 
-// Run implements Kind.
-func (NpmInstall) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
-	runtimeDir := stringOr(inv.Get("runtime_dir"), "")
-	key := stringOr(inv.Get("key"), "")
-	dest := stringOr(inv.Get("dest"), "")
-	rt, err := runtimeCache(inv)
+// Run implements stage.Typed.
+func (NpmInstall) Run(ctx context.Context, inv *stage.Invocation, c NpmInstallConfig) (NpmInstallOutputs, error) {
+	key := c.Key
+	rt, err := runtimeCacheAt(inv, c.CacheHome)
 	if err != nil {
-		return nil, err
+		return NpmInstallOutputs{}, err
 	}
 	span := trace.SpanFromContext(ctx)
 	e, err := rt.Get(key, false)
@@ -64,22 +62,22 @@ func (NpmInstall) Run(ctx context.Context, inv *Invocation) (map[string]cty.Valu
 	}
 	hit := e != nil
 	if !hit {
-		e, err = rt.Create(key, func(dir string) error { return installInto(ctx, runtimeDir, dir, inv) })
+		e, err = rt.Create(key, func(dir string) error { return installInto(ctx, c.RuntimeDir, dir, inv) })
 		if err != nil {
-			return nil, err
+			return NpmInstallOutputs{}, err
 		}
 	}
 	span.SetAttributes(attribute.String("cache.key", key), attribute.Bool("cache.hit", hit))
 	var st cache.PlaceStats
-	if dest != "" {
-		if st, err = e.Place(dest); err != nil {
-			return nil, fmt.Errorf("cannot place runtime cache entry %s: %v", key, err)
+	if c.Dest != "" {
+		if st, err = e.Place(c.Dest); err != nil {
+			return NpmInstallOutputs{}, fmt.Errorf("cannot place runtime cache entry %s: %v", key, err)
 		}
 	}
-	return map[string]cty.Value{
-		"entry": cty.StringVal(key), "hit": cty.BoolVal(hit), "files": cty.NumberIntVal(int64(len(e.Files))),
-		"linked": cty.NumberIntVal(int64(st.Linked)), "copied": cty.NumberIntVal(int64(st.Copied)),
-		"tree": cty.StringVal(e.Dir), "digest": cty.StringVal(e.Digest),
+	return NpmInstallOutputs{
+		Entry: key, Hit: hit, Files: len(e.Files),
+		Linked: st.Linked, Copied: st.Copied,
+		Tree: e.Dir, Digest: e.Digest,
 	}, nil
 }
 
@@ -87,7 +85,7 @@ func (NpmInstall) Run(ctx context.Context, inv *Invocation) (map[string]cty.Valu
 // local `file:` packages the lock names into dir, runs npm ci there, and
 // removes the copied local packages again: the entry holds what npm
 // installed, not its inputs.
-func installInto(ctx context.Context, runtimeDir, dir string, inv *Invocation) error {
+func installInto(ctx context.Context, runtimeDir, dir string, inv *stage.Invocation) error {
 	for _, f := range []string{"package.json", "package-lock.json"} {
 		b, err := os.ReadFile(filepath.Join(runtimeDir, f))
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"piship.dev/piship/stages/bundle"
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/stage"
 )
 
 // Prune removes locked packages that cannot run on the target and the
@@ -25,24 +26,24 @@ func (Prune) Doc() string {
 		"and prebuilt native binaries whose path names only other platforms or architectures (packages like koffi ship one per platform)."
 }
 
-func (Prune) Attrs() []Attr {
-	return []Attr{
-		{Name: "dir", Type: cty.String, Required: true, Doc: "the runtime root (holding node_modules/)"},
-		{Name: "lock", Type: cty.String, Required: true, Doc: "path of package-lock.json"},
-		{Name: "platform", Type: cty.String, Required: true, Doc: "node platform, e.g. linux"},
-		{Name: "arch", Type: cty.String, Required: true, Doc: "node arch, e.g. x64"},
-	}
+// PruneConfig is the configuration of a prune stage.
+type PruneConfig struct {
+	Dir      string `cty:"dir" required:"true" doc:"the runtime root (holding node_modules/)"`
+	Lock     string `cty:"lock" required:"true" doc:"path of package-lock.json"`
+	Platform string `cty:"platform" required:"true" doc:"node platform, e.g. linux"`
+	Arch     string `cty:"arch" required:"true" doc:"node arch, e.g. x64"`
 }
 
-func (Prune) Outputs() []Output {
-	return []Output{{Name: "removed", Type: cty.List(cty.String), Doc: "removed paths"}}
+// PruneOutputs are the outputs of a prune stage.
+type PruneOutputs struct {
+	Removed []string `cty:"removed" doc:"removed paths"`
 }
 
-// Run implements Kind.
-func (Prune) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
-	pl, _, err := dist.ReadPackageLock(Resolve(inv.Dir, stringOr(inv.Get("lock"), "")))
+// Run implements stage.Typed.
+func (Prune) Run(ctx context.Context, inv *stage.Invocation, c PruneConfig) (PruneOutputs, error) {
+	pl, _, err := dist.ReadPackageLock(stage.Resolve(inv.Dir, c.Lock))
 	if err != nil {
-		return nil, err
+		return PruneOutputs{}, err
 	}
 	cons := make(map[string]payload.Constraint, len(pl.Packages))
 	for p, pkg := range pl.Packages {
@@ -50,17 +51,16 @@ func (Prune) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, er
 			cons[p] = payload.Constraint{OS: pkg.OS, CPU: pkg.CPU}
 		}
 	}
-	dir := filepath.Clean(stringOr(inv.Get("dir"), ""))
-	platform, arch := stringOr(inv.Get("platform"), ""), stringOr(inv.Get("arch"), "")
-	removed, err := payload.Prune(ctx, dir, cons, platform, arch)
+	dir := filepath.Clean(c.Dir)
+	removed, err := payload.Prune(ctx, dir, cons, c.Platform, c.Arch)
 	if err != nil {
-		return nil, err
+		return PruneOutputs{}, err
 	}
-	foreign, err := pruneForeignBinaries(dir, platform, arch)
+	foreign, err := pruneForeignBinaries(dir, c.Platform, c.Arch)
 	if err != nil {
-		return nil, err
+		return PruneOutputs{}, err
 	}
-	return map[string]cty.Value{"removed": stringListVal(append(removed, foreign...))}, nil
+	return PruneOutputs{Removed: append(removed, foreign...)}, nil
 }
 
 // pruneForeignBinaries removes prebuilt native binaries that packages ship
@@ -114,6 +114,8 @@ func pathInPackage(rel string) string {
 	return rest
 }
 
+// stringListVal builds a list(string) value; an empty list is typed. Kept
+// for the kinds not yet typed (issue 12); typed kinds return []string.
 func stringListVal(ss []string) cty.Value {
 	if len(ss) == 0 {
 		return cty.ListValEmpty(cty.String)

@@ -6,9 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/zclconf/go-cty/cty"
-
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/stage"
 )
 
 // Publish renames the finished staging directory to <out>/<id> and writes
@@ -22,17 +21,19 @@ func (Publish) Doc() string {
 		"<out>/<id>.piship-build.json {key, runtimeKey, inventory} and <out>/<id>.piship-qualification.json {qualification: unqualified-local}."
 }
 
-func (Publish) Attrs() []Attr {
-	return []Attr{
-		{Name: "staging", Type: cty.String, Required: true},
-		{Name: "key", Type: cty.String, Required: true}, {Name: "runtime_key", Type: cty.String, Required: true},
-		{Name: "inventory_sha256", Type: cty.String, Required: true},
-		{Name: "files", Type: cty.Number, Required: true}, {Name: "bytes", Type: cty.Number, Required: true},
-	}
+// PublishConfig is the configuration of a publish stage.
+type PublishConfig struct {
+	Staging         string `cty:"staging" required:"true"`
+	Key             string `cty:"key" required:"true"`
+	RuntimeKey      string `cty:"runtime_key" required:"true"`
+	InventorySHA256 string `cty:"inventory_sha256" required:"true"`
+	Files           int64  `cty:"files" required:"true"`
+	Bytes           int64  `cty:"bytes" required:"true"`
 }
 
-func (Publish) Outputs() []Output {
-	return []Output{{Name: "path", Type: cty.String, Doc: "the published payload"}}
+// PublishOutputs are the outputs of a publish stage.
+type PublishOutputs struct {
+	Path string `cty:"path" doc:"the published payload"`
 }
 
 // Qualification is the marker of a local build: nothing audited or signed.
@@ -47,33 +48,31 @@ func QualificationPath(out, id string) string {
 	return filepath.Join(out, id+".piship-qualification.json")
 }
 
-// Run implements Kind.
-func (Publish) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
-	dir := stringOr(inv.Get("staging"), "")
+// Run implements stage.Typed.
+func (Publish) Run(ctx context.Context, inv *stage.Invocation, c PublishConfig) (PublishOutputs, error) {
+	dir := c.Staging
 	st, ok := payload.Lookup(dir)
 	if !ok {
-		return nil, fmt.Errorf("no open staging directory %s: publish runs in the same build as dist_inputs", dir)
+		return PublishOutputs{}, fmt.Errorf("no open staging directory %s: publish runs in the same build as dist_inputs", dir)
 	}
-	files, _ := inv.Get("files").AsBigFloat().Int64()
-	bytes, _ := inv.Get("bytes").AsBigFloat().Int64()
 	stamp := Stamp{
-		Key: stringOr(inv.Get("key"), ""), RuntimeKey: stringOr(inv.Get("runtime_key"), ""),
-		Inventory: stringOr(inv.Get("inventory_sha256"), ""), Files: int(files), Bytes: bytes,
+		Key: c.Key, RuntimeKey: c.RuntimeKey,
+		Inventory: c.InventorySHA256, Files: int(c.Files), Bytes: c.Bytes,
 	}
 	// The stamp goes first: a build killed between the two renames leaves
 	// a stamp whose inventory does not match, which the next build ignores.
 	os.Remove(StampPath(st.Out, st.ID))
 	if err := st.Publish(); err != nil {
-		return nil, fmt.Errorf("cannot publish %s: %v", st.Final, err)
+		return PublishOutputs{}, fmt.Errorf("cannot publish %s: %v", st.Final, err)
 	}
 	data, _ := payload.CanonicalJSON(stamp)
 	if err := payload.WriteFile(StampPath(st.Out, st.ID), data, 0o644); err != nil {
-		return nil, err
+		return PublishOutputs{}, err
 	}
 	q, _ := payload.CanonicalJSON(Qualification{Qualification: "unqualified-local", Audit: "none"})
 	if err := payload.WriteFile(QualificationPath(st.Out, st.ID), q, 0o644); err != nil {
-		return nil, err
+		return PublishOutputs{}, err
 	}
 	st.Forget(dir)
-	return map[string]cty.Value{"path": cty.StringVal(st.Final)}, nil
+	return PublishOutputs{Path: st.Final}, nil
 }

@@ -10,19 +10,19 @@ import "piship.dev/piship/stages/stage"
 func Default() *stage.Registry {
 	return stage.NewRegistry(
 		// generic
-		Exec{},
-		Digest{},
+		stage.Define(Exec{}),
+		stage.Define(Digest{}),
 
 		// build
-		DistInputs{},
-		NpmInstall{},
-		Prune{},
-		Strip{},
-		Bundle{},
-		Resources{},
-		Inventory{},
-		Publish{},
-		StagingCleanup{},
+		stage.Define(DistInputs{}),
+		stage.Define(NpmInstall{}),
+		stage.Define(Prune{}),
+		stage.Define(Strip{}),
+		stage.Define(Bundle{}),
+		stage.Define(Resources{}),
+		stage.Define(Inventory{}),
+		stage.Define(Publish{}),
+		stage.Define(StagingCleanup{}),
 
 		// release
 		ReleaseInputs{},

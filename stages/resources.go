@@ -13,10 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zclconf/go-cty/cty"
-
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/stage"
 )
 
 // Resources copies the distribution's resources and pinned tools into the
@@ -30,16 +29,16 @@ func (Resources) Doc() string {
 		"https sources are downloaded). With previous set, first links the previous payload into dest except resources, tools, bin, the lock and the inventory."
 }
 
-func (Resources) Attrs() []Attr {
-	return []Attr{
-		{Name: "distribution", Type: cty.String, Required: true, Doc: "the distribution directory"},
-		{Name: "dest", Type: cty.String, Required: true, Doc: "the payload root"},
-		{Name: "previous", Type: cty.String, Doc: "a previous payload whose runtime part is reused"},
-	}
+// ResourcesConfig is the configuration of a resources stage.
+type ResourcesConfig struct {
+	Distribution string `cty:"distribution" required:"true" doc:"the distribution directory"`
+	Dest         string `cty:"dest" required:"true" doc:"the payload root"`
+	Previous     string `cty:"previous" doc:"a previous payload whose runtime part is reused"`
 }
 
-func (Resources) Outputs() []Output {
-	return []Output{{Name: "files", Type: cty.Number, Doc: "resource and tool files copied"}}
+// ResourcesOutputs are the outputs of a resources stage.
+type ResourcesOutputs struct {
+	Files int `cty:"files" doc:"resource and tool files copied"`
 }
 
 // distributionOwned are the payload paths that come from the distribution,
@@ -53,27 +52,27 @@ func distributionOwned(rel string) bool {
 	return false
 }
 
-// Run implements Kind.
-func (Resources) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
-	d, diags := dist.Load(Resolve(inv.Dir, stringOr(inv.Get("distribution"), "")))
+// Run implements stage.Typed.
+func (Resources) Run(ctx context.Context, inv *stage.Invocation, c ResourcesConfig) (ResourcesOutputs, error) {
+	d, diags := dist.Load(stage.Resolve(inv.Dir, c.Distribution))
 	if diags.HasErrors() {
-		return nil, fmt.Errorf("CONFIG_INVALID: %s", diags.Error())
+		return ResourcesOutputs{}, fmt.Errorf("CONFIG_INVALID: %s", diags.Error())
 	}
-	dest := stringOr(inv.Get("dest"), "")
-	if prev := stringOr(inv.Get("previous"), ""); prev != "" {
+	dest := c.Dest
+	if prev := c.Previous; prev != "" {
 		if err := payload.LinkTree(prev, dest, distributionOwned); err != nil {
-			return nil, fmt.Errorf("cannot reuse the previous payload %s: %v", prev, err)
+			return ResourcesOutputs{}, fmt.Errorf("cannot reuse the previous payload %s: %v", prev, err)
 		}
 	}
 	n := 0
 	for _, r := range d.Resources {
 		files, err := ExpandFiles(d.Dir, []string{r})
 		if err != nil {
-			return nil, fmt.Errorf("CONFIG_INVALID: resource %s: %v", r, err)
+			return ResourcesOutputs{}, fmt.Errorf("CONFIG_INVALID: resource %s: %v", r, err)
 		}
 		for _, f := range files {
 			if err := payload.CopyPath(filepath.Join(d.Dir, filepath.FromSlash(f)), filepath.Join(dest, filepath.FromSlash(f))); err != nil {
-				return nil, err
+				return ResourcesOutputs{}, err
 			}
 			n++
 		}
@@ -81,11 +80,11 @@ func (Resources) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value
 	for _, name := range sortedToolNames(d) {
 		t := d.Tools[name]
 		if err := placeTool(ctx, d.Dir, name, t.Source, t.SHA256, filepath.Join(dest, "tools", name)); err != nil {
-			return nil, err
+			return ResourcesOutputs{}, err
 		}
 		n++
 	}
-	return map[string]cty.Value{"files": cty.NumberIntVal(int64(n))}, nil
+	return ResourcesOutputs{Files: n}, nil
 }
 
 // placeTool copies or downloads a pinned executable, refusing it unless its

@@ -6,11 +6,13 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
-	"piship.dev/piship/stages/proc"
 	"strings"
 	"testing"
 
 	"github.com/zclconf/go-cty/cty"
+
+	"piship.dev/piship/stages/proc"
+	"piship.dev/piship/stages/stage"
 )
 
 func tree(t *testing.T, files ...string) string {
@@ -59,11 +61,11 @@ func TestExpandFiles(t *testing.T) {
 
 func TestDigestIsSha256sumOfListing(t *testing.T) {
 	dir := tree(t, "x/1", "x/2")
-	inv := &Invocation{Dir: dir, Config: cty.ObjectVal(map[string]cty.Value{
+	inv := &stage.Invocation{Dir: dir, Config: cty.ObjectVal(map[string]cty.Value{
 		"files": cty.ListVal([]cty.Value{cty.StringVal("x")}),
 		"dir":   cty.NullVal(cty.String),
 	})}
-	out, err := Digest{}.Run(context.Background(), inv)
+	out, err := stage.Define(Digest{}).Run(context.Background(), inv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,14 +79,14 @@ func TestDigestIsSha256sumOfListing(t *testing.T) {
 	if out["sha256"].AsString() != sum(listing) {
 		t.Fatalf("sha256 %s, want the digest of %q", out["sha256"].AsString(), listing)
 	}
-	again, _ := Digest{}.Run(context.Background(), inv)
+	again, _ := stage.Define(Digest{}).Run(context.Background(), inv)
 	if again["sha256"].AsString() != out["sha256"].AsString() {
 		t.Fatal("digest not deterministic")
 	}
 	if err := os.WriteFile(filepath.Join(dir, "x/2"), []byte("changed"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	changed, _ := Digest{}.Run(context.Background(), inv)
+	changed, _ := stage.Define(Digest{}).Run(context.Background(), inv)
 	if changed["sha256"].AsString() == out["sha256"].AsString() {
 		t.Fatal("digest did not change with content")
 	}

@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zclconf/go-cty/cty"
-
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/stage"
 )
 
 // StagingCleanup removes an unpublished staging directory, releases the
@@ -21,25 +20,25 @@ func (StagingCleanup) Doc() string {
 	return "Removes the staging directory if it was not published and releases the build lock; then keeps the newest 3 runtime (i-) and 6 bundle (b-) cache entries, within a time budget that never holds up the build."
 }
 
-func (StagingCleanup) Attrs() []Attr {
-	return []Attr{
-		{Name: "staging", Type: cty.String, Doc: "the staging directory (empty or null: nothing to remove)"},
-		{Name: "evict", Type: cty.Bool, Doc: "evict old runtime cache entries (default true)"},
-	}
+// StagingCleanupConfig is the configuration of a staging_cleanup stage.
+type StagingCleanupConfig struct {
+	Staging string `cty:"staging" doc:"the staging directory (empty or null: nothing to remove)"`
+	Evict   *bool  `cty:"evict" doc:"evict old runtime cache entries (default true)"`
 }
 
-func (StagingCleanup) Outputs() []Output { return nil }
+// StagingCleanupOutputs are the outputs of a staging_cleanup stage: none.
+type StagingCleanupOutputs struct{}
 
-// Run implements Kind.
-func (StagingCleanup) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
+// Run implements stage.Typed.
+func (StagingCleanup) Run(ctx context.Context, inv *stage.Invocation, c StagingCleanupConfig) (StagingCleanupOutputs, error) {
 	var firstErr error
-	if dir := stringOr(inv.Get("staging"), ""); dir != "" {
+	if dir := c.Staging; dir != "" {
 		if st, ok := payload.Lookup(dir); ok {
 			firstErr = st.Close()
 		}
 	}
-	if e := inv.Get("evict"); e.IsNull() || e.True() {
-		if rt, err := runtimeCache(inv); err == nil {
+	if c.Evict == nil || *c.Evict {
+		if rt, err := runtimeCacheAt(inv, ""); err == nil {
 			for _, p := range []struct {
 				prefix string
 				keep   int
@@ -50,5 +49,5 @@ func (StagingCleanup) Run(ctx context.Context, inv *Invocation) (map[string]cty.
 			}
 		}
 	}
-	return map[string]cty.Value{}, firstErr
+	return StagingCleanupOutputs{}, firstErr
 }

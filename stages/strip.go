@@ -3,9 +3,8 @@ package stages
 import (
 	"context"
 
-	"github.com/zclconf/go-cty/cty"
-
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/stage"
 )
 
 // Strip removes what a running Node process never reads.
@@ -17,19 +16,22 @@ func (Strip) Doc() string {
 	return "Removes *.map, *.d.ts, *.d.mts and *.d.cts below dir; keeps everything else (Markdown included)."
 }
 
-func (Strip) Attrs() []Attr {
-	return []Attr{{Name: "dir", Type: cty.String, Required: true, Doc: "directory to strip"}}
+// StripConfig is the configuration of a strip stage.
+type StripConfig struct {
+	Dir string `cty:"dir" required:"true" doc:"directory to strip"`
 }
 
-func (Strip) Outputs() []Output {
-	return []Output{{Name: "files", Type: cty.Number, Doc: "files removed"}, {Name: "bytes", Type: cty.Number, Doc: "bytes removed"}}
+// StripOutputs are the outputs of a strip stage.
+type StripOutputs struct {
+	Files int   `cty:"files" doc:"files removed"`
+	Bytes int64 `cty:"bytes" doc:"bytes removed"`
 }
 
-// Run implements Kind.
-func (Strip) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
-	n, b, err := payload.Strip(ctx, Resolve(inv.Dir, stringOr(inv.Get("dir"), "")))
+// Run implements stage.Typed.
+func (Strip) Run(ctx context.Context, inv *stage.Invocation, c StripConfig) (StripOutputs, error) {
+	n, b, err := payload.Strip(ctx, stage.Resolve(inv.Dir, c.Dir))
 	if err != nil {
-		return nil, err
+		return StripOutputs{}, err
 	}
-	return map[string]cty.Value{"files": cty.NumberIntVal(int64(n)), "bytes": cty.NumberIntVal(b)}, nil
+	return StripOutputs{Files: n, Bytes: b}, nil
 }
