@@ -25,12 +25,12 @@ func Default() *stage.Registry {
 		StagingCleanup{},
 
 		// release
-		ReleaseInputs{},
-		Audit{},
-		PackageAudits{},
-		Signatures{},
-		SBOM{},
-		Notices{},
+		stage.Define(ReleaseInputs{}),
+		stage.Define(Audit{}),
+		stage.Define(PackageAudits{}),
+		stage.Define(Signatures{}),
+		stage.Define(SBOM{}),
+		stage.Define(Notices{}),
 		Smoke{},
 		ReleaseMetadata{},
 		Checksums{},
