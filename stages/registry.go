@@ -33,9 +33,9 @@ func Default() *stage.Registry {
 		stage.Define(Notices{}),
 		stage.Define(Smoke{}),
 		stage.Define(ReleaseMetadata{}),
-		Checksums{},
-		Archive{},
-		ReleasePublish{},
+		stage.Define(Checksums{}),
+		stage.Define(Archive{}),
+		stage.Define(ReleasePublish{}),
 
 		// consumer
 		Install{},
