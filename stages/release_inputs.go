@@ -35,6 +35,15 @@ type ReleaseInputsConfig struct {
 	NoCache      bool    `cty:"no_cache" doc:"ignore the runtime and bundle caches (a cold release)"`
 }
 
+// channel is the configured channel; unset means stable (an explicit
+// empty string stays empty).
+func (c ReleaseInputsConfig) channel() string {
+	if c.Channel == nil {
+		return "stable"
+	}
+	return *c.Channel
+}
+
 // ReleaseInputsOutputs are release_inputs' outputs.
 type ReleaseInputsOutputs struct {
 	ID             string `cty:"id"`
@@ -97,10 +106,6 @@ func (ReleaseInputs) Run(ctx context.Context, inv *stage.Invocation, cfg Release
 	} else {
 		out = stage.Resolve(inv.Dir, out)
 	}
-	channel := "stable"
-	if cfg.Channel != nil {
-		channel = *cfg.Channel
-	}
 	stg, err := payload.Begin(ctx, out, "release-"+name)
 	if err != nil {
 		return ReleaseInputsOutputs{}, err
@@ -126,7 +131,7 @@ func (ReleaseInputs) Run(ctx context.Context, inv *stage.Invocation, cfg Release
 		ReleaseDir: releaseDir, Payload: payloadDir,
 		Releases: filepath.Join(out, "releases"),
 		Created:  time.Unix(epoch, 0).UTC().Format(time.RFC3339), Epoch: epoch,
-		Channel: channel, LockSHA256: sha256Hex(st.LockBytes),
+		Channel: cfg.channel(), LockSHA256: sha256Hex(st.LockBytes),
 		RuntimePackage: st.RuntimePackage, RuntimeVersion: st.RuntimeVersion,
 	}, nil
 }
