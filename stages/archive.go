@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/zclconf/go-cty/cty"
-
 	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/stage"
 )
 
 // Archive packs a release directory into a reproducible <name>.tar.gz
@@ -22,38 +21,31 @@ func (Archive) Doc() string {
 		"gzip with a normalized header; its sha256 and size are computed while it is written. Writes the `<hex>  <file>` sidecar <name>.tar.gz.sha256."
 }
 
-func (Archive) Attrs() []Attr {
-	return []Attr{
-		{Name: "release_dir", Type: cty.String, Required: true},
-		{Name: "epoch", Type: cty.Number, Doc: "tar mtime (SOURCE_DATE_EPOCH; default 0)"},
-	}
+// ArchiveConfig is archive's configuration.
+type ArchiveConfig struct {
+	ReleaseDir string `cty:"release_dir" required:"true"`
+	Epoch      int64  `cty:"epoch" doc:"tar mtime (SOURCE_DATE_EPOCH; default 0)"`
 }
 
-func (Archive) Outputs() []Output {
-	return []Output{
-		{Name: "path", Type: cty.String}, {Name: "sha256", Type: cty.String},
-		{Name: "bytes", Type: cty.Number}, {Name: "files", Type: cty.Number},
-	}
+// ArchiveOutputs are archive's outputs.
+type ArchiveOutputs struct {
+	Path   string `cty:"path"`
+	SHA256 string `cty:"sha256"`
+	Bytes  int64  `cty:"bytes"`
+	Files  int    `cty:"files"`
 }
 
-// Run implements Kind.
-func (Archive) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
-	dir := filepath.Clean(stringOr(inv.Get("release_dir"), ""))
-	var epoch int64
-	if v := inv.Get("epoch"); !v.IsNull() {
-		epoch, _ = v.AsBigFloat().Int64()
-	}
+// Run implements stage.Typed.
+func (Archive) Run(ctx context.Context, inv *stage.Invocation, cfg ArchiveConfig) (ArchiveOutputs, error) {
+	dir := filepath.Clean(cfg.ReleaseDir)
 	path := dir + ".tar.gz"
-	res, err := archive.Create(ctx, path, dir, archive.Options{MTime: epoch})
+	res, err := archive.Create(ctx, path, dir, archive.Options{MTime: cfg.Epoch})
 	if err != nil {
-		return nil, fmt.Errorf("cannot write %s: %v", filepath.Base(path), err)
+		return ArchiveOutputs{}, fmt.Errorf("cannot write %s: %v", filepath.Base(path), err)
 	}
 	sidecar := fmt.Sprintf("%s  %s\n", res.SHA256, filepath.Base(path))
 	if err := payload.WriteFile(path+".sha256", []byte(sidecar), 0o644); err != nil {
-		return nil, err
+		return ArchiveOutputs{}, err
 	}
-	return map[string]cty.Value{
-		"path": cty.StringVal(path), "sha256": cty.StringVal(res.SHA256),
-		"bytes": cty.NumberIntVal(res.Size), "files": cty.NumberIntVal(int64(res.Files)),
-	}, nil
+	return ArchiveOutputs{Path: path, SHA256: res.SHA256, Bytes: res.Size, Files: res.Files}, nil
 }

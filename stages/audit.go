@@ -4,15 +4,15 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"piship.dev/piship/stages/buildstate"
 	"time"
 
-	"github.com/zclconf/go-cty/cty"
-
 	"piship.dev/piship/stages/audit"
+	"piship.dev/piship/stages/buildstate"
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/npm"
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/release"
+	"piship.dev/piship/stages/stage"
 )
 
 // Audit checks the locked runtime against the advisory sources the
@@ -27,45 +27,47 @@ func (Audit) Doc() string {
 		"be reached, times out or answers malformed data is unavailable, which fails unless allow_unavailable = true."
 }
 
-func (Audit) Attrs() []Attr {
-	return []Attr{
-		{Name: "distribution", Type: cty.String, Required: true},
-		{Name: "release_dir", Type: cty.String, Required: true, Doc: "where vulnerabilities.json is written"},
-	}
+// AuditConfig is audit's configuration.
+type AuditConfig struct {
+	Distribution string `cty:"distribution" required:"true"`
+	ReleaseDir   string `cty:"release_dir" required:"true" doc:"where vulnerabilities.json is written"`
 }
 
-func (Audit) Outputs() []Output {
-	return []Output{{Name: "verdict", Type: cty.String}, {Name: "findings", Type: cty.Number}}
+// AuditOutputs are audit's outputs.
+type AuditOutputs struct {
+	Verdict  string `cty:"verdict"`
+	Findings int    `cty:"findings"`
 }
 
-// Run implements Kind.
-func (Audit) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
-	d, pl, err := distAndLock(inv)
+// Run implements stage.Typed.
+func (Audit) Run(ctx context.Context, inv *stage.Invocation, cfg AuditConfig) (AuditOutputs, error) {
+	d, pl, err := distAndLock(inv, cfg.Distribution)
 	if err != nil {
-		return nil, err
+		return AuditOutputs{}, err
 	}
 	rep, err := audit.Audit(ctx, audit.PackagesFromLock(pl), d.Audit, audit.Options{
 		Registry: npm.Registry(d.RuntimeDir()), Now: time.Now(), DistDir: d.Dir,
 	})
 	if err != nil {
-		return nil, err
+		return AuditOutputs{}, err
 	}
 	data, err := payload.CanonicalJSON(rep)
 	if err != nil {
-		return nil, err
+		return AuditOutputs{}, err
 	}
-	if err := payload.WriteFile(filepath.Join(stringOr(inv.Get("release_dir"), ""), VulnerabilitiesName), data, 0o644); err != nil {
-		return nil, err
+	if err := payload.WriteFile(filepath.Join(cfg.ReleaseDir, release.VulnerabilitiesName), data, 0o644); err != nil {
+		return AuditOutputs{}, err
 	}
 	if err := rep.Failure(); err != nil {
-		return nil, err
+		return AuditOutputs{}, err
 	}
-	return map[string]cty.Value{"verdict": cty.StringVal(rep.Verdict), "findings": cty.NumberIntVal(int64(len(rep.Findings)))}, nil
+	return AuditOutputs{Verdict: rep.Verdict, Findings: len(rep.Findings)}, nil
 }
 
-// distAndLock decodes the distribution and its runtime's package-lock.json.
-func distAndLock(inv *Invocation) (*dist.Distribution, *dist.PackageLock, error) {
-	d, err := buildstate.LoadManifest(Resolve(inv.Dir, stringOr(inv.Get("distribution"), "")))
+// distAndLock decodes the distribution (resolved against the pipeline's
+// directory) and its runtime's package-lock.json.
+func distAndLock(inv *stage.Invocation, distribution string) (*dist.Distribution, *dist.PackageLock, error) {
+	d, err := buildstate.LoadManifest(stage.Resolve(inv.Dir, distribution))
 	if err != nil {
 		return nil, nil, err
 	}

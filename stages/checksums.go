@@ -4,12 +4,11 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strings"
 
-	"github.com/zclconf/go-cty/cty"
-
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/release"
+	"piship.dev/piship/stages/stage"
 )
 
 // Checksums writes checksums.txt for a release directory.
@@ -21,57 +20,35 @@ func (Checksums) Doc() string {
 	return "Writes checksums.txt in release_dir: sorted `<sha256>  <path>` lines (sha256sum format) for every file outside payload/, plus payload/metadata/inventory.json (which covers the payload)."
 }
 
-func (Checksums) Attrs() []Attr {
-	return []Attr{{Name: "release_dir", Type: cty.String, Required: true}}
+// ChecksumsConfig is checksums' configuration.
+type ChecksumsConfig struct {
+	ReleaseDir string `cty:"release_dir" required:"true"`
 }
 
-func (Checksums) Outputs() []Output {
-	return []Output{{Name: "sha256", Type: cty.String, Doc: "sha256 of checksums.txt"}, {Name: "files", Type: cty.Number}}
+// ChecksumsOutputs are checksums' outputs.
+type ChecksumsOutputs struct {
+	SHA256 string `cty:"sha256" doc:"sha256 of checksums.txt"`
+	Files  int    `cty:"files"`
 }
 
-// ChecksumsName is the checksums file of a release.
-const ChecksumsName = "checksums.txt"
-
-// ChecksumPaths lists the release files checksums.txt covers: all but
-// checksums.txt itself, the payload (its inventory stands for it) and the
-// shipped piship binaries.
-func ChecksumPaths(releaseDir string) ([]string, error) {
-	files, err := payload.Walk(releaseDir)
+// Run implements stage.Typed.
+func (Checksums) Run(ctx context.Context, inv *stage.Invocation, cfg ChecksumsConfig) (ChecksumsOutputs, error) {
+	dir := cfg.ReleaseDir
+	paths, err := release.ChecksumPaths(dir)
 	if err != nil {
-		return nil, err
-	}
-	var paths []string
-	for _, f := range files {
-		switch {
-		case f.Path == ChecksumsName:
-		case isShippedTool(f.Path): // beside install.sh, not in the archive; build-info.json has their digests
-		case strings.HasPrefix(f.Path, "payload/") && f.Path != "payload/"+payload.InventoryName:
-		default:
-			paths = append(paths, f.Path)
-		}
-	}
-	sort.Strings(paths)
-	return paths, nil
-}
-
-// Run implements Kind.
-func (Checksums) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
-	dir := stringOr(inv.Get("release_dir"), "")
-	paths, err := ChecksumPaths(dir)
-	if err != nil {
-		return nil, err
+		return ChecksumsOutputs{}, err
 	}
 	sums, err := payload.HashFiles(ctx, dir, paths)
 	if err != nil {
-		return nil, err
+		return ChecksumsOutputs{}, err
 	}
 	var b strings.Builder
 	for i, p := range paths {
 		fmt.Fprintf(&b, "%s  %s\n", sums[i], p)
 	}
 	data := []byte(b.String())
-	if err := payload.WriteFile(filepath.Join(dir, ChecksumsName), data, 0o644); err != nil {
-		return nil, err
+	if err := payload.WriteFile(filepath.Join(dir, release.ChecksumsName), data, 0o644); err != nil {
+		return ChecksumsOutputs{}, err
 	}
-	return map[string]cty.Value{"sha256": cty.StringVal(sha256Hex(data)), "files": cty.NumberIntVal(int64(len(paths)))}, nil
+	return ChecksumsOutputs{SHA256: sha256Hex(data), Files: len(paths)}, nil
 }

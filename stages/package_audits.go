@@ -3,9 +3,9 @@ package stages
 import (
 	"context"
 	"encoding/json"
-	"piship.dev/piship/stages/buildstate"
 
-	"github.com/zclconf/go-cty/cty"
+	"piship.dev/piship/stages/buildstate"
+	"piship.dev/piship/stages/stage"
 )
 
 // PackageAudits audits the package locks a distribution vendors besides its
@@ -20,24 +20,23 @@ func (PackageAudits) Doc() string {
 	return "Runs the audit for every vendored package lock the distribution declares (none yet: it reports zero locks and passes)."
 }
 
-func (PackageAudits) Attrs() []Attr {
-	return []Attr{{Name: "distribution", Type: cty.String, Required: true}}
+// PackageAuditsConfig is package_audits' configuration.
+type PackageAuditsConfig struct {
+	Distribution string `cty:"distribution" required:"true"`
 }
 
-func (PackageAudits) Outputs() []Output {
-	return []Output{
-		{Name: "verdict", Type: cty.String}, {Name: "locks", Type: cty.Number},
-		{Name: "report", Type: cty.String, Doc: "JSON {verdict, locks} for release.json"},
-	}
+// PackageAuditsOutputs are package_audits' outputs.
+type PackageAuditsOutputs struct {
+	Verdict string `cty:"verdict"`
+	Locks   int    `cty:"locks"`
+	Report  string `cty:"report" doc:"JSON {verdict, locks} for release.json"`
 }
 
-// Run implements Kind.
-func (PackageAudits) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
-	if _, err := buildstate.LoadManifest(Resolve(inv.Dir, stringOr(inv.Get("distribution"), ""))); err != nil {
-		return nil, err
+// Run implements stage.Typed.
+func (PackageAudits) Run(ctx context.Context, inv *stage.Invocation, cfg PackageAuditsConfig) (PackageAuditsOutputs, error) {
+	if _, err := buildstate.LoadManifest(stage.Resolve(inv.Dir, cfg.Distribution)); err != nil {
+		return PackageAuditsOutputs{}, err
 	}
 	report, _ := json.Marshal(map[string]any{"verdict": "passed", "locks": 0})
-	return map[string]cty.Value{
-		"verdict": cty.StringVal("passed"), "locks": cty.NumberIntVal(0), "report": cty.StringVal(string(report)),
-	}, nil
+	return PackageAuditsOutputs{Verdict: "passed", Locks: 0, Report: string(report)}, nil
 }

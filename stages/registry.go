@@ -25,17 +25,17 @@ func Default() *stage.Registry {
 		stage.Define(StagingCleanup{}),
 
 		// release
-		ReleaseInputs{},
-		Audit{},
-		PackageAudits{},
-		Signatures{},
-		SBOM{},
-		Notices{},
-		Smoke{},
-		ReleaseMetadata{},
-		Checksums{},
-		Archive{},
-		ReleasePublish{},
+		stage.Define(ReleaseInputs{}),
+		stage.Define(Audit{}),
+		stage.Define(PackageAudits{}),
+		stage.Define(Signatures{}),
+		stage.Define(SBOM{}),
+		stage.Define(Notices{}),
+		stage.Define(Smoke{}),
+		stage.Define(ReleaseMetadata{}),
+		stage.Define(Checksums{}),
+		stage.Define(Archive{}),
+		stage.Define(ReleasePublish{}),
 
 		// consumer
 		Install{},

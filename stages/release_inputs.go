@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"piship.dev/piship/stages/buildstate"
 	"strconv"
 	"time"
 
-	"github.com/zclconf/go-cty/cty"
-
+	"piship.dev/piship/stages/buildstate"
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/stage"
 )
 
 // ReleaseInputs is the first stage of a release: the same decoding, lock
@@ -28,31 +27,51 @@ func (ReleaseInputs) Doc() string {
 		"With no_cache the runtime and bundle caches are replaced by a throwaway one, so npm ci and the bundler run again."
 }
 
-func (ReleaseInputs) Attrs() []Attr {
-	return []Attr{
-		{Name: "distribution", Type: cty.String, Required: true, Doc: "the distribution directory"},
-		{Name: "out", Type: cty.String, Doc: "output directory (default: DIST/dist); releases go to <out>/releases/"},
-		{Name: "channel", Type: cty.String, Doc: "update channel recorded in release.json (default stable)"},
-		{Name: "no_cache", Type: cty.Bool, Doc: "ignore the runtime and bundle caches (a cold release)"},
-	}
+// ReleaseInputsConfig is release_inputs' configuration.
+type ReleaseInputsConfig struct {
+	Distribution string  `cty:"distribution" required:"true" doc:"the distribution directory"`
+	Out          string  `cty:"out" doc:"output directory (default: DIST/dist); releases go to <out>/releases/"`
+	Channel      *string `cty:"channel" doc:"update channel recorded in release.json (default stable)"`
+	NoCache      bool    `cty:"no_cache" doc:"ignore the runtime and bundle caches (a cold release)"`
 }
 
-func (ReleaseInputs) Outputs() []Output {
-	return []Output{
-		{Name: "id", Type: cty.String}, {Name: "version", Type: cty.String}, {Name: "command", Type: cty.String},
-		{Name: "name", Type: cty.String, Doc: "<id>-<version>-<target>"}, {Name: "target", Type: cty.String},
-		{Name: "dir", Type: cty.String, Doc: "absolute distribution directory"}, {Name: "runtime_dir", Type: cty.String},
-		{Name: "entry", Type: cty.String}, {Name: "bundle", Type: cty.Bool}, {Name: "strip", Type: cty.Bool},
-		{Name: "platform", Type: cty.String}, {Name: "arch", Type: cty.String},
-		{Name: "install_key", Type: cty.String}, {Name: "bundle_key", Type: cty.String}, {Name: "bundle_cached", Type: cty.Bool},
-		{Name: "cache_home", Type: cty.String, Doc: "runtime cache home to use (empty: PISHIP_CACHE_HOME)"},
-		{Name: "staging", Type: cty.String, Doc: "staging root, removed unless published"},
-		{Name: "release_dir", Type: cty.String, Doc: "<staging>/<name>"}, {Name: "payload", Type: cty.String, Doc: "<release_dir>/payload"},
-		{Name: "releases", Type: cty.String, Doc: "<out>/releases"},
-		{Name: "created", Type: cty.String, Doc: "RFC 3339 time from SOURCE_DATE_EPOCH"}, {Name: "epoch", Type: cty.Number},
-		{Name: "channel", Type: cty.String}, {Name: "lock_sha256", Type: cty.String},
-		{Name: "runtime_package", Type: cty.String}, {Name: "runtime_version", Type: cty.String},
+// channel is the configured channel; unset means stable (an explicit
+// empty string stays empty).
+func (c ReleaseInputsConfig) channel() string {
+	if c.Channel == nil {
+		return "stable"
 	}
+	return *c.Channel
+}
+
+// ReleaseInputsOutputs are release_inputs' outputs.
+type ReleaseInputsOutputs struct {
+	ID             string `cty:"id"`
+	Version        string `cty:"version"`
+	Command        string `cty:"command"`
+	Name           string `cty:"name" doc:"<id>-<version>-<target>"`
+	Target         string `cty:"target"`
+	Dir            string `cty:"dir" doc:"absolute distribution directory"`
+	RuntimeDir     string `cty:"runtime_dir"`
+	Entry          string `cty:"entry"`
+	Bundle         bool   `cty:"bundle"`
+	Strip          bool   `cty:"strip"`
+	Platform       string `cty:"platform"`
+	Arch           string `cty:"arch"`
+	InstallKey     string `cty:"install_key"`
+	BundleKey      string `cty:"bundle_key"`
+	BundleCached   bool   `cty:"bundle_cached"`
+	CacheHome      string `cty:"cache_home" doc:"runtime cache home to use (empty: PISHIP_CACHE_HOME)"`
+	Staging        string `cty:"staging" doc:"staging root, removed unless published"`
+	ReleaseDir     string `cty:"release_dir" doc:"<staging>/<name>"`
+	Payload        string `cty:"payload" doc:"<release_dir>/payload"`
+	Releases       string `cty:"releases" doc:"<out>/releases"`
+	Created        string `cty:"created" doc:"RFC 3339 time from SOURCE_DATE_EPOCH"`
+	Epoch          int64  `cty:"epoch"`
+	Channel        string `cty:"channel"`
+	LockSHA256     string `cty:"lock_sha256"`
+	RuntimePackage string `cty:"runtime_package"`
+	RuntimeVersion string `cty:"runtime_version"`
 }
 
 // SourceDateEpoch reads SOURCE_DATE_EPOCH (seconds; default 0).
@@ -68,53 +87,51 @@ func SourceDateEpoch(getenv func(string) string) (int64, error) {
 	return n, nil
 }
 
-// Run implements Kind.
-func (ReleaseInputs) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
-	st, err := buildstate.Load(ctx, Resolve(inv.Dir, stringOr(inv.Get("distribution"), "")))
+// Run implements stage.Typed.
+func (ReleaseInputs) Run(ctx context.Context, inv *stage.Invocation, cfg ReleaseInputsConfig) (ReleaseInputsOutputs, error) {
+	st, err := buildstate.Load(ctx, stage.Resolve(inv.Dir, cfg.Distribution))
 	if err != nil {
-		return nil, err
+		return ReleaseInputsOutputs{}, err
 	}
 	d := st.Dist
 	epoch, err := SourceDateEpoch(inv.Getenv)
 	if err != nil {
-		return nil, err
+		return ReleaseInputsOutputs{}, err
 	}
 	target := st.Platform + "-" + st.Arch
 	name := d.ID + "-" + d.Version + "-" + target
-	out := stringOr(inv.Get("out"), "")
+	out := cfg.Out
 	if out == "" {
 		out = filepath.Join(d.Dir, "dist")
 	} else {
-		out = Resolve(inv.Dir, out)
+		out = stage.Resolve(inv.Dir, out)
 	}
-	channel := stringOr(inv.Get("channel"), "stable")
 	stg, err := payload.Begin(ctx, out, "release-"+name)
 	if err != nil {
-		return nil, err
+		return ReleaseInputsOutputs{}, err
 	}
 	releaseDir := filepath.Join(stg.Dir, name)
 	payloadDir := filepath.Join(releaseDir, "payload")
 	if err := os.MkdirAll(payloadDir, 0o755); err != nil {
-		return nil, err
+		return ReleaseInputsOutputs{}, err
 	}
 	cacheHome := ""
-	noCache := !inv.Get("no_cache").IsNull() && inv.Get("no_cache").True()
-	if noCache {
+	if cfg.NoCache {
 		cacheHome = filepath.Join(stg.Dir, ".no-cache")
 	}
-	return map[string]cty.Value{
-		"id": cty.StringVal(d.ID), "version": cty.StringVal(d.Version), "command": cty.StringVal(d.Command),
-		"name": cty.StringVal(name), "target": cty.StringVal(target),
-		"dir": cty.StringVal(d.Dir), "runtime_dir": cty.StringVal(st.RuntimeDir), "entry": cty.StringVal(d.Runtime.Entry),
-		"bundle": cty.BoolVal(d.Release.Bundle), "strip": cty.BoolVal(d.Release.Strip),
-		"platform": cty.StringVal(st.Platform), "arch": cty.StringVal(st.Arch),
-		"install_key": cty.StringVal(st.InstallKey), "bundle_key": cty.StringVal(st.BundleKey),
-		"bundle_cached": cty.BoolVal(!noCache && bundleCached(inv, st)),
-		"cache_home":    cty.StringVal(cacheHome), "staging": cty.StringVal(stg.Dir),
-		"release_dir": cty.StringVal(releaseDir), "payload": cty.StringVal(payloadDir),
-		"releases": cty.StringVal(filepath.Join(out, "releases")),
-		"created":  cty.StringVal(time.Unix(epoch, 0).UTC().Format(time.RFC3339)), "epoch": cty.NumberIntVal(epoch),
-		"channel": cty.StringVal(channel), "lock_sha256": cty.StringVal(sha256Hex(st.LockBytes)),
-		"runtime_package": cty.StringVal(st.RuntimePackage), "runtime_version": cty.StringVal(st.RuntimeVersion),
+	return ReleaseInputsOutputs{
+		ID: d.ID, Version: d.Version, Command: d.Command,
+		Name: name, Target: target,
+		Dir: d.Dir, RuntimeDir: st.RuntimeDir, Entry: d.Runtime.Entry,
+		Bundle: d.Release.Bundle, Strip: d.Release.Strip,
+		Platform: st.Platform, Arch: st.Arch,
+		InstallKey: st.InstallKey, BundleKey: st.BundleKey,
+		BundleCached: !cfg.NoCache && bundleCached(inv, st),
+		CacheHome:    cacheHome, Staging: stg.Dir,
+		ReleaseDir: releaseDir, Payload: payloadDir,
+		Releases: filepath.Join(out, "releases"),
+		Created:  time.Unix(epoch, 0).UTC().Format(time.RFC3339), Epoch: epoch,
+		Channel: cfg.channel(), LockSHA256: sha256Hex(st.LockBytes),
+		RuntimePackage: st.RuntimePackage, RuntimeVersion: st.RuntimeVersion,
 	}, nil
 }

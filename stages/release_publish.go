@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 
-	"github.com/zclconf/go-cty/cty"
-
-	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/release"
+	"piship.dev/piship/stages/stage"
 )
 
 // ReleasePublish moves a finished release into <out>/releases/.
@@ -26,41 +24,38 @@ func (ReleasePublish) Doc() string {
 		"(beside install.sh, which uses them; not in the archive, not in checksums.txt; their digests go to build-info.json)."
 }
 
-func (ReleasePublish) Attrs() []Attr {
-	return []Attr{
-		{Name: "staging", Type: cty.String, Required: true},
-		{Name: "name", Type: cty.String, Required: true},
-		{Name: "releases", Type: cty.String, Required: true, Doc: "<out>/releases"},
-		{Name: "ship_tools", Type: cty.Bool, Doc: "put piship and piship-launch into the release directory when target is the host's"},
-		{Name: "target", Type: cty.String, Doc: "the release's target (<platform>-<arch>)"},
-	}
+// ReleasePublishConfig is release_publish's configuration.
+type ReleasePublishConfig struct {
+	Staging   string `cty:"staging" required:"true"`
+	Name      string `cty:"name" required:"true"`
+	Releases  string `cty:"releases" required:"true" doc:"<out>/releases"`
+	ShipTools bool   `cty:"ship_tools" doc:"put piship and piship-launch into the release directory when target is the host's"`
+	Target    string `cty:"target" doc:"the release's target (<platform>-<arch>)"`
 }
 
-func (ReleasePublish) Outputs() []Output {
-	return []Output{{Name: "path", Type: cty.String}, {Name: "archive", Type: cty.String},
-		{Name: "tools", Type: cty.List(toolType), Doc: "the shipped binaries: name, sha256, bytes"}}
+// ReleasePublishOutputs are release_publish's outputs.
+type ReleasePublishOutputs struct {
+	Path    string               `cty:"path"`
+	Archive string               `cty:"archive"`
+	Tools   []release.ToolDigest `cty:"tools" doc:"the shipped binaries: name, sha256, bytes"`
 }
 
-// Run implements Kind.
-func (ReleasePublish) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
-	staging, name, releases := stringOr(inv.Get("staging"), ""), stringOr(inv.Get("name"), ""), stringOr(inv.Get("releases"), "")
+// Run implements stage.Typed.
+func (ReleasePublish) Run(ctx context.Context, inv *stage.Invocation, cfg ReleasePublishConfig) (ReleasePublishOutputs, error) {
+	staging, name, releases := cfg.Staging, cfg.Name, cfg.Releases
 	if _, ok := payload.Lookup(staging); !ok {
-		return nil, fmt.Errorf("no open staging directory %s: release_publish runs in the same release as release_inputs", staging)
+		return ReleasePublishOutputs{}, fmt.Errorf("no open staging directory %s: release_publish runs in the same release as release_inputs", staging)
 	}
 	if err := os.MkdirAll(releases, 0o755); err != nil {
-		return nil, err
+		return ReleasePublishOutputs{}, err
 	}
-	var tools []cty.Value
-	if v := inv.Get("ship_tools"); !v.IsNull() && v.True() && stringOr(inv.Get("target"), "") == dist.HostTarget() {
+	var tools []release.ToolDigest
+	if cfg.ShipTools && cfg.Target == dist.HostTarget() {
 		shipped, err := shipTools(filepath.Join(staging, name))
 		if err != nil {
-			return nil, fmt.Errorf("cannot put the piship binaries into the release: %v", err)
+			return ReleasePublishOutputs{}, fmt.Errorf("cannot put the piship binaries into the release: %v", err)
 		}
-		for _, t := range shipped {
-			tools = append(tools, cty.ObjectVal(map[string]cty.Value{
-				"name": cty.StringVal(t.Name), "sha256": cty.StringVal(t.SHA256), "bytes": cty.NumberIntVal(t.Bytes),
-			}))
-		}
+		tools = shipped
 	}
 	final := filepath.Join(releases, name)
 	old := ""
@@ -68,20 +63,20 @@ func (ReleasePublish) Run(ctx context.Context, inv *Invocation) (map[string]cty.
 		old = filepath.Join(releases, ".old-"+name+"-"+sha256Hex([]byte(staging))[:12])
 		os.RemoveAll(old)
 		if err := os.Rename(final, old); err != nil {
-			return nil, fmt.Errorf("cannot set the previous release aside: %v", err)
+			return ReleasePublishOutputs{}, fmt.Errorf("cannot set the previous release aside: %v", err)
 		}
 	}
 	if err := os.Rename(filepath.Join(staging, name), final); err != nil {
 		if old != "" {
 			_ = os.Rename(old, final)
 		}
-		return nil, err
+		return ReleasePublishOutputs{}, err
 	}
 	// Files replace their predecessors atomically; the sidecar last, so a
 	// sidecar always describes the archive beside it.
 	for _, f := range []string{name + ".tar.gz", name + ".tar.gz.sha256"} {
 		if err := os.Rename(filepath.Join(staging, f), filepath.Join(releases, f)); err != nil {
-			return nil, err
+			return ReleasePublishOutputs{}, err
 		}
 	}
 	if old != "" {
@@ -89,61 +84,7 @@ func (ReleasePublish) Run(ctx context.Context, inv *Invocation) (map[string]cty.
 			fmt.Fprintf(inv.Log, "%s: could not remove the replaced release %s: %v\n", inv.Pipeline, old, err)
 		}
 	}
-	toolList := cty.ListValEmpty(toolType)
-	if len(tools) > 0 {
-		toolList = cty.ListVal(tools)
-	}
-	return map[string]cty.Value{"path": cty.StringVal(final), "archive": cty.StringVal(filepath.Join(releases, name+".tar.gz")), "tools": toolList}, nil
-}
-
-var toolType = cty.Object(map[string]cty.Type{"name": cty.String, "sha256": cty.String, "bytes": cty.Number})
-
-// ToolsOf reads release_publish's tools output.
-func ToolsOf(v cty.Value) []ToolDigest {
-	if v.IsNull() || !v.IsKnown() || !v.CanIterateElements() {
-		return nil
-	}
-	var out []ToolDigest
-	for it := v.ElementIterator(); it.Next(); {
-		_, t := it.Element()
-		n, _ := t.GetAttr("bytes").AsBigFloat().Int64()
-		out = append(out, ToolDigest{Name: t.GetAttr("name").AsString(), SHA256: t.GetAttr("sha256").AsString(), Bytes: n})
-	}
-	return out
-}
-
-// ToolDigest describes a shipped binary in build-info.json.
-type ToolDigest struct {
-	Name   string `json:"name"`
-	SHA256 string `json:"sha256"`
-	Bytes  int64  `json:"bytes"`
-}
-
-// HashTools describes the shipped binaries present in releaseDir.
-func HashTools(releaseDir string) ([]ToolDigest, error) {
-	var out []ToolDigest
-	for _, name := range dist.ShippedTools() {
-		p := filepath.Join(releaseDir, name)
-		fi, err := os.Stat(p)
-		if os.IsNotExist(err) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		sum, err := cache.HashFile(p) // streamed: the binaries are tens of MB
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ToolDigest{Name: name, SHA256: sum, Bytes: fi.Size()})
-	}
-	return out, nil
-}
-
-// isShippedTool reports whether a release-relative slash path is one of
-// the shipped binaries.
-func isShippedTool(p string) bool {
-	return slices.Contains(dist.ShippedTools(), p)
+	return ReleasePublishOutputs{Path: final, Archive: filepath.Join(releases, name+".tar.gz"), Tools: tools}, nil
 }
 
 // SelfBinary is the path of the running piship command, set by its main
@@ -154,14 +95,14 @@ var SelfBinary string
 // shipTools copies the running piship binary, and piship-launch from
 // beside it when present, into releaseDir (mode 0755), hashing each as it
 // goes. It returns what it copied.
-func shipTools(releaseDir string) ([]ToolDigest, error) {
+func shipTools(releaseDir string) ([]release.ToolDigest, error) {
 	exe := SelfBinary
 	if exe == "" {
 		return nil, nil
 	}
 	names := dist.ShippedTools()
 	srcs := []string{exe, filepath.Join(filepath.Dir(exe), names[1])}
-	var shipped []ToolDigest
+	var shipped []release.ToolDigest
 	for i, src := range srcs {
 		data, err := os.ReadFile(src)
 		if err != nil {
@@ -173,7 +114,7 @@ func shipTools(releaseDir string) ([]ToolDigest, error) {
 		if err := payload.WriteFile(filepath.Join(releaseDir, names[i]), data, 0o755); err != nil {
 			return nil, err
 		}
-		shipped = append(shipped, ToolDigest{Name: names[i], SHA256: sha256Hex(data), Bytes: int64(len(data))})
+		shipped = append(shipped, release.ToolDigest{Name: names[i], SHA256: sha256Hex(data), Bytes: int64(len(data))})
 	}
 	return shipped, nil
 }

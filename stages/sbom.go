@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/zclconf/go-cty/cty"
-
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/sbom"
+	"piship.dev/piship/stages/stage"
 )
 
 // SBOM writes sbom.spdx.json for the locked runtime.
@@ -23,22 +23,25 @@ func (SBOM) Doc() string {
 		"from the content and SOURCE_DATE_EPOCH."
 }
 
-func (SBOM) Attrs() []Attr {
-	return []Attr{
-		{Name: "distribution", Type: cty.String, Required: true},
-		{Name: "tree", Type: cty.String, Required: true, Doc: "the installed runtime (read-only)"},
-		{Name: "release_dir", Type: cty.String, Required: true},
-		{Name: "created", Type: cty.String, Required: true, Doc: "RFC 3339 time"},
-	}
+// SBOMConfig is sbom's configuration.
+type SBOMConfig struct {
+	Distribution string `cty:"distribution" required:"true"`
+	Tree         string `cty:"tree" required:"true" doc:"the installed runtime (read-only)"`
+	ReleaseDir   string `cty:"release_dir" required:"true"`
+	Created      string `cty:"created" required:"true" doc:"RFC 3339 time"`
 }
 
-func (SBOM) Outputs() []Output {
-	return []Output{{Name: "sha256", Type: cty.String}, {Name: "packages", Type: cty.Number}}
+// SBOMOutputs are sbom's outputs.
+type SBOMOutputs struct {
+	SHA256   string `cty:"sha256"`
+	Packages int    `cty:"packages"`
 }
 
-// sbomInput gathers what the SBOM and the notices describe.
-func sbomInput(inv *Invocation) (sbom.Input, error) {
-	d, pl, err := distAndLock(inv)
+// sbomInput gathers what the SBOM and the notices describe: the
+// distribution's locked runtime installed in tree, at created (RFC 3339;
+// empty: the epoch).
+func sbomInput(inv *stage.Invocation, distribution, tree, created string) (sbom.Input, error) {
+	d, pl, err := distAndLock(inv, distribution)
 	if err != nil {
 		return sbom.Input{}, err
 	}
@@ -46,70 +49,28 @@ func sbomInput(inv *Invocation) (sbom.Input, error) {
 	if err != nil {
 		return sbom.Input{}, err
 	}
-	created := time.Unix(0, 0).UTC()
-	if c := stringOr(inv.Get("created"), ""); c != "" {
-		if created, err = time.Parse(time.RFC3339, c); err != nil {
+	at := time.Unix(0, 0).UTC()
+	if created != "" {
+		if at, err = time.Parse(time.RFC3339, created); err != nil {
 			return sbom.Input{}, err
 		}
 	}
-	return sbom.Input{Name: d.ID, Version: d.Version, Tree: stringOr(inv.Get("tree"), ""), Lock: pl,
-		LockSHA256: sha256Hex(raw), Created: created}, nil
+	return sbom.Input{Name: d.ID, Version: d.Version, Tree: tree, Lock: pl,
+		LockSHA256: sha256Hex(raw), Created: at}, nil
 }
 
-// Run implements Kind.
-func (SBOM) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
-	in, err := sbomInput(inv)
+// Run implements stage.Typed.
+func (SBOM) Run(ctx context.Context, inv *stage.Invocation, cfg SBOMConfig) (SBOMOutputs, error) {
+	in, err := sbomInput(inv, cfg.Distribution, cfg.Tree, cfg.Created)
 	if err != nil {
-		return nil, err
+		return SBOMOutputs{}, err
 	}
 	data, sum, err := sbom.SPDX(in)
 	if err != nil {
-		return nil, err
+		return SBOMOutputs{}, err
 	}
-	if err := payload.WriteFile(filepath.Join(stringOr(inv.Get("release_dir"), ""), SBOMName), data, 0o644); err != nil {
-		return nil, err
+	if err := payload.WriteFile(filepath.Join(cfg.ReleaseDir, release.SBOMName), data, 0o644); err != nil {
+		return SBOMOutputs{}, err
 	}
-	return map[string]cty.Value{"sha256": cty.StringVal(sha256Hex(data)), "packages": cty.NumberIntVal(int64(sum.Packages))}, nil
-}
-
-// Notices writes the third-party notices and their index.
-type Notices struct{}
-
-func (Notices) Name() string    { return "notices" }
-func (Notices) Version() string { return "1" }
-func (Notices) Doc() string {
-	return "Writes licenses/THIRD_PARTY_NOTICES.txt with each package's license texts (LICENSE*, LICENCE*, COPYING*, NOTICE*) and licenses/index.json; " +
-		"every SBOM package is covered, those without a license file are listed by name and declared license."
-}
-
-func (Notices) Attrs() []Attr {
-	return []Attr{
-		{Name: "distribution", Type: cty.String, Required: true},
-		{Name: "tree", Type: cty.String, Required: true, Doc: "the installed runtime (read-only)"},
-		{Name: "release_dir", Type: cty.String, Required: true},
-	}
-}
-
-func (Notices) Outputs() []Output {
-	return []Output{{Name: "packages", Type: cty.Number}, {Name: "without_license_file", Type: cty.Number}}
-}
-
-// Run implements Kind.
-func (Notices) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
-	in, err := sbomInput(inv)
-	if err != nil {
-		return nil, err
-	}
-	text, index, sum, err := sbom.Notices(in)
-	if err != nil {
-		return nil, err
-	}
-	dir := stringOr(inv.Get("release_dir"), "")
-	if err := payload.WriteFile(filepath.Join(dir, filepath.FromSlash(NoticesName)), text, 0o644); err != nil {
-		return nil, err
-	}
-	if err := payload.WriteFile(filepath.Join(dir, filepath.FromSlash(NoticesIndexName)), index, 0o644); err != nil {
-		return nil, err
-	}
-	return map[string]cty.Value{"packages": cty.NumberIntVal(int64(sum.Packages)), "without_license_file": cty.NumberIntVal(int64(sum.WithoutLicenseFile))}, nil
+	return SBOMOutputs{SHA256: sha256Hex(data), Packages: sum.Packages}, nil
 }

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zclconf/go-cty/cty"
-
 	"piship.dev/piship/stages/audit"
 	"piship.dev/piship/stages/npm"
+	"piship.dev/piship/stages/release"
+	"piship.dev/piship/stages/stage"
 )
 
 // Signatures verifies the npm registry signatures of the locked packages.
@@ -23,22 +23,22 @@ func (Signatures) Doc() string {
 		"signatures { allow_unavailable = true }); local file: packages are exempt. The verdict goes into release.json."
 }
 
-func (Signatures) Attrs() []Attr {
-	return []Attr{{Name: "distribution", Type: cty.String, Required: true}}
+// SignaturesConfig is signatures' configuration.
+type SignaturesConfig struct {
+	Distribution string `cty:"distribution" required:"true"`
 }
 
-func (Signatures) Outputs() []Output {
-	return []Output{
-		{Name: "verdict", Type: cty.String},
-		{Name: "report", Type: cty.String, Doc: "JSON {verdict, missing, reason} for release.json"},
-	}
+// SignaturesOutputs are signatures' outputs.
+type SignaturesOutputs struct {
+	Verdict string `cty:"verdict"`
+	Report  string `cty:"report" doc:"JSON {verdict, missing, reason} for release.json"`
 }
 
-// Run implements Kind.
-func (Signatures) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
-	d, pl, err := distAndLock(inv)
+// Run implements stage.Typed.
+func (Signatures) Run(ctx context.Context, inv *stage.Invocation, cfg SignaturesConfig) (SignaturesOutputs, error) {
+	d, pl, err := distAndLock(inv, cfg.Distribution)
 	if err != nil {
-		return nil, err
+		return SignaturesOutputs{}, err
 	}
 	rep := audit.VerifySignatures(ctx, audit.PackagesFromLock(pl), audit.Options{
 		Registry: npm.Registry(d.RuntimeDir()), Now: time.Now(), DistDir: d.Dir,
@@ -47,12 +47,12 @@ func (Signatures) Run(ctx context.Context, inv *Invocation) (map[string]cty.Valu
 	if missing == nil {
 		missing = []string{}
 	}
-	summary, _ := json.Marshal(SignatureSummary{Verdict: rep.Verdict, Missing: missing, Reason: rep.Reason})
+	summary, _ := json.Marshal(release.SignatureSummary{Verdict: rep.Verdict, Missing: missing, Reason: rep.Reason})
 	switch {
 	case rep.Verdict == "failed":
-		return nil, fmt.Errorf("POLICY_DENIED: registry signatures failed: %s", rep.Reason)
+		return SignaturesOutputs{}, fmt.Errorf("POLICY_DENIED: registry signatures failed: %s", rep.Reason)
 	case rep.Verdict == "unavailable" && !d.Signatures.AllowUnavailable:
-		return nil, fmt.Errorf("POLICY_DENIED: registry signatures unavailable: %s (set signatures { allow_unavailable = true } to release anyway; release.json records it)", rep.Reason)
+		return SignaturesOutputs{}, fmt.Errorf("POLICY_DENIED: registry signatures unavailable: %s (set signatures { allow_unavailable = true } to release anyway; release.json records it)", rep.Reason)
 	}
-	return map[string]cty.Value{"verdict": cty.StringVal(rep.Verdict), "report": cty.StringVal(string(summary))}, nil
+	return SignaturesOutputs{Verdict: rep.Verdict, Report: string(summary)}, nil
 }

@@ -8,15 +8,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"piship.dev/piship/stages/buildstate"
 	"regexp"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/zclconf/go-cty/cty"
-
+	"piship.dev/piship/stages/buildstate"
 	"piship.dev/piship/stages/proc"
+	"piship.dev/piship/stages/release"
+	"piship.dev/piship/stages/stage"
 )
 
 // Smoke runs the distribution's smoke tests against a payload, in parallel,
@@ -30,36 +30,34 @@ func (Smoke) Doc() string {
 		"XDG and PISHIP_STATE_HOME directories, all tests in parallel; the trimmed combined output must match expect. Any failure fails the stage."
 }
 
-func (Smoke) Attrs() []Attr {
-	return []Attr{
-		{Name: "payload", Type: cty.String, Required: true, Doc: "the payload root"},
-		{Name: "distribution", Type: cty.String, Required: true},
-	}
+// SmokeConfig is smoke's configuration.
+type SmokeConfig struct {
+	Payload      string `cty:"payload" required:"true" doc:"the payload root"`
+	Distribution string `cty:"distribution" required:"true"`
 }
 
-func (Smoke) Outputs() []Output {
-	return []Output{
-		{Name: "results", Type: cty.String, Doc: "JSON list of {name, result} in declaration order"},
-		{Name: "passed", Type: cty.Number}, {Name: "failed", Type: cty.Number},
-	}
+// SmokeOutputs are smoke's outputs.
+type SmokeOutputs struct {
+	Results string `cty:"results" doc:"JSON list of {name, result} in declaration order"`
+	Passed  int    `cty:"passed"`
+	Failed  int    `cty:"failed"`
 }
 
-// Run implements Kind.
-func (Smoke) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
-	d, err := buildstate.LoadManifest(Resolve(inv.Dir, stringOr(inv.Get("distribution"), "")))
+// Run implements stage.Typed.
+func (Smoke) Run(ctx context.Context, inv *stage.Invocation, cfg SmokeConfig) (SmokeOutputs, error) {
+	d, err := buildstate.LoadManifest(stage.Resolve(inv.Dir, cfg.Distribution))
 	if err != nil {
-		return nil, err
+		return SmokeOutputs{}, err
 	}
-	root := stringOr(inv.Get("payload"), "")
-	bin := filepath.Join(root, "bin", d.Command)
-	results := make([]TestResult, len(d.Smoke))
+	bin := filepath.Join(cfg.Payload, "bin", d.Command)
+	results := make([]release.TestResult, len(d.Smoke))
 	problems := make([]string, len(d.Smoke))
 	var wg sync.WaitGroup
 	for i, t := range d.Smoke {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = TestResult{Name: t.Name, Result: "passed"}
+			results[i] = release.TestResult{Name: t.Name, Result: "passed"}
 			if msg := runSmoke(ctx, bin, t.Args, t.Expect, t.Timeout); msg != "" {
 				results[i].Result = "failed"
 				problems[i] = fmt.Sprintf("smoke test %s failed: %s", t.Name, msg)
@@ -68,7 +66,6 @@ func (Smoke) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, er
 	}
 	wg.Wait()
 	data, _ := json.Marshal(results)
-	out := map[string]cty.Value{"results": cty.StringVal(string(data))}
 	failed := 0
 	var first string
 	for _, p := range problems {
@@ -79,11 +76,10 @@ func (Smoke) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, er
 			}
 		}
 	}
-	out["passed"], out["failed"] = cty.NumberIntVal(int64(len(results)-failed)), cty.NumberIntVal(int64(failed))
 	if failed > 0 {
-		return nil, fmt.Errorf("%s (%d of %d smoke tests failed)", first, failed, len(results))
+		return SmokeOutputs{}, fmt.Errorf("%s (%d of %d smoke tests failed)", first, failed, len(results))
 	}
-	return out, nil
+	return SmokeOutputs{Results: string(data), Passed: len(results) - failed, Failed: failed}, nil
 }
 
 // runSmoke runs one test and returns why it failed, or "".

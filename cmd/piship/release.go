@@ -13,6 +13,8 @@ import (
 	"piship.dev/piship/engine"
 	"piship.dev/piship/stages"
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/release"
+	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/stages/verify"
 	"piship.dev/piship/tracing"
 )
@@ -93,8 +95,8 @@ type BuildInfo struct {
 	Bundle       string `json:"bundle"`
 	// Tools are the piship binaries shipped in the release directory
 	// (outside the archive and checksums.txt); verify-release checks them.
-	Tools  []stages.ToolDigest `json:"tools,omitempty"`
-	Timing json.RawMessage     `json:"timing"`
+	Tools  []release.ToolDigest `json:"tools,omitempty"`
+	Timing json.RawMessage      `json:"timing"`
 }
 
 func writeBuildInfo(outs map[string]map[string]cty.Value, res *engine.Result, line string, spans []sdktrace.ReadOnlySpan, pipeline string, deps map[string][]string) error {
@@ -111,7 +113,11 @@ func writeBuildInfo(outs map[string]map[string]cty.Value, res *engine.Result, li
 			bi.Bundle = hitMiss(r.Outputs["hit"])
 		}
 	}
-	bi.Tools = stages.ToolsOf(outs["publish"]["tools"]) // hashed as they were copied
+	publish, err := stage.DecodeOutputs[stages.ReleasePublishOutputs](outs["publish"])
+	if err != nil {
+		return err
+	}
+	bi.Tools = publish.Tools // hashed as they were copied
 	data, err := payload.CanonicalJSON(bi)
 	if err != nil {
 		return err

@@ -22,8 +22,8 @@ import (
 )
 
 // releaseSchema and releaseJSON are release.json's schema and name inside
-// a release archive (stages.ReleaseSchema, stages.ReleaseJSONName; not
-// imported: stages may come to import this package).
+// a release archive (release.Schema, release.JSONName of stages/release;
+// not imported: stages/release imports dist, which imports this package).
 const (
 	releaseSchema = "piship-release/v1"
 	releaseJSON   = "release.json"

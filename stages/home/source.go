@@ -30,7 +30,7 @@ type source struct {
 	warnings             []string
 }
 
-// ReleaseSchema is release.json's schema (stages.ReleaseSchema).
+// ReleaseSchema is release.json's schema (release.Schema of stages/release).
 const ReleaseSchema = "piship-release/v1"
 
 // releaseJSON is the part of release.json an install checks.

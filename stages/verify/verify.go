@@ -19,10 +19,10 @@ import (
 	"sort"
 	"strings"
 
-	"piship.dev/piship/stages"
 	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/release"
 )
 
 // Check is one verification step.
@@ -153,7 +153,7 @@ func (v *verifier) extract(ctx context.Context, path, dest string, o Options) bo
 
 func (v *verifier) checkDirectory(ctx context.Context) {
 	dir := v.dir
-	if _, err := os.Stat(filepath.Join(dir, stages.ReleaseJSONName)); os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, release.JSONName)); os.IsNotExist(err) {
 		reason := "no release.json: this is not a release"
 		if q, err := os.ReadFile(filepath.Join(filepath.Dir(dir), filepath.Base(dir)+".piship-qualification.json")); err == nil && bytes.Contains(q, []byte("unqualified-local")) {
 			reason = "this is an unqualified local build (piship build): make a release with piship release"
@@ -182,7 +182,7 @@ func (v *verifier) checkDirectory(ctx context.Context) {
 // in the build-info.json beside the directory. A binary no build-info
 // describes fails: nothing executable in a release goes unchecked.
 func (v *verifier) checkTools() {
-	have, err := stages.HashTools(v.dir)
+	have, err := release.HashTools(v.dir)
 	if err != nil || len(have) == 0 {
 		if err != nil {
 			v.add("tools", v.dir, err)
@@ -191,7 +191,7 @@ func (v *verifier) checkTools() {
 	}
 	biPath := filepath.Clean(v.dir) + ".build-info.json"
 	var bi struct {
-		Tools []stages.ToolDigest `json:"tools"`
+		Tools []release.ToolDigest `json:"tools"`
 	}
 	data, err := os.ReadFile(biPath)
 	if err == nil {
@@ -203,7 +203,7 @@ func (v *verifier) checkTools() {
 	}
 	var problems []string
 	for _, h := range have {
-		i := slices.IndexFunc(bi.Tools, func(t stages.ToolDigest) bool { return t.Name == h.Name })
+		i := slices.IndexFunc(bi.Tools, func(t release.ToolDigest) bool { return t.Name == h.Name })
 		switch {
 		case i < 0:
 			problems = append(problems, "not in build-info.json: "+h.Name)
@@ -215,8 +215,8 @@ func (v *verifier) checkTools() {
 }
 
 func (v *verifier) checkChecksums(ctx context.Context) {
-	data, err := os.ReadFile(filepath.Join(v.dir, stages.ChecksumsName))
-	if !v.add("checksums-present", stages.ChecksumsName, err) {
+	data, err := os.ReadFile(filepath.Join(v.dir, release.ChecksumsName))
+	if !v.add("checksums-present", release.ChecksumsName, err) {
 		return
 	}
 	listed := map[string]string{}
@@ -225,16 +225,16 @@ func (v *verifier) checkChecksums(ctx context.Context) {
 	for sc.Scan() {
 		sum, p, ok := strings.Cut(sc.Text(), "  ")
 		if !ok || len(sum) != 64 {
-			v.add("checksums-format", stages.ChecksumsName, fmt.Errorf("line %q is not `<sha256>  <path>`", sc.Text()))
+			v.add("checksums-format", release.ChecksumsName, fmt.Errorf("line %q is not `<sha256>  <path>`", sc.Text()))
 			return
 		}
 		listed[p] = sum
 		order = append(order, p)
 	}
 	if !sort.StringsAreSorted(order) {
-		v.add("checksums-format", stages.ChecksumsName, fmt.Errorf("lines are not sorted by path"))
+		v.add("checksums-format", release.ChecksumsName, fmt.Errorf("lines are not sorted by path"))
 	}
-	want, err := stages.ChecksumPaths(v.dir)
+	want, err := release.ChecksumPaths(v.dir)
 	if !v.add("checksums-walk", v.dir, err) {
 		return
 	}
@@ -261,12 +261,12 @@ func (v *verifier) checkChecksums(ctx context.Context) {
 			}
 		}
 	}
-	v.add("checksums", stages.ChecksumsName, joinProblems(problems, err))
+	v.add("checksums", release.ChecksumsName, joinProblems(problems, err))
 }
 
-func (v *verifier) checkReleaseJSON() (*stages.Release, bool) {
-	var rel stages.Release
-	data, err := os.ReadFile(filepath.Join(v.dir, stages.ReleaseJSONName))
+func (v *verifier) checkReleaseJSON() (*release.Metadata, bool) {
+	var rel release.Metadata
+	data, err := os.ReadFile(filepath.Join(v.dir, release.JSONName))
 	if err == nil {
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.DisallowUnknownFields()
@@ -285,19 +285,19 @@ func (v *verifier) checkReleaseJSON() (*stages.Release, bool) {
 		}
 		sort.Strings(missing)
 		switch {
-		case rel.Schema != stages.ReleaseSchema:
-			err = fmt.Errorf("schema is %q, expected %q", rel.Schema, stages.ReleaseSchema)
+		case rel.Schema != release.Schema:
+			err = fmt.Errorf("schema is %q, expected %q", rel.Schema, release.Schema)
 		case len(missing) > 0:
 			err = fmt.Errorf("missing fields: %s", strings.Join(missing, ", "))
 		case rel.Qualification != "qualified":
 			err = fmt.Errorf("qualification is %q: only qualified releases verify", rel.Qualification)
 		}
 	}
-	return &rel, v.add("release-json", stages.ReleaseJSONName, err)
+	return &rel, v.add("release-json", release.JSONName, err)
 }
 
 // checkAgreement compares release.json with the payload it describes.
-func (v *verifier) checkAgreement(rel *stages.Release, payloadDir string) {
+func (v *verifier) checkAgreement(rel *release.Metadata, payloadDir string) {
 	var problems []string
 	invBytes, err := os.ReadFile(filepath.Join(payloadDir, filepath.FromSlash(payload.InventoryName)))
 	if err == nil {
@@ -328,13 +328,13 @@ func (v *verifier) checkAgreement(rel *stages.Release, payloadDir string) {
 	if err3 == nil && target.Platform+"-"+target.Arch != rel.Target {
 		problems = append(problems, fmt.Sprintf("payload target %s-%s, release.json says %s", target.Platform, target.Arch, rel.Target))
 	}
-	v.add("release-matches-payload", stages.ReleaseJSONName, joinProblems(problems, firstErr(err, err2, err3)))
+	v.add("release-matches-payload", release.JSONName, joinProblems(problems, firstErr(err, err2, err3)))
 }
 
 // checkSBOMAndNotices compares the SBOM's packages with the payload's
 // locked runtime and checks the notices cover them.
-func (v *verifier) checkSBOMAndNotices(rel *stages.Release, payloadDir string) {
-	data, err := os.ReadFile(filepath.Join(v.dir, stages.SBOMName))
+func (v *verifier) checkSBOMAndNotices(rel *release.Metadata, payloadDir string) {
+	data, err := os.ReadFile(filepath.Join(v.dir, release.SBOMName))
 	var doc struct {
 		Packages []struct {
 			SPDXID      string `json:"SPDXID"`
@@ -351,7 +351,7 @@ func (v *verifier) checkSBOMAndNotices(rel *stages.Release, payloadDir string) {
 	if err == nil {
 		err = json.Unmarshal(data, &doc)
 	}
-	if !v.add("sbom-readable", stages.SBOMName, err) {
+	if !v.add("sbom-readable", release.SBOMName, err) {
 		return
 	}
 	roots := map[string]bool{}
@@ -405,7 +405,7 @@ func (v *verifier) checkSBOMAndNotices(rel *stages.Release, payloadDir string) {
 		}
 		problems = append(problems, setDiff("in the SBOM but not the payload's lock", sbomSet, locked)...)
 	}
-	v.add("sbom-matches-payload", stages.SBOMName, joinProblems(problems, err))
+	v.add("sbom-matches-payload", release.SBOMName, joinProblems(problems, err))
 
 	var index struct {
 		Packages []struct {
@@ -414,7 +414,7 @@ func (v *verifier) checkSBOMAndNotices(rel *stages.Release, payloadDir string) {
 		} `json:"packages"`
 		WithoutLicenseFile []string `json:"withoutLicenseFile"`
 	}
-	err = payload.ReadJSON(filepath.Join(v.dir, filepath.FromSlash(stages.NoticesIndexName)), &index)
+	err = payload.ReadJSON(filepath.Join(v.dir, filepath.FromSlash(release.NoticesIndexName)), &index)
 	if err == nil {
 		covered := map[string]bool{}
 		for _, p := range index.Packages {
@@ -424,19 +424,19 @@ func (v *verifier) checkSBOMAndNotices(rel *stages.Release, payloadDir string) {
 			covered[p] = true
 		}
 		problems = setDiff("in the SBOM but not the notices", sbomSet, covered)
-		if _, err := os.Stat(filepath.Join(v.dir, filepath.FromSlash(stages.NoticesName))); err != nil {
+		if _, err := os.Stat(filepath.Join(v.dir, filepath.FromSlash(release.NoticesName))); err != nil {
 			problems = append(problems, err.Error())
 		}
 	}
-	v.add("notices-cover-sbom", stages.NoticesIndexName, joinProblems(problems, err))
+	v.add("notices-cover-sbom", release.NoticesIndexName, joinProblems(problems, err))
 }
 
-func (v *verifier) checkVerdicts(rel *stages.Release) {
+func (v *verifier) checkVerdicts(rel *release.Metadata) {
 	var vul struct {
 		Verdict          string `json:"verdict"`
 		AllowUnavailable bool   `json:"allowUnavailable"`
 	}
-	err := payload.ReadJSON(filepath.Join(v.dir, stages.VulnerabilitiesName), &vul)
+	err := payload.ReadJSON(filepath.Join(v.dir, release.VulnerabilitiesName), &vul)
 	if err == nil {
 		switch {
 		case vul.Verdict != rel.Vulnerabilities.Verdict:
@@ -447,19 +447,19 @@ func (v *verifier) checkVerdicts(rel *stages.Release) {
 			err = fmt.Errorf("verdict is %q", vul.Verdict)
 		}
 	}
-	v.add("vulnerabilities", stages.VulnerabilitiesName, err)
+	v.add("vulnerabilities", release.VulnerabilitiesName, err)
 	var failed []string
 	for _, t := range rel.Tests {
 		if t.Result != "passed" {
 			failed = append(failed, t.Name+": "+t.Result)
 		}
 	}
-	v.add("tests", stages.ReleaseJSONName, joinProblems(failed, nil))
+	v.add("tests", release.JSONName, joinProblems(failed, nil))
 	var sigErr error
 	if rel.Signatures.Verdict == "failed" {
 		sigErr = fmt.Errorf("signature verdict failed: %s", rel.Signatures.Reason)
 	}
-	v.add("signatures", stages.ReleaseJSONName, sigErr)
+	v.add("signatures", release.JSONName, sigErr)
 }
 
 func setDiff(what string, a, b map[string]bool) []string {
