@@ -8,11 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zclconf/go-cty/cty"
-
 	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/stage"
 )
 
 // Doctor verifies an installation and reclaims what it no longer needs.
@@ -25,27 +24,30 @@ func (Doctor) Doc() string {
 		"PISHIP_RECLAIM_BUDGET_MS (default 5000; never active, previous or leased versions), refreshes an outdated shim, and reports leases, trust and disk use."
 }
 
-func (Doctor) Attrs() []Attr { return []Attr{{Name: "id", Type: cty.String, Required: true}} }
-
-func (Doctor) Outputs() []Output {
-	return []Output{
-		{Name: "report", Type: cty.String, Doc: "the report as JSON"}, {Name: "verified", Type: cty.Bool},
-		{Name: "problems", Type: cty.List(cty.String)},
-	}
+// DoctorConfig is the configuration of a doctor stage.
+type DoctorConfig struct {
+	ID string `cty:"id" required:"true"`
 }
 
-// Run implements Kind.
-func (Doctor) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
+// DoctorOutputs is what a doctor stage produces.
+type DoctorOutputs struct {
+	Report   string   `cty:"report" doc:"the report as JSON"`
+	Verified bool     `cty:"verified"`
+	Problems []string `cty:"problems"`
+}
+
+// Run implements stage.Typed.
+func (Doctor) Run(ctx context.Context, inv *stage.Invocation, cfg DoctorConfig) (DoctorOutputs, error) {
 	o, err := homeOptions(inv)
 	if err != nil {
-		return nil, err
+		return DoctorOutputs{}, err
 	}
 	if o.Store, err = cache.OpenStore(inv.Getenv); err != nil {
-		return nil, err
+		return DoctorOutputs{}, err
 	}
-	rep, err := home.Doctor(ctx, o, stringOr(inv.Get("id"), ""), reclaimBudget(inv, 5*time.Second))
+	rep, err := home.Doctor(ctx, o, cfg.ID, reclaimBudget(inv, 5*time.Second))
 	if err != nil {
-		return nil, err
+		return DoctorOutputs{}, err
 	}
 	// An outdated kept launcher (piship was updated since the install) is
 	// replaced; the shims name the kept one, so they need nothing.
@@ -58,10 +60,9 @@ func (Doctor) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, e
 			rep.LauncherReplaced = replaced
 		}
 	}
-	data, _ := payload.CanonicalJSON(rep)
-	out := map[string]cty.Value{"report": cty.StringVal(string(data)), "verified": cty.BoolVal(rep.Verified), "problems": stringListVal(rep.Problems)}
 	if len(rep.Problems) > 0 {
-		return nil, fmt.Errorf("INTEGRITY_FAILED: %s: %s", rep.ID, strings.Join(rep.Problems, "; "))
+		return DoctorOutputs{}, fmt.Errorf("INTEGRITY_FAILED: %s: %s", rep.ID, strings.Join(rep.Problems, "; "))
 	}
-	return out, nil
+	data, _ := payload.CanonicalJSON(rep)
+	return DoctorOutputs{Report: string(data), Verified: rep.Verified, Problems: rep.Problems}, nil
 }

@@ -5,10 +5,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/zclconf/go-cty/cty"
-
 	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/stage"
 )
 
 // Download fetches a signed archive into the install home's downloads,
@@ -21,35 +20,38 @@ func (Download) Doc() string {
 	return "Downloads the chosen archive into apps/<id>/.downloads/, checking size and SHA-256 against the signed channel entry while writing; a mismatch leaves nothing."
 }
 
-func (Download) Attrs() []Attr {
-	return []Attr{
-		{Name: "id", Type: cty.String, Required: true}, {Name: "source", Type: cty.String, Required: true},
-		{Name: "archive", Type: cty.String, Required: true}, {Name: "sha256", Type: cty.String, Required: true},
-		{Name: "bytes", Type: cty.Number, Required: true},
-	}
+// DownloadConfig is the configuration of a download stage: the entry
+// update_check chose.
+type DownloadConfig struct {
+	ID      string `cty:"id" required:"true"`
+	Source  string `cty:"source" required:"true"`
+	Archive string `cty:"archive" required:"true"`
+	SHA256  string `cty:"sha256" required:"true"`
+	Bytes   int64  `cty:"bytes" required:"true"`
 }
 
-func (Download) Outputs() []Output { return []Output{{Name: "path", Type: cty.String}} }
+// DownloadOutputs is what a download stage produces.
+type DownloadOutputs struct {
+	Path string `cty:"path"`
+}
 
-// Run implements Kind.
-func (Download) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
+// Run implements stage.Typed.
+func (Download) Run(ctx context.Context, inv *stage.Invocation, cfg DownloadConfig) (DownloadOutputs, error) {
 	o, err := homeOptions(inv)
 	if err != nil {
-		return nil, err
+		return DownloadOutputs{}, err
 	}
-	id, name := stringOr(inv.Get("id"), ""), stringOr(inv.Get("archive"), "")
-	source, err := channel.OpenSource(stringOr(inv.Get("source"), ""), nil)
+	source, err := channel.OpenSource(cfg.Source, nil)
 	if err != nil {
-		return nil, err
+		return DownloadOutputs{}, err
 	}
-	size, _ := inv.Get("bytes").AsBigFloat().Int64()
-	dir := receipt.DownloadsDir(o.Homes.Install, id)
+	dir := receipt.DownloadsDir(o.Homes.Install, cfg.ID)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
+		return DownloadOutputs{}, err
 	}
-	dst := filepath.Join(dir, name)
-	if err := source.Download(ctx, name, dst, size, stringOr(inv.Get("sha256"), "")); err != nil {
-		return nil, err
+	dst := filepath.Join(dir, cfg.Archive)
+	if err := source.Download(ctx, cfg.Archive, dst, cfg.Bytes, cfg.SHA256); err != nil {
+		return DownloadOutputs{}, err
 	}
-	return map[string]cty.Value{"path": cty.StringVal(dst)}, nil
+	return DownloadOutputs{Path: dst}, nil
 }

@@ -6,10 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zclconf/go-cty/cty"
-
 	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/home"
+	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/tracing/phase"
 )
 
@@ -25,44 +24,45 @@ func (Install) Doc() string {
 		"writes the command shim, then reclaims obsolete versions within 1.5 s."
 }
 
-func (Install) Attrs() []Attr {
-	return []Attr{
-		{Name: "source", Type: cty.String, Required: true, Doc: "archive, release directory or payload directory"},
-		{Name: "sha256", Type: cty.String, Doc: "expected archive digest"},
-		{Name: "expect_key", Type: cty.String, Doc: "sha256:<hex> fingerprint of a key the release must trust for updates"},
-		{Name: "id", Type: cty.String, Doc: "distribution id (default: from the archive name)"},
-		{Name: "version", Type: cty.String, Doc: "version (default: from the archive name)"},
-		{Name: "channel", Type: cty.String, Doc: "channel the release came from"},
-		{Name: "sequence", Type: cty.Number, Doc: "the signed channel's sequence (raises the replay floor)"},
-	}
+// InstallConfig is the configuration of an install stage.
+type InstallConfig struct {
+	Source    string `cty:"source" required:"true" doc:"archive, release directory or payload directory"`
+	SHA256    string `cty:"sha256" doc:"expected archive digest"`
+	ExpectKey string `cty:"expect_key" doc:"sha256:<hex> fingerprint of a key the release must trust for updates"`
+	ID        string `cty:"id" doc:"distribution id (default: from the archive name)"`
+	Version   string `cty:"version" doc:"version (default: from the archive name)"`
+	Channel   string `cty:"channel" doc:"channel the release came from"`
+	// Sequence 0 (unset) raises nothing, as a channel's sequence is at
+	// least 1.
+	Sequence int64 `cty:"sequence" doc:"the signed channel's sequence (raises the replay floor)"`
 }
 
-func (Install) Outputs() []Output {
-	return []Output{
-		{Name: "id", Type: cty.String}, {Name: "version", Type: cty.String}, {Name: "previous", Type: cty.String},
-		{Name: "payload", Type: cty.String}, {Name: "files", Type: cty.Number}, {Name: "bytes", Type: cty.Number},
-		{Name: "reused", Type: cty.Bool}, {Name: "command", Type: cty.String},
-		{Name: "linked", Type: cty.Number, Doc: "files placed by linking an object of the content-addressed store"},
-	}
+// InstallOutputs is what an install stage produces.
+type InstallOutputs struct {
+	ID       string `cty:"id"`
+	Version  string `cty:"version"`
+	Previous string `cty:"previous"`
+	Payload  string `cty:"payload"`
+	Files    int    `cty:"files"`
+	Bytes    int64  `cty:"bytes"`
+	Reused   bool   `cty:"reused"`
+	Command  string `cty:"command"`
+	Linked   int    `cty:"linked" doc:"files placed by linking an object of the content-addressed store"`
 }
 
-// Run implements Kind.
-func (Install) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
+// Run implements stage.Typed.
+func (Install) Run(ctx context.Context, inv *stage.Invocation, cfg InstallConfig) (InstallOutputs, error) {
 	o, err := homeOptions(inv)
 	if err != nil {
-		return nil, err
+		return InstallOutputs{}, err
 	}
 	io := home.InstallOptions{
-		Options: o, Source: Resolve(inv.Dir, stringOr(inv.Get("source"), "")), SHA256: stringOr(inv.Get("sha256"), ""),
-		ExpectKey: stringOr(inv.Get("expect_key"), ""),
-		ID:        stringOr(inv.Get("id"), ""), Version: stringOr(inv.Get("version"), ""), Channel: stringOr(inv.Get("channel"), ""),
-	}
-	if v := inv.Get("sequence"); !v.IsNull() {
-		io.Sequence, _ = v.AsBigFloat().Int64()
+		Options: o, Source: stage.Resolve(inv.Dir, cfg.Source), SHA256: cfg.SHA256, ExpectKey: cfg.ExpectKey,
+		ID: cfg.ID, Version: cfg.Version, Channel: cfg.Channel, Sequence: cfg.Sequence,
 	}
 	store, err := cache.OpenStore(inv.Getenv)
 	if err != nil {
-		return nil, err
+		return InstallOutputs{}, err
 	}
 	io.Store = store
 	// The launcher the shims run is copied while the release is extracted;
@@ -76,7 +76,7 @@ func (Install) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, 
 	res, err := home.Install(ctx, io)
 	_ = waitKept() // its error, if any, already failed the commit
 	if err != nil {
-		return nil, err
+		return InstallOutputs{}, err
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintf(inv.Log, "%s: %s\n", inv.Pipeline, w)
@@ -95,9 +95,8 @@ func (Install) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, 
 		}
 		return err
 	})
-	return map[string]cty.Value{
-		"id": cty.StringVal(res.ID), "version": cty.StringVal(res.Version), "previous": cty.StringVal(res.Previous),
-		"payload": cty.StringVal(res.Payload), "files": cty.NumberIntVal(int64(res.Files)), "bytes": cty.NumberIntVal(res.Bytes),
-		"reused": cty.BoolVal(res.Reused), "command": cty.StringVal(res.Command), "linked": cty.NumberIntVal(int64(res.Linked)),
+	return InstallOutputs{
+		ID: res.ID, Version: res.Version, Previous: res.Previous, Payload: res.Payload, Files: res.Files, Bytes: res.Bytes,
+		Reused: res.Reused, Command: res.Command, Linked: res.Linked,
 	}, nil
 }

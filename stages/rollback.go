@@ -3,9 +3,8 @@ package stages
 import (
 	"context"
 
-	"github.com/zclconf/go-cty/cty"
-
 	"piship.dev/piship/stages/home"
+	"piship.dev/piship/stages/stage"
 )
 
 // Rollback switches an installed distribution back to its previous release.
@@ -17,21 +16,26 @@ func (Rollback) Doc() string {
 	return "Makes the retained previous release active again without scanning its payload; a second rollback is refused (ROLLBACK_FAILED)."
 }
 
-func (Rollback) Attrs() []Attr { return []Attr{{Name: "id", Type: cty.String, Required: true}} }
-
-func (Rollback) Outputs() []Output {
-	return []Output{{Name: "active", Type: cty.String}, {Name: "from", Type: cty.String}}
+// RollbackConfig is the configuration of a rollback stage.
+type RollbackConfig struct {
+	ID string `cty:"id" required:"true"`
 }
 
-// Run implements Kind.
-func (Rollback) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
+// RollbackOutputs is what a rollback stage produces.
+type RollbackOutputs struct {
+	Active string `cty:"active"`
+	From   string `cty:"from"`
+}
+
+// Run implements stage.Typed.
+func (Rollback) Run(ctx context.Context, inv *stage.Invocation, cfg RollbackConfig) (RollbackOutputs, error) {
 	o, err := homeOptions(inv)
 	if err != nil {
-		return nil, err
+		return RollbackOutputs{}, err
 	}
-	r, err := home.Rollback(ctx, o, stringOr(inv.Get("id"), ""))
+	r, err := home.Rollback(ctx, o, cfg.ID)
 	if err != nil {
-		return nil, err
+		return RollbackOutputs{}, err
 	}
-	return map[string]cty.Value{"active": cty.StringVal(r.Active), "from": cty.StringVal(r.RolledBackFrom)}, nil
+	return RollbackOutputs{Active: r.Active, From: r.RolledBackFrom}, nil
 }

@@ -7,11 +7,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/zclconf/go-cty/cty"
-
 	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/tracing/phase"
 )
 
@@ -27,34 +26,38 @@ func (UpdateCheck) Doc() string {
 		"receipt, picks the newest release for this target and refuses a downgrade. Outputs what to install (empty archive: up to date)."
 }
 
-func (UpdateCheck) Attrs() []Attr {
-	return []Attr{
-		{Name: "id", Type: cty.String, Required: true},
-		{Name: "from", Type: cty.String, Doc: "channel source (default: the lock's updates.source)"},
-		{Name: "channel", Type: cty.String, Doc: "channel (default: the lock's updates.channel)"},
-	}
+// UpdateCheckConfig is the configuration of an update_check stage.
+type UpdateCheckConfig struct {
+	ID      string `cty:"id" required:"true"`
+	From    string `cty:"from" doc:"channel source (default: the lock's updates.source)"`
+	Channel string `cty:"channel" doc:"channel (default: the lock's updates.channel)"`
 }
 
-func (UpdateCheck) Outputs() []Output {
-	return []Output{
-		{Name: "current", Type: cty.String}, {Name: "version", Type: cty.String, Doc: "the version to install, or the current one"},
-		{Name: "update", Type: cty.Bool, Doc: "an update is available"},
-		{Name: "source", Type: cty.String}, {Name: "channel", Type: cty.String}, {Name: "archive", Type: cty.String},
-		{Name: "sha256", Type: cty.String}, {Name: "bytes", Type: cty.Number}, {Name: "sequence", Type: cty.Number},
-		{Name: "signers", Type: cty.List(cty.String)},
-	}
+// UpdateCheckOutputs is what an update_check stage produces.
+type UpdateCheckOutputs struct {
+	Current  string   `cty:"current"`
+	Version  string   `cty:"version" doc:"the version to install, or the current one"`
+	Update   bool     `cty:"update" doc:"an update is available"`
+	Source   string   `cty:"source"`
+	Channel  string   `cty:"channel"`
+	Archive  string   `cty:"archive"`
+	SHA256   string   `cty:"sha256"`
+	Bytes    int64    `cty:"bytes"`
+	Sequence int64    `cty:"sequence"`
+	Signers  []string `cty:"signers"`
 }
 
-// Run implements Kind.
-func (UpdateCheck) Run(ctx context.Context, inv *Invocation) (map[string]cty.Value, error) {
+// Run implements stage.Typed.
+func (UpdateCheck) Run(ctx context.Context, inv *stage.Invocation, cfg UpdateCheckConfig) (UpdateCheckOutputs, error) {
+	var none UpdateCheckOutputs
 	o, err := homeOptions(inv)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
-	id := stringOr(inv.Get("id"), "")
+	id := cfg.ID
 	r, err := receipt.Read(o.Homes.Install, id)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
 	var active *receipt.Release
 	for i := range r.Releases {
@@ -63,22 +66,21 @@ func (UpdateCheck) Run(ctx context.Context, inv *Invocation) (map[string]cty.Val
 		}
 	}
 	if active == nil {
-		return nil, receipt.Errorf("UPDATE_FAILED", "%s has no active release in its receipt: reinstall it", id)
+		return none, receipt.Errorf("UPDATE_FAILED", "%s has no active release in its receipt: reinstall it", id)
 	}
 	raw, err := os.ReadFile(filepath.Join(active.Payload, dist.LockFileName))
 	if err != nil {
-		return nil, receipt.Errorf("UPDATE_FAILED", "cannot read the active release's lock: %v", err)
+		return none, receipt.Errorf("UPDATE_FAILED", "cannot read the active release's lock: %v", err)
 	}
 	lock, err := dist.ParseLock(raw)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
 	trust, err := lock.UpdateTrust()
 	if err != nil {
-		return nil, err
+		return none, err
 	}
-	ch := stringOr(inv.Get("channel"), "")
-	src := stringOr(inv.Get("from"), "")
+	ch, src := cfg.Channel, cfg.From
 	if lock.Updates != nil {
 		if ch == "" {
 			ch = lock.Updates.Channel
@@ -91,42 +93,39 @@ func (UpdateCheck) Run(ctx context.Context, inv *Invocation) (map[string]cty.Val
 		ch = "stable"
 	}
 	if src == "" {
-		return nil, receipt.Errorf("UPDATE_FAILED", "%s names no update source: pass --from DIR|URL", id)
+		return none, receipt.Errorf("UPDATE_FAILED", "%s names no update source: pass --from DIR|URL", id)
 	}
 	source, err := channel.OpenSource(src, nil)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
 	fctx, ph := phase.Start(ctx, "fetch channel")
 	doc, sig, err := source.FetchChannel(fctx, ch)
 	ph.End(err)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
 	_, ph = phase.Start(ctx, "verify channel")
 	v, err := channel.Verify(doc, sig, *trust, ch, r.Sequences[ch], time.Now())
 	ph.End(err)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
 	target := receipt.HostTarget()
 	rel, ok := v.Channel.Newest(target)
 	if !ok {
-		return nil, receipt.Errorf("UPDATE_FAILED", "channel %s of %s offers no release for %s", ch, id, target)
+		return none, receipt.Errorf("UPDATE_FAILED", "channel %s of %s offers no release for %s", ch, id, target)
 	}
-	out := map[string]cty.Value{
-		"current": cty.StringVal(r.Active), "version": cty.StringVal(r.Active), "update": cty.False,
-		"source": cty.StringVal(source.String()), "channel": cty.StringVal(ch), "archive": cty.StringVal(""),
-		"sha256": cty.StringVal(""), "bytes": cty.NumberIntVal(0), "sequence": cty.NumberIntVal(v.Channel.Sequence),
-		"signers": stringListVal(v.Signers),
+	out := UpdateCheckOutputs{
+		Current: r.Active, Version: r.Active, Source: source.String(), Channel: ch, Sequence: v.Channel.Sequence, Signers: v.Signers,
 	}
 	if err := channel.CheckUpgrade(r.Active, rel.Version); err != nil {
 		if errors.Is(err, channel.ErrUpToDate) {
 			return out, nil
 		}
-		return nil, err
+		return none, err
 	}
-	out["version"], out["update"] = cty.StringVal(rel.Version), cty.True
-	out["archive"], out["sha256"], out["bytes"] = cty.StringVal(rel.Archive), cty.StringVal(rel.SHA256), cty.NumberIntVal(rel.Bytes)
+	out.Version, out.Update = rel.Version, true
+	out.Archive, out.SHA256, out.Bytes = rel.Archive, rel.SHA256, rel.Bytes
 	return out, nil
 }
