@@ -10,7 +10,6 @@ import (
 
 	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/home"
-	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/stage"
 )
 
@@ -31,9 +30,9 @@ type DoctorConfig struct {
 
 // DoctorOutputs is what a doctor stage produces.
 type DoctorOutputs struct {
-	Report   string   `cty:"report" doc:"the report as JSON"`
-	Verified bool     `cty:"verified"`
-	Problems []string `cty:"problems"`
+	Report   home.DoctorReport `cty:"report" doc:"the report (piship doctor --json prints it as JSON)"`
+	Verified bool              `cty:"verified"`
+	Problems []string          `cty:"problems"`
 }
 
 // Run implements stage.Typed.
@@ -63,6 +62,5 @@ func (Doctor) Run(ctx context.Context, inv *stage.Invocation, cfg DoctorConfig) 
 	if len(rep.Problems) > 0 {
 		return DoctorOutputs{}, fmt.Errorf("INTEGRITY_FAILED: %s: %s", rep.ID, strings.Join(rep.Problems, "; "))
 	}
-	data, _ := payload.CanonicalJSON(rep)
-	return DoctorOutputs{Report: string(data), Verified: rep.Verified, Problems: rep.Problems}, nil
+	return DoctorOutputs{Report: *rep, Verified: rep.Verified, Problems: rep.Problems}, nil
 }
