@@ -38,10 +38,10 @@ func Default() *stage.Registry {
 		stage.Define(ReleasePublish{}),
 
 		// consumer
-		Install{},
-		UpdateCheck{},
-		Download{},
-		Rollback{},
-		Doctor{},
+		stage.Define(Install{}),
+		stage.Define(UpdateCheck{}),
+		stage.Define(Download{}),
+		stage.Define(Rollback{}),
+		stage.Define(Doctor{}),
 	)
 }

@@ -14,6 +14,7 @@ import (
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/home/launch"
 	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/stage"
 )
 
 // runBuiltin runs a built-in consumer pipeline. The result is nil when it
@@ -141,11 +142,12 @@ func cmdDoctor(e *env, args []string) int {
 	}
 	if len(pos) == 1 {
 		rep, code := doctorOne(e, pos[0], *rc)
-		if rep != "" {
+		if rep != nil {
 			if *asJSON {
-				writeAll(e.stdout, rep)
-			} else if !printDoctor(e, rep) {
-				return exitFailed
+				data, _ := rep.JSON()
+				writeAll(e.stdout, string(data))
+			} else {
+				printDoctor(e, rep)
 			}
 		}
 		return code
@@ -166,11 +168,12 @@ func cmdDoctor(e *env, args []string) int {
 		rep, c := doctorOne(e, id, *rc)
 		code = max(code, c)
 		switch {
-		case rep == "":
+		case rep == nil:
 		case *asJSON:
-			reps = append(reps, json.RawMessage(rep))
-		case !printDoctor(e, rep):
-			code = max(code, exitFailed)
+			data, _ := rep.JSON()
+			reps = append(reps, json.RawMessage(data))
+		default:
+			printDoctor(e, rep)
 		}
 	}
 	if *asJSON {
@@ -185,23 +188,28 @@ func cmdDoctor(e *env, args []string) int {
 	return code
 }
 
-// doctorOne runs the doctor pipeline for id and returns its report (JSON;
-// "" when the pipeline failed) and exit code.
-func doctorOne(e *env, id string, rc runConfig) (string, int) {
+// doctorOutputs is what the CLI reads of the doctor stage's outputs.
+type doctorOutputs struct {
+	Report home.DoctorReport `cty:"report"`
+}
+
+// doctorOne runs the doctor pipeline for id and returns its report (nil
+// when the pipeline failed) and exit code.
+func doctorOne(e *env, id string, rc runConfig) (*home.DoctorReport, int) {
 	res, code, _ := runBuiltin(e, "doctor", map[string]cty.Value{"id": cty.StringVal(id)}, rc)
 	if res == nil {
-		return "", code
+		return nil, code
 	}
-	return str(stageOutputs(res)["doctor"]["report"]), code
+	out, err := stage.DecodeOutputs[doctorOutputs](stageOutputs(res)["doctor"])
+	if err != nil {
+		fmt.Fprintf(e.stderr, "piship: doctor report: %v\n", err)
+		return nil, max(code, exitFailed)
+	}
+	return &out.Report, code
 }
 
 // printDoctor prints a doctor report for people.
-func printDoctor(e *env, rep string) bool {
-	var r home.DoctorReport
-	if err := json.Unmarshal([]byte(rep), &r); err != nil {
-		fmt.Fprintf(e.stderr, "piship: doctor report: %v\n", err)
-		return false
-	}
+func printDoctor(e *env, r *home.DoctorReport) {
 	w := e.stdout
 	if r.NotInstalled {
 		fmt.Fprintf(w, "%s: not installed; apps/%s held leftovers of a failed install\n", r.ID, r.ID)
@@ -222,7 +230,7 @@ func printDoctor(e *env, rep string) bool {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  leases: %d live", len(r.Leases))
 	for _, l := range r.Leases {
-		fmt.Fprintf(w, "; %s pid %d on %s since %s", l.Version, l.PID, l.Host, l.Start.Format(time.RFC3339))
+		fmt.Fprintf(w, "; %s pid %d on %s since %s", l.Version, l.PID, l.Host, l.StartTime().Format(time.RFC3339))
 	}
 	fmt.Fprintln(w)
 	if !r.NotInstalled {
@@ -244,7 +252,6 @@ func printDoctor(e *env, rep string) bool {
 		}
 		fmt.Fprintln(w)
 	}
-	return true
 }
 
 func cmdUninstall(e *env, args []string) int {

@@ -67,11 +67,11 @@ type LockUpdates struct {
 
 // LockUpdateKey is a trusted channel key.
 type LockUpdateKey struct {
-	ID string `json:"id"`
+	ID string `json:"id" cty:"id"`
 	// PublicKey is the standard base64 of the key's SubjectPublicKeyInfo
 	// DER (channel.PublicKeyBase64), Fingerprint its "sha256:<hex>".
-	PublicKey   string `json:"publicKey"`
-	Fingerprint string `json:"fingerprint"`
+	PublicKey   string `json:"publicKey" cty:"public_key"`
+	Fingerprint string `json:"fingerprint" cty:"fingerprint"`
 }
 
 // LockAudit is the audit policy, lists sorted, and the digests of the

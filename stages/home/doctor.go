@@ -25,49 +25,100 @@ const DefaultReclaimBudget = 5 * time.Second
 // reclaimCheckEvery is how many unlinks pass between budget checks.
 const reclaimCheckEvery = 64
 
-// DoctorReport is what Doctor found and did.
+// DoctorReport is what Doctor found and did. It travels as the doctor
+// stage's `report` output (the cty tags) and is printed by `piship doctor
+// --json` (the json names: the Go field names unless tagged; see JSON).
 type DoctorReport struct {
-	ID, Active, Previous string
+	ID       string `cty:"id"`
+	Active   string `cty:"active"`
+	Previous string `cty:"previous"`
 	// NotInstalled is set when id has no receipt, only apps/<id> (what a
 	// failed first install set aside): doctor reclaimed what it could and
 	// verified nothing.
-	NotInstalled bool `json:",omitempty"`
+	NotInstalled bool `json:",omitempty" cty:"not_installed"`
 	// Verified is set when the active payload matched its inventory and
 	// its lock the digest the receipt recorded.
-	Verified bool
+	Verified bool `cty:"verified"`
 	// Problems are what needs a repair or a reinstall.
-	Problems []string
+	Problems []string `cty:"problems"`
 	// Reclaimed lists what was removed (directories, dead leases);
 	// Remaining what the budget left for the next doctor.
-	Reclaimed []string
-	Remaining []string
+	Reclaimed []string `cty:"reclaimed"`
+	Remaining []string `cty:"remaining"`
 	// Leases are the live runtime leases.
-	Leases []receipt.Lease
+	Leases []DoctorLease `cty:"leases"`
 	// DiskBytes is the size of apps/<id> after reclaiming.
-	DiskBytes int64
+	DiskBytes int64 `cty:"disk_bytes"`
 	// Trust is what updates of the active release trust: the channel and
 	// keys its lock records and the replay floor the receipt keeps.
-	Trust TrustState
+	Trust TrustState `cty:"trust"`
 	// TrustFile is trust/<id>.json when it exists, else "".
-	TrustFile string `json:",omitempty"`
+	TrustFile string `json:",omitempty" cty:"trust_file"`
 	// ShimRefreshed is set when the command shim was outdated (another
 	// launcher or homes) and was rewritten.
-	ShimRefreshed bool
+	ShimRefreshed bool `cty:"shim_refreshed"`
 	// LauncherReplaced is set when the launcher kept in the install home
 	// differed from the one beside this piship and was replaced.
-	LauncherReplaced bool `json:",omitempty"`
+	LauncherReplaced bool `json:",omitempty" cty:"launcher_replaced"`
 	// Store is what the store's GC did (nil without a store).
-	Store *StoreReport `json:",omitempty"`
+	Store *StoreReport `json:",omitempty" cty:"store"`
+}
+
+// JSON is the report as `piship doctor --json` prints it (indented, one
+// line per field, a newline at the end). Doctor leaves a list it found
+// nothing for nil, written as null; a report that travelled as a stage
+// output holds empty lists instead, so they are written as null too and
+// the JSON is the same either way.
+func (r DoctorReport) JSON() ([]byte, error) {
+	for _, l := range []*[]string{&r.Problems, &r.Reclaimed, &r.Remaining} {
+		if len(*l) == 0 {
+			*l = nil
+		}
+	}
+	if len(r.Leases) == 0 {
+		r.Leases = nil
+	}
+	return payload.CanonicalJSON(r)
+}
+
+// DoctorLease is a live runtime lease as the report carries it: the
+// fields of its lease file (receipt.Lease), the start time in RFC 3339
+// with nanoseconds, the form the lease file and the JSON report write it
+// in.
+type DoctorLease struct {
+	Schema   string `json:"schema" cty:"schema"`
+	App      string `json:"app" cty:"app"`
+	Version  string `json:"version" cty:"version"`
+	PID      int    `json:"pid" cty:"pid"`
+	Host     string `json:"host" cty:"host"`
+	Start    string `json:"start" cty:"start"`
+	Instance string `json:"instance" cty:"instance"`
+}
+
+// StartTime is the lease's start (the zero time when it cannot be read).
+func (l DoctorLease) StartTime() time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, l.Start)
+	return t
+}
+
+// doctorLeases turns live leases into the report's (nil for none).
+func doctorLeases(ls []receipt.Lease) []DoctorLease {
+	var out []DoctorLease
+	for _, l := range ls {
+		out = append(out, DoctorLease{Schema: l.Schema, App: l.App, Version: l.Version, PID: l.PID, Host: l.Host,
+			Start: l.Start.Format(time.RFC3339Nano), Instance: l.Instance})
+	}
+	return out
 }
 
 // StoreReport is the content-addressed store as doctor left it.
 type StoreReport struct {
-	Dir       string
-	Objects   int    // objects looked at
-	Removed   int    // objects nothing linked any more, past the grace
-	Bytes     int64  // bytes those held
-	Exhausted bool   // the budget ran out first
-	Problem   string `json:",omitempty"`
+	Dir       string `cty:"dir"`
+	Objects   int    `cty:"objects"`   // objects looked at
+	Removed   int    `cty:"removed"`   // objects nothing linked any more, past the grace
+	Bytes     int64  `cty:"bytes"`     // bytes those held
+	Exhausted bool   `cty:"exhausted"` // the budget ran out first
+	Problem   string `json:",omitempty" cty:"problem"`
 }
 
 // TrustState is the update trust of an installation.
@@ -75,15 +126,15 @@ type TrustState struct {
 	// Channel, Source, Keys and Threshold come from the active release's
 	// lock (its updates block); empty when it has none, and then updates
 	// are refused.
-	Channel   string               `json:",omitempty"`
-	Source    string               `json:",omitempty"`
-	Keys      []dist.LockUpdateKey `json:",omitempty"`
-	Threshold int                  `json:",omitempty"`
+	Channel   string               `json:",omitempty" cty:"channel"`
+	Source    string               `json:",omitempty" cty:"source"`
+	Keys      []dist.LockUpdateKey `json:",omitempty" cty:"keys"`
+	Threshold int                  `json:",omitempty" cty:"threshold"`
 	// Sequences is the replay floor: the highest channel sequence
 	// installed, per channel.
-	Sequences map[string]int64 `json:",omitempty"`
+	Sequences map[string]int64 `json:",omitempty" cty:"sequences"`
 	// Problem says why the lock could not be read.
-	Problem string `json:",omitempty"`
+	Problem string `json:",omitempty" cty:"problem"`
 }
 
 func trustState(rc *receipt.Receipt) TrustState {
@@ -222,7 +273,7 @@ func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*D
 	if err != nil {
 		return rep, err
 	}
-	rep.Reclaimed, rep.Remaining, rep.Leases = rr.Reclaimed, rr.Remaining, rr.Leases
+	rep.Reclaimed, rep.Remaining, rep.Leases = rr.Reclaimed, rr.Remaining, doctorLeases(rr.Leases)
 	if o.Store != nil {
 		// What the budget leaves goes to the store; a slow store never
 		// fails doctor.

@@ -1,0 +1,117 @@
+package stages
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"piship.dev/piship/cache"
+	"piship.dev/piship/stages/home"
+	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/stage"
+)
+
+// What the consumer kinds (install, update_check, download, rollback,
+// doctor) share: the homes they work in and the launcher the shims run.
+
+// homeOptions resolves the three homes from the run's environment and the
+// launcher the command shims run: the piship-launch kept in the install
+// home (it starts in ~2 ms), else this binary's `launch` command. Only
+// install puts the launcher there (keepLauncher); rollback, doctor and
+// update's check just name it.
+func homeOptions(inv *stage.Invocation) (home.Options, error) {
+	homes, err := receipt.ResolveHomes(inv.Getenv)
+	if err != nil {
+		return home.Options{}, err
+	}
+	o := home.Options{Homes: homes, Log: inv.Log}
+	if src := launcherBeside(); src != "" {
+		o.Launcher = keptLauncher(src, homes.Install)
+	} else if exe, err := os.Executable(); err == nil {
+		o.Launcher = exe
+	}
+	return o, nil
+}
+
+// launcherBeside returns the piship-launch binary beside this piship, or "".
+func launcherBeside() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	for _, name := range []string{"piship-launch", "piship-launch.exe"} {
+		p := filepath.Join(filepath.Dir(exe), name)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// keptLauncher is where the launcher is kept: shims must not depend on
+// where piship runs from (a downloaded release directory, say).
+func keptLauncher(src, installHome string) string {
+	return filepath.Join(installHome, "launcher", filepath.Base(src))
+}
+
+// keepLauncher copies the launcher beside this piship into the install
+// home unless the same bytes stand there already. Install calls it before
+// writing shims that name the kept launcher. Comparing the two 3 MB files
+// took ~3 ms of every install, so a stamp beside the kept launcher records
+// both files' identities (cache.FileIdentity: any change to either file
+// changes its change time) when they were last found equal.
+func keepLauncher(installHome string) error {
+	src := launcherBeside()
+	if src == "" {
+		return nil
+	}
+	_, err := keepLauncherFrom(src, installHome)
+	return err
+}
+
+// keepLauncherFrom keeps src as the launcher of installHome and reports
+// whether it wrote it.
+func keepLauncherFrom(src, installHome string) (bool, error) {
+	dst := keptLauncher(src, installHome)
+	stampPath := dst + ".stamp"
+	stamp := func() (string, bool) {
+		srcID, ok1 := cache.FileIdentity(src)
+		dstID, ok2 := cache.FileIdentity(dst)
+		return srcID + "\n" + dstID + "\n", ok1 && ok2
+	}
+	if st, ok := stamp(); ok {
+		if b, err := os.ReadFile(stampPath); err == nil && string(b) == st {
+			return false, nil
+		}
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return false, err
+	}
+	wrote := false
+	if have, err := os.ReadFile(dst); err != nil || !bytes.Equal(have, data) {
+		if err := payload.WriteFile(dst, data, 0o755); err != nil {
+			return false, fmt.Errorf("CONFIG_UNAVAILABLE: cannot keep the launcher in %s: %v", filepath.Dir(dst), err)
+		}
+		wrote = true
+	}
+	if st, ok := stamp(); ok {
+		// Failing to write the stamp only costs the next install a compare.
+		_ = payload.WriteFile(stampPath, []byte(st), 0o644)
+	}
+	return wrote, nil
+}
+
+// reclaimBudget reads PISHIP_RECLAIM_BUDGET_MS (default def).
+func reclaimBudget(inv *stage.Invocation, def time.Duration) time.Duration {
+	if v := inv.Getenv("PISHIP_RECLAIM_BUDGET_MS"); v != "" {
+		if ms, err := strconv.Atoi(v); err == nil && ms > 0 {
+			return time.Duration(ms) * time.Millisecond
+		}
+	}
+	return def
+}

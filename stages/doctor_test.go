@@ -1,0 +1,53 @@
+package stages
+
+import (
+	"testing"
+	"time"
+
+	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/home"
+	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/stage"
+)
+
+// The report travels as a cty object; read back, it prints the JSON
+// Doctor's own report prints, the lists it left nil (null in JSON)
+// included, though they come back empty.
+func TestDoctorReportTravelsAsAValue(t *testing.T) {
+	k := stage.Define(Doctor{})
+	start, _ := time.Parse(time.RFC3339Nano, "2025-01-02T03:04:05.123456789+02:00")
+	for name, rep := range map[string]home.DoctorReport{
+		"empty lists": {ID: "hello", Active: "1.0.0", Verified: true, DiskBytes: 42},
+		"everything": {
+			ID: "hello", Active: "2.0.0", Previous: "1.0.0", Verified: true, Problems: []string{"p"},
+			Reclaimed: []string{"a", "b"}, Remaining: []string{"c"}, DiskBytes: 7, TrustFile: "/t/hello.json",
+			Leases: []home.DoctorLease{{Schema: "piship-lease/v1", App: "hello", Version: "2.0.0", PID: 12, Host: "h",
+				Start: start.Format(time.RFC3339Nano), Instance: "i"}},
+			Trust: home.TrustState{Channel: "stable", Source: "https://x", Threshold: 1,
+				Keys: []dist.LockUpdateKey{{ID: "k", PublicKey: "pk", Fingerprint: "sha256:f"}}, Sequences: map[string]int64{"stable": 3}},
+			ShimRefreshed: true, LauncherReplaced: true,
+			Store: &home.StoreReport{Dir: "/s", Objects: 5, Removed: 1, Bytes: 9, Exhausted: true, Problem: "slow"},
+		},
+	} {
+		want, err := payload.CanonicalJSON(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc, err := stage.EncodeOutputs(DoctorOutputs{Report: rep, Verified: rep.Verified, Problems: rep.Problems})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		enc, err = stage.CheckOutputs(k, enc)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got, err := stage.DecodeOutputs[DoctorOutputs](enc)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		data, err := got.Report.JSON()
+		if err != nil || string(data) != string(want) {
+			t.Errorf("%s: JSON after the trip\n%s(%v)\nwant\n%s", name, data, err, want)
+		}
+	}
+}

@@ -1,0 +1,57 @@
+package stages
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+
+	"piship.dev/piship/stages/channel"
+	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/stage"
+)
+
+// Download fetches a signed archive into the install home's downloads,
+// checking its size and SHA-256 against the signed entry as it streams.
+type Download struct{}
+
+func (Download) Name() string    { return "download" }
+func (Download) Version() string { return "1" }
+func (Download) Doc() string {
+	return "Downloads the chosen archive into apps/<id>/.downloads/, checking size and SHA-256 against the signed channel entry while writing; a mismatch leaves nothing."
+}
+
+// DownloadConfig is the configuration of a download stage: the entry
+// update_check chose.
+type DownloadConfig struct {
+	ID      string `cty:"id" required:"true"`
+	Source  string `cty:"source" required:"true"`
+	Archive string `cty:"archive" required:"true"`
+	SHA256  string `cty:"sha256" required:"true"`
+	Bytes   int64  `cty:"bytes" required:"true"`
+}
+
+// DownloadOutputs is what a download stage produces.
+type DownloadOutputs struct {
+	Path string `cty:"path"`
+}
+
+// Run implements stage.Typed.
+func (Download) Run(ctx context.Context, inv *stage.Invocation, cfg DownloadConfig) (DownloadOutputs, error) {
+	o, err := homeOptions(inv)
+	if err != nil {
+		return DownloadOutputs{}, err
+	}
+	source, err := channel.OpenSource(cfg.Source, nil)
+	if err != nil {
+		return DownloadOutputs{}, err
+	}
+	dir := receipt.DownloadsDir(o.Homes.Install, cfg.ID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return DownloadOutputs{}, err
+	}
+	dst := filepath.Join(dir, cfg.Archive)
+	if err := source.Download(ctx, cfg.Archive, dst, cfg.Bytes, cfg.SHA256); err != nil {
+		return DownloadOutputs{}, err
+	}
+	return DownloadOutputs{Path: dst}, nil
+}

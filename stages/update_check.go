@@ -1,0 +1,131 @@
+package stages
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"time"
+
+	"piship.dev/piship/stages/channel"
+	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/tracing/phase"
+)
+
+// UpdateCheck reads, verifies and chooses from the signed channel of an
+// installed distribution.
+type UpdateCheck struct{}
+
+func (UpdateCheck) Name() string    { return "update_check" }
+func (UpdateCheck) Version() string { return "1" }
+func (UpdateCheck) Doc() string {
+	return "Fetches <channel>.json and its signatures from the channel source (a directory, or http(s); plain http only on loopback), verifies " +
+		"the threshold of distinct keys trusted by the active release's lock, expiry, distribution and channel names and the replay floor in the " +
+		"receipt, picks the newest release for this target and refuses a downgrade. Outputs what to install (empty archive: up to date)."
+}
+
+// UpdateCheckConfig is the configuration of an update_check stage.
+type UpdateCheckConfig struct {
+	ID      string `cty:"id" required:"true"`
+	From    string `cty:"from" doc:"channel source (default: the lock's updates.source)"`
+	Channel string `cty:"channel" doc:"channel (default: the lock's updates.channel)"`
+}
+
+// UpdateCheckOutputs is what an update_check stage produces.
+type UpdateCheckOutputs struct {
+	Current  string   `cty:"current"`
+	Version  string   `cty:"version" doc:"the version to install, or the current one"`
+	Update   bool     `cty:"update" doc:"an update is available"`
+	Source   string   `cty:"source"`
+	Channel  string   `cty:"channel"`
+	Archive  string   `cty:"archive"`
+	SHA256   string   `cty:"sha256"`
+	Bytes    int64    `cty:"bytes"`
+	Sequence int64    `cty:"sequence"`
+	Signers  []string `cty:"signers"`
+}
+
+// Run implements stage.Typed.
+func (UpdateCheck) Run(ctx context.Context, inv *stage.Invocation, cfg UpdateCheckConfig) (UpdateCheckOutputs, error) {
+	var none UpdateCheckOutputs
+	o, err := homeOptions(inv)
+	if err != nil {
+		return none, err
+	}
+	id := cfg.ID
+	r, err := receipt.Read(o.Homes.Install, id)
+	if err != nil {
+		return none, err
+	}
+	var active *receipt.Release
+	for i := range r.Releases {
+		if r.Releases[i].Version == r.Active {
+			active = &r.Releases[i]
+		}
+	}
+	if active == nil {
+		return none, receipt.Errorf("UPDATE_FAILED", "%s has no active release in its receipt: reinstall it", id)
+	}
+	raw, err := os.ReadFile(filepath.Join(active.Payload, dist.LockFileName))
+	if err != nil {
+		return none, receipt.Errorf("UPDATE_FAILED", "cannot read the active release's lock: %v", err)
+	}
+	lock, err := dist.ParseLock(raw)
+	if err != nil {
+		return none, err
+	}
+	trust, err := lock.UpdateTrust()
+	if err != nil {
+		return none, err
+	}
+	ch, src := cfg.Channel, cfg.From
+	if lock.Updates != nil {
+		if ch == "" {
+			ch = lock.Updates.Channel
+		}
+		if src == "" {
+			src = lock.Updates.Source
+		}
+	}
+	if ch == "" {
+		ch = "stable"
+	}
+	if src == "" {
+		return none, receipt.Errorf("UPDATE_FAILED", "%s names no update source: pass --from DIR|URL", id)
+	}
+	source, err := channel.OpenSource(src, nil)
+	if err != nil {
+		return none, err
+	}
+	fctx, ph := phase.Start(ctx, "fetch channel")
+	doc, sig, err := source.FetchChannel(fctx, ch)
+	ph.End(err)
+	if err != nil {
+		return none, err
+	}
+	_, ph = phase.Start(ctx, "verify channel")
+	v, err := channel.Verify(doc, sig, *trust, ch, r.Sequences[ch], time.Now())
+	ph.End(err)
+	if err != nil {
+		return none, err
+	}
+	target := receipt.HostTarget()
+	rel, ok := v.Channel.Newest(target)
+	if !ok {
+		return none, receipt.Errorf("UPDATE_FAILED", "channel %s of %s offers no release for %s", ch, id, target)
+	}
+	out := UpdateCheckOutputs{
+		Current: r.Active, Version: r.Active, Source: source.String(), Channel: ch, Sequence: v.Channel.Sequence, Signers: v.Signers,
+	}
+	if err := channel.CheckUpgrade(r.Active, rel.Version); err != nil {
+		if errors.Is(err, channel.ErrUpToDate) {
+			return out, nil
+		}
+		return none, err
+	}
+	out.Version, out.Update = rel.Version, true
+	out.Archive, out.SHA256, out.Bytes = rel.Archive, rel.SHA256, rel.Bytes
+	return out, nil
+}
