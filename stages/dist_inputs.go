@@ -3,7 +3,6 @@ package stages
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -137,19 +136,6 @@ func reuseMode(out, id, key, runtimeKey string) string {
 	return "none"
 }
 
-// runtimeCache opens the runtime cache under the stage's cache_home
-// attribute, or under PISHIP_CACHE_HOME when it is unset or the kind has
-// none. Typed kinds pass their decoded cache_home to runtimeCacheAt.
-func runtimeCache(inv *stage.Invocation) (*cache.Runtime, error) {
-	var c struct {
-		CacheHome string `cty:"cache_home"`
-	}
-	if err := stage.DecodeConfig(inv, &c); err != nil {
-		return nil, err
-	}
-	return runtimeCacheAt(inv, c.CacheHome)
-}
-
 // runtimeCacheAt opens the runtime cache under home, or under
 // PISHIP_CACHE_HOME when home is empty. A release without cache passes a
 // throwaway home so nothing cached is used and nothing it makes is kept.
@@ -162,12 +148,6 @@ func runtimeCacheAt(inv *stage.Invocation, home string) (*cache.Runtime, error) 
 		home = h
 	}
 	return cache.OpenRuntime(home), nil
-}
-
-// errDamaged reports whether err is a damaged cache entry (logged, not fatal).
-func errDamaged(err error) bool {
-	var d *cache.DamagedError
-	return errors.As(err, &d)
 }
 
 // bundleCached reports whether the runtime cache holds a verified bundle for

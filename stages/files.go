@@ -11,8 +11,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/zclconf/go-cty/cty"
-
 	"piship.dev/piship/stages/stage"
 )
 
@@ -129,56 +127,6 @@ func matchSegments(pat, segs []string) bool {
 	}
 	ok, err := path.Match(pat[0], segs[0])
 	return err == nil && ok && matchSegments(pat[1:], segs[1:])
-}
-
-// stringList converts a list(string) configuration value (null = empty).
-func stringList(v cty.Value) []string {
-	if v.IsNull() || !v.IsKnown() {
-		return nil
-	}
-	out := make([]string, 0, v.LengthInt())
-	for it := v.ElementIterator(); it.Next(); {
-		_, e := it.Element()
-		if !e.IsNull() {
-			out = append(out, e.AsString())
-		}
-	}
-	return out
-}
-
-// stringMap converts a map(string) configuration value (null = empty).
-func stringMap(v cty.Value) map[string]string {
-	out := map[string]string{}
-	if v.IsNull() || !v.IsKnown() {
-		return out
-	}
-	for it := v.ElementIterator(); it.Next(); {
-		k, e := it.Element()
-		if !e.IsNull() {
-			out[k.AsString()] = e.AsString()
-		}
-	}
-	return out
-}
-
-// stringOr returns the string value of v, or def when v is null.
-func stringOr(v cty.Value, def string) string {
-	if v.IsNull() || !v.IsKnown() || v.Type() != cty.String {
-		return def
-	}
-	return v.AsString()
-}
-
-// mapVal builds a map(string) value; an empty map is typed, not an empty object.
-func mapVal(m map[string]string) cty.Value {
-	if len(m) == 0 {
-		return cty.MapValEmpty(cty.String)
-	}
-	vals := make(map[string]cty.Value, len(m))
-	for k, v := range m {
-		vals[k] = cty.StringVal(v)
-	}
-	return cty.MapVal(vals)
 }
 
 func sha256Hex(b []byte) string {

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/zclconf/go-cty/cty"
-
 	"piship.dev/piship/stages/bundle"
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/payload"
@@ -112,17 +110,4 @@ func pathInPackage(rel string) string {
 		return strings.Join(parts[1:], "/")
 	}
 	return rest
-}
-
-// stringListVal builds a list(string) value; an empty list is typed. Kept
-// for the kinds not yet typed (issue 12); typed kinds return []string.
-func stringListVal(ss []string) cty.Value {
-	if len(ss) == 0 {
-		return cty.ListValEmpty(cty.String)
-	}
-	vals := make([]cty.Value, len(ss))
-	for i, s := range ss {
-		vals[i] = cty.StringVal(s)
-	}
-	return cty.ListVal(vals)
 }

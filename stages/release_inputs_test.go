@@ -8,8 +8,7 @@ import (
 	"piship.dev/piship/stages/stage"
 )
 
-// An unset channel is stable; a set one, even empty, is taken as given
-// (the untyped kind read it with stringOr(v, "stable")).
+// An unset channel is stable; a set one, even empty, is taken as given.
 func TestReleaseInputsChannelDefault(t *testing.T) {
 	for _, c := range []struct {
 		channel cty.Value

@@ -98,17 +98,6 @@ type Invocation struct {
 	Getenv func(string) string
 }
 
-// Get returns the configuration attribute name (null when unset).
-//
-// Deprecated: kinds declare a config struct (see Define); Get goes when the
-// last kind has moved (issue 12).
-func (inv *Invocation) Get(name string) cty.Value {
-	if inv.Config.IsNull() || !inv.Config.Type().IsObjectType() || !inv.Config.Type().HasAttribute(name) {
-		return cty.NullVal(cty.DynamicPseudoType)
-	}
-	return inv.Config.GetAttr(name)
-}
-
 // Spec returns the hcldec specification of a kind's configuration.
 func Spec(k Kind) hcldec.ObjectSpec {
 	spec := hcldec.ObjectSpec{}
