@@ -67,7 +67,7 @@ func (noopKind) Run(context.Context, *stage.Invocation) (map[string]cty.Value, e
 }
 
 func wait(ctx context.Context, inv *stage.Invocation) error {
-	ms := inv.Get("ms")
+	ms := inv.Config.GetAttr("ms")
 	if ms.IsNull() {
 		return nil
 	}
