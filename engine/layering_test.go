@@ -35,3 +35,28 @@ func TestEngineKnowsOnlyTheContract(t *testing.T) {
 		}
 	}
 }
+
+// Domain packages (stages/<name>/) never import the kind layer: the kinds
+// adapt the domain to the engine, not the other way round, so install,
+// verify-release, doctor and launch share one copy of each rule.
+func TestDomainPackagesDoNotImportKinds(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "piship.dev/piship/stages/...", "piship.dev/piship/cache/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	const kinds = "piship.dev/piship/stages"
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, deps, _ := strings.Cut(line, " ")
+		if pkg == kinds {
+			continue
+		}
+		for _, d := range strings.Fields(deps) {
+			if d == kinds {
+				t.Errorf("%s imports the kind layer %s (docs/architecture.md)", pkg, kinds)
+			}
+			if strings.HasPrefix(pkg, "piship.dev/piship/cache") && strings.HasPrefix(d, kinds+"/") {
+				t.Errorf("%s imports %s: cache must not depend on stages/", pkg, d)
+			}
+		}
+	}
+}
