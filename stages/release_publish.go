@@ -52,7 +52,7 @@ func (ReleasePublish) Run(ctx context.Context, inv *Invocation) (map[string]cty.
 	}
 	var tools []cty.Value
 	if v := inv.Get("ship_tools"); !v.IsNull() && v.True() && stringOr(inv.Get("target"), "") == dist.HostTarget() {
-		shipped, err := shipTools(filepath.Join(staging, name))
+		shipped, err := shipTools(filepath.Join(staging, name), inv.Getenv(SelfBinaryEnv))
 		if err != nil {
 			return nil, fmt.Errorf("cannot put the piship binaries into the release: %v", err)
 		}
@@ -146,16 +146,16 @@ func isShippedTool(p string) bool {
 	return slices.Contains(dist.ShippedTools(), p)
 }
 
-// SelfBinary is the path of the running piship command, set by its main
-// (not by tests that run the CLI in-process, whose executable is a test
-// binary): the binary releases ship. Empty ships nothing.
-var SelfBinary string
+// SelfBinaryEnv names, in the run's environment (inv.Getenv), the path of
+// the piship binary releases ship: the running piship command, as its
+// main passes it to the run (not tests that run the CLI in-process, whose
+// executable is a test binary). Empty ships nothing.
+const SelfBinaryEnv = "PISHIP_SELF_BINARY"
 
-// shipTools copies the running piship binary, and piship-launch from
-// beside it when present, into releaseDir (mode 0755), hashing each as it
-// goes. It returns what it copied.
-func shipTools(releaseDir string) ([]ToolDigest, error) {
-	exe := SelfBinary
+// shipTools copies the piship binary exe, and piship-launch from beside it
+// when present, into releaseDir (mode 0755), hashing each as it goes. It
+// returns what it copied.
+func shipTools(releaseDir, exe string) ([]ToolDigest, error) {
 	if exe == "" {
 		return nil, nil
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"piship.dev/piship/cmd/piship/internal/fixture"
+	"piship.dev/piship/stages/buildinfo"
 	"piship.dev/piship/stages/payload"
 )
 
@@ -98,7 +99,7 @@ func TestReleaseIsReproducible(t *testing.T) {
 			t.Errorf("%s differs between cold and warm releases", f)
 		}
 	}
-	var bi BuildInfo
+	var bi buildinfo.BuildInfo
 	if err := readJSONFile(filepath.Join(cold, helloRelease+".build-info.json"), &bi); err != nil || !strings.HasPrefix(bi.RuntimeCache, "off") {
 		t.Fatalf("cold build-info %+v %v", bi, err)
 	}

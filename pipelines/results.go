@@ -1,0 +1,345 @@
+package pipelines
+
+// This file is the one place that knows the built-in pipelines' inputs and
+// their stages' names and outputs: each command runs its pipeline through a
+// typed function here and gets a typed result back. The output structs
+// declare, with cty tags, the subset of a kind's outputs a command reads.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/zclconf/go-cty/cty"
+
+	"piship.dev/piship/engine"
+	"piship.dev/piship/stages"
+	"piship.dev/piship/stages/buildinfo"
+	"piship.dev/piship/stages/home"
+	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/tracing"
+)
+
+// outputs reads the results of one run by stage name.
+type outputs struct {
+	res *engine.Result
+	err error // the first output that did not decode
+}
+
+// read decodes the outputs of stage name into O. A stage that did not
+// succeed (skipped by its condition, say) reads as O's zero value and false.
+func read[O any](o *outputs, name string) (O, bool) {
+	var zero O
+	for _, r := range o.res.Stages {
+		if r.Stage.Name != name || r.Status != engine.Succeeded {
+			continue
+		}
+		v, err := stage.DecodeOutputs[O](r.Outputs)
+		if err != nil {
+			if o.err == nil {
+				o.err = fmt.Errorf("stage %s: %v", name, err)
+			}
+			return zero, false
+		}
+		return v, true
+	}
+	return zero, false
+}
+
+// finish turns a finished run into its typed result: nil and the exit code
+// when the run failed (the failure is printed), or when an output did not
+// decode.
+func finish[T any](c Config, o Outcome, decode func(*outputs) *T) (*T, int) {
+	if !o.OK() {
+		return nil, o.Code
+	}
+	out := &outputs{res: o.Result}
+	t := decode(out)
+	if out.err != nil {
+		fmt.Fprintf(c.Stderr, "piship: %s: %v\n", o.Graph.Name, out.err)
+		return nil, ExitFailed
+	}
+	return t, o.Code
+}
+
+type cacheHit struct {
+	Hit bool `cty:"hit"`
+}
+
+func hitMiss(hit bool) string {
+	if hit {
+		return "hit"
+	}
+	return "miss"
+}
+
+// BuildArgs are the build pipeline's inputs (absolute paths; Out empty
+// for DIST/dist).
+type BuildArgs struct {
+	Distribution, Out string
+	Rebuild           bool
+}
+
+// Built is a finished build.
+type Built struct {
+	ID, Version, Final string // Final: the payload directory
+	Bundled, Stripped  bool
+	// Reuse is what the build stamp let the build keep: all, resources
+	// or none.
+	Reuse        string
+	Files, Bytes int64
+	// RuntimeCache and BundleCache are hit or miss, empty when the stage
+	// did not run.
+	RuntimeCache, BundleCache string
+	Total                     time.Duration // the run span's duration
+}
+
+// Build runs the built-in build pipeline.
+func Build(ctx context.Context, c Config, a BuildArgs) (*Built, int) {
+	o := runBuiltin(ctx, c, "build", map[string]cty.Value{
+		"distribution": cty.StringVal(a.Distribution),
+		"out":          cty.StringVal(a.Out),
+		"rebuild":      cty.BoolVal(a.Rebuild),
+	})
+	return finish(c, o, func(out *outputs) *Built {
+		in, _ := read[struct {
+			ID      string `cty:"id"`
+			Version string `cty:"version"`
+			Final   string `cty:"final"`
+			Reuse   string `cty:"reuse"`
+			Out     string `cty:"out"`
+			Bundle  bool   `cty:"bundle"`
+			Strip   bool   `cty:"strip"`
+		}](out, "inputs")
+		b := &Built{ID: in.ID, Version: in.Version, Final: in.Final, Bundled: in.Bundle, Stripped: in.Strip, Reuse: in.Reuse, Total: o.Total}
+		if in.Reuse == "all" {
+			var st stages.Stamp
+			if err := payload.ReadJSON(stages.StampPath(in.Out, in.ID), &st); err == nil {
+				b.Files, b.Bytes = int64(st.Files), st.Bytes
+			}
+			return b
+		}
+		inv, _ := read[inventoryOut](out, "inventory")
+		b.Files, b.Bytes = inv.Files, inv.Bytes
+		if rt, ran := read[cacheHit](out, "runtime"); ran {
+			b.RuntimeCache = hitMiss(rt.Hit)
+		}
+		if bu, ran := read[cacheHit](out, "bundle"); ran {
+			b.BundleCache = hitMiss(bu.Hit)
+		}
+		return b
+	})
+}
+
+type inventoryOut struct {
+	Files int64 `cty:"files"`
+	Bytes int64 `cty:"bytes"`
+}
+
+// ReleaseArgs are the release pipeline's inputs (absolute paths; Out
+// empty for DIST/dist).
+type ReleaseArgs struct {
+	Distribution, Out, Channel string
+	// NoCache ignores the runtime and bundle caches (a cold release).
+	NoCache bool
+}
+
+// Released is a finished release.
+type Released struct {
+	Name, Path   string // <id>-<version>-<target> and its directory
+	Files        int64  // payload files
+	ArchiveBytes int64
+	SHA256       string // the archive's
+	// RuntimeCache says where the runtime came from: "off (cold
+	// release)", "miss" or "hit (entry ..., linked N, copied N, bundle
+	// hit|miss|off)"; build-info.json records the same words.
+	RuntimeCache string
+	// BuildInfoErr is why <name>.build-info.json could not be written.
+	BuildInfoErr error
+	Total        time.Duration
+}
+
+// Release runs the built-in release pipeline and writes the release's
+// build-info.json: the line RuntimeCache, the timings and the shipped
+// tools are the only places cache provenance is recorded (release.json is
+// the same whether the cache hit or not).
+func Release(ctx context.Context, c Config, a ReleaseArgs) (*Released, int) {
+	o := runBuiltin(ctx, c, "release", map[string]cty.Value{
+		"distribution": cty.StringVal(a.Distribution), "out": cty.StringVal(a.Out),
+		"channel": cty.StringVal(a.Channel), "no_cache": cty.BoolVal(a.NoCache),
+	})
+	return finish(c, o, func(out *outputs) *Released {
+		in, _ := read[struct {
+			Name     string `cty:"name"`
+			Releases string `cty:"releases"`
+		}](out, "inputs")
+		entry, _ := read[struct {
+			Hit    bool   `cty:"hit"`
+			Digest string `cty:"digest"`
+			Entry  string `cty:"entry"`
+		}](out, "runtime_entry")
+		rt, _ := read[struct {
+			Linked int64 `cty:"linked"`
+			Copied int64 `cty:"copied"`
+		}](out, "runtime")
+		bundle := "off"
+		if b, ran := read[cacheHit](out, "bundle"); ran {
+			bundle = hitMiss(b.Hit)
+		}
+		pub, _ := read[struct {
+			Path  string           `cty:"path"`
+			Tools []buildinfo.Tool `cty:"tools"` // hashed as they were copied
+		}](out, "publish")
+		inv, _ := read[inventoryOut](out, "inventory")
+		arc, _ := read[struct {
+			Bytes  int64  `cty:"bytes"`
+			SHA256 string `cty:"sha256"`
+		}](out, "archive")
+
+		r := &Released{Name: in.Name, Path: pub.Path, Files: inv.Files, ArchiveBytes: arc.Bytes, SHA256: arc.SHA256, Total: o.Total}
+		switch {
+		case a.NoCache:
+			r.RuntimeCache = "off (cold release)"
+		case !entry.Hit:
+			r.RuntimeCache = "miss"
+		default:
+			r.RuntimeCache = fmt.Sprintf("hit (entry %s, linked %d, copied %d, bundle %s)", entry.Digest, rt.Linked, rt.Copied, bundle)
+		}
+		if len(pub.Tools) == 0 {
+			pub.Tools = nil
+		}
+		r.BuildInfoErr = buildinfo.Write(in.Releases, buildinfo.BuildInfo{
+			Schema: buildinfo.Schema, Release: in.Name, RuntimeCache: r.RuntimeCache,
+			Entry: entry.Entry, EntryDigest: entry.Digest, Linked: rt.Linked, Copied: rt.Copied, Bundle: bundle,
+			Tools:  pub.Tools,
+			Timing: tracing.Summarize(o.Spans, o.Graph.Name, o.Graph.DepNames()).JSON,
+		})
+		return r
+	})
+}
+
+// InstallArgs are the install pipeline's inputs.
+type InstallArgs struct {
+	Source    string // absolute: an archive, a release or a payload directory
+	SHA256    string // expected sha256 of the archive
+	ExpectKey string // a sha256:<hex> fingerprint the release must trust for updates
+}
+
+// Installed is a finished install.
+type Installed struct {
+	ID, Version, Command string
+	// Reused: the same bytes were installed before; nothing was written.
+	Reused               bool
+	Files, Bytes, Linked int64 // Linked: files placed from the store
+	Total                time.Duration
+}
+
+// Install runs the built-in install pipeline.
+func Install(ctx context.Context, c Config, a InstallArgs) (*Installed, int) {
+	o := runBuiltin(ctx, c, "install", map[string]cty.Value{
+		"source": cty.StringVal(a.Source), "sha256": cty.StringVal(a.SHA256), "expect_key": cty.StringVal(a.ExpectKey),
+	})
+	return finish(c, o, func(out *outputs) *Installed {
+		in, _ := read[struct {
+			ID      string `cty:"id"`
+			Version string `cty:"version"`
+			Command string `cty:"command"`
+			Reused  bool   `cty:"reused"`
+			Files   int64  `cty:"files"`
+			Bytes   int64  `cty:"bytes"`
+			Linked  int64  `cty:"linked"`
+		}](out, "install")
+		return &Installed{ID: in.ID, Version: in.Version, Command: in.Command, Reused: in.Reused,
+			Files: in.Files, Bytes: in.Bytes, Linked: in.Linked, Total: o.Total}
+	})
+}
+
+// UpdateArgs are the update pipeline's inputs.
+type UpdateArgs struct {
+	ID      string
+	From    string // channel source (absolute when a directory); empty: the release's
+	Channel string // empty: the release's
+	Check   bool   // report only
+}
+
+// Updated is a finished update (or check).
+type Updated struct {
+	Available        bool   // an update is (or was) available
+	Current, Version string // installed before, and the channel's newest
+	Channel          string
+	Sequence, Bytes  int64
+	Linked           int64 // files the install linked from the store
+	Total            time.Duration
+}
+
+// Update runs the built-in update pipeline.
+func Update(ctx context.Context, c Config, a UpdateArgs) (*Updated, int) {
+	o := runBuiltin(ctx, c, "update", map[string]cty.Value{
+		"id": cty.StringVal(a.ID), "from": cty.StringVal(a.From), "channel": cty.StringVal(a.Channel), "check": cty.BoolVal(a.Check),
+	})
+	return finish(c, o, func(out *outputs) *Updated {
+		ch, _ := read[struct {
+			Update   bool   `cty:"update"`
+			Current  string `cty:"current"`
+			Version  string `cty:"version"`
+			Channel  string `cty:"channel"`
+			Sequence int64  `cty:"sequence"`
+			Bytes    int64  `cty:"bytes"`
+		}](out, "check")
+		in, _ := read[struct {
+			Linked int64 `cty:"linked"`
+		}](out, "install")
+		return &Updated{Available: ch.Update, Current: ch.Current, Version: ch.Version, Channel: ch.Channel,
+			Sequence: ch.Sequence, Bytes: ch.Bytes, Linked: in.Linked, Total: o.Total}
+	})
+}
+
+// RolledBack is a finished rollback.
+type RolledBack struct {
+	From, Active string
+}
+
+// Rollback runs the built-in rollback pipeline for id.
+func Rollback(ctx context.Context, c Config, id string) (*RolledBack, int) {
+	o := runBuiltin(ctx, c, "rollback", map[string]cty.Value{"id": cty.StringVal(id)})
+	return finish(c, o, func(out *outputs) *RolledBack {
+		r, _ := read[struct {
+			From   string `cty:"from"`
+			Active string `cty:"active"`
+		}](out, "rollback")
+		return &RolledBack{From: r.From, Active: r.Active}
+	})
+}
+
+// Doctored is the report of one doctor run.
+type Doctored struct {
+	report string // JSON, as the doctor stage wrote it
+}
+
+// JSON is the report as the doctor stage wrote it.
+func (d *Doctored) JSON() string { return d.report }
+
+// Report decodes the report.
+func (d *Doctored) Report() (home.DoctorReport, error) {
+	var r home.DoctorReport
+	err := json.Unmarshal([]byte(d.report), &r)
+	return r, err
+}
+
+// Doctor runs the built-in doctor pipeline for id. The report is nil when
+// the pipeline failed or wrote none.
+func Doctor(ctx context.Context, c Config, id string) (*Doctored, int) {
+	o := runBuiltin(ctx, c, "doctor", map[string]cty.Value{"id": cty.StringVal(id)})
+	d, code := finish(c, o, func(out *outputs) *Doctored {
+		r, _ := read[struct {
+			Report string `cty:"report"`
+		}](out, "doctor")
+		return &Doctored{report: r.Report}
+	})
+	if d != nil && d.report == "" {
+		return nil, code
+	}
+	return d, code
+}

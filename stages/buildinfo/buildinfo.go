@@ -1,0 +1,54 @@
+// Package buildinfo writes <name>.build-info.json beside a release: the
+// unsigned record of where the release's runtime came from (cache
+// provenance), the stage timings and the digests of the piship binaries
+// shipped in the release directory. Nothing a release signs refers to it.
+package buildinfo
+
+import (
+	"encoding/json"
+	"path/filepath"
+
+	"piship.dev/piship/stages/payload"
+)
+
+// Schema names the file's format.
+const Schema = "piship-build-info/v1"
+
+// BuildInfo is the unsigned <name>.build-info.json beside a release:
+// cache provenance and stage timings, outside everything a release signs.
+type BuildInfo struct {
+	Schema       string `json:"schema"`
+	Release      string `json:"release"`
+	RuntimeCache string `json:"runtimeCache"`
+	Entry        string `json:"entry"`
+	EntryDigest  string `json:"entryDigest"`
+	Linked       int64  `json:"linked"`
+	Copied       int64  `json:"copied"`
+	Bundle       string `json:"bundle"`
+	// Tools are the piship binaries shipped in the release directory
+	// (outside the archive and checksums.txt); verify-release checks them.
+	Tools  []Tool          `json:"tools,omitempty"`
+	Timing json.RawMessage `json:"timing"`
+}
+
+// Tool is one shipped binary: its name in the release directory, sha256
+// and size. The cty tags read release_publish's tools output.
+type Tool struct {
+	Name   string `json:"name" cty:"name"`
+	SHA256 string `json:"sha256" cty:"sha256"`
+	Bytes  int64  `json:"bytes" cty:"bytes"`
+}
+
+// Path is where the build info of release name stands in releases.
+func Path(releases, name string) string {
+	return filepath.Join(releases, name+".build-info.json")
+}
+
+// Write writes bi (canonical JSON) beside release bi.Release in releases.
+func Write(releases string, bi BuildInfo) error {
+	data, err := payload.CanonicalJSON(bi)
+	if err != nil {
+		return err
+	}
+	return payload.WriteFile(Path(releases, bi.Release), data, 0o644)
+}
