@@ -28,24 +28,145 @@ type outputs struct {
 	err error // the first output that did not decode
 }
 
-// read decodes the outputs of stage name into O. A stage that did not
-// succeed (skipped by its condition, say) reads as O's zero value and false.
-func read[O any](o *outputs, name string) (O, bool) {
+// reader reads the outputs of one stage of one built-in pipeline into O,
+// which declares (cty tags) the subset of the kind's outputs a command uses.
+type reader[O any] struct{ pipeline, stage string }
+
+// readDecl is a reader as TestReadersMatchTheEmbeddedPipelines checks it.
+type readDecl struct {
+	pipeline, stage string
+	decode          func(map[string]cty.Value) error
+}
+
+// readers lists every reader declared below.
+var readers []readDecl
+
+func reads[O any](pipeline, stageName string) reader[O] {
+	readers = append(readers, readDecl{pipeline, stageName, func(m map[string]cty.Value) error {
+		_, err := stage.DecodeOutputs[O](m)
+		return err
+	}})
+	return reader[O]{pipeline, stageName}
+}
+
+// from decodes the stage's outputs. A stage that did not succeed (skipped
+// by its condition, say) reads as O's zero value and false.
+func (rd reader[O]) from(o *outputs) (O, bool) {
 	var zero O
 	for _, r := range o.res.Stages {
-		if r.Stage.Name != name || r.Status != engine.Succeeded {
+		if r.Stage.Name != rd.stage || r.Status != engine.Succeeded {
 			continue
 		}
 		v, err := stage.DecodeOutputs[O](r.Outputs)
 		if err != nil {
 			if o.err == nil {
-				o.err = fmt.Errorf("stage %s: %v", name, err)
+				o.err = fmt.Errorf("stage %s: %v", rd.stage, err)
 			}
 			return zero, false
 		}
 		return v, true
 	}
 	return zero, false
+}
+
+// The stages the commands read, by pipeline.
+var (
+	buildInputs    = reads[buildInputsOut]("build", "inputs")
+	buildInventory = reads[inventoryOut]("build", "inventory")
+	buildRuntime   = reads[cacheHit]("build", "runtime")
+	buildBundle    = reads[cacheHit]("build", "bundle")
+
+	releaseInputs    = reads[releaseInputsOut]("release", "inputs")
+	releaseEntry     = reads[runtimeEntryOut]("release", "runtime_entry")
+	releaseRuntime   = reads[runtimeOut]("release", "runtime")
+	releaseBundle    = reads[cacheHit]("release", "bundle")
+	releasePublish   = reads[publishOut]("release", "publish")
+	releaseInventory = reads[inventoryOut]("release", "inventory")
+	releaseArchive   = reads[archiveOut]("release", "archive")
+
+	installInstall = reads[installOut]("install", "install")
+	updateCheck    = reads[checkOut]("update", "check")
+	updateInstall  = reads[linkedOut]("update", "install")
+	rollbackStage  = reads[rollbackOut]("rollback", "rollback")
+	doctorStage    = reads[doctorOut]("doctor", "doctor")
+)
+
+type buildInputsOut struct {
+	ID      string `cty:"id"`
+	Version string `cty:"version"`
+	Final   string `cty:"final"`
+	Reuse   string `cty:"reuse"`
+	Out     string `cty:"out"`
+	Bundle  bool   `cty:"bundle"`
+	Strip   bool   `cty:"strip"`
+}
+
+type inventoryOut struct {
+	Files int64 `cty:"files"`
+	Bytes int64 `cty:"bytes"`
+}
+
+type cacheHit struct {
+	Hit bool `cty:"hit"`
+}
+
+type releaseInputsOut struct {
+	Name     string `cty:"name"`
+	Releases string `cty:"releases"`
+}
+
+type runtimeEntryOut struct {
+	Hit    bool   `cty:"hit"`
+	Digest string `cty:"digest"`
+	Entry  string `cty:"entry"`
+}
+
+type runtimeOut struct {
+	Linked int64 `cty:"linked"`
+	Copied int64 `cty:"copied"`
+}
+
+type publishOut struct {
+	Path  string           `cty:"path"`
+	Tools []buildinfo.Tool `cty:"tools"` // hashed as they were copied
+}
+
+type archiveOut struct {
+	Bytes  int64  `cty:"bytes"`
+	SHA256 string `cty:"sha256"`
+}
+
+type installOut struct {
+	ID      string `cty:"id"`
+	Version string `cty:"version"`
+	Command string `cty:"command"`
+	Reused  bool   `cty:"reused"`
+	Files   int64  `cty:"files"`
+	Bytes   int64  `cty:"bytes"`
+	Linked  int64  `cty:"linked"`
+}
+
+type checkOut struct {
+	Update   bool   `cty:"update"`
+	Current  string `cty:"current"`
+	Version  string `cty:"version"`
+	Channel  string `cty:"channel"`
+	Sequence int64  `cty:"sequence"`
+	Bytes    int64  `cty:"bytes"`
+}
+
+type linkedOut struct {
+	Linked int64 `cty:"linked"`
+}
+
+type rollbackOut struct {
+	From   string `cty:"from"`
+	Active string `cty:"active"`
+}
+
+// doctorOut is the doctor stage's report, JSON in a string.
+type doctorOut struct {
+	Report string `cty:"report"`
 }
 
 // finish turns a finished run into its typed result: nil and the exit code
@@ -62,10 +183,6 @@ func finish[T any](c Config, o Outcome, decode func(*outputs) *T) (*T, int) {
 		return nil, ExitFailed
 	}
 	return t, o.Code
-}
-
-type cacheHit struct {
-	Hit bool `cty:"hit"`
 }
 
 func hitMiss(hit bool) string {
@@ -104,15 +221,7 @@ func Build(ctx context.Context, c Config, a BuildArgs) (*Built, int) {
 		"rebuild":      cty.BoolVal(a.Rebuild),
 	})
 	return finish(c, o, func(out *outputs) *Built {
-		in, _ := read[struct {
-			ID      string `cty:"id"`
-			Version string `cty:"version"`
-			Final   string `cty:"final"`
-			Reuse   string `cty:"reuse"`
-			Out     string `cty:"out"`
-			Bundle  bool   `cty:"bundle"`
-			Strip   bool   `cty:"strip"`
-		}](out, "inputs")
+		in, _ := buildInputs.from(out)
 		b := &Built{ID: in.ID, Version: in.Version, Final: in.Final, Bundled: in.Bundle, Stripped: in.Strip, Reuse: in.Reuse, Total: o.Total}
 		if in.Reuse == "all" {
 			var st stages.Stamp
@@ -121,21 +230,16 @@ func Build(ctx context.Context, c Config, a BuildArgs) (*Built, int) {
 			}
 			return b
 		}
-		inv, _ := read[inventoryOut](out, "inventory")
+		inv, _ := buildInventory.from(out)
 		b.Files, b.Bytes = inv.Files, inv.Bytes
-		if rt, ran := read[cacheHit](out, "runtime"); ran {
+		if rt, ran := buildRuntime.from(out); ran {
 			b.RuntimeCache = hitMiss(rt.Hit)
 		}
-		if bu, ran := read[cacheHit](out, "bundle"); ran {
+		if bu, ran := buildBundle.from(out); ran {
 			b.BundleCache = hitMiss(bu.Hit)
 		}
 		return b
 	})
-}
-
-type inventoryOut struct {
-	Files int64 `cty:"files"`
-	Bytes int64 `cty:"bytes"`
 }
 
 // ReleaseArgs are the release pipeline's inputs (absolute paths; Out
@@ -171,32 +275,16 @@ func Release(ctx context.Context, c Config, a ReleaseArgs) (*Released, int) {
 		"channel": cty.StringVal(a.Channel), "no_cache": cty.BoolVal(a.NoCache),
 	})
 	return finish(c, o, func(out *outputs) *Released {
-		in, _ := read[struct {
-			Name     string `cty:"name"`
-			Releases string `cty:"releases"`
-		}](out, "inputs")
-		entry, _ := read[struct {
-			Hit    bool   `cty:"hit"`
-			Digest string `cty:"digest"`
-			Entry  string `cty:"entry"`
-		}](out, "runtime_entry")
-		rt, _ := read[struct {
-			Linked int64 `cty:"linked"`
-			Copied int64 `cty:"copied"`
-		}](out, "runtime")
+		in, _ := releaseInputs.from(out)
+		entry, _ := releaseEntry.from(out)
+		rt, _ := releaseRuntime.from(out)
 		bundle := "off"
-		if b, ran := read[cacheHit](out, "bundle"); ran {
+		if b, ran := releaseBundle.from(out); ran {
 			bundle = hitMiss(b.Hit)
 		}
-		pub, _ := read[struct {
-			Path  string           `cty:"path"`
-			Tools []buildinfo.Tool `cty:"tools"` // hashed as they were copied
-		}](out, "publish")
-		inv, _ := read[inventoryOut](out, "inventory")
-		arc, _ := read[struct {
-			Bytes  int64  `cty:"bytes"`
-			SHA256 string `cty:"sha256"`
-		}](out, "archive")
+		pub, _ := releasePublish.from(out)
+		inv, _ := releaseInventory.from(out)
+		arc, _ := releaseArchive.from(out)
 
 		r := &Released{Name: in.Name, Path: pub.Path, Files: inv.Files, ArchiveBytes: arc.Bytes, SHA256: arc.SHA256, Total: o.Total}
 		switch {
@@ -242,15 +330,7 @@ func Install(ctx context.Context, c Config, a InstallArgs) (*Installed, int) {
 		"source": cty.StringVal(a.Source), "sha256": cty.StringVal(a.SHA256), "expect_key": cty.StringVal(a.ExpectKey),
 	})
 	return finish(c, o, func(out *outputs) *Installed {
-		in, _ := read[struct {
-			ID      string `cty:"id"`
-			Version string `cty:"version"`
-			Command string `cty:"command"`
-			Reused  bool   `cty:"reused"`
-			Files   int64  `cty:"files"`
-			Bytes   int64  `cty:"bytes"`
-			Linked  int64  `cty:"linked"`
-		}](out, "install")
+		in, _ := installInstall.from(out)
 		return &Installed{ID: in.ID, Version: in.Version, Command: in.Command, Reused: in.Reused,
 			Files: in.Files, Bytes: in.Bytes, Linked: in.Linked, Total: o.Total}
 	})
@@ -280,17 +360,8 @@ func Update(ctx context.Context, c Config, a UpdateArgs) (*Updated, int) {
 		"id": cty.StringVal(a.ID), "from": cty.StringVal(a.From), "channel": cty.StringVal(a.Channel), "check": cty.BoolVal(a.Check),
 	})
 	return finish(c, o, func(out *outputs) *Updated {
-		ch, _ := read[struct {
-			Update   bool   `cty:"update"`
-			Current  string `cty:"current"`
-			Version  string `cty:"version"`
-			Channel  string `cty:"channel"`
-			Sequence int64  `cty:"sequence"`
-			Bytes    int64  `cty:"bytes"`
-		}](out, "check")
-		in, _ := read[struct {
-			Linked int64 `cty:"linked"`
-		}](out, "install")
+		ch, _ := updateCheck.from(out)
+		in, _ := updateInstall.from(out)
 		return &Updated{Available: ch.Update, Current: ch.Current, Version: ch.Version, Channel: ch.Channel,
 			Sequence: ch.Sequence, Bytes: ch.Bytes, Linked: in.Linked, Total: o.Total}
 	})
@@ -305,10 +376,7 @@ type RolledBack struct {
 func Rollback(ctx context.Context, c Config, id string) (*RolledBack, int) {
 	o := runBuiltin(ctx, c, "rollback", map[string]cty.Value{"id": cty.StringVal(id)})
 	return finish(c, o, func(out *outputs) *RolledBack {
-		r, _ := read[struct {
-			From   string `cty:"from"`
-			Active string `cty:"active"`
-		}](out, "rollback")
+		r, _ := rollbackStage.from(out)
 		return &RolledBack{From: r.From, Active: r.Active}
 	})
 }
@@ -333,9 +401,7 @@ func (d *Doctored) Report() (home.DoctorReport, error) {
 func Doctor(ctx context.Context, c Config, id string) (*Doctored, int) {
 	o := runBuiltin(ctx, c, "doctor", map[string]cty.Value{"id": cty.StringVal(id)})
 	d, code := finish(c, o, func(out *outputs) *Doctored {
-		r, _ := read[struct {
-			Report string `cty:"report"`
-		}](out, "doctor")
+		r, _ := doctorStage.from(out)
 		return &Doctored{report: r.Report}
 	})
 	if d != nil && d.report == "" {
