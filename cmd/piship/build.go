@@ -6,16 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/zclconf/go-cty/cty"
 
-	"piship.dev/piship/engine"
-	"piship.dev/piship/graph"
-	"piship.dev/piship/stages"
+	"piship.dev/piship/pipelines"
 	"piship.dev/piship/stages/dist"
-	"piship.dev/piship/stages/payload"
 )
 
 // cmdLock writes DIST/piship.lock.
@@ -54,86 +49,44 @@ func cmdBuild(e *env, args []string) int {
 	out := fs.String("out", "", "output directory (default: DIST/dist)")
 	rebuild := fs.Bool("rebuild", false, "ignore the build stamp and rebuild the payload")
 	rc := runFlags(fs)
-	g, distDir, outDir, code := builtinOnDist(e, fs, args, "build", "usage: piship build DIST [--out DIR] [--rebuild]", out)
-	if g == nil {
+	distDir, outDir, ok, code := distArgs(e, fs, args, "usage: piship build DIST [--out DIR] [--rebuild]", out)
+	if !ok {
 		return code
 	}
-	values := map[string]cty.Value{
-		"distribution": cty.StringVal(distDir),
-		"out":          cty.StringVal(outDir),
-		"rebuild":      cty.BoolVal(*rebuild),
-	}
-	res, total, code := executeGraph(e, g, values, *rc)
-	if res == nil || res.Err() != nil {
+	b, code := pipelines.Build(e.ctx, e.config(*rc), pipelines.BuildArgs{Distribution: distDir, Out: outDir, Rebuild: *rebuild})
+	if b == nil {
 		return code
 	}
-	fmt.Fprintln(e.stderr, buildSummary(res, total))
+	fmt.Fprintln(e.stderr, buildSummary(b))
 	return code
 }
 
 // buildSummary words a finished build in one line.
-func buildSummary(res *engine.Result, total time.Duration) string {
-	out := map[string]map[string]cty.Value{}
-	status := map[string]engine.Status{}
-	for _, r := range res.Stages {
-		out[r.Stage.Name] = r.Outputs
-		status[r.Stage.Name] = r.Status
-	}
-	in := out["inputs"]
-	id, version := str(in["id"]), str(in["version"])
-	final := str(in["final"])
-	var files, bytes int64
+func buildSummary(b *pipelines.Built) string {
 	var how []string
-	switch str(in["reuse"]) {
+	switch b.Reuse {
 	case "all":
-		var st stages.Stamp
-		if err := payload.ReadJSON(stages.StampPath(str(in["out"]), id), &st); err == nil {
-			files, bytes = int64(st.Files), st.Bytes
-		}
 		how = append(how, "unchanged: payload reused")
 	default:
-		files, bytes = num(out["inventory"]["files"]), num(out["inventory"]["bytes"])
-		if str(in["reuse"]) == "resources" {
+		if b.Reuse == "resources" {
 			how = append(how, "runtime reused, resources refreshed")
 		}
-		if status["runtime"] == engine.Succeeded {
-			how = append(how, "runtime cache "+hitMiss(out["runtime"]["hit"]))
+		if b.RuntimeCache != "" {
+			how = append(how, "runtime cache "+b.RuntimeCache)
 		}
-		if status["bundle"] == engine.Succeeded {
-			how = append(how, "bundle cache "+hitMiss(out["bundle"]["hit"]))
+		if b.BundleCache != "" {
+			how = append(how, "bundle cache "+b.BundleCache)
 		}
 	}
 	form := "unbundled"
-	if b := in["bundle"]; b.True() {
+	if b.Bundled {
 		form = "bundled"
 	}
-	if s := in["strip"]; s.True() {
+	if b.Stripped {
 		form += ", stripped"
 	}
 	return fmt.Sprintf("%s %s: %s (%s): %d files, %s; %s; %.2f s",
-		id, version, final, form, files, humanBytes(bytes), strings.Join(how, ", "), total.Seconds())
-}
-
-func str(v cty.Value) string {
-	if v == cty.NilVal || v.IsNull() || !v.IsKnown() || v.Type() != cty.String {
-		return ""
-	}
-	return v.AsString()
-}
-
-func num(v cty.Value) int64 {
-	if v == cty.NilVal || v.IsNull() || !v.IsKnown() || v.Type() != cty.Number {
-		return 0
-	}
-	i, _ := v.AsBigFloat().Int64()
-	return i
-}
-
-func hitMiss(v cty.Value) string {
-	if v != cty.NilVal && !v.IsNull() && v.True() {
-		return "hit"
-	}
-	return "miss"
+		b.ID, b.Version, b.Final, form, b.Files, humanBytes(b.Bytes), strings.Join(how, ", "), b.Total.Seconds())
 }
 
 // distFiles returns distribution.hcl's source for diagnostic snippets.
@@ -154,29 +107,20 @@ func runFlags(fs *flag.FlagSet) *runConfig {
 	return rc
 }
 
-// builtinOnDist parses a `COMMAND DIST` command line and loads the
-// built-in pipeline it runs. It returns a nil graph and the exit code when
-// it cannot go on; dist and out come back absolute (out empty if unset).
-func builtinOnDist(e *env, fs *flag.FlagSet, args []string, pipeline, usage string, outFlag *string) (*graph.Graph, string, string, int) {
+// distArgs parses a `COMMAND DIST` command line. ok is false, with the
+// exit code, when it cannot go on; dist and out come back absolute (out
+// empty if unset).
+func distArgs(e *env, fs *flag.FlagSet, args []string, usage string, outFlag *string) (dist, out string, ok bool, code int) {
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
-		return nil, "", "", flagErr(err)
+		return "", "", false, flagErr(err)
 	}
 	if len(pos) != 1 {
-		return nil, "", "", usageErr(e, "%s", usage)
+		return "", "", false, usageErr(e, "%s", usage)
 	}
-	src, err := findPipeline(pipeline, "")
-	if err != nil {
-		return nil, "", "", usageErr(e, "%v", err)
-	}
-	g, ok := loadOne(e, src)
-	if !ok {
-		return nil, "", "", exitUsage
-	}
-	distDir, _ := filepath.Abs(pos[0])
-	out := ""
+	dist, _ = filepath.Abs(pos[0])
 	if *outFlag != "" {
 		out, _ = filepath.Abs(*outFlag)
 	}
-	return g, distDir, out, exitOK
+	return dist, out, true, exitOK
 }

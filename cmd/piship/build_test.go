@@ -20,8 +20,7 @@ import (
 // own environment.
 func TestMain(m *testing.M) {
 	if os.Getenv("PISHIP_TEST_MAIN") == "1" {
-		main()
-		return
+		os.Exit(realMain("")) // a test binary: its releases ship no piship
 	}
 	code := m.Run()
 	fixture.Cleanup() // the binaries the benchmarks built
@@ -67,7 +66,13 @@ func buildEnv(t *testing.T) map[string]string {
 
 func mustBuild(t *testing.T, env map[string]string, args ...string) string {
 	t.Helper()
-	code, _, stderr := cli(t, env, append([]string{"build"}, args...)...)
+	return mustBuildTraced(t, nil, env, args...)
+}
+
+// mustBuildTraced is mustBuild whose run also gives its spans to spans.
+func mustBuildTraced(t *testing.T, spans []sdktrace.SpanProcessor, env map[string]string, args ...string) string {
+	t.Helper()
+	code, _, stderr := cliTraced(t, spans, env, append([]string{"build"}, args...)...)
 	if code != exitOK {
 		t.Fatalf("build %v: exit %d\n%s", args, code, stderr)
 	}
@@ -133,9 +138,7 @@ func TestUnchangedRebuildRunsNoHeavyStage(t *testing.T) {
 	mustBuild(t, env, dir)
 
 	rec := tracetest.NewSpanRecorder()
-	extraSpanProcessors = []sdktrace.SpanProcessor{rec}
-	defer func() { extraSpanProcessors = nil }()
-	summary := mustBuild(t, env, dir)
+	summary := mustBuildTraced(t, []sdktrace.SpanProcessor{rec}, env, dir)
 	if !strings.Contains(summary, "unchanged: payload reused") {
 		t.Fatalf("summary %q", summary)
 	}
@@ -167,8 +170,7 @@ func TestUnchangedRebuildRunsNoHeavyStage(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	rec2 := tracetest.NewSpanRecorder()
-	extraSpanProcessors = []sdktrace.SpanProcessor{rec2}
-	summary = mustBuild(t, env, dir)
+	summary = mustBuildTraced(t, []sdktrace.SpanProcessor{rec2}, env, dir)
 	if !strings.Contains(summary, "runtime reused, resources refreshed") {
 		t.Fatalf("summary %q", summary)
 	}

@@ -2,16 +2,14 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"runtime/debug"
 	"sort"
 	"strings"
 
-	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
 
 	"piship.dev/piship/cache"
-	"piship.dev/piship/graph"
+	"piship.dev/piship/pipelines"
 	"piship.dev/piship/stages"
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/stage"
@@ -23,34 +21,14 @@ func cmdValidate(e *env, args []string) int {
 	if err != nil {
 		return flagErr(err)
 	}
-	srcs, err := collectSources(pos)
+	srcs, err := pipelines.Collect(pos)
 	if err != nil {
 		return usageErr(e, "%v", err)
 	}
 	if len(srcs) == 0 {
 		return usageErr(e, "CONFIG_INVALID: no pipeline files found; pass files or directories")
 	}
-	failed, count := 0, 0
-	for _, src := range srcs {
-		if filepath.Base(src.name) == dist.FileName {
-			// A distribution manifest, not a pipeline file.
-			_, diags := dist.Parse(src.src, src.name, src.dir)
-			printDiags(e, map[string]*hcl.File{src.name: {Bytes: src.src}}, diags)
-			if diags.HasErrors() {
-				failed++
-			} else {
-				count++
-			}
-			continue
-		}
-		graphs, files, diags := graph.Parse(src.src, src.name, src.dir, stages.Default())
-		printDiags(e, files, diags)
-		if diags.HasErrors() {
-			failed++
-			continue
-		}
-		count += len(graphs)
-	}
+	count, failed := pipelines.Validate(e.stderr, e.getenv, srcs)
 	if failed > 0 {
 		fmt.Fprintf(e.stderr, "piship: CONFIG_INVALID: %d of %d files have errors; fix them and run `piship validate` again\n", failed, len(srcs))
 		return exitUsage
@@ -70,12 +48,8 @@ func cmdGraph(e *env, args []string) int {
 	if len(pos) != 1 {
 		return usageErr(e, "usage: piship graph PIPELINE [--format dot|mermaid]")
 	}
-	src, err := findPipeline(pos[0], *dir)
-	if err != nil {
-		return usageErr(e, "%v", err)
-	}
-	g, ok := loadOne(e, src)
-	if !ok {
+	g := loadOne(e, pos[0], *dir)
+	if g == nil {
 		return exitUsage
 	}
 	switch *format {

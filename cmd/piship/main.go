@@ -1,6 +1,7 @@
 // Command piship runs HCL-defined pipelines of typed stages: validate, graph,
 // run, document kinds, format files and manage the action cache. This
-// package only turns flags into engine calls; the logic lives in graph,
+// package only parses flags, calls a typed function and prints; the runs
+// and the built-in pipelines' results live in pipelines, the rest in graph,
 // engine, stages, cache and tracing.
 package main
 
@@ -15,27 +16,36 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
-	"testing"
 
-	"piship.dev/piship/stages"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"piship.dev/piship/pipelines"
 )
 
 // Exit codes.
 const (
-	exitOK     = 0
-	exitFailed = 1 // a pipeline (or a check) failed
-	exitUsage  = 2 // usage or configuration error
+	exitOK     = pipelines.ExitOK
+	exitFailed = pipelines.ExitFailed // a pipeline (or a check) failed
+	exitUsage  = pipelines.ExitUsage  // usage or configuration error
 )
 
 func main() {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = ""
+	}
+	os.Exit(realMain(exe)) // releases for this platform ship exe
+}
+
+// realMain runs piship on the process's arguments and environment; self
+// is the piship binary releases for this platform ship (empty: none; a
+// test binary run as piship passes "").
+func realMain(self string) int {
 	// piship is a short-lived process that builds large graphs (the HCL
 	// parser allocates heavily); trading memory for fewer GC cycles cuts
 	// validation of a 10,000-stage file by about a fifth.
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
-	}
-	if exe, err := os.Executable(); err == nil && !testing.Testing() {
-		stages.SelfBinary = exe // releases for this platform ship it (not a test binary)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
@@ -44,9 +54,9 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
-	code := runMain(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	code := dispatch(&env{ctx: ctx, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, self: self}, os.Args[1:])
 	stop()
-	os.Exit(code)
+	return code
 }
 
 // env is what a command sees of the process.
@@ -55,6 +65,14 @@ type env struct {
 	stdout io.Writer
 	stderr io.Writer
 	getenv func(string) string
+	self   string                   // the piship binary releases ship (pipelines.Config.SelfBinary)
+	spans  []sdktrace.SpanProcessor // also get every run's spans (tests)
+}
+
+// config is the pipelines configuration of a command's runs.
+func (e *env) config(rc runConfig) pipelines.Config {
+	return pipelines.Config{Stderr: e.stderr, Getenv: e.getenv, Parallelism: rc.parallelism, TraceFile: rc.traceFile,
+		SelfBinary: e.self, SpanProcessors: e.spans}
 }
 
 type command struct {
@@ -88,9 +106,15 @@ func commands() []command {
 	}
 }
 
-// runMain runs one piship command and returns its exit code.
+// runMain runs one piship command and returns its exit code. Its releases
+// ship no piship binary (tests run it in-process from a test binary).
 func runMain(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	e := &env{ctx: ctx, stdout: stdout, stderr: stderr, getenv: getenv}
+	return dispatch(&env{ctx: ctx, stdout: stdout, stderr: stderr, getenv: getenv}, args)
+}
+
+// dispatch runs the command args[0] names on the rest of args.
+func dispatch(e *env, args []string) int {
+	stdout, stderr := e.stdout, e.stderr
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		printUsage(stdout)
 		if len(args) == 0 {

@@ -7,14 +7,23 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 // cli runs piship in-process with a clean environment plus env.
 func cli(t testing.TB, env map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return cliTraced(t, nil, env, args...)
+}
+
+// cliTraced is cli whose runs also give their spans to spans (an
+// independent recorder, tracetest.SpanRecorder).
+func cliTraced(t testing.TB, spans []sdktrace.SpanProcessor, vars map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	getenv := func(k string) string {
-		if v, ok := env[k]; ok {
+		if v, ok := vars[k]; ok {
 			return v
 		}
 		switch k {
@@ -25,7 +34,7 @@ func cli(t testing.TB, env map[string]string, args ...string) (code int, stdout,
 		}
 		return ""
 	}
-	code = runMain(context.Background(), args, &out, &errb, getenv)
+	code = dispatch(&env{ctx: context.Background(), stdout: &out, stderr: &errb, getenv: getenv, spans: spans}, args)
 	return code, out.String(), errb.String()
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"piship.dev/piship/cmd/piship/internal/fixture"
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/release"
 )
 
 const helloRelease = "hello-1.0.0-linux-x64"
@@ -73,7 +74,7 @@ func TestReleaseIsReproducible(t *testing.T) {
 		t.Fatal(err)
 	}
 	cacheHome := filepath.Join(t.TempDir(), "cache")
-	release := func(noCache bool, tz, locale string) string {
+	runRelease := func(noCache bool, tz, locale string) string {
 		dir := copyDist(t, "hello") // a different path each time
 		cmd := exec.Command(exe, "release", dir)
 		cmd.Dir = t.TempDir()
@@ -87,9 +88,9 @@ func TestReleaseIsReproducible(t *testing.T) {
 		}
 		return filepath.Join(dir, "dist", "releases")
 	}
-	warmup := release(false, "UTC", "C")
-	warm := release(false, "America/Los_Angeles", "de_DE.UTF-8")
-	cold := release(true, "Asia/Tokyo", "ja_JP.UTF-8")
+	warmup := runRelease(false, "UTC", "C")
+	warm := runRelease(false, "America/Los_Angeles", "de_DE.UTF-8")
+	cold := runRelease(true, "Asia/Tokyo", "ja_JP.UTF-8")
 	for _, f := range []string{helloRelease + ".tar.gz", helloRelease + ".tar.gz.sha256", helloRelease + "/release.json", helloRelease + "/checksums.txt"} {
 		a, _ := os.ReadFile(filepath.Join(warm, f))
 		b, _ := os.ReadFile(filepath.Join(cold, f))
@@ -98,7 +99,7 @@ func TestReleaseIsReproducible(t *testing.T) {
 			t.Errorf("%s differs between cold and warm releases", f)
 		}
 	}
-	var bi BuildInfo
+	var bi release.BuildInfo
 	if err := readJSONFile(filepath.Join(cold, helloRelease+".build-info.json"), &bi); err != nil || !strings.HasPrefix(bi.RuntimeCache, "off") {
 		t.Fatalf("cold build-info %+v %v", bi, err)
 	}

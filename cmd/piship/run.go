@@ -1,30 +1,17 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/zclconf/go-cty/cty"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/trace"
+	"github.com/hashicorp/hcl/v2"
 
-	"piship.dev/piship/cache"
 	"piship.dev/piship/engine"
 	"piship.dev/piship/graph"
-	"piship.dev/piship/stages/stage"
-	"piship.dev/piship/tracing"
+	"piship.dev/piship/pipelines"
 )
-
-// extraSpanProcessors lets tests watch the spans of a run with an
-// independent recorder (tracetest.SpanRecorder).
-var extraSpanProcessors []sdktrace.SpanProcessor
 
 func cmdRun(e *env, args []string) int {
 	fs := newFlags(e, "run")
@@ -44,169 +31,35 @@ func cmdRun(e *env, args []string) int {
 	if *parallelism < 0 {
 		return usageErr(e, "--parallelism must be at least 1")
 	}
-	src, err := findPipeline(pos[0], *dir)
-	if err != nil {
-		return usageErr(e, "%v", err)
-	}
-	g, ok := loadOne(e, src)
-	if !ok {
-		return exitUsage
-	}
-	values, err := parseInputs(g, inputs)
-	if err != nil {
-		return usageErr(e, "%v", err)
-	}
-
-	rc := runConfig{parallelism: *parallelism, traceFile: *traceFile}
-	if *dryRun {
-		return dryRunPlan(e, g, rc.options(e, g, values))
-	}
-	res, _, code := executeGraph(e, g, values, rc)
-	if res == nil || res.Err() != nil {
+	cfg := e.config(runConfig{parallelism: *parallelism, traceFile: *traceFile})
+	p, code := pipelines.Prepare(cfg, pos[0], *dir, inputs)
+	if p == nil {
 		return code
 	}
-	printSummary(e, res)
-	return code
+	if *dryRun {
+		return dryRunPlan(e, cfg, p)
+	}
+	o := p.Run(e.ctx, cfg)
+	if !o.OK() {
+		return o.Code
+	}
+	printSummary(e, o.Result)
+	return o.Code
 }
 
-// runConfig holds the run options shared by `run` and the commands that
-// run a built-in pipeline (`build`).
+// runConfig holds the run options of `run` and the commands that run a
+// built-in pipeline (`build`).
 type runConfig struct {
 	parallelism int
 	traceFile   string
 }
 
-func (rc runConfig) options(e *env, g *graph.Graph, values map[string]cty.Value) engine.Options {
-	opts := engine.Options{Parallelism: rc.parallelism, Inputs: values, Getenv: e.getenv}
-	if home, err := cache.Home(e.getenv); err != nil {
-		fmt.Fprintf(e.stderr, "piship: action cache off: %v\n", err)
-	} else {
-		opts.Cache = cache.OpenActions(home)
-	}
-	if hasCacheable(g) {
-		opts.ToolDigest = cache.ToolDigest()
-	}
-	return opts
-}
-
-// executeGraph runs g with progress output, spans, the optional trace file
-// and the timing summary. It returns the result (nil when the run could not
-// start), the run span's duration, and the exit code; on failure it has
-// already printed the failing verdict as the last line on stderr.
-func executeGraph(e *env, g *graph.Graph, values map[string]cty.Value, rc runConfig) (*engine.Result, time.Duration, int) {
-	o := execute(e, g, values, rc)
-	return o.res, o.total, o.code
-}
-
-// outcome is a finished run: the result (nil when it could not start), the
-// run span's duration, the exit code and the recorded spans.
-type outcome struct {
-	res   *engine.Result
-	total time.Duration
-	code  int
-	spans []sdktrace.ReadOnlySpan
-}
-
-func execute(e *env, g *graph.Graph, values map[string]cty.Value, rc runConfig) outcome {
-	opts := rc.options(e, g, values)
-	prov, ctx, err := tracing.Setup(e.ctx, tracing.Options{ServiceName: "piship", Getenv: e.getenv, SpanProcessors: extraSpanProcessors})
-	if err != nil {
-		return outcome{code: usageErr(e, "CONFIG_INVALID: %v", err)}
-	}
-	opts.Tracer = prov.Tracer()
-	progress := engine.NewProgress(e.stderr, liveProgress(e), e.getenv("NO_COLOR") == "" && liveProgress(e))
-	opts.Events = progress.Event
-	opts.Log = progress.Log()
-
-	ctx, root := opts.Tracer.Start(ctx, tracing.PipelineSpanName(g.Name),
-		trace.WithAttributes(attribute.String(tracing.AttrPipeline, g.Name)))
-	res, err := engine.Run(ctx, g, opts)
-	progress.Close()
-	if err != nil {
-		root.SetStatus(codes.Error, err.Error())
-		root.End()
-		_ = prov.Shutdown(context.WithoutCancel(e.ctx))
-		return outcome{code: usageErr(e, "%v", err)}
-	}
-	runErr := res.Err()
-	if runErr != nil {
-		root.SetStatus(codes.Error, runErr.Error())
-	}
-	root.End()
-
-	code := exitOK
-	spans := prov.Recorder().Ended()
-	var total time.Duration
-	for _, sp := range spans {
-		if sp.Name() == tracing.PipelineSpanName(g.Name) {
-			total = sp.EndTime().Sub(sp.StartTime())
-		}
-	}
-	if rc.traceFile != "" {
-		if err := writeTraceFile(rc.traceFile, spans); err != nil {
-			fmt.Fprintf(e.stderr, "piship: --trace-file: %v\n", err)
-			code = exitFailed
-		}
-	}
-	if e.getenv("PISHIP_DEBUG_TIMING") == "1" {
-		_ = tracing.Summarize(spans, g.Name, g.DepNames()).Write(e.stderr)
-	}
-	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(e.ctx), 10*time.Second)
-	defer cancel()
-	if err := prov.Shutdown(flushCtx); err != nil {
-		fmt.Fprintf(e.stderr, "piship: %v\n", err)
-	}
-	if runErr != nil {
-		// The failing verdict is the last line on stderr.
-		fmt.Fprintln(e.stderr, runErr)
-		return outcome{res, total, exitFailed, spans}
-	}
-	return outcome{res, total, code, spans}
-}
-
-// liveProgress decides between the live view and plain lines:
-// PISHIP_PROGRESS=1 or 0 forces either, otherwise a terminal gets the view.
-func liveProgress(e *env) bool {
-	switch e.getenv("PISHIP_PROGRESS") {
-	case "1":
-		return true
-	case "0":
-		return false
-	}
-	f, ok := e.stderr.(*os.File)
-	return ok && isTerminal(f)
-}
-
-func parseInputs(g *graph.Graph, raw []string) (map[string]cty.Value, error) {
-	values := map[string]cty.Value{}
-	for _, kv := range raw {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("CONFIG_INVALID: --input %q: write name=value", kv)
-		}
-		val, err := g.ParseInput(k, v)
-		if err != nil {
-			return nil, fmt.Errorf("CONFIG_INVALID: %v", err)
-		}
-		values[k] = val
-	}
-	return values, nil
-}
-
-func hasCacheable(g *graph.Graph) bool {
-	for _, s := range g.Stages {
-		if _, ok := s.Kind.(stage.Cacheable); ok {
-			return true
-		}
-	}
-	return false
-}
-
-func dryRunPlan(e *env, g *graph.Graph, opts engine.Options) int {
-	steps, err := engine.Plan(g, opts)
+func dryRunPlan(e *env, cfg pipelines.Config, p *pipelines.Prepared) int {
+	steps, err := p.Plan(cfg)
 	if err != nil {
 		return usageErr(e, "%v", err)
 	}
+	g := p.Graph
 	var b strings.Builder
 	fmt.Fprintf(&b, "pipeline %s: %d stages (dry run, nothing runs)\n", g.Name, len(steps))
 	for i, s := range steps {
@@ -233,22 +86,6 @@ func dryRunPlan(e *env, g *graph.Graph, opts engine.Options) int {
 	return exitOK
 }
 
-func writeTraceFile(path string, spans []sdktrace.ReadOnlySpan) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".trace-*.json")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if err := tracing.WriteOTLPJSON(f, spans); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
-}
-
 // printSummary prints one line: what ran, what the cache served, what was
 // skipped.
 func printSummary(e *env, res *engine.Result) {
@@ -269,3 +106,25 @@ func printSummary(e *env, res *engine.Result) {
 	}
 	fmt.Fprintf(e.stderr, "%s: ok (%d stages: %s)\n", res.Pipeline, len(res.Stages), strings.Join(parts, ", "))
 }
+
+// printDiags prints HCL diagnostics to stderr (see pipelines.WriteDiags).
+func printDiags(e *env, files map[string]*hcl.File, diags hcl.Diagnostics) {
+	pipelines.WriteDiags(e.stderr, e.getenv, files, diags)
+}
+
+// loadOne finds and loads the pipeline arg (dir: --pipelines); nil when it
+// cannot, the problem printed.
+func loadOne(e *env, arg, dir string) *graph.Graph {
+	src, err := pipelines.Find(arg, dir)
+	if err != nil {
+		usageErr(e, "%v", err)
+		return nil
+	}
+	g, _ := pipelines.LoadOne(e.stderr, e.getenv, src)
+	return g
+}
+
+// writeAll is io.WriteString that ignores a closed stdout.
+func writeAll(w io.Writer, s string) { pipelines.WriteAll(w, s) }
+
+func humanBytes(n int64) string { return pipelines.HumanBytes(n) }

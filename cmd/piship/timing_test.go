@@ -33,9 +33,7 @@ func TestTimingEqualsRecordedSpans(t *testing.T) {
 }
 `)
 	rec := tracetest.NewSpanRecorder()
-	extraSpanProcessors = []sdktrace.SpanProcessor{rec}
-	defer func() { extraSpanProcessors = nil }()
-	code, _, stderr := cli(t, map[string]string{"PISHIP_DEBUG_TIMING": "1", "PISHIP_PROGRESS": "0"}, "run", p)
+	code, _, stderr := cliTraced(t, []sdktrace.SpanProcessor{rec}, map[string]string{"PISHIP_DEBUG_TIMING": "1", "PISHIP_PROGRESS": "0"}, "run", p)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
@@ -157,9 +155,7 @@ func TestInstallTimingShowsPhases(t *testing.T) {
 	env["PISHIP_DEBUG_TIMING"] = "1"
 
 	rec := tracetest.NewSpanRecorder()
-	extraSpanProcessors = []sdktrace.SpanProcessor{rec}
-	defer func() { extraSpanProcessors = nil }()
-	code, _, stderr := cli(t, env, "install", dir+"/dist/releases/"+helloRelease+".tar.gz")
+	code, _, stderr := cliTraced(t, []sdktrace.SpanProcessor{rec}, env, "install", dir+"/dist/releases/"+helloRelease+".tar.gz")
 	if code != exitOK {
 		t.Fatalf("install: exit %d\n%s", code, stderr)
 	}

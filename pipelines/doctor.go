@@ -1,0 +1,120 @@
+package pipelines
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"piship.dev/piship/stages/home"
+	"piship.dev/piship/stages/home/receipt"
+)
+
+// DoctorAll runs doctor for id, or with id empty for every distribution
+// the install home knows, one after another, and prints the reports to
+// stdout: for people, or as JSON (an array without id). It returns the
+// exit code: the worst of the runs'.
+func DoctorAll(ctx context.Context, c Config, stdout io.Writer, id string, asJSON bool) int {
+	if id != "" {
+		d, code := Doctor(ctx, c, id)
+		if d != nil {
+			if asJSON {
+				WriteAll(stdout, d.JSON())
+			} else if !writeDoctor(c, stdout, d) {
+				return ExitFailed
+			}
+		}
+		return code
+	}
+	homes, err := receipt.ResolveHomes(c.Getenv)
+	if err != nil {
+		return c.usage("%v", err)
+	}
+	ids, err := receipt.IDs(homes.Install)
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "piship: doctor: %v\n", err)
+		return ExitFailed
+	}
+	code := ExitOK
+	var reps []json.RawMessage
+	for _, id := range ids {
+		d, dc := Doctor(ctx, c, id)
+		code = max(code, dc)
+		switch {
+		case d == nil:
+		case asJSON:
+			reps = append(reps, json.RawMessage(d.JSON()))
+		case !writeDoctor(c, stdout, d):
+			code = max(code, ExitFailed)
+		}
+	}
+	if asJSON {
+		if reps == nil {
+			reps = []json.RawMessage{}
+		}
+		out, _ := json.Marshal(reps)
+		WriteAll(stdout, string(out)+"\n")
+	} else if len(ids) == 0 {
+		fmt.Fprintf(stdout, "nothing is installed in %s\n", homes.Install)
+	}
+	return code
+}
+
+// writeDoctor prints a doctor report for people; false when it does not
+// decode (the problem is printed).
+func writeDoctor(c Config, w io.Writer, d *Doctored) bool {
+	r, err := d.Report()
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "piship: doctor report: %v\n", err)
+		return false
+	}
+	WriteDoctorReport(w, r)
+	return true
+}
+
+// WriteDoctorReport prints a doctor report for people.
+func WriteDoctorReport(w io.Writer, r home.DoctorReport) {
+	if r.NotInstalled {
+		fmt.Fprintf(w, "%s: not installed; apps/%s held leftovers of a failed install\n", r.ID, r.ID)
+	} else {
+		fmt.Fprintf(w, "%s: verified, nothing to repair\n", r.ID)
+		fmt.Fprintf(w, "  active %s, previous %s\n", r.Active, cmp.Or(r.Previous, "none"))
+	}
+	if r.ShimRefreshed {
+		fmt.Fprintf(w, "  command shim: rewritten (it ran an outdated launcher or homes)\n")
+	}
+	if r.LauncherReplaced {
+		fmt.Fprintf(w, "  launcher: replaced by the piship-launch of this piship (it was outdated)\n")
+	}
+	fmt.Fprintf(w, "  reclaimed: %d", len(r.Reclaimed))
+	if len(r.Remaining) > 0 {
+		fmt.Fprintf(w, " (%d left for the next doctor: time budget)", len(r.Remaining))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  leases: %d live", len(r.Leases))
+	for _, l := range r.Leases {
+		fmt.Fprintf(w, "; %s pid %d on %s since %s", l.Version, l.PID, l.Host, l.StartTime().Format(time.RFC3339))
+	}
+	fmt.Fprintln(w)
+	if !r.NotInstalled {
+		fmt.Fprintf(w, "  trust: %s\n", r.Trust)
+	}
+	if r.TrustFile != "" {
+		fmt.Fprintf(w, "  trust state file: %s\n", r.TrustFile)
+	}
+	if r.DiskBytes > 0 || !r.NotInstalled {
+		fmt.Fprintf(w, "  disk: %s in apps/%s\n", HumanBytes(r.DiskBytes), r.ID)
+	}
+	if s := r.Store; s != nil {
+		fmt.Fprintf(w, "  store: %s: %d objects, %d no longer linked removed (%s)", s.Dir, s.Objects, s.Removed, HumanBytes(s.Bytes))
+		switch {
+		case s.Problem != "":
+			fmt.Fprintf(w, "; %s", s.Problem)
+		case s.Exhausted:
+			fmt.Fprintf(w, "; the rest waits for the next doctor (time budget)")
+		}
+		fmt.Fprintln(w)
+	}
+}

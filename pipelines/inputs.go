@@ -1,0 +1,79 @@
+package pipelines
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/zclconf/go-cty/cty"
+
+	"piship.dev/piship/engine"
+	"piship.dev/piship/graph"
+)
+
+// Prepared is a pipeline loaded for `piship run` with its inputs parsed.
+type Prepared struct {
+	Graph  *graph.Graph
+	inputs map[string]cty.Value
+}
+
+// Prepare finds and loads the pipeline arg (see Find; dir is --pipelines)
+// and parses its `name=value` inputs. It returns nil and the exit code,
+// the problem printed, when it cannot.
+func Prepare(c Config, arg, dir string, inputs []string) (*Prepared, int) {
+	src, err := Find(arg, dir)
+	if err != nil {
+		return nil, c.usage("%v", err)
+	}
+	g, ok := LoadOne(c.Stderr, c.Getenv, src)
+	if !ok {
+		return nil, ExitUsage
+	}
+	values, err := ParseInputs(g, inputs)
+	if err != nil {
+		return nil, c.usage("%v", err)
+	}
+	return &Prepared{Graph: g, inputs: values}, ExitOK
+}
+
+// Plan is the start order and cache verdicts of a dry run.
+func (p *Prepared) Plan(c Config) ([]engine.PlanStep, error) {
+	return engine.Plan(p.Graph, c.Options(p.Graph, p.inputs))
+}
+
+// Run executes the pipeline (see Execute).
+func (p *Prepared) Run(ctx context.Context, c Config) Outcome {
+	return Execute(ctx, p.Graph, p.inputs, c)
+}
+
+// ParseInputs parses `name=value` pairs against g's input declarations.
+func ParseInputs(g *graph.Graph, raw []string) (map[string]cty.Value, error) {
+	values := map[string]cty.Value{}
+	for _, kv := range raw {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("CONFIG_INVALID: --input %q: write name=value", kv)
+		}
+		val, err := g.ParseInput(k, v)
+		if err != nil {
+			return nil, fmt.Errorf("CONFIG_INVALID: %v", err)
+		}
+		values[k] = val
+	}
+	return values, nil
+}
+
+// runBuiltin loads the built-in pipeline name (a file of that name in
+// ./pipelines first, as `piship run` finds it) and executes it with typed
+// inputs converted to cty.
+func runBuiltin(ctx context.Context, c Config, name string, inputs map[string]cty.Value) Outcome {
+	src, err := Find(name, "")
+	if err != nil {
+		return Outcome{Code: c.usage("%v", err)}
+	}
+	g, ok := LoadOne(c.Stderr, c.Getenv, src)
+	if !ok {
+		return Outcome{Code: ExitUsage}
+	}
+	return Execute(ctx, g, inputs, c)
+}

@@ -1,0 +1,162 @@
+package pipelines
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"piship.dev/piship/graph"
+	"piship.dev/piship/stages"
+)
+
+// Source is one pipeline file: on disk or embedded in the binary.
+type Source struct {
+	Name string // shown in diagnostics
+	Dir  string // where relative paths resolve
+	Src  []byte
+}
+
+// Find resolves PIPELINE: a path to an .hcl file, or a name looked up as
+// NAME.hcl in dir (--pipelines), then ./pipelines, then the pipelines
+// embedded in the binary.
+func Find(arg, dir string) (*Source, error) {
+	if strings.HasSuffix(arg, ".hcl") || strings.ContainsRune(arg, os.PathSeparator) || strings.Contains(arg, "/") {
+		return ReadSource(arg)
+	}
+	var tried []string
+	for _, d := range []string{dir, "pipelines"} {
+		if d == "" {
+			continue
+		}
+		p := filepath.Join(d, arg+".hcl")
+		if _, err := os.Stat(p); err == nil {
+			return ReadSource(p)
+		}
+		tried = append(tried, p)
+	}
+	if b, err := fs.ReadFile(FS, arg+".hcl"); err == nil {
+		cwd, _ := os.Getwd()
+		return &Source{Name: "embedded:pipelines/" + arg + ".hcl", Dir: cwd, Src: b}, nil
+	}
+	tried = append(tried, "embedded:pipelines/"+arg+".hcl")
+	return nil, fmt.Errorf("CONFIG_INVALID: no pipeline %q (looked in %s); pass a file path or one of: %s",
+		arg, strings.Join(tried, ", "), strings.Join(EmbeddedNames(), ", "))
+}
+
+// ReadSource reads a pipeline file from disk.
+func ReadSource(path string) (*Source, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("CONFIG_INVALID: cannot read pipeline file: %v", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Source{Name: path, Dir: filepath.Dir(abs), Src: b}, nil
+}
+
+// EmbeddedNames lists the embedded pipelines, sorted.
+func EmbeddedNames() []string {
+	entries, _ := fs.ReadDir(FS, ".")
+	var names []string
+	for _, e := range entries {
+		if n, ok := strings.CutSuffix(e.Name(), ".hcl"); ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Parse parses src against the built-in stage kinds.
+func (src *Source) Parse() ([]*graph.Graph, map[string]*hcl.File, hcl.Diagnostics) {
+	return graph.Parse(src.Src, src.Name, src.Dir, stages.Default())
+}
+
+// LoadOne parses src and requires exactly one pipeline in it. Diagnostics
+// go to stderr (see WriteDiags); ok is false when there were errors.
+func LoadOne(stderr io.Writer, getenv func(string) string, src *Source) (*graph.Graph, bool) {
+	graphs, files, diags := src.Parse()
+	WriteDiags(stderr, getenv, files, diags)
+	if diags.HasErrors() {
+		return nil, false
+	}
+	if len(graphs) != 1 {
+		names := make([]string, len(graphs))
+		for i, g := range graphs {
+			names[i] = g.Name
+		}
+		fmt.Fprintf(stderr, "piship: CONFIG_INVALID: %s holds %d pipelines (%s); a runnable file holds exactly one\n", src.Name, len(graphs), strings.Join(names, ", "))
+		return nil, false
+	}
+	return graphs[0], true
+}
+
+// Collect expands validate's arguments: files, directories (every .hcl
+// file in them), or, with none, ./pipelines and the embedded pipelines.
+func Collect(args []string) ([]*Source, error) {
+	if len(args) == 0 {
+		var out []*Source
+		if info, err := os.Stat("pipelines"); err == nil && info.IsDir() {
+			s, err := dirSources("pipelines")
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, s...)
+		} else {
+			for _, n := range EmbeddedNames() {
+				s, err := Find(n, "")
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, s)
+			}
+		}
+		return out, nil
+	}
+	var out []*Source
+	for _, a := range args {
+		info, err := os.Stat(a)
+		if err != nil {
+			return nil, fmt.Errorf("CONFIG_INVALID: %v", err)
+		}
+		if info.IsDir() {
+			s, err := dirSources(a)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, s...)
+			continue
+		}
+		s, err := ReadSource(a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func dirSources(dir string) ([]*Source, error) {
+	matches, err := filepath.Glob(filepath.Join(dir, "*.hcl"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(matches)
+	var out []*Source
+	for _, m := range matches {
+		s, err := ReadSource(m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}

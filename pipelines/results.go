@@ -1,0 +1,414 @@
+package pipelines
+
+// This file is the one place that knows the built-in pipelines' inputs and
+// their stages' names and outputs: each command runs its pipeline through a
+// typed function here and gets a typed result back. The output structs
+// declare, with cty tags, the subset of a kind's outputs a command reads.
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/zclconf/go-cty/cty"
+
+	"piship.dev/piship/engine"
+	"piship.dev/piship/stages"
+	"piship.dev/piship/stages/home"
+	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/release"
+	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/tracing"
+)
+
+// outputs reads the results of one run by stage name.
+type outputs struct {
+	res *engine.Result
+	err error // the first output that did not decode
+}
+
+// reader reads the outputs of one stage of one built-in pipeline into O,
+// which declares (cty tags) the subset of the kind's outputs a command uses.
+type reader[O any] struct{ pipeline, stage string }
+
+// readDecl is a reader as TestReadersMatchTheEmbeddedPipelines checks it.
+type readDecl struct {
+	pipeline, stage string
+	decode          func(map[string]cty.Value) error
+}
+
+// readers lists every reader declared below.
+var readers []readDecl
+
+func reads[O any](pipeline, stageName string) reader[O] {
+	readers = append(readers, readDecl{pipeline, stageName, func(m map[string]cty.Value) error {
+		_, err := stage.DecodeOutputs[O](m)
+		return err
+	}})
+	return reader[O]{pipeline, stageName}
+}
+
+// from decodes the stage's outputs. A stage that did not succeed (skipped
+// by its condition, say) reads as O's zero value and false.
+func (rd reader[O]) from(o *outputs) (O, bool) {
+	var zero O
+	for _, r := range o.res.Stages {
+		if r.Stage.Name != rd.stage || r.Status != engine.Succeeded {
+			continue
+		}
+		v, err := stage.DecodeOutputs[O](r.Outputs)
+		if err != nil {
+			if o.err == nil {
+				o.err = fmt.Errorf("stage %s: %v", rd.stage, err)
+			}
+			return zero, false
+		}
+		return v, true
+	}
+	return zero, false
+}
+
+// The stages the commands read, by pipeline.
+var (
+	buildInputs    = reads[buildInputsOut]("build", "inputs")
+	buildInventory = reads[inventoryOut]("build", "inventory")
+	buildRuntime   = reads[cacheHit]("build", "runtime")
+	buildBundle    = reads[cacheHit]("build", "bundle")
+
+	releaseInputs    = reads[releaseInputsOut]("release", "inputs")
+	releaseEntry     = reads[runtimeEntryOut]("release", "runtime_entry")
+	releaseRuntime   = reads[runtimeOut]("release", "runtime")
+	releaseBundle    = reads[cacheHit]("release", "bundle")
+	releasePublish   = reads[publishOut]("release", "publish")
+	releaseInventory = reads[inventoryOut]("release", "inventory")
+	releaseArchive   = reads[archiveOut]("release", "archive")
+
+	installInstall = reads[installOut]("install", "install")
+	updateCheck    = reads[checkOut]("update", "check")
+	updateInstall  = reads[linkedOut]("update", "install")
+	rollbackStage  = reads[rollbackOut]("rollback", "rollback")
+	doctorStage    = reads[doctorOut]("doctor", "doctor")
+)
+
+type buildInputsOut struct {
+	ID      string `cty:"id"`
+	Version string `cty:"version"`
+	Final   string `cty:"final"`
+	Reuse   string `cty:"reuse"`
+	Out     string `cty:"out"`
+	Bundle  bool   `cty:"bundle"`
+	Strip   bool   `cty:"strip"`
+}
+
+type inventoryOut struct {
+	Files int64 `cty:"files"`
+	Bytes int64 `cty:"bytes"`
+}
+
+type cacheHit struct {
+	Hit bool `cty:"hit"`
+}
+
+type releaseInputsOut struct {
+	Name     string `cty:"name"`
+	Releases string `cty:"releases"`
+}
+
+type runtimeEntryOut struct {
+	Hit    bool   `cty:"hit"`
+	Digest string `cty:"digest"`
+	Entry  string `cty:"entry"`
+}
+
+type runtimeOut struct {
+	Linked int64 `cty:"linked"`
+	Copied int64 `cty:"copied"`
+}
+
+type publishOut struct {
+	Path  string               `cty:"path"`
+	Tools []release.ToolDigest `cty:"tools"` // hashed as they were copied
+}
+
+type archiveOut struct {
+	Bytes  int64  `cty:"bytes"`
+	SHA256 string `cty:"sha256"`
+}
+
+type installOut struct {
+	ID      string `cty:"id"`
+	Version string `cty:"version"`
+	Command string `cty:"command"`
+	Reused  bool   `cty:"reused"`
+	Files   int64  `cty:"files"`
+	Bytes   int64  `cty:"bytes"`
+	Linked  int64  `cty:"linked"`
+}
+
+type checkOut struct {
+	Update   bool   `cty:"update"`
+	Current  string `cty:"current"`
+	Version  string `cty:"version"`
+	Channel  string `cty:"channel"`
+	Sequence int64  `cty:"sequence"`
+	Bytes    int64  `cty:"bytes"`
+}
+
+type linkedOut struct {
+	Linked int64 `cty:"linked"`
+}
+
+type rollbackOut struct {
+	From   string `cty:"from"`
+	Active string `cty:"active"`
+}
+
+// doctorOut is the doctor stage's report, a typed value.
+type doctorOut struct {
+	Report home.DoctorReport `cty:"report"`
+}
+
+// finish turns a finished run into its typed result: nil and the exit code
+// when the run failed (the failure is printed), or when an output did not
+// decode.
+func finish[T any](c Config, o Outcome, decode func(*outputs) *T) (*T, int) {
+	if !o.OK() {
+		return nil, o.Code
+	}
+	out := &outputs{res: o.Result}
+	t := decode(out)
+	if out.err != nil {
+		fmt.Fprintf(c.Stderr, "piship: %s: %v\n", o.Graph.Name, out.err)
+		return nil, ExitFailed
+	}
+	return t, o.Code
+}
+
+func hitMiss(hit bool) string {
+	if hit {
+		return "hit"
+	}
+	return "miss"
+}
+
+// BuildArgs are the build pipeline's inputs (absolute paths; Out empty
+// for DIST/dist).
+type BuildArgs struct {
+	Distribution, Out string
+	Rebuild           bool
+}
+
+// Built is a finished build.
+type Built struct {
+	ID, Version, Final string // Final: the payload directory
+	Bundled, Stripped  bool
+	// Reuse is what the build stamp let the build keep: all, resources
+	// or none.
+	Reuse        string
+	Files, Bytes int64
+	// RuntimeCache and BundleCache are hit or miss, empty when the stage
+	// did not run.
+	RuntimeCache, BundleCache string
+	Total                     time.Duration // the run span's duration
+}
+
+// Build runs the built-in build pipeline.
+func Build(ctx context.Context, c Config, a BuildArgs) (*Built, int) {
+	o := runBuiltin(ctx, c, "build", map[string]cty.Value{
+		"distribution": cty.StringVal(a.Distribution),
+		"out":          cty.StringVal(a.Out),
+		"rebuild":      cty.BoolVal(a.Rebuild),
+	})
+	return finish(c, o, func(out *outputs) *Built {
+		in, _ := buildInputs.from(out)
+		b := &Built{ID: in.ID, Version: in.Version, Final: in.Final, Bundled: in.Bundle, Stripped: in.Strip, Reuse: in.Reuse, Total: o.Total}
+		if in.Reuse == "all" {
+			var st stages.Stamp
+			if err := payload.ReadJSON(stages.StampPath(in.Out, in.ID), &st); err == nil {
+				b.Files, b.Bytes = int64(st.Files), st.Bytes
+			}
+			return b
+		}
+		inv, _ := buildInventory.from(out)
+		b.Files, b.Bytes = inv.Files, inv.Bytes
+		if rt, ran := buildRuntime.from(out); ran {
+			b.RuntimeCache = hitMiss(rt.Hit)
+		}
+		if bu, ran := buildBundle.from(out); ran {
+			b.BundleCache = hitMiss(bu.Hit)
+		}
+		return b
+	})
+}
+
+// ReleaseArgs are the release pipeline's inputs (absolute paths; Out
+// empty for DIST/dist).
+type ReleaseArgs struct {
+	Distribution, Out, Channel string
+	// NoCache ignores the runtime and bundle caches (a cold release).
+	NoCache bool
+}
+
+// Released is a finished release.
+type Released struct {
+	Name, Path   string // <id>-<version>-<target> and its directory
+	Files        int64  // payload files
+	ArchiveBytes int64
+	SHA256       string // the archive's
+	// RuntimeCache says where the runtime came from: "off (cold
+	// release)", "miss" or "hit (entry ..., linked N, copied N, bundle
+	// hit|miss|off)"; build-info.json records the same words.
+	RuntimeCache string
+	// BuildInfoErr is why <name>.build-info.json could not be written.
+	BuildInfoErr error
+	Total        time.Duration
+}
+
+// Release runs the built-in release pipeline and writes the release's
+// build-info.json: the line RuntimeCache, the timings and the shipped
+// tools are the only places cache provenance is recorded (release.json is
+// the same whether the cache hit or not).
+func Release(ctx context.Context, c Config, a ReleaseArgs) (*Released, int) {
+	o := runBuiltin(ctx, c, "release", map[string]cty.Value{
+		"distribution": cty.StringVal(a.Distribution), "out": cty.StringVal(a.Out),
+		"channel": cty.StringVal(a.Channel), "no_cache": cty.BoolVal(a.NoCache),
+	})
+	return finish(c, o, func(out *outputs) *Released {
+		in, _ := releaseInputs.from(out)
+		entry, _ := releaseEntry.from(out)
+		rt, _ := releaseRuntime.from(out)
+		bundle := "off"
+		if b, ran := releaseBundle.from(out); ran {
+			bundle = hitMiss(b.Hit)
+		}
+		pub, _ := releasePublish.from(out)
+		inv, _ := releaseInventory.from(out)
+		arc, _ := releaseArchive.from(out)
+
+		r := &Released{Name: in.Name, Path: pub.Path, Files: inv.Files, ArchiveBytes: arc.Bytes, SHA256: arc.SHA256, Total: o.Total}
+		switch {
+		case a.NoCache:
+			r.RuntimeCache = "off (cold release)"
+		case !entry.Hit:
+			r.RuntimeCache = "miss"
+		default:
+			r.RuntimeCache = fmt.Sprintf("hit (entry %s, linked %d, copied %d, bundle %s)", entry.Digest, rt.Linked, rt.Copied, bundle)
+		}
+		if len(pub.Tools) == 0 {
+			pub.Tools = nil
+		}
+		r.BuildInfoErr = release.WriteBuildInfo(in.Releases, release.BuildInfo{
+			Schema: release.BuildInfoSchema, Release: in.Name, RuntimeCache: r.RuntimeCache,
+			Entry: entry.Entry, EntryDigest: entry.Digest, Linked: rt.Linked, Copied: rt.Copied, Bundle: bundle,
+			Tools:  pub.Tools,
+			Timing: tracing.Summarize(o.Spans, o.Graph.Name, o.Graph.DepNames()).JSON,
+		})
+		return r
+	})
+}
+
+// InstallArgs are the install pipeline's inputs.
+type InstallArgs struct {
+	Source    string // absolute: an archive, a release or a payload directory
+	SHA256    string // expected sha256 of the archive
+	ExpectKey string // a sha256:<hex> fingerprint the release must trust for updates
+}
+
+// Installed is a finished install.
+type Installed struct {
+	ID, Version, Command string
+	// Reused: the same bytes were installed before; nothing was written.
+	Reused               bool
+	Files, Bytes, Linked int64 // Linked: files placed from the store
+	Total                time.Duration
+}
+
+// Install runs the built-in install pipeline.
+func Install(ctx context.Context, c Config, a InstallArgs) (*Installed, int) {
+	o := runBuiltin(ctx, c, "install", map[string]cty.Value{
+		"source": cty.StringVal(a.Source), "sha256": cty.StringVal(a.SHA256), "expect_key": cty.StringVal(a.ExpectKey),
+	})
+	return finish(c, o, func(out *outputs) *Installed {
+		in, _ := installInstall.from(out)
+		return &Installed{ID: in.ID, Version: in.Version, Command: in.Command, Reused: in.Reused,
+			Files: in.Files, Bytes: in.Bytes, Linked: in.Linked, Total: o.Total}
+	})
+}
+
+// UpdateArgs are the update pipeline's inputs.
+type UpdateArgs struct {
+	ID      string
+	From    string // channel source (absolute when a directory); empty: the release's
+	Channel string // empty: the release's
+	Check   bool   // report only
+}
+
+// Updated is a finished update (or check).
+type Updated struct {
+	Available        bool   // an update is (or was) available
+	Current, Version string // installed before, and the channel's newest
+	Channel          string
+	Sequence, Bytes  int64
+	Linked           int64 // files the install linked from the store
+	Total            time.Duration
+}
+
+// Update runs the built-in update pipeline.
+func Update(ctx context.Context, c Config, a UpdateArgs) (*Updated, int) {
+	o := runBuiltin(ctx, c, "update", map[string]cty.Value{
+		"id": cty.StringVal(a.ID), "from": cty.StringVal(a.From), "channel": cty.StringVal(a.Channel), "check": cty.BoolVal(a.Check),
+	})
+	return finish(c, o, func(out *outputs) *Updated {
+		ch, _ := updateCheck.from(out)
+		in, _ := updateInstall.from(out)
+		return &Updated{Available: ch.Update, Current: ch.Current, Version: ch.Version, Channel: ch.Channel,
+			Sequence: ch.Sequence, Bytes: ch.Bytes, Linked: in.Linked, Total: o.Total}
+	})
+}
+
+// RolledBack is a finished rollback.
+type RolledBack struct {
+	From, Active string
+}
+
+// Rollback runs the built-in rollback pipeline for id.
+func Rollback(ctx context.Context, c Config, id string) (*RolledBack, int) {
+	o := runBuiltin(ctx, c, "rollback", map[string]cty.Value{"id": cty.StringVal(id)})
+	return finish(c, o, func(out *outputs) *RolledBack {
+		r, _ := rollbackStage.from(out)
+		return &RolledBack{From: r.From, Active: r.Active}
+	})
+}
+
+// Doctored is the report of one doctor run.
+type Doctored struct {
+	report home.DoctorReport
+}
+
+// JSON is the report as `piship doctor --json` prints it.
+func (d *Doctored) JSON() string {
+	b, err := d.report.JSON()
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// Report is the report.
+func (d *Doctored) Report() (home.DoctorReport, error) { return d.report, nil }
+
+// Doctor runs the built-in doctor pipeline for id. The report is nil when
+// the pipeline failed or wrote none.
+func Doctor(ctx context.Context, c Config, id string) (*Doctored, int) {
+	o := runBuiltin(ctx, c, "doctor", map[string]cty.Value{"id": cty.StringVal(id)})
+	ran := false
+	d, code := finish(c, o, func(out *outputs) *Doctored {
+		r, ok := doctorStage.from(out)
+		ran = ok
+		return &Doctored{report: r.Report}
+	})
+	if d != nil && !ran {
+		return nil, code
+	}
+	return d, code
+}

@@ -1,0 +1,191 @@
+package pipelines
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/zclconf/go-cty/cty"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"piship.dev/piship/cache"
+	"piship.dev/piship/engine"
+	"piship.dev/piship/graph"
+	"piship.dev/piship/stages"
+	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/tracing"
+)
+
+// Exit codes a run ends with; piship exits with them.
+const (
+	ExitOK     = 0
+	ExitFailed = 1 // a pipeline (or a check) failed
+	ExitUsage  = 2 // usage or configuration error
+)
+
+// Config is how a pipeline runs and what it sees of the process.
+type Config struct {
+	// Stderr gets the progress, diagnostics and the failing verdict.
+	Stderr io.Writer
+	// Getenv is the run's environment (never nil).
+	Getenv func(string) string
+	// Parallelism is how many stages may run at once (0: number of CPUs).
+	Parallelism int
+	// TraceFile, when set, receives the run's spans as OTLP JSON.
+	TraceFile string
+	// SelfBinary is the piship binary a release for this platform ships
+	// (piship-launch from beside it too); empty ships none. main sets it
+	// from os.Executable; the CLI run in-process by tests leaves it empty.
+	SelfBinary string
+	// SpanProcessors also receive the run's spans (tests attach a
+	// tracetest.SpanRecorder).
+	SpanProcessors []sdktrace.SpanProcessor
+}
+
+// stageEnv is the environment the stages see: the run's, with the shipped
+// binary under stages.SelfBinaryEnv (never the process's variable).
+func (c Config) stageEnv(k string) string {
+	if k == stages.SelfBinaryEnv {
+		return c.SelfBinary
+	}
+	return c.Getenv(k)
+}
+
+// usage prints a usage or configuration error and returns ExitUsage.
+func (c Config) usage(format string, a ...any) int {
+	fmt.Fprintf(c.Stderr, "piship: "+format+"\n", a...)
+	return ExitUsage
+}
+
+// Options are the engine options of a run of g: the action cache (a
+// notice on stderr when it is off), the tool digest when anything is
+// cacheable, the stages' environment.
+func (c Config) Options(g *graph.Graph, values map[string]cty.Value) engine.Options {
+	opts := engine.Options{Parallelism: c.Parallelism, Inputs: values, Getenv: c.stageEnv}
+	if home, err := cache.Home(c.Getenv); err != nil {
+		fmt.Fprintf(c.Stderr, "piship: action cache off: %v\n", err)
+	} else {
+		opts.Cache = cache.OpenActions(home)
+	}
+	if hasCacheable(g) {
+		opts.ToolDigest = cache.ToolDigest()
+	}
+	return opts
+}
+
+// Outcome is a finished run: the result (nil when it could not start), the
+// run span's duration, the exit code and the recorded spans.
+type Outcome struct {
+	Graph  *graph.Graph
+	Result *engine.Result
+	Total  time.Duration
+	Code   int
+	Spans  []sdktrace.ReadOnlySpan
+}
+
+// OK reports whether the run finished without a failing verdict.
+func (o Outcome) OK() bool { return o.Result != nil && o.Result.Err() == nil }
+
+// Execute runs g with progress output, spans, the optional trace file and
+// the timing summary (PISHIP_DEBUG_TIMING=1). On failure it has already
+// printed the failing verdict as the last line on stderr.
+func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value, c Config) Outcome {
+	opts := c.Options(g, values)
+	prov, ctx, err := tracing.Setup(parent, tracing.Options{ServiceName: "piship", Getenv: c.Getenv, SpanProcessors: c.SpanProcessors})
+	if err != nil {
+		return Outcome{Graph: g, Code: c.usage("CONFIG_INVALID: %v", err)}
+	}
+	opts.Tracer = prov.Tracer()
+	live := c.liveProgress()
+	progress := engine.NewProgress(c.Stderr, live, c.Getenv("NO_COLOR") == "" && live)
+	opts.Events = progress.Event
+	opts.Log = progress.Log()
+
+	ctx, root := opts.Tracer.Start(ctx, tracing.PipelineSpanName(g.Name),
+		trace.WithAttributes(attribute.String(tracing.AttrPipeline, g.Name)))
+	res, err := engine.Run(ctx, g, opts)
+	progress.Close()
+	if err != nil {
+		root.SetStatus(codes.Error, err.Error())
+		root.End()
+		_ = prov.Shutdown(context.WithoutCancel(parent))
+		return Outcome{Graph: g, Code: c.usage("%v", err)}
+	}
+	runErr := res.Err()
+	if runErr != nil {
+		root.SetStatus(codes.Error, runErr.Error())
+	}
+	root.End()
+
+	code := ExitOK
+	spans := prov.Recorder().Ended()
+	var total time.Duration
+	for _, sp := range spans {
+		if sp.Name() == tracing.PipelineSpanName(g.Name) {
+			total = sp.EndTime().Sub(sp.StartTime())
+		}
+	}
+	if c.TraceFile != "" {
+		if err := writeTraceFile(c.TraceFile, spans); err != nil {
+			fmt.Fprintf(c.Stderr, "piship: --trace-file: %v\n", err)
+			code = ExitFailed
+		}
+	}
+	if c.Getenv("PISHIP_DEBUG_TIMING") == "1" {
+		_ = tracing.Summarize(spans, g.Name, g.DepNames()).Write(c.Stderr)
+	}
+	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(parent), 10*time.Second)
+	defer cancel()
+	if err := prov.Shutdown(flushCtx); err != nil {
+		fmt.Fprintf(c.Stderr, "piship: %v\n", err)
+	}
+	if runErr != nil {
+		// The failing verdict is the last line on stderr.
+		fmt.Fprintln(c.Stderr, runErr)
+		code = ExitFailed
+	}
+	return Outcome{Graph: g, Result: res, Total: total, Code: code, Spans: spans}
+}
+
+// liveProgress decides between the live view and plain lines:
+// PISHIP_PROGRESS=1 or 0 forces either, otherwise a terminal gets the view.
+func (c Config) liveProgress() bool {
+	switch c.Getenv("PISHIP_PROGRESS") {
+	case "1":
+		return true
+	case "0":
+		return false
+	}
+	return IsTerminal(c.Stderr)
+}
+
+func hasCacheable(g *graph.Graph) bool {
+	for _, s := range g.Stages {
+		if _, ok := s.Kind.(stage.Cacheable); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func writeTraceFile(path string, spans []sdktrace.ReadOnlySpan) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".trace-*.json")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := tracing.WriteOTLPJSON(f, spans); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
