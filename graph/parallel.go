@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hcldec"
 
 	"piship.dev/piship/stages/stage"
 )
@@ -58,7 +57,7 @@ func (c *schemaCache) get(k stage.Kind) *kindSchema {
 	if s, ok := c.m[k.Name()]; ok {
 		return s
 	}
-	s := &kindSchema{attrs: k.Attrs(), body: hcldec.ImpliedSchema(stage.Spec(k)), known: map[string]bool{}}
+	s := &kindSchema{attrs: k.Attrs(), body: stage.Schema(k), known: map[string]bool{}}
 	for _, a := range s.attrs {
 		s.known[a.Name] = true
 		if a.Required {

@@ -19,7 +19,7 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/hashicorp/hcl/v2/hcldec"
+	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 )
@@ -98,13 +98,17 @@ type Invocation struct {
 	Getenv func(string) string
 }
 
-// Spec returns the hcldec specification of a kind's configuration.
-func Spec(k Kind) hcldec.ObjectSpec {
-	spec := hcldec.ObjectSpec{}
-	for _, a := range k.Attrs() {
-		spec[a.Name] = &hcldec.AttrSpec{Name: a.Name, Type: a.Type, Required: a.Required}
+// Schema returns the HCL body schema of a kind's configuration: one
+// attribute per Attr, in declaration order. (It replaces an hcldec spec
+// whose only use was hcldec.ImpliedSchema: hcldec links encoding/gob, whose
+// initialisation every piship command paid.)
+func Schema(k Kind) *hcl.BodySchema {
+	attrs := k.Attrs()
+	s := &hcl.BodySchema{Attributes: make([]hcl.AttributeSchema, 0, len(attrs))}
+	for _, a := range attrs {
+		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: a.Name, Required: a.Required})
 	}
-	return spec
+	return s
 }
 
 // OutputType returns the object type of a kind's outputs.
