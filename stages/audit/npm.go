@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // BulkPath is the registry's bulk advisory endpoint, relative to the
@@ -18,7 +19,7 @@ const BulkPath = "-/npm/v1/security/advisories/bulk"
 // maxBulkAnswer bounds the bulk endpoint's answer.
 const maxBulkAnswer = 64 << 20
 
-var ghsaRE = regexp.MustCompile(`(?i)\bGHSA(-[0-9a-z]{4}){3}\b`)
+var ghsaRE = lazyRE(`(?i)\bGHSA(-[0-9a-z]{4}){3}\b`)
 
 // bulkAdvisory is one advisory of the bulk endpoint's answer.
 type bulkAdvisory struct {
@@ -142,7 +143,7 @@ func bulkFinding(name string, a bulkAdvisory) (Finding, error) {
 		}
 	}
 	f := Finding{Package: name, Title: a.Title, URL: a.URL}
-	if g := ghsaRE.FindString(a.URL); g != "" {
+	if g := ghsaRE().FindString(a.URL); g != "" {
 		f.ID = "GHSA" + strings.ToLower(g[4:])
 		if num != "" {
 			f.Aliases = []string{num}
@@ -179,4 +180,11 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// lazyRE compiles expr on first use: a package-level regexp.MustCompile
+// runs at every start of every program that links the package (piship
+// version included), used or not.
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -70,8 +71,8 @@ type SignatureFile struct {
 }
 
 var (
-	nameRE   = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
-	sha256RE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	nameRE   = lazyRE(`^[a-z0-9][a-z0-9._-]*$`)
+	sha256RE = lazyRE(`^[0-9a-f]{64}$`)
 )
 
 // CheckName returns "" or what is wrong with a channel name, as a
@@ -84,7 +85,7 @@ func CheckName(s string) string {
 		return "a channel name cannot be empty."
 	case len(s) > 64:
 		return "a channel name is at most 64 characters."
-	case !nameRE.MatchString(s):
+	case !nameRE().MatchString(s):
 		return "a channel name holds lowercase letters, digits, '.', '_' and '-', starting with a letter or digit, e.g. \"stable\"."
 	case strings.HasSuffix(s, "."):
 		return "a channel name cannot end with '.'."
@@ -176,9 +177,9 @@ func Parse(doc []byte) (*Channel, error) {
 			return bad("%s: no valid target", where)
 		case checkFileName(r.Archive) != "":
 			return bad("%s: archive %q: %s", where, r.Archive, checkFileName(r.Archive))
-		case !sha256RE.MatchString(r.SHA256):
+		case !sha256RE().MatchString(r.SHA256):
 			return bad("%s: sha256 is not 64 lowercase hex digits", where)
-		case !sha256RE.MatchString(r.LockSHA256):
+		case !sha256RE().MatchString(r.LockSHA256):
 			return bad("%s: lockSha256 is not 64 lowercase hex digits", where)
 		case r.Bytes <= 0:
 			return bad("%s: bytes %d is not a size", where, r.Bytes)
@@ -246,4 +247,11 @@ func CheckUpgrade(current, candidate string) error {
 		return updateErr(ReasonDowngrade, "downgrade from %s to %s refused: the channel's newest release is older than the installed one (piship rollback returns to the previous release)", current, candidate)
 	}
 	return nil
+}
+
+// lazyRE compiles expr on first use: a package-level regexp.MustCompile
+// runs at every start of every program that links the package (piship
+// version included), used or not.
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

@@ -14,7 +14,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 )
 
@@ -30,7 +29,7 @@ const (
 	pemKeyIDHdr = "Key-Id"
 )
 
-var keyIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+var keyIDRE = lazyRE(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // CheckKeyID returns "" or what is wrong with a key id, as a sentence. A
 // key id is 1-64 letters, digits, '.', '_' and '-', starting with a letter
@@ -42,7 +41,7 @@ func CheckKeyID(id string) string {
 		return "a key id cannot be empty."
 	case len(id) > 64:
 		return "a key id is at most 64 characters."
-	case !keyIDRE.MatchString(id):
+	case !keyIDRE().MatchString(id):
 		return "a key id holds letters, digits, '.', '_' and '-', starting with a letter or digit, e.g. \"release-2026\"."
 	}
 	return ""

@@ -349,7 +349,7 @@ func inspectArchive(path, dir string) (*inspected, error) {
 		return in, configErr("%s: its release.json says qualification %q; only qualified releases are signed", path, ri.Qualification)
 	case ri.Distribution.ID == "" || ri.Target == "":
 		return in, configErr("%s: its release.json names no distribution id or target", path)
-	case !sha256RE.MatchString(ri.LockSHA256):
+	case !sha256RE().MatchString(ri.LockSHA256):
 		return in, configErr("%s: its release.json has no lockSha256 digest", path)
 	}
 	if _, err := semver.Parse(ri.Distribution.Version); err != nil {

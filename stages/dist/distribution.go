@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -261,12 +262,12 @@ func (d *Distribution) ShownDir() string {
 
 var (
 	// semver.org's regular expression.
-	semverRE = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
-	nameRE   = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
-	hexRE    = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	semverRE = lazyRE(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
+	nameRE   = lazyRE(`^[a-z0-9][a-z0-9._-]*$`)
+	hexRE    = lazyRE(`^[0-9a-f]{64}$`)
 	// npm package names, leniently (old packages have capitals).
-	shortVersionRE = regexp.MustCompile(`^\d+(\.\d+)?$`)
-	pkgNameRE      = regexp.MustCompile(`^(@[A-Za-z0-9][A-Za-z0-9._~-]*/)?[A-Za-z0-9._~-]+$`)
+	shortVersionRE = lazyRE(`^\d+(\.\d+)?$`)
+	pkgNameRE      = lazyRE(`^(@[A-Za-z0-9][A-Za-z0-9._~-]*/)?[A-Za-z0-9._~-]+$`)
 )
 
 // Load reads and validates dir/distribution.hcl, then checks that the files
@@ -439,7 +440,7 @@ func (dc *decoder) distribution(blk *hcl.Block) {
 	}
 	if v, r, ok := dc.str(attrs, "version"); ok {
 		d.Version = v
-		if !semverRE.MatchString(v) {
+		if !semverRE().MatchString(v) {
 			detail := fmt.Sprintf("version %q is not a semantic version: write MAJOR.MINOR.PATCH, e.g. \"1.0.0\", optionally with a pre-release (\"1.0.0-beta.1\") or build metadata (\"1.0.0+build.5\").", v)
 			if fix := fixVersion(v); fix != "" {
 				detail += fmt.Sprintf(" Did you mean %q?", fix)
@@ -556,7 +557,7 @@ func (dc *decoder) runtime(blk *hcl.Block) {
 	}
 	if list, rs, ok := dc.strList(attrs, "runtime.allow_install_scripts"); ok {
 		names, _ := dc.uniqueList(list, rs, "Duplicate package", func(name string, r hcl.Range) (string, bool) {
-			if !pkgNameRE.MatchString(name) {
+			if !pkgNameRE().MatchString(name) {
 				dc.add(errDiag("Invalid package name",
 					fmt.Sprintf("%q is not an npm package name: write it as package-lock.json does, e.g. \"koffi\" or \"@google/genai\" (no version).", name), r))
 				return "", false
@@ -784,9 +785,9 @@ func (dc *decoder) tool(name string, expr hcl.Expression) (Tool, bool) {
 			}
 			t.Source = src
 		case "sha256":
-			if !hexRE.MatchString(v) {
+			if !hexRE().MatchString(v) {
 				detail := fmt.Sprintf("tool %q sha256 %q is not a SHA-256 digest: write its 64 lowercase hex digits (sha256sum prints them).", name, v)
-				if low := strings.ToLower(strings.TrimPrefix(v, "sha256:")); hexRE.MatchString(low) {
+				if low := strings.ToLower(strings.TrimPrefix(v, "sha256:")); hexRE().MatchString(low) {
 					detail += fmt.Sprintf(" Did you mean %q?", low)
 				}
 				dc.add(errDiag("Invalid tool digest", detail, r))
@@ -989,7 +990,7 @@ func checkName(s string) string {
 		return "it cannot be empty."
 	case len(s) > 64:
 		return "it is longer than 64 characters."
-	case !nameRE.MatchString(s):
+	case !nameRE().MatchString(s):
 		return "use lowercase letters, digits, '.', '_' and '-', starting with a letter or digit."
 	case strings.HasSuffix(s, "."):
 		return "it cannot end with '.' (Windows drops it from file names)."
@@ -1011,12 +1012,12 @@ var windowsReserved = map[string]bool{
 // "1.2", "1".
 func fixVersion(v string) string {
 	s := strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(v), "v"), "V")
-	for i := 0; i < 2 && !semverRE.MatchString(s); i++ {
-		if shortVersionRE.MatchString(s) {
+	for i := 0; i < 2 && !semverRE().MatchString(s); i++ {
+		if shortVersionRE().MatchString(s) {
 			s += ".0"
 		}
 	}
-	if semverRE.MatchString(s) && s != v {
+	if semverRE().MatchString(s) && s != v {
 		return s
 	}
 	return ""
@@ -1159,4 +1160,11 @@ func suggestSibling(dir, rel string) string {
 		return parent + s
 	}
 	return ""
+}
+
+// lazyRE compiles expr on first use: a package-level regexp.MustCompile
+// runs at every start of every program that links the package (piship
+// version included), used or not.
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

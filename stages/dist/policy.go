@@ -16,7 +16,7 @@ import (
 
 // allowIDRE accepts advisory ids: GHSA-xxxx-xxxx-xxxx, CVE-2024-1234,
 // OSV ids (MAL-2024-1, PYSEC-2021-5...) and npm advisory numbers.
-var allowIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`)
+var allowIDRE = lazyRE(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`)
 
 func (dc *decoder) audit(blk *hcl.Block) {
 	d := dc.d
@@ -56,7 +56,7 @@ func (dc *decoder) audit(blk *hcl.Block) {
 	for _, b := range content.Blocks {
 		id := b.Labels[0]
 		lr := b.LabelRanges[0]
-		if !allowIDRE.MatchString(id) {
+		if !allowIDRE().MatchString(id) {
 			dc.add(errDiag("Invalid advisory id",
 				fmt.Sprintf("allow %q: an advisory id is written as its database does, e.g. \"GHSA-xxxx-xxxx-xxxx\", \"CVE-2024-1234\" or an npm advisory number: letters, digits, '.', '_', ':' and '-'.", id), lr))
 			continue

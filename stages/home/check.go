@@ -185,7 +185,7 @@ func checkChecksums(raw []byte, digests map[string]string) error {
 	listed := map[string]bool{}
 	for n, line := range strings.Split(strings.TrimRight(string(raw), "\n"), "\n") {
 		sum, p, ok := strings.Cut(line, "  ")
-		if !ok || !hexRE.MatchString(sum) || p == "" {
+		if !ok || !hexRE().MatchString(sum) || p == "" {
 			return integrityf("checksums.txt line %d is not <sha256>  <path>", n+1)
 		}
 		got, ok := digests[p]

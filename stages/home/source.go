@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/home/receipt"
@@ -100,7 +101,7 @@ func readTarget(path string) (string, error) {
 	return t.Platform + "-" + t.Arch, nil
 }
 
-var hexRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+var hexRE = lazyRE(`^[0-9a-f]{64}$`)
 
 // identify classifies o.Source and finds its id, version and target
 // without reading any payload file.
@@ -117,7 +118,7 @@ func identify(o *InstallOptions) (*source, error) {
 		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "cannot install %s: %v", o.Source, err)
 	}
 	want := strings.ToLower(strings.TrimSpace(o.SHA256))
-	if want != "" && !hexRE.MatchString(want) {
+	if want != "" && !hexRE().MatchString(want) {
 		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "--sha256 %q is not a SHA-256 (64 hex digits)", o.SHA256)
 	}
 	s := &source{path: path, expectKey: strings.ToLower(strings.TrimSpace(o.ExpectKey))}
@@ -256,14 +257,14 @@ func readSidecar(archivePath string) (string, error) {
 		return "", receipt.Errorf(receipt.CodeUnavailable, "cannot read %s.sha256: %w", archivePath, err)
 	}
 	fields := strings.Fields(string(data))
-	if len(fields) == 0 || !hexRE.MatchString(strings.ToLower(fields[0])) || len(fields) > 2 {
+	if len(fields) == 0 || !hexRE().MatchString(strings.ToLower(fields[0])) || len(fields) > 2 {
 		return "", receipt.Errorf(receipt.CodeIntegrity, "%s.sha256 is not a sha256sum line (<hex>  <file>)", filepath.Base(archivePath))
 	}
 	return strings.ToLower(fields[0]), nil
 }
 
 // nodeTargetRE is <platform>-<arch> in Node's naming.
-var nodeTargetRE = regexp.MustCompile(`^(aix|android|darwin|freebsd|linux|openbsd|sunos|win32)-(arm|arm64|ia32|loong64|mips|mipsel|ppc64|riscv64|s390x|x64)$`)
+var nodeTargetRE = lazyRE(`^(aix|android|darwin|freebsd|linux|openbsd|sunos|win32)-(arm|arm64|ia32|loong64|mips|mipsel|ppc64|riscv64|s390x|x64)$`)
 
 // parseArchiveName splits <id>-<version>-<target>.tar.gz. The target is
 // the last two segments; of the remaining name, every split into a valid
@@ -282,7 +283,7 @@ func parseArchiveName(base string) (id, version, target string, err error) {
 		return bad("no target")
 	}
 	target, rest := name[j+1:], name[:j]
-	if !nodeTargetRE.MatchString(target) {
+	if !nodeTargetRE().MatchString(target) {
 		return bad(fmt.Sprintf("%q is not a target", target))
 	}
 	var found int
@@ -302,4 +303,11 @@ func parseArchiveName(base string) (id, version, target string, err error) {
 		return id, version, target, nil
 	}
 	return bad("more than one way to split it")
+}
+
+// lazyRE compiles expr on first use: a package-level regexp.MustCompile
+// runs at every start of every program that links the package (piship
+// version included), used or not.
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

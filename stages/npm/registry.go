@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // DefaultRegistry is npm's default registry.
@@ -106,7 +107,7 @@ func globalPrefix() string {
 	return filepath.Dir(filepath.Dir(node))
 }
 
-var envRef = regexp.MustCompile(`(\\*)\$\{([^${}?]+)(\?)?\}`)
+var envRef = lazyRE(`(\\*)\$\{([^${}?]+)(\?)?\}`)
 
 // readNpmrc returns the value of key in an .npmrc (ini) file, "" if the
 // file or the key is missing.
@@ -154,8 +155,8 @@ func unquote(v string) string {
 // ${VAR?} is empty when VAR is unset, ${VAR} stays as it is; a run of
 // backslashes before it is halved, and an odd run keeps it literally.
 func expandEnv(v string) string {
-	return envRef.ReplaceAllStringFunc(v, func(m string) string {
-		sub := envRef.FindStringSubmatch(m)
+	return envRef().ReplaceAllStringFunc(v, func(m string) string {
+		sub := envRef().FindStringSubmatch(m)
 		esc, name := sub[1], sub[2]
 		if len(esc)%2 == 1 {
 			return m[(len(esc)+1)/2:]
@@ -169,4 +170,11 @@ func expandEnv(v string) string {
 		}
 		return esc[len(esc)/2:] + val
 	})
+}
+
+// lazyRE compiles expr on first use: a package-level regexp.MustCompile
+// runs at every start of every program that links the package (piship
+// version included), used or not.
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"piship.dev/piship/stages/dist"
@@ -54,7 +55,7 @@ type runtimeTree struct {
 	root  dist.LockPackage
 }
 
-var lockSHA = regexp.MustCompile(`^[0-9a-f]{64}$`)
+var lockSHA = lazyRE(`^[0-9a-f]{64}$`)
 
 func (in Input) check() error {
 	switch {
@@ -62,7 +63,7 @@ func (in Input) check() error {
 		return errors.New("sbom: the distribution's name and version are required")
 	case in.Lock == nil:
 		return errors.New("sbom: no package lock")
-	case !lockSHA.MatchString(in.LockSHA256):
+	case !lockSHA().MatchString(in.LockSHA256):
 		return fmt.Errorf("sbom: LockSHA256 %q is not a lowercase hex SHA-256", in.LockSHA256)
 	case in.Tree == "":
 		return errors.New("sbom: no tree")
@@ -372,4 +373,11 @@ func licenseValue(raw json.RawMessage) string {
 		return strings.TrimSpace(o.Type)
 	}
 	return ""
+}
+
+// lazyRE compiles expr on first use: a package-level regexp.MustCompile
+// runs at every start of every program that links the package (piship
+// version included), used or not.
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

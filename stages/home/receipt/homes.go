@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // The environment variables of the homes.
@@ -239,21 +240,21 @@ func RetainedVersion(name string) string {
 }
 
 var (
-	nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+	nameRE = lazyRE(`^[a-z0-9][a-z0-9._-]*$`)
 	// semver.org's regular expression, as dist checks versions.
-	semverRE = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
+	semverRE = lazyRE(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
 )
 
 // ValidName reports whether s is a valid distribution id or command name:
 // what dist accepts (lowercase letters, digits, '.', '_', '-', starting
 // with a letter or digit, at most 64 bytes, not ending in '.').
 func ValidName(s string) bool {
-	return len(s) <= 64 && nameRE.MatchString(s) && !strings.HasSuffix(s, ".")
+	return len(s) <= 64 && nameRE().MatchString(s) && !strings.HasSuffix(s, ".")
 }
 
 // ValidVersion reports whether v is a semantic version (which can never be
 // "." or "..", nor start with "." like the bookkeeping names of apps/<id>).
-func ValidVersion(v string) bool { return len(v) <= 128 && semverRE.MatchString(v) }
+func ValidVersion(v string) bool { return len(v) <= 128 && semverRE().MatchString(v) }
 
 // CheckID refuses an id that cannot be a distribution id (CONFIG_INVALID).
 // Every path of the layout is built from checked ids only.
@@ -289,4 +290,11 @@ func GoTarget(goos, goarch string) string {
 		a = "mipsel"
 	}
 	return p + "-" + a
+}
+
+// lazyRE compiles expr on first use: a package-level regexp.MustCompile
+// runs at every start of every program that links the package (piship
+// version included), used or not.
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
