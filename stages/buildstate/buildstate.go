@@ -19,6 +19,7 @@ import (
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/npm"
 	"piship.dev/piship/stages/payload"
+	nodeplatform "piship.dev/piship/stages/platform"
 )
 
 // State is what dist_inputs and release_inputs both derive from a
@@ -64,7 +65,7 @@ func Load(ctx context.Context, dir string) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("CONFIG_INVALID: %v", err)
 	}
-	platform, arch := npm.Platform()
+	platform, arch := nodeplatform.Host()
 	host := platform + "-" + arch
 	if err := dist.Gates(d, pl, npm.Registry(runtimeDir), host); err != nil {
 		return nil, err
@@ -77,7 +78,7 @@ func Load(ctx context.Context, dir string) (*State, error) {
 	st := &State{Dist: d, Lock: lock, PackageLock: pl, LockBytes: lockBytes, RuntimeDir: runtimeDir, Platform: platform, Arch: arch}
 	st.InstallKey = cache.RuntimeKey{
 		ToolDigest: tool, Lock: append(append(append([]byte{}, pjBytes...), 0), plBytes...),
-		Platform: platform, Arch: arch, Libc: npm.Libc(), Node: nodeV, Npm: npmV,
+		Platform: platform, Arch: arch, Libc: nodeplatform.Libc(), Node: nodeV, Npm: npmV,
 	}.Key()
 	st.BundleKey = cache.BundleKey(st.InstallKey, d.Release.Strip, bundle.EsbuildVersion())
 	// The runtime key decides the runtime part of the payload; the key adds

@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+
+	"piship.dev/piship/stages/platform"
 )
 
 // The environment variables of the homes.
@@ -265,28 +267,7 @@ func CheckID(id string) error {
 }
 
 // HostTarget is this machine's target in Node's naming (linux-x64,
-// darwin-arm64, win32-x64); dist.HostTarget is this function.
-func HostTarget() string { return GoTarget(runtime.GOOS, runtime.GOARCH) }
-
-// GoTarget maps a GOOS/GOARCH pair to Node's naming.
-func GoTarget(goos, goarch string) string {
-	p := goos
-	switch goos {
-	case "windows":
-		p = "win32"
-	case "solaris", "illumos":
-		p = "sunos"
-	}
-	a := goarch
-	switch goarch {
-	case "amd64":
-		a = "x64"
-	case "386":
-		a = "ia32"
-	case "ppc64le":
-		a = "ppc64"
-	case "mipsle":
-		a = "mipsel"
-	}
-	return p + "-" + a
-}
+// darwin-arm64, win32-x64): platform.HostTarget.
+//
+// Deprecated: call platform.HostTarget.
+func HostTarget() string { return platform.HostTarget() }
