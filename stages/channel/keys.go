@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"piship.dev/piship/cache/atomicfs"
 )
 
 // KeyPair is a signing key and the id trust names it by.
@@ -90,21 +92,14 @@ func WritePrivateKey(path, id string, priv ed25519.PrivateKey, force bool) error
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return configErr("cannot write %s: %v", path, err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	tmp, err := atomicfs.Create(path, 0o600, atomicfs.Options{Sync: true})
 	if err != nil {
 		return configErr("cannot write %s: %v", path, err)
 	}
+	defer tmp.Abort() // nothing once committed
 	name := tmp.Name()
-	defer os.Remove(name)
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(0o600)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
+	if _, err = tmp.Write(data); err == nil {
+		err = tmp.Seal()
 	}
 	if err != nil {
 		return configErr("cannot write %s: %v", path, err)
@@ -122,7 +117,7 @@ func WritePrivateKey(path, id string, priv ed25519.PrivateKey, force bool) error
 			return existsErr(path)
 		}
 	}
-	if err := os.Rename(name, path); err != nil {
+	if err := tmp.Commit(); err != nil {
 		return configErr("cannot write %s: %v", path, err)
 	}
 	return nil

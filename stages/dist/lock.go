@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"piship.dev/piship/cache"
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/payload"
 )
@@ -434,29 +435,7 @@ func WriteLock(d *Distribution, l *Lock) error {
 	if old, err := os.ReadFile(dst); err == nil && bytes.Equal(old, data) {
 		return nil
 	}
-	tmp, err := os.CreateTemp(d.Dir, "."+LockFileName+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("cannot write %s: %v", dst, err)
-	}
-	fail := func(err error) error {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("cannot write %s: %v", dst, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
-		os.Remove(tmp.Name())
+	if err := atomicfs.WriteFile(dst, data, 0o644, atomicfs.Options{Sync: true}); err != nil {
 		return fmt.Errorf("cannot write %s: %v", dst, err)
 	}
 	return nil

@@ -25,6 +25,7 @@ import (
 	"sync"
 
 	"piship.dev/piship/cache"
+	"piship.dev/piship/cache/atomicfs"
 )
 
 // File is one regular file of a payload.
@@ -157,23 +158,7 @@ func WriteFile(path string, data []byte, mode os.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfs.WriteFile(path, data, mode, atomicfs.Options{Pattern: ".tmp-" + filepath.Base(path) + "-*"})
 }
 
 // HashFiles returns the sha256 of each file (slash paths relative to

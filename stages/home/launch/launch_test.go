@@ -228,8 +228,8 @@ func TestRunContextCancel(t *testing.T) {
 // package receipt: no dist, HCL, engine or telemetry.
 func TestImportsStayTiny(t *testing.T) {
 	const self = "piship.dev/piship/stages/home/"
-	allowed := map[string]bool{self + "receipt": true, "piship.dev/piship/stages/platform": true}
-	for _, dir := range []string{".", "../receipt", "../../platform"} {
+	allowed := map[string]bool{self + "receipt": true, "piship.dev/piship/stages/platform": true, "piship.dev/piship/cache/atomicfs": true}
+	for _, dir := range []string{".", "../receipt", "../../platform", "../../../cache/atomicfs"} {
 		for _, goos := range []string{"linux", "darwin", "windows", "freebsd"} {
 			ctx := build.Default
 			ctx.GOOS = goos
