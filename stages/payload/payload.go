@@ -22,10 +22,10 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
 
 	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/atomicfs"
+	par "piship.dev/piship/cache/parallel"
 )
 
 // File is one regular file of a payload.
@@ -176,60 +176,7 @@ func HashFiles(ctx context.Context, dir string, files []string) ([]string, error
 // parallel runs fn for 0..n-1 on up to 8 workers, stopping at the first
 // error or when ctx is cancelled.
 func parallel(ctx context.Context, n int, fn func(i int) error) error {
-	workers := min(8, max(2, runtime.NumCPU()*2), n)
-	if workers <= 1 {
-		for i := range n {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if err := fn(i); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-		next  int
-	)
-	take := func() (int, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if first != nil || next >= n {
-			return 0, false
-		}
-		if err := ctx.Err(); err != nil {
-			first = err
-			return 0, false
-		}
-		i := next
-		next++
-		return i, true
-	}
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i, ok := take()
-				if !ok {
-					return
-				}
-				if err := fn(i); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return first
+	return par.ForEach(ctx, n, min(8, max(2, runtime.NumCPU()*2)), fn)
 }
 
 // stripSuffixes are what a running Node process never reads.
