@@ -6,8 +6,6 @@ package buildstate
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -15,10 +13,10 @@ import (
 	"strings"
 
 	"piship.dev/piship/cache"
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/bundle"
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/npm"
-	"piship.dev/piship/stages/payload"
 	nodeplatform "piship.dev/piship/stages/platform"
 )
 
@@ -84,12 +82,12 @@ func Load(ctx context.Context, dir string) (*State, error) {
 	// The runtime key decides the runtime part of the payload; the key adds
 	// everything else the lock covers (resources, tools, the manifest).
 	st.RuntimeKey = digestJSON(map[string]any{
-		"tool": tool, "packageJSON": sha256Hex(pjBytes), "packageLock": sha256Hex(plBytes),
+		"tool": tool, "packageJSON": canon.SHA256Hex(pjBytes), "packageLock": canon.SHA256Hex(plBytes),
 		"tools": lock.Tools, "release": lock.Release, "platform": platform, "arch": arch,
 		"node": nodeV, "bundle": d.Release.Bundle, "strip": d.Release.Strip,
 		"id": d.ID, "command": d.Command, "entry": d.Runtime.Entry, "install": st.InstallKey,
 	})
-	st.Key = digestJSON(map[string]any{"runtime": st.RuntimeKey, "lock": sha256Hex(lockBytes), "manifest": lock.DistributionSHA256})
+	st.Key = digestJSON(map[string]any{"runtime": st.RuntimeKey, "lock": canon.SHA256Hex(lockBytes), "manifest": lock.DistributionSHA256})
 	// The entry package names the runtime in release.json.
 	if parts := strings.Split(d.Runtime.Entry, "/"); len(parts) > 2 {
 		pkgPath := strings.Join(parts[:2], "/")
@@ -127,16 +125,11 @@ func LoadManifest(dir string) (*dist.Distribution, error) {
 	return d, nil
 }
 
-func sha256Hex(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
-}
-
 // digestJSON hashes the canonical JSON of v (map keys sorted).
 func digestJSON(v any) string {
-	b, err := payload.CanonicalJSON(v)
+	b, err := canon.JSON(v)
 	if err != nil {
 		panic(err) // only plain data is passed
 	}
-	return sha256Hex(b)
+	return canon.SHA256Hex(b)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/semver"
 )
 
@@ -124,14 +125,11 @@ func (c *Channel) Marshal() []byte {
 	if cp.Releases == nil {
 		cp.Releases = []Release{}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(&cp); err != nil {
+	b, err := canon.JSON(&cp)
+	if err != nil {
 		panic(err) // strings, numbers and a time
 	}
-	return buf.Bytes()
+	return b
 }
 
 // Parse decodes and validates a channel document: the schema, a

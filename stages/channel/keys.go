@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -18,6 +16,7 @@ import (
 	"strings"
 
 	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/cache/canon"
 )
 
 // KeyPair is a signing key and the id trust names it by.
@@ -178,8 +177,7 @@ func PublicKeyBase64(pub ed25519.PublicKey) string {
 // Fingerprint is "sha256:" and the lowercase hex SHA-256 of pub's
 // SubjectPublicKeyInfo DER.
 func Fingerprint(pub ed25519.PublicKey) string {
-	s := sha256.Sum256(spki(pub))
-	return "sha256:" + hex.EncodeToString(s[:])
+	return "sha256:" + canon.SHA256Hex(spki(pub))
 }
 
 // ParsePublicKey reads the standard base64 of an Ed25519 public key's

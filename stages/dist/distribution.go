@@ -1,8 +1,6 @@
 package dist
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -18,6 +16,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+
+	"piship.dev/piship/cache/canon"
 )
 
 // FileName is the distribution file in a distribution directory.
@@ -302,11 +302,11 @@ func Parse(src []byte, filename, dir string) (*Distribution, hcl.Diagnostics) {
 	if err != nil {
 		abs = dir
 	}
-	sum := sha256.Sum256(src)
+
 	d := &Distribution{
 		Dir:      abs,
 		File:     filename,
-		SHA256:   hex.EncodeToString(sum[:]),
+		SHA256:   canon.SHA256Hex(src),
 		Tools:    map[string]Tool{},
 		ranges:   map[string]hcl.Range{},
 		shownDir: filepath.Clean(dir),

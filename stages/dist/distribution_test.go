@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"piship.dev/piship/cache/canon"
 )
 
 func TestLoadHello(t *testing.T) {
@@ -37,7 +39,7 @@ func TestLoadHello(t *testing.T) {
 	if !reflect.DeepEqual(&got, want) {
 		t.Errorf("hello decoded as\n%+v\nwant\n%+v", got, *want)
 	}
-	if d.SHA256 != sha256Hex([]byte(readFile(t, filepath.Join(helloDir, FileName)))) {
+	if d.SHA256 != canon.SHA256Hex([]byte(readFile(t, filepath.Join(helloDir, FileName)))) {
 		t.Error("SHA256 is not the digest of distribution.hcl")
 	}
 	if p := d.Pos("tools.hello-info.sha256"); !strings.HasSuffix(p, FileName+":19:58") {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/home/receipt"
@@ -59,7 +60,7 @@ func makePayload(t *testing.T, dir string, s relSpec) {
 	writeFile(t, filepath.Join(dir, "node_modules", "x", "cli.js"), cliJS, 0o644)
 	writeFile(t, filepath.Join(dir, "node_modules", "x", "package.json"), `{"name":"x","version":"1.0.0"}`+"\n", 0o644)
 	writeFile(t, filepath.Join(dir, "bin", s.command), "#!/bin/sh\nexec node \"$(dirname \"$0\")/../node_modules/x/cli.js\" \"$@\"\n", 0o755)
-	target, _ := payload.CanonicalJSON(map[string]string{"platform": plat, "arch": arch})
+	target, _ := canon.JSON(map[string]string{"platform": plat, "arch": arch})
 	writeFile(t, filepath.Join(dir, "metadata", "target.json"), string(target), 0o644)
 	l := &dist.Lock{Schema: dist.LockSchema,
 		Distribution:   dist.LockDistribution{ID: s.id, Name: "Hello", Version: s.version, Command: s.command},
@@ -74,7 +75,7 @@ func makePayload(t *testing.T, dir string, s relSpec) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, _ := payload.CanonicalJSON(inv)
+	data, _ := canon.JSON(inv)
 	writeFile(t, filepath.Join(dir, "metadata", "inventory.json"), string(data), 0o644)
 }
 
@@ -95,7 +96,7 @@ func makeRelease(t *testing.T, root string, s relSpec) string {
 		"created": "1970-01-01T00:00:00Z", "qualification": "qualified",
 		"payload": map[string]any{"path": "payload", "inventorySha256": sum(inv), "files": 6},
 	}
-	data, _ := payload.CanonicalJSON(rel)
+	data, _ := canon.JSON(rel)
 	writeFile(t, filepath.Join(dir, "release.json"), string(data), 0o644)
 	writeChecksums(t, dir)
 	return dir

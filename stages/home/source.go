@@ -1,8 +1,6 @@
 package home
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/home/receipt"
 )
@@ -241,8 +240,7 @@ func readSmallHash(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:]), nil
+	return canon.SHA256Hex(data), nil
 }
 
 // readSidecar returns the digest of <archive>.sha256 ("" when absent): one

@@ -9,10 +9,7 @@
 package payload
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +22,7 @@ import (
 
 	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/cache/canon"
 	par "piship.dev/piship/cache/parallel"
 )
 
@@ -132,24 +130,14 @@ func Inventory(ctx context.Context, root string, known map[string]Known) (map[st
 }
 
 // InventoryDigest is the sha256 of the inventory file's bytes.
-func InventoryDigest(data []byte) string {
-	s := sha256.Sum256(data)
-	return hex.EncodeToString(s[:])
-}
+func InventoryDigest(data []byte) string { return canon.SHA256Hex(data) }
 
 // CanonicalJSON encodes v with sorted keys (encoding/json sorts map keys),
 // two-space indentation and a trailing newline: the same value always gives
 // the same bytes.
-func CanonicalJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
+//
+// Deprecated: call canon.JSON.
+func CanonicalJSON(v any) ([]byte, error) { return canon.JSON(v) }
 
 // WriteFile creates path with data via a temp sibling and rename, so a
 // reader never sees half a file and an existing file (maybe a hardlink into

@@ -228,8 +228,9 @@ func TestRunContextCancel(t *testing.T) {
 // package receipt: no dist, HCL, engine or telemetry.
 func TestImportsStayTiny(t *testing.T) {
 	const self = "piship.dev/piship/stages/home/"
-	allowed := map[string]bool{self + "receipt": true, "piship.dev/piship/stages/platform": true, "piship.dev/piship/cache/atomicfs": true}
-	for _, dir := range []string{".", "../receipt", "../../platform", "../../../cache/atomicfs"} {
+	allowed := map[string]bool{self + "receipt": true, "piship.dev/piship/stages/platform": true,
+		"piship.dev/piship/cache/atomicfs": true, "piship.dev/piship/cache/canon": true}
+	for _, dir := range []string{".", "../receipt", "../../platform", "../../../cache/atomicfs", "../../../cache/canon"} {
 		for _, goos := range []string{"linux", "darwin", "windows", "freebsd"} {
 			ctx := build.Default
 			ctx.GOOS = goos

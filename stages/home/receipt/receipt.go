@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/cache/canon"
 )
 
 // Schema identifies the receipt format.
@@ -204,14 +205,7 @@ func (r *Receipt) Marshal() ([]byte, error) {
 	if c.Sequences == nil {
 		c.Sequences = map[string]int64{}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(&c); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return canon.JSON(&c)
 }
 
 // Write replaces receipts/<id>.json atomically with DefaultRenamer.
