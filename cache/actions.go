@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"piship.dev/piship/cache/atomicfs"
 )
 
 const (
@@ -346,12 +348,10 @@ func equalStrings(a, b []string) bool {
 // verified) renames them into place. Verification failures are returned as
 // *DamagedError.
 func restore(edir, dir string, paths []string, files map[string]string) (err error) {
-	temps := make([]string, 0, len(paths))
+	temps := make([]*atomicfs.File, 0, len(paths))
 	defer func() {
-		if err != nil {
-			for _, t := range temps {
-				os.Remove(t)
-			}
+		for _, t := range temps {
+			t.Abort() // nothing once committed
 		}
 	}()
 	for i, p := range paths {
@@ -364,9 +364,7 @@ func restore(edir, dir string, paths []string, files map[string]string) (err err
 		temps = append(temps, tmp)
 	}
 	for i, p := range paths {
-		dst := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.Rename(temps[i], dst); err != nil {
-			temps = temps[i:] // earlier ones are in place
+		if err := temps[i].Commit(); err != nil {
 			return fmt.Errorf("cache: restoring %s: %w", p, err)
 		}
 	}
@@ -374,29 +372,27 @@ func restore(edir, dir string, paths []string, files map[string]string) (err err
 }
 
 // restoreFile copies src to a temporary file next to dst, verifying that
-// its contents hash to digest, and returns the temporary file's name.
-func restoreFile(src, dst, p, digest string) (string, error) {
+// its contents hash to digest, and returns the temporary file, sealed.
+func restoreFile(src, dst, p, digest string) (*atomicfs.File, error) {
 	in, err := os.Open(src)
 	if err != nil {
-		return "", &DamagedError{Reason: fmt.Sprintf("stored file for %s", p), Err: err}
+		return nil, &DamagedError{Reason: fmt.Sprintf("stored file for %s", p), Err: err}
 	}
 	defer in.Close()
 	info, err := in.Stat()
 	if err != nil {
-		return "", &DamagedError{Reason: fmt.Sprintf("stored file for %s", p), Err: err}
+		return nil, &DamagedError{Reason: fmt.Sprintf("stored file for %s", p), Err: err}
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o777); err != nil {
-		return "", fmt.Errorf("cache: restoring %s: %w", p, err)
+		return nil, fmt.Errorf("cache: restoring %s: %w", p, err)
 	}
-	out, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".piship-*")
+	out, err := atomicfs.Create(dst, info.Mode().Perm(), atomicfs.Options{Pattern: "." + filepath.Base(dst) + ".piship-*"})
 	if err != nil {
-		return "", fmt.Errorf("cache: restoring %s: %w", p, err)
+		return nil, fmt.Errorf("cache: restoring %s: %w", p, err)
 	}
-	tmp := out.Name()
-	fail := func(err error) (string, error) {
-		out.Close()
-		os.Remove(tmp)
-		return "", err
+	fail := func(err error) (*atomicfs.File, error) {
+		out.Abort()
+		return nil, err
 	}
 	h := sha256.New()
 	if _, err := io.Copy(out, io.TeeReader(in, h)); err != nil {
@@ -410,14 +406,10 @@ func restoreFile(src, dst, p, digest string) (string, error) {
 	if got := hex.EncodeToString(h.Sum(nil)); got != digest {
 		return fail(&DamagedError{Reason: fmt.Sprintf("stored file %s for %s has sha256 %s, want %s", src, p, got, digest)})
 	}
-	if err := out.Chmod(info.Mode().Perm()); err != nil {
-		return fail(fmt.Errorf("cache: restoring %s: %w", p, err))
+	if err := out.Seal(); err != nil {
+		return nil, fmt.Errorf("cache: restoring %s: %w", p, err)
 	}
-	if err := out.Close(); err != nil {
-		os.Remove(tmp)
-		return "", fmt.Errorf("cache: restoring %s: %w", p, err)
-	}
-	return tmp, nil
+	return out, nil
 }
 
 // Store writes a new entry for key holding the output files under dir and

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	par "piship.dev/piship/cache/parallel"
 )
 
 // PlaceStats counts what Place did.
@@ -192,39 +195,7 @@ func copyRecorded(from, to string, f *FileRecord) (err error) {
 // parallel calls fn(0) ... fn(n-1) on up to placeWorkers goroutines and
 // returns the first error; after an error no new calls start.
 func parallel(n int, fn func(i int) error) error {
-	workers := min(placeWorkers, n)
-	if workers <= 1 {
-		for i := range n {
-			if err := fn(i); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	var (
-		next     atomic.Int64
-		failed   atomic.Bool
-		firstErr error
-		once     sync.Once
-		wg       sync.WaitGroup
-	)
-	for range workers {
-		wg.Go(func() {
-			for !failed.Load() {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				if err := fn(i); err != nil {
-					once.Do(func() { firstErr = err })
-					failed.Store(true)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return firstErr
+	return par.ForEach(context.Background(), n, placeWorkers, fn)
 }
 
 var hashBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}

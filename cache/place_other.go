@@ -24,7 +24,3 @@ func classifyLinkError(err error) linkFailure {
 	}
 	return linkCopyAll
 }
-
-// renameTransient reports a rename failure that a scanner or indexer
-// holding a handle causes on Windows (access denied), worth retrying.
-func renameTransient(err error) bool { return errors.Is(err, fs.ErrPermission) }

@@ -32,6 +32,3 @@ func classifyLinkError(err error) linkFailure {
 	}
 	return linkFail
 }
-
-// renameTransient is never true on unix: renames that fail, fail at once.
-func renameTransient(error) bool { return false }

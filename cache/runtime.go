@@ -57,6 +57,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"piship.dev/piship/cache/atomicfs"
 )
 
 const (
@@ -819,26 +821,12 @@ func (b *budgetRemover) removeAll(p string) (done bool, err error) {
 	return b.unlinked(), nil
 }
 
-// renameRetry renames; on Windows it retries for about 4.5 s while the
-// rename fails as a scanner or indexer holding a handle makes it fail
-// (access denied, sharing violation), unless the destination exists.
-// Elsewhere it fails at once.
+// renameRetry renames; on Windows it retries for about 4.5 s
+// (atomicfs.CacheDelays) while the rename fails as a scanner or indexer
+// holding a handle makes it fail (access denied, sharing violation),
+// unless the destination exists. Elsewhere it fails at once.
 func renameRetry(from, to string) error {
-	err := os.Rename(from, to)
-	if err == nil || runtime.GOOS != "windows" {
-		return err
-	}
-	for _, ms := range []int{25, 50, 100, 200, 400, 800, 1500, 1500} {
-		if !renameTransient(err) {
-			return err
-		}
-		if _, serr := os.Lstat(to); serr == nil {
-			return err
-		}
-		time.Sleep(time.Duration(ms) * time.Millisecond)
-		if err = os.Rename(from, to); err == nil {
-			return nil
-		}
-	}
-	return err
+	r := atomicfs.DefaultRenamer(atomicfs.CacheDelays)
+	r.StopIfExists = true
+	return r.Do(from, to)
 }

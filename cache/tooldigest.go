@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+
+	"piship.dev/piship/cache/atomicfs"
 )
 
 // The tool digest stamp. Hashing the piship executable (24 MB) costs
@@ -68,18 +70,7 @@ func writeToolStamp(exe, id, digest string) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return
 	}
-	f, err := os.CreateTemp(filepath.Dir(p), "."+toolStampName+".tmp-*")
-	if err != nil {
-		return
-	}
-	_, werr := f.Write(data)
-	if cerr := f.Close(); werr != nil || cerr != nil {
-		os.Remove(f.Name())
-		return
-	}
-	if os.Rename(f.Name(), p) != nil {
-		os.Remove(f.Name())
-	}
+	_ = atomicfs.WriteFile(p, data, 0o600, atomicfs.Options{Pattern: "." + toolStampName + ".tmp-*"})
 }
 
 // FileIdentity is path's device, inode, size, modification and change

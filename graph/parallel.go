@@ -1,11 +1,13 @@
 package graph
 
 import (
+	"context"
 	"runtime"
 	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 
+	par "piship.dev/piship/cache/parallel"
 	"piship.dev/piship/stages/stage"
 )
 
@@ -20,19 +22,14 @@ func parallelFor(n int, fn func(i int)) {
 		}
 		return
 	}
-	var wg sync.WaitGroup
 	per := (n + workers - 1) / workers
-	for lo := 0; lo < n; lo += per {
-		hi := min(lo+per, n)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := lo; i < hi; i++ {
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
+	chunks := (n + per - 1) / per
+	_ = par.ForEach(context.Background(), chunks, chunks, func(c int) error {
+		for i := c * per; i < min((c+1)*per, n); i++ {
+			fn(i)
+		}
+		return nil
+	})
 }
 
 // kindSchema is what validation needs of a kind, computed once per parse.

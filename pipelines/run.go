@@ -4,8 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+	"piship.dev/piship/cache/atomicfs"
 	"time"
 
 	"github.com/zclconf/go-cty/cty"
@@ -175,17 +174,13 @@ func hasCacheable(g *graph.Graph) bool {
 }
 
 func writeTraceFile(path string, spans []sdktrace.ReadOnlySpan) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".trace-*.json")
+	f, err := atomicfs.Create(path, 0o600, atomicfs.Options{Pattern: ".trace-*.json"})
 	if err != nil {
 		return err
 	}
-	defer os.Remove(f.Name())
+	defer f.Abort()
 	if err := tracing.WriteOTLPJSON(f, spans); err != nil {
-		f.Close()
 		return err
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return f.Commit()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"piship.dev/piship/cache/canon"
 	"time"
 
 	"piship.dev/piship/stages/audit"
@@ -51,7 +52,7 @@ func (Audit) Run(ctx context.Context, inv *stage.Invocation, cfg AuditConfig) (A
 	if err != nil {
 		return AuditOutputs{}, err
 	}
-	data, err := payload.CanonicalJSON(rep)
+	data, err := canon.JSON(rep)
 	if err != nil {
 		return AuditOutputs{}, err
 	}

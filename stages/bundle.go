@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"piship.dev/piship/cache/canon"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -85,7 +86,7 @@ func (Bundle) Run(ctx context.Context, inv *stage.Invocation, c BundleConfig) (B
 	if _, err := payload.PruneEmptyDirs(dir); err != nil {
 		return BundleOutputs{}, err
 	}
-	data, err := payload.CanonicalJSON(m)
+	data, err := canon.JSON(m)
 	if err != nil {
 		return BundleOutputs{}, err
 	}

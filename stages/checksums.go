@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"piship.dev/piship/cache/canon"
 	"strings"
 
 	"piship.dev/piship/stages/payload"
@@ -50,5 +51,5 @@ func (Checksums) Run(ctx context.Context, inv *stage.Invocation, cfg ChecksumsCo
 	if err := payload.WriteFile(filepath.Join(dir, release.ChecksumsName), data, 0o644); err != nil {
 		return ChecksumsOutputs{}, err
 	}
-	return ChecksumsOutputs{SHA256: sha256Hex(data), Files: len(paths)}, nil
+	return ChecksumsOutputs{SHA256: canon.SHA256Hex(data), Files: len(paths)}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"piship.dev/piship/cache/canon"
 
 	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/buildstate"
@@ -108,7 +109,7 @@ func (DistInputs) Run(ctx context.Context, inv *stage.Invocation, c DistInputsCo
 		BundleCached: bundleCached, Platform: st.Platform, Arch: st.Arch,
 		Key: key, RuntimeKey: runtimeKey,
 		InstallKey: st.InstallKey, BundleKey: st.BundleKey,
-		LockSHA256: sha256Hex(st.LockBytes),
+		LockSHA256: canon.SHA256Hex(st.LockBytes),
 	}, nil
 }
 

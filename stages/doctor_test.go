@@ -1,12 +1,12 @@
 package stages
 
 import (
+	"piship.dev/piship/cache/canon"
 	"testing"
 	"time"
 
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/home"
-	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/stage"
 )
 
@@ -29,7 +29,7 @@ func TestDoctorReportTravelsAsAValue(t *testing.T) {
 			Store: &home.StoreReport{Dir: "/s", Objects: 5, Removed: 1, Bytes: 9, Exhausted: true, Problem: "slow"},
 		},
 	} {
-		want, err := payload.CanonicalJSON(rep)
+		want, err := canon.JSON(rep)
 		if err != nil {
 			t.Fatal(err)
 		}

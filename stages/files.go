@@ -1,8 +1,6 @@
 package stages
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
@@ -127,9 +125,4 @@ func matchSegments(pat, segs []string) bool {
 	}
 	ok, err := path.Match(pat[0], segs[0])
 	return err == nil && ok && matchSegments(pat[1:], segs[1:])
-}
-
-func sha256Hex(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
 }

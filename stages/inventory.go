@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"piship.dev/piship/cache/canon"
 
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/payload"
@@ -50,7 +51,7 @@ func (Inventory) Run(ctx context.Context, inv *stage.Invocation, c InventoryConf
 		return InventoryOutputs{}, fmt.Errorf("CONFIG_INVALID: %s", diags.Error())
 	}
 	platform, arch := c.Platform, c.Arch
-	target, _ := payload.CanonicalJSON(map[string]string{"platform": platform, "arch": arch})
+	target, _ := canon.JSON(map[string]string{"platform": platform, "arch": arch})
 	if err := payload.WriteFile(filepath.Join(dir, "metadata", "target.json"), target, 0o644); err != nil {
 		return InventoryOutputs{}, err
 	}
@@ -92,7 +93,7 @@ func (Inventory) Run(ctx context.Context, inv *stage.Invocation, c InventoryConf
 	if err != nil {
 		return InventoryOutputs{}, err
 	}
-	data, err := payload.CanonicalJSON(sums)
+	data, err := canon.JSON(sums)
 	if err != nil {
 		return InventoryOutputs{}, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"piship.dev/piship/cache/canon"
 
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/stage"
@@ -65,11 +66,11 @@ func (Publish) Run(ctx context.Context, inv *stage.Invocation, c PublishConfig) 
 	if err := st.Publish(); err != nil {
 		return PublishOutputs{}, fmt.Errorf("cannot publish %s: %v", st.Final, err)
 	}
-	data, _ := payload.CanonicalJSON(stamp)
+	data, _ := canon.JSON(stamp)
 	if err := payload.WriteFile(StampPath(st.Out, st.ID), data, 0o644); err != nil {
 		return PublishOutputs{}, err
 	}
-	q, _ := payload.CanonicalJSON(Qualification{Qualification: "unqualified-local", Audit: "none"})
+	q, _ := canon.JSON(Qualification{Qualification: "unqualified-local", Audit: "none"})
 	if err := payload.WriteFile(QualificationPath(st.Out, st.ID), q, 0o644); err != nil {
 		return PublishOutputs{}, err
 	}

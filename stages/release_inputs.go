@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"piship.dev/piship/cache/canon"
 	"strconv"
 	"time"
 
@@ -131,7 +132,7 @@ func (ReleaseInputs) Run(ctx context.Context, inv *stage.Invocation, cfg Release
 		ReleaseDir: releaseDir, Payload: payloadDir,
 		Releases: filepath.Join(out, "releases"),
 		Created:  time.Unix(epoch, 0).UTC().Format(time.RFC3339), Epoch: epoch,
-		Channel: cfg.channel(), LockSHA256: sha256Hex(st.LockBytes),
+		Channel: cfg.channel(), LockSHA256: canon.SHA256Hex(st.LockBytes),
 		RuntimePackage: st.RuntimePackage, RuntimeVersion: st.RuntimeVersion,
 	}, nil
 }

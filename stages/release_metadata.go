@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"piship.dev/piship/cache/canon"
 	"runtime/debug"
 
 	"piship.dev/piship/stages/buildstate"
@@ -112,7 +113,7 @@ func (ReleaseMetadata) Run(ctx context.Context, inv *stage.Invocation, cfg Relea
 	r.Vulnerabilities.Path, r.Vulnerabilities.FailOn, r.Vulnerabilities.Verdict = release.VulnerabilitiesName, vul.FailOn, vul.Verdict
 	r.Vulnerabilities.AllowUnavailable, r.Vulnerabilities.Counts = vul.AllowUnavailable, vul.Counts
 
-	data, err := payload.CanonicalJSON(r)
+	data, err := canon.JSON(r)
 	if err != nil {
 		return ReleaseMetadataOutputs{}, err
 	}
@@ -122,7 +123,7 @@ func (ReleaseMetadata) Run(ctx context.Context, inv *stage.Invocation, cfg Relea
 	if err := payload.WriteFile(filepath.Join(dir, release.InstallScriptName), []byte(installScript(d.ID)), 0o755); err != nil {
 		return ReleaseMetadataOutputs{}, err
 	}
-	return ReleaseMetadataOutputs{SHA256: sha256Hex(data)}, nil
+	return ReleaseMetadataOutputs{SHA256: canon.SHA256Hex(data)}, nil
 }
 
 // installScript installs the release it stands in with piship: the one

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"piship.dev/piship/cache/canon"
+	"piship.dev/piship/stages/platform"
 
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/payload"
@@ -50,7 +52,7 @@ func (ReleasePublish) Run(ctx context.Context, inv *stage.Invocation, cfg Releas
 		return ReleasePublishOutputs{}, err
 	}
 	var tools []release.ToolDigest
-	if cfg.ShipTools && cfg.Target == dist.HostTarget() {
+	if cfg.ShipTools && cfg.Target == platform.HostTarget() {
 		shipped, err := shipTools(filepath.Join(staging, name), inv.Getenv(SelfBinaryEnv))
 		if err != nil {
 			return ReleasePublishOutputs{}, fmt.Errorf("cannot put the piship binaries into the release: %v", err)
@@ -60,7 +62,7 @@ func (ReleasePublish) Run(ctx context.Context, inv *stage.Invocation, cfg Releas
 	final := filepath.Join(releases, name)
 	old := ""
 	if _, err := os.Lstat(final); err == nil {
-		old = filepath.Join(releases, ".old-"+name+"-"+sha256Hex([]byte(staging))[:12])
+		old = filepath.Join(releases, ".old-"+name+"-"+canon.SHA256Hex([]byte(staging))[:12])
 		os.RemoveAll(old)
 		if err := os.Rename(final, old); err != nil {
 			return ReleasePublishOutputs{}, fmt.Errorf("cannot set the previous release aside: %v", err)
@@ -114,7 +116,7 @@ func shipTools(releaseDir, exe string) ([]release.ToolDigest, error) {
 		if err := payload.WriteFile(filepath.Join(releaseDir, names[i]), data, 0o755); err != nil {
 			return nil, err
 		}
-		shipped = append(shipped, release.ToolDigest{Name: names[i], SHA256: sha256Hex(data), Bytes: int64(len(data))})
+		shipped = append(shipped, release.ToolDigest{Name: names[i], SHA256: canon.SHA256Hex(data), Bytes: int64(len(data))})
 	}
 	return shipped, nil
 }

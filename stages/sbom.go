@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"piship.dev/piship/cache/canon"
 	"time"
 
 	"piship.dev/piship/stages/payload"
@@ -56,7 +57,7 @@ func sbomInput(inv *stage.Invocation, distribution, tree, created string) (sbom.
 		}
 	}
 	return sbom.Input{Name: d.ID, Version: d.Version, Tree: tree, Lock: pl,
-		LockSHA256: sha256Hex(raw), Created: at}, nil
+		LockSHA256: canon.SHA256Hex(raw), Created: at}, nil
 }
 
 // Run implements stage.Typed.
@@ -72,5 +73,5 @@ func (SBOM) Run(ctx context.Context, inv *stage.Invocation, cfg SBOMConfig) (SBO
 	if err := payload.WriteFile(filepath.Join(cfg.ReleaseDir, release.SBOMName), data, 0o644); err != nil {
 		return SBOMOutputs{}, err
 	}
-	return SBOMOutputs{SHA256: sha256Hex(data), Packages: sum.Packages}, nil
+	return SBOMOutputs{SHA256: canon.SHA256Hex(data), Packages: sum.Packages}, nil
 }

@@ -8,9 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"piship.dev/piship/cache/parallel"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"piship.dev/piship/stages/buildstate"
@@ -52,19 +52,16 @@ func (Smoke) Run(ctx context.Context, inv *stage.Invocation, cfg SmokeConfig) (S
 	bin := filepath.Join(cfg.Payload, "bin", d.Command)
 	results := make([]release.TestResult, len(d.Smoke))
 	problems := make([]string, len(d.Smoke))
-	var wg sync.WaitGroup
-	for i, t := range d.Smoke {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i] = release.TestResult{Name: t.Name, Result: "passed"}
-			if msg := runSmoke(ctx, bin, t.Args, t.Expect, t.Timeout); msg != "" {
-				results[i].Result = "failed"
-				problems[i] = fmt.Sprintf("smoke test %s failed: %s", t.Name, msg)
-			}
-		}()
-	}
-	wg.Wait()
+	// Every test runs, each in its own worker, whatever the others do.
+	_ = parallel.ForEach(context.Background(), len(d.Smoke), len(d.Smoke), func(i int) error {
+		t := d.Smoke[i]
+		results[i] = release.TestResult{Name: t.Name, Result: "passed"}
+		if msg := runSmoke(ctx, bin, t.Args, t.Expect, t.Timeout); msg != "" {
+			results[i].Result = "failed"
+			problems[i] = fmt.Sprintf("smoke test %s failed: %s", t.Name, msg)
+		}
+		return nil
+	})
 	data, _ := json.Marshal(results)
 	failed := 0
 	var first string

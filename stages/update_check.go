@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"piship.dev/piship/stages/platform"
 	"time"
 
 	"piship.dev/piship/stages/channel"
@@ -111,7 +112,7 @@ func (UpdateCheck) Run(ctx context.Context, inv *stage.Invocation, cfg UpdateChe
 	if err != nil {
 		return none, err
 	}
-	target := receipt.HostTarget()
+	target := platform.HostTarget()
 	rel, ok := v.Channel.Newest(target)
 	if !ok {
 		return none, receipt.Errorf("UPDATE_FAILED", "channel %s of %s offers no release for %s", ch, id, target)

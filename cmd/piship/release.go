@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
+	"piship.dev/piship/cache/canon"
 	"strings"
 	"time"
 
 	"piship.dev/piship/pipelines"
-	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/verify"
 )
 
@@ -53,7 +53,7 @@ func cmdVerifyRelease(e *env, args []string) int {
 		return usageErr(e, "%v", err)
 	}
 	if *asJSON {
-		data, _ := payload.CanonicalJSON(rep)
+		data, _ := canon.JSON(rep)
 		writeAll(e.stdout, string(data))
 	} else {
 		for _, c := range rep.Checks {

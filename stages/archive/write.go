@@ -7,7 +7,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -16,6 +15,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"piship.dev/piship/cache/atomicfs"
 )
 
 // DefaultLevel is the gzip level used when Options.Level is 0: level 5,
@@ -235,32 +236,15 @@ func (hw *hashWriter) Write(p []byte) (int, error) {
 // result. The file is created with mode 0644. It is not fsynced: like every
 // release output but the receipt, it is rebuilt rather than recovered.
 func Create(ctx context.Context, path, root string, opts Options) (res Result, err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	f, err := atomicfs.Create(path, 0o644, atomicfs.Options{})
 	if err != nil {
 		return Result{}, fmt.Errorf("archive: %w", err)
 	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if res, err = Write(ctx, f, root, opts); err != nil {
+	defer f.Abort() // nothing once committed
+	if res, err = Write(ctx, f.File, root, opts); err != nil {
 		return Result{}, err
 	}
-	if cerr := f.Chmod(0o644); cerr != nil && !errors.Is(cerr, errors.ErrUnsupported) {
-		err = fmt.Errorf("archive: %w", cerr)
-		return Result{}, err
-	}
-	if err = f.Close(); err != nil {
-		return Result{}, fmt.Errorf("archive: %w", err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
+	if err = f.Commit(); err != nil {
 		return Result{}, fmt.Errorf("archive: %w", err)
 	}
 	return res, nil

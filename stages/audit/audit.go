@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
+	par "piship.dev/piship/cache/parallel"
 	"piship.dev/piship/stages/dist"
 )
 
@@ -128,17 +128,14 @@ func Audit(ctx context.Context, pkgs []Package, pol dist.Audit, o Options) (*Rep
 	}
 
 	outcomes := make([]outcome, len(sources))
-	var wg sync.WaitGroup
-	for i, s := range sources {
-		wg.Go(func() {
-			if s == dist.SourceNPM {
-				outcomes[i] = o.npmSource(ctx, pkgs)
-			} else {
-				outcomes[i] = osvSource(o.DistDir, strings.TrimPrefix(s, dist.SourceOSVPrefix), pkgs)
-			}
-		})
-	}
-	wg.Wait()
+	_ = par.ForEach(context.Background(), len(sources), len(sources), func(i int) error {
+		if s := sources[i]; s == dist.SourceNPM {
+			outcomes[i] = o.npmSource(ctx, pkgs)
+		} else {
+			outcomes[i] = osvSource(o.DistDir, strings.TrimPrefix(s, dist.SourceOSVPrefix), pkgs)
+		}
+		return nil
+	})
 
 	r := &Report{Schema: ReportSchema, FailOn: failOn, AllowUnavailable: pol.AllowUnavailable, Packages: len(pkgs), Counts: map[string]int{}}
 	for _, sev := range dist.Severities {

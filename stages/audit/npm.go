@@ -19,7 +19,7 @@ const BulkPath = "-/npm/v1/security/advisories/bulk"
 // maxBulkAnswer bounds the bulk endpoint's answer.
 const maxBulkAnswer = 64 << 20
 
-var ghsaRE = lazyRE(`(?i)\bGHSA(-[0-9a-z]{4}){3}\b`)
+var ghsaRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\bGHSA(-[0-9a-z]{4}){3}\b`) })
 
 // bulkAdvisory is one advisory of the bulk endpoint's answer.
 type bulkAdvisory struct {
@@ -180,11 +180,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// lazyRE compiles expr on first use: a package-level regexp.MustCompile
-// runs at every start of every program that links the package (piship
-// version included), used or not.
-func lazyRE(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

@@ -12,9 +12,9 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
+	par "piship.dev/piship/cache/parallel"
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/npm"
 )
@@ -169,34 +169,25 @@ func VerifySignatures(ctx context.Context, pkgs []Package, o Options) *Signature
 		missing     bool
 	}
 	results := make([][]result, len(names))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(packumentWorkers, len(names)) {
-		wg.Go(func() {
-			for i := range next {
-				name := names[i]
-				pk, err := o.fetchPackument(ctx, name, false)
-				var full *packument
-				for _, w := range byName[name] {
-					id := w.name + "@" + w.version
-					if err != nil {
-						results[i] = append(results[i], result{id, err.Error(), true})
-						continue
-					}
-					verdict, problem := checkVersion(ctx, o, keys, pk, &full, w.name, w.version, w.integrity)
-					results[i] = append(results[i], result{id, problem, verdict == Unavailable})
-					if verdict == Passed {
-						results[i][len(results[i])-1].problem = ""
-					}
-				}
+	// Every name is checked, even once ctx ends: a fetch that fails says so.
+	_ = par.ForEach(context.Background(), len(names), packumentWorkers, func(i int) error {
+		name := names[i]
+		pk, err := o.fetchPackument(ctx, name, false)
+		var full *packument
+		for _, w := range byName[name] {
+			id := w.name + "@" + w.version
+			if err != nil {
+				results[i] = append(results[i], result{id, err.Error(), true})
+				continue
 			}
-		})
-	}
-	for i := range names {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+			verdict, problem := checkVersion(ctx, o, keys, pk, &full, w.name, w.version, w.integrity)
+			results[i] = append(results[i], result{id, problem, verdict == Unavailable})
+			if verdict == Passed {
+				results[i][len(results[i])-1].problem = ""
+			}
+		}
+		return nil
+	})
 
 	var invalid, missing []string
 	verified := 0

@@ -6,8 +6,6 @@ package buildstate
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -15,10 +13,11 @@ import (
 	"strings"
 
 	"piship.dev/piship/cache"
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/bundle"
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/npm"
-	"piship.dev/piship/stages/payload"
+	nodeplatform "piship.dev/piship/stages/platform"
 )
 
 // State is what dist_inputs and release_inputs both derive from a
@@ -64,7 +63,7 @@ func Load(ctx context.Context, dir string) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("CONFIG_INVALID: %v", err)
 	}
-	platform, arch := npm.Platform()
+	platform, arch := nodeplatform.Host()
 	host := platform + "-" + arch
 	if err := dist.Gates(d, pl, npm.Registry(runtimeDir), host); err != nil {
 		return nil, err
@@ -77,18 +76,18 @@ func Load(ctx context.Context, dir string) (*State, error) {
 	st := &State{Dist: d, Lock: lock, PackageLock: pl, LockBytes: lockBytes, RuntimeDir: runtimeDir, Platform: platform, Arch: arch}
 	st.InstallKey = cache.RuntimeKey{
 		ToolDigest: tool, Lock: append(append(append([]byte{}, pjBytes...), 0), plBytes...),
-		Platform: platform, Arch: arch, Libc: npm.Libc(), Node: nodeV, Npm: npmV,
+		Platform: platform, Arch: arch, Libc: nodeplatform.Libc(), Node: nodeV, Npm: npmV,
 	}.Key()
 	st.BundleKey = cache.BundleKey(st.InstallKey, d.Release.Strip, bundle.EsbuildVersion())
 	// The runtime key decides the runtime part of the payload; the key adds
 	// everything else the lock covers (resources, tools, the manifest).
 	st.RuntimeKey = digestJSON(map[string]any{
-		"tool": tool, "packageJSON": sha256Hex(pjBytes), "packageLock": sha256Hex(plBytes),
+		"tool": tool, "packageJSON": canon.SHA256Hex(pjBytes), "packageLock": canon.SHA256Hex(plBytes),
 		"tools": lock.Tools, "release": lock.Release, "platform": platform, "arch": arch,
 		"node": nodeV, "bundle": d.Release.Bundle, "strip": d.Release.Strip,
 		"id": d.ID, "command": d.Command, "entry": d.Runtime.Entry, "install": st.InstallKey,
 	})
-	st.Key = digestJSON(map[string]any{"runtime": st.RuntimeKey, "lock": sha256Hex(lockBytes), "manifest": lock.DistributionSHA256})
+	st.Key = digestJSON(map[string]any{"runtime": st.RuntimeKey, "lock": canon.SHA256Hex(lockBytes), "manifest": lock.DistributionSHA256})
 	// The entry package names the runtime in release.json.
 	if parts := strings.Split(d.Runtime.Entry, "/"); len(parts) > 2 {
 		pkgPath := strings.Join(parts[:2], "/")
@@ -126,16 +125,11 @@ func LoadManifest(dir string) (*dist.Distribution, error) {
 	return d, nil
 }
 
-func sha256Hex(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
-}
-
 // digestJSON hashes the canonical JSON of v (map keys sorted).
 func digestJSON(v any) string {
-	b, err := payload.CanonicalJSON(v)
+	b, err := canon.JSON(v)
 	if err != nil {
 		panic(err) // only plain data is passed
 	}
-	return sha256Hex(b)
+	return canon.SHA256Hex(b)
 }

@@ -1,8 +1,6 @@
 package bundle
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"piship.dev/piship/cache/atomicfs"
 )
 
 // plan is the tree after bundling: what is written and what stays.
@@ -460,23 +460,13 @@ func inNodeModules(f string) bool {
 // a temporary name and renamed over the path.
 func (b *bundler) apply(pl *plan) error {
 	t := b.t
-	var suffix [6]byte
-	if _, err := rand.Read(suffix[:]); err != nil {
-		return err
-	}
-	tmpTag := ".piship-bundle-" + hex.EncodeToString(suffix[:])
 	for _, f := range sortedKeys(pl.writes) {
 		nf := pl.writes[f]
 		abs := t.abs(f)
 		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 			return fmt.Errorf("bundle: %w", err)
 		}
-		tmp := abs + tmpTag
-		if err := writeNew(tmp, nf.data, nf.mode); err != nil {
-			return fmt.Errorf("bundle: %w", err)
-		}
-		if err := os.Rename(tmp, abs); err != nil {
-			os.Remove(tmp)
+		if err := atomicfs.WriteFile(abs, nf.data, nf.mode, atomicfs.Options{Pattern: filepath.Base(abs) + ".piship-bundle-*"}); err != nil {
 			return fmt.Errorf("bundle: %w", err)
 		}
 	}
@@ -503,25 +493,6 @@ func (b *bundler) apply(pl *plan) error {
 		os.Remove(t.abs(d)) // fails, as it should, when not empty
 	}
 	return nil
-}
-
-// writeNew creates path (which must not exist) with data and mode.
-func writeNew(p string, data []byte, mode os.FileMode) error {
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(p)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(p)
-		return err
-	}
-	// The umask may have narrowed the mode; the file is ours, new.
-	return os.Chmod(p, mode)
 }
 
 func (pl *plan) manifest(b *bundler) *Manifest {

@@ -22,7 +22,7 @@ type Options struct {
 
 	// Platform and Arch, when set, are the platform and architecture the
 	// payload is for, in Node's terms (process.platform, process.arch: e.g.
-	// "linux", "x64"; see HostPlatform). An unbundled package that ships
+	// "linux", "x64"; see platform.Host). An unbundled package that ships
 	// prebuilt native binaries for many platforms then keeps only those
 	// whose path does not name another platform or architecture. Empty
 	// keeps every binary.

@@ -1,33 +1,6 @@
 package bundle
 
-import (
-	"runtime"
-	"strings"
-)
-
-// HostPlatform returns this machine's platform and architecture in Node's
-// terms (process.platform, process.arch), for Options.Platform and
-// Options.Arch when the payload is built for the machine that builds it.
-func HostPlatform() (platform, arch string) {
-	platform = runtime.GOOS
-	switch platform {
-	case "windows":
-		platform = "win32"
-	case "ios":
-		platform = "darwin"
-	}
-	arch = runtime.GOARCH
-	switch arch {
-	case "amd64":
-		arch = "x64"
-	case "386":
-		arch = "ia32"
-	case "loong64", "arm64", "arm", "s390x", "riscv64", "ppc64", "mips64le":
-	case "ppc64le":
-		arch = "ppc64"
-	}
-	return platform, arch
-}
+import "strings"
 
 var platformTokens = map[string]string{
 	"darwin": "darwin", "macos": "darwin", "mac": "darwin",

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/semver"
 )
 
@@ -71,8 +72,8 @@ type SignatureFile struct {
 }
 
 var (
-	nameRE   = lazyRE(`^[a-z0-9][a-z0-9._-]*$`)
-	sha256RE = lazyRE(`^[0-9a-f]{64}$`)
+	nameRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`) })
+	sha256RE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
 )
 
 // CheckName returns "" or what is wrong with a channel name, as a
@@ -125,14 +126,11 @@ func (c *Channel) Marshal() []byte {
 	if cp.Releases == nil {
 		cp.Releases = []Release{}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(&cp); err != nil {
+	b, err := canon.JSON(&cp)
+	if err != nil {
 		panic(err) // strings, numbers and a time
 	}
-	return buf.Bytes()
+	return b
 }
 
 // Parse decodes and validates a channel document: the schema, a
@@ -247,11 +245,4 @@ func CheckUpgrade(current, candidate string) error {
 		return updateErr(ReasonDowngrade, "downgrade from %s to %s refused: the channel's newest release is older than the installed one (piship rollback returns to the previous release)", current, candidate)
 	}
 	return nil
-}
-
-// lazyRE compiles expr on first use: a package-level regexp.MustCompile
-// runs at every start of every program that links the package (piship
-// version included), used or not.
-func lazyRE(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

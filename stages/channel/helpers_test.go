@@ -3,8 +3,6 @@ package channel
 import (
 	"context"
 	"crypto/ed25519"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -109,11 +107,6 @@ func wantErr(t *testing.T, err error, code string, reason Reason, fragments ...s
 			t.Errorf("message %q lacks %q", err, f)
 		}
 	}
-}
-
-func sha256Hex(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
 }
 
 func ed25519Sign(k KeyPair, doc []byte) []byte { return ed25519.Sign(k.Private, doc) }

@@ -4,17 +4,20 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
+
+	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/cache/canon"
 )
 
 // KeyPair is a signing key and the id trust names it by.
@@ -29,7 +32,7 @@ const (
 	pemKeyIDHdr = "Key-Id"
 )
 
-var keyIDRE = lazyRE(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+var keyIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) })
 
 // CheckKeyID returns "" or what is wrong with a key id, as a sentence. A
 // key id is 1-64 letters, digits, '.', '_' and '-', starting with a letter
@@ -89,21 +92,14 @@ func WritePrivateKey(path, id string, priv ed25519.PrivateKey, force bool) error
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return configErr("cannot write %s: %v", path, err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	tmp, err := atomicfs.Create(path, 0o600, atomicfs.Options{Sync: true})
 	if err != nil {
 		return configErr("cannot write %s: %v", path, err)
 	}
+	defer tmp.Abort() // nothing once committed
 	name := tmp.Name()
-	defer os.Remove(name)
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(0o600)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
+	if _, err = tmp.Write(data); err == nil {
+		err = tmp.Seal()
 	}
 	if err != nil {
 		return configErr("cannot write %s: %v", path, err)
@@ -121,7 +117,7 @@ func WritePrivateKey(path, id string, priv ed25519.PrivateKey, force bool) error
 			return existsErr(path)
 		}
 	}
-	if err := os.Rename(name, path); err != nil {
+	if err := tmp.Commit(); err != nil {
 		return configErr("cannot write %s: %v", path, err)
 	}
 	return nil
@@ -182,8 +178,7 @@ func PublicKeyBase64(pub ed25519.PublicKey) string {
 // Fingerprint is "sha256:" and the lowercase hex SHA-256 of pub's
 // SubjectPublicKeyInfo DER.
 func Fingerprint(pub ed25519.PublicKey) string {
-	s := sha256.Sum256(spki(pub))
-	return "sha256:" + hex.EncodeToString(s[:])
+	return "sha256:" + canon.SHA256Hex(spki(pub))
 }
 
 // ParsePublicKey reads the standard base64 of an Ed25519 public key's

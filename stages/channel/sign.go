@@ -2,7 +2,6 @@ package channel
 
 import (
 	"archive/tar"
-	"bytes"
 	"compress/gzip"
 	"crypto/ed25519"
 	"crypto/sha256"
@@ -18,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/semver"
 )
 
@@ -120,8 +120,8 @@ func Sign(dir string, archives []string, o SignOptions) (*Channel, error) {
 	var placed []*inspected
 	defer func() {
 		for _, p := range placed {
-			if p.tmp != "" {
-				os.Remove(p.tmp)
+			if p.tmp != nil {
+				p.tmp.Abort()
 			}
 		}
 	}()
@@ -211,11 +211,11 @@ func Sign(dir string, archives []string, o SignOptions) (*Channel, error) {
 	}
 
 	for _, p := range placed {
-		if p.tmp != "" {
-			if err := os.Rename(p.tmp, p.dst); err != nil {
+		if p.tmp != nil {
+			if err := p.tmp.Commit(); err != nil {
 				return nil, configErr("cannot copy %s to %s: %v", p.path, p.dst, err)
 			}
-			p.tmp = ""
+			p.tmp = nil
 		}
 		sidecar := fmt.Sprintf("%s  %s\n", p.rel.SHA256, p.rel.Archive)
 		if err := writeFileAtomic(p.dst+".sha256", []byte(sidecar), 0o644); err != nil {
@@ -259,9 +259,9 @@ func checkKeys(keys []KeyPair) error {
 
 // inspected is a release archive read by inspectArchive.
 type inspected struct {
-	path string // as given
-	dst  string // dir/<archive>
-	tmp  string // the copy in dir, "" when the archive is dst itself
+	path string         // as given
+	dst  string         // dir/<archive>
+	tmp  *atomicfs.File // the copy in dir, nil when the archive is dst itself
 	id   string
 	rel  Release
 }
@@ -295,12 +295,12 @@ func inspectArchive(path, dir string) (*inspected, error) {
 	}
 	h := sha256.New()
 	var sink io.Writer = h
-	var tmp *os.File
+	var tmp *atomicfs.File
 	if di, err := os.Stat(in.dst); err != nil || !os.SameFile(fi, di) {
-		if tmp, err = os.CreateTemp(dir, "."+base+".tmp-*"); err != nil {
+		if tmp, err = atomicfs.Create(in.dst, 0o644, atomicfs.Options{Sync: true}); err != nil {
 			return nil, configErr("cannot copy %s into %s: %v", path, dir, err)
 		}
-		in.tmp = tmp.Name()
+		in.tmp = tmp
 		defer tmp.Close()
 		sink = io.MultiWriter(h, tmp)
 	}
@@ -371,14 +371,7 @@ func inspectArchive(path, dir string) (*inspected, error) {
 		}
 	}
 	if tmp != nil {
-		err := tmp.Chmod(0o644)
-		if err == nil {
-			err = tmp.Sync()
-		}
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err := tmp.Seal(); err != nil {
 			return in, configErr("cannot copy %s into %s: %v", path, dir, err)
 		}
 	}
@@ -408,23 +401,5 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // writeFileAtomic writes path through a flushed temporary sibling and a
 // rename.
 func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = io.Copy(tmp, bytes.NewReader(data))
-	if err == nil {
-		err = tmp.Chmod(mode)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfs.WriteFile(path, data, mode, atomicfs.Options{Sync: true})
 }

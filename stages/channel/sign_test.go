@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"piship.dev/piship/cache/canon"
 )
 
 // signed signs a channel of hello 1.0.0 for linux-x64 with keys and
@@ -40,7 +42,7 @@ func TestSignVerify(t *testing.T) {
 	}
 	body := readTestFile(t, a)
 	want := Release{Version: "1.0.0", Target: "linux-x64", Archive: "hello-1.0.0-linux-x64.tar.gz",
-		SHA256: sha256Hex(body), Bytes: int64(len(body)), LockSHA256: lockSum}
+		SHA256: canon.SHA256Hex(body), Bytes: int64(len(body)), LockSHA256: lockSum}
 	if !reflect.DeepEqual(c.Releases, []Release{want}) {
 		t.Errorf("releases %+v\nwant %+v", c.Releases, want)
 	}

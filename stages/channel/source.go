@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"piship.dev/piship/cache/atomicfs"
 )
 
 // Fetching policy.
@@ -271,27 +273,19 @@ func (s *Source) Download(ctx context.Context, name, dst string, wantSize int64,
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return updateErr(ReasonFetch, "cannot download to %s: %v", dst, err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(dst)+".part-*")
+	tmp, err := atomicfs.Create(dst, 0o600, atomicfs.Options{Pattern: "." + filepath.Base(dst) + ".part-*"})
 	if err != nil {
 		return updateErr(ReasonFetch, "cannot download to %s: %v", dst, err)
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
+	defer tmp.Abort() // nothing once committed
 	buf := make([]byte, 256<<10)
-	if _, err := io.CopyBuffer(tmp, rc, buf); err != nil {
+	if _, err := io.CopyBuffer(tmp.File, rc, buf); err != nil {
 		if _, ok := AsError(err); ok {
 			return err
 		}
 		return updateErr(ReasonFetch, "cannot download %s to %s: %v", s.location(name), dst, err)
 	}
-	if err := tmp.Close(); err != nil {
-		return updateErr(ReasonFetch, "cannot download to %s: %v", dst, err)
-	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
+	if err := tmp.Commit(); err != nil {
 		return updateErr(ReasonFetch, "cannot download to %s: %v", dst, err)
 	}
 	return nil

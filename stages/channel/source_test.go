@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"piship.dev/piship/cache/canon"
 )
 
 var ctx = context.Background()
@@ -199,7 +201,7 @@ func TestSourceHTTP(t *testing.T) {
 
 func TestDownload(t *testing.T) {
 	body := []byte(strings.Repeat("archive bytes ", 1000))
-	sum := sha256Hex(body)
+	sum := canon.SHA256Hex(body)
 	dir := t.TempDir()
 	writeTestFile(t, filepath.Join(dir, "a.tar.gz"), string(body))
 	// chunked: no Content-Length, so the size is checked while streaming.

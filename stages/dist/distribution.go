@@ -1,8 +1,6 @@
 package dist
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -19,6 +17,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+
+	"piship.dev/piship/cache/canon"
 )
 
 // FileName is the distribution file in a distribution directory.
@@ -262,12 +262,14 @@ func (d *Distribution) ShownDir() string {
 
 var (
 	// semver.org's regular expression.
-	semverRE = lazyRE(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
-	nameRE   = lazyRE(`^[a-z0-9][a-z0-9._-]*$`)
-	hexRE    = lazyRE(`^[0-9a-f]{64}$`)
+	semverRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
+	})
+	nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`) })
+	hexRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
 	// npm package names, leniently (old packages have capitals).
-	shortVersionRE = lazyRE(`^\d+(\.\d+)?$`)
-	pkgNameRE      = lazyRE(`^(@[A-Za-z0-9][A-Za-z0-9._~-]*/)?[A-Za-z0-9._~-]+$`)
+	shortVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d+(\.\d+)?$`) })
+	pkgNameRE      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(@[A-Za-z0-9][A-Za-z0-9._~-]*/)?[A-Za-z0-9._~-]+$`) })
 )
 
 // Load reads and validates dir/distribution.hcl, then checks that the files
@@ -303,11 +305,11 @@ func Parse(src []byte, filename, dir string) (*Distribution, hcl.Diagnostics) {
 	if err != nil {
 		abs = dir
 	}
-	sum := sha256.Sum256(src)
+
 	d := &Distribution{
 		Dir:      abs,
 		File:     filename,
-		SHA256:   hex.EncodeToString(sum[:]),
+		SHA256:   canon.SHA256Hex(src),
 		Tools:    map[string]Tool{},
 		ranges:   map[string]hcl.Range{},
 		shownDir: filepath.Clean(dir),
@@ -1160,11 +1162,4 @@ func suggestSibling(dir, rel string) string {
 		return parent + s
 	}
 	return ""
-}
-
-// lazyRE compiles expr on first use: a package-level regexp.MustCompile
-// runs at every start of every program that links the package (piship
-// version included), used or not.
-func lazyRE(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"piship.dev/piship/stages/npm"
+	"piship.dev/piship/stages/platform"
 )
 
 // Violation is one broken release rule.
@@ -85,7 +86,7 @@ func (e *GateError) Error() string {
 // Gates enforces the static release rules on the distribution's npm lock
 // and names, for each broken rule, the package that broke it:
 //
-//   - the host target (platform-arch, Node naming; "" means HostTarget())
+//   - the host target (platform-arch, Node naming; "" means platform.HostTarget())
 //     is one of release.targets: npm installs the host's platform packages,
 //     so a release is built on its target (POLICY_DENIED);
 //   - the lock is lockfileVersion 3 and installs the package that holds
@@ -106,7 +107,7 @@ func (e *GateError) Error() string {
 // It returns nil or a *GateError.
 func Gates(d *Distribution, pl *PackageLock, registry, hostTarget string) error {
 	if hostTarget == "" {
-		hostTarget = HostTarget()
+		hostTarget = platform.HostTarget()
 	}
 	if registry == "" {
 		registry = npm.DefaultRegistry

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +16,8 @@ import (
 	"time"
 
 	"piship.dev/piship/cache"
+	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/payload"
 )
@@ -167,12 +167,12 @@ func ComputeLock(d *Distribution) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("CONFIG_INVALID: runtime (%s): %v", d.Pos("runtime.dir"), err)
 	}
-	l.Runtime.PackageJSONSHA256 = sha256Hex(pj)
+	l.Runtime.PackageJSONSHA256 = canon.SHA256Hex(pj)
 	pl, raw, err := ReadPackageLock(filepath.Join(rt, "package-lock.json"))
 	if err != nil {
 		return nil, err
 	}
-	l.Runtime.PackageLockSHA256 = sha256Hex(raw)
+	l.Runtime.PackageLockSHA256 = canon.SHA256Hex(raw)
 	for key := range pl.Packages {
 		if key != "" {
 			l.Runtime.Packages++
@@ -346,11 +346,6 @@ func hashFiles(dir string, files []string) ([]string, error) {
 
 func hashFile(p string) (string, error) { return cache.HashFile(p) }
 
-func sha256Hex(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
-}
-
 func sortedCopy(s []string) []string {
 	out := append([]string{}, s...)
 	slices.Sort(out)
@@ -412,18 +407,15 @@ func (l *Lock) Marshal() []byte {
 	if err := dec.Decode(&v); err != nil {
 		panic(err)
 	}
-	var out bytes.Buffer
-	enc := json.NewEncoder(&out)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
+	out, err := canon.JSON(v)
+	if err != nil {
 		panic(err)
 	}
-	return out.Bytes()
+	return out
 }
 
 // SHA256 is the digest of the canonical bytes: what a receipt records.
-func (l *Lock) SHA256() string { return sha256Hex(l.Marshal()) }
+func (l *Lock) SHA256() string { return canon.SHA256Hex(l.Marshal()) }
 
 // WriteLock writes the lock to the distribution directory atomically: a
 // temporary sibling, flushed, then renamed over piship.lock. A lock that
@@ -434,29 +426,7 @@ func WriteLock(d *Distribution, l *Lock) error {
 	if old, err := os.ReadFile(dst); err == nil && bytes.Equal(old, data) {
 		return nil
 	}
-	tmp, err := os.CreateTemp(d.Dir, "."+LockFileName+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("cannot write %s: %v", dst, err)
-	}
-	fail := func(err error) error {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("cannot write %s: %v", dst, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
-		os.Remove(tmp.Name())
+	if err := atomicfs.WriteFile(dst, data, 0o644, atomicfs.Options{Sync: true}); err != nil {
 		return fmt.Errorf("cannot write %s: %v", dst, err)
 	}
 	return nil

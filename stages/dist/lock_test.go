@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"piship.dev/piship/cache/canon"
 )
 
 func TestLockDeterministic(t *testing.T) {
@@ -50,8 +52,8 @@ func TestLockDeterministic(t *testing.T) {
 	}
 
 	want := map[string]string{
-		"resources/motd.txt":            sha256Hex([]byte(readFile(t, filepath.Join(dir, "resources/motd.txt")))),
-		"resources/themes/default.json": sha256Hex([]byte(readFile(t, filepath.Join(dir, "resources/themes/default.json")))),
+		"resources/motd.txt":            canon.SHA256Hex([]byte(readFile(t, filepath.Join(dir, "resources/motd.txt")))),
+		"resources/themes/default.json": canon.SHA256Hex([]byte(readFile(t, filepath.Join(dir, "resources/themes/default.json")))),
 	}
 	if !reflect.DeepEqual(a.Resources, want) {
 		t.Errorf("resources = %v, want %v", a.Resources, want)
@@ -74,7 +76,7 @@ func TestLockDeterministic(t *testing.T) {
 	if !bytes.Equal(gotRaw, raw) || !bytes.Equal(got.Marshal(), raw) {
 		t.Error("ReadLock does not give back what WriteLock wrote")
 	}
-	if l, err := CheckLock(d); err != nil || l.SHA256() != sha256Hex(raw) {
+	if l, err := CheckLock(d); err != nil || l.SHA256() != canon.SHA256Hex(raw) {
 		t.Errorf("CheckLock on a fresh lock: %v", err)
 	}
 	// No temporary file is left behind.
@@ -225,9 +227,9 @@ func TestCheckLock(t *testing.T) {
 			}
 		}, []string{"resource resources/themes/default.json (removed)"}},
 		{"tool replaced and re-pinned", func(t *testing.T, dir string) {
-			old := sha256Hex([]byte(readFile(t, tool(dir))))
+			old := canon.SHA256Hex([]byte(readFile(t, tool(dir))))
 			writeFile(t, tool(dir), "#!/bin/sh\necho v2\n")
-			editFile(t, filepath.Join(dir, FileName), old, sha256Hex([]byte("#!/bin/sh\necho v2\n")))
+			editFile(t, filepath.Join(dir, FileName), old, canon.SHA256Hex([]byte("#!/bin/sh\necho v2\n")))
 		}, []string{"distribution.hcl", "tool hello-info (changed)"}},
 	}
 	for _, c := range cases {
@@ -269,10 +271,10 @@ func TestCheckLock(t *testing.T) {
 
 	t.Run("tool file changed, pin kept", func(t *testing.T) {
 		dir := lockedHello(t)
-		pinned := sha256Hex([]byte(readFile(t, tool(dir))))
+		pinned := canon.SHA256Hex([]byte(readFile(t, tool(dir))))
 		writeFile(t, tool(dir), "#!/bin/sh\necho tampered\n")
 		_, err := CheckLock(mustLoad(t, dir))
-		actual := sha256Hex([]byte("#!/bin/sh\necho tampered\n"))
+		actual := canon.SHA256Hex([]byte("#!/bin/sh\necho tampered\n"))
 		if err == nil || !strings.HasPrefix(err.Error(), `POLICY_DENIED: tool "hello-info"`) ||
 			!strings.Contains(err.Error(), pinned) || !strings.Contains(err.Error(), actual) {
 			t.Fatalf("got %v", err)

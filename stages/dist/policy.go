@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -16,7 +17,7 @@ import (
 
 // allowIDRE accepts advisory ids: GHSA-xxxx-xxxx-xxxx, CVE-2024-1234,
 // OSV ids (MAL-2024-1, PYSEC-2021-5...) and npm advisory numbers.
-var allowIDRE = lazyRE(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`)
+var allowIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`) })
 
 func (dc *decoder) audit(blk *hcl.Block) {
 	d := dc.d

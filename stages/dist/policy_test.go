@@ -12,6 +12,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclwrite"
+
+	"piship.dev/piship/cache/canon"
 )
 
 // policyBlocks sets every attribute of the audit, signatures, smoke and
@@ -335,7 +337,7 @@ func TestLockPolicy(t *testing.T) {
 	}
 	dbs := map[string]string{}
 	for _, e := range entries {
-		dbs["osv/"+e.Name()] = sha256Hex([]byte(readFile(t, filepath.Join(dir, "osv", e.Name()))))
+		dbs["osv/"+e.Name()] = canon.SHA256Hex([]byte(readFile(t, filepath.Join(dir, "osv", e.Name()))))
 	}
 	want := &LockAudit{
 		Sources: []string{"npm", "osv:osv"}, FailOn: "moderate", AllowUnavailable: true,

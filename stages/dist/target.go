@@ -6,14 +6,14 @@ import (
 	"sort"
 	"strings"
 
-	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/platform"
 )
 
 // Node's names (process.platform, process.arch). A target is written
 // <platform>-<arch>, as Node's own release archives are named.
 var (
-	nodePlatforms = []string{"aix", "android", "darwin", "freebsd", "linux", "openbsd", "sunos", "win32"}
-	nodeArches    = []string{"arm", "arm64", "ia32", "loong64", "mips", "mipsel", "ppc64", "riscv64", "s390x", "x64"}
+	nodePlatforms = platform.Platforms
+	nodeArches    = platform.Arches
 )
 
 // Other spellings people write for the same thing (Go, uname, marketing).
@@ -75,14 +75,6 @@ func ParseTarget(s string) (Target, error) {
 	}
 	return Target{}, fmt.Errorf("%s", msg)
 }
-
-// HostTarget is this machine's target in Node's naming (linux-x64 for
-// GOOS=linux GOARCH=amd64). The mapping lives in the launcher's leaf
-// package, which may import nothing heavier than the standard library.
-func HostTarget() string { return receipt.HostTarget() }
-
-// GoTarget maps a GOOS/GOARCH pair to Node's naming.
-func GoTarget(goos, goarch string) string { return receipt.GoTarget(goos, goarch) }
 
 func contains(list []string, s string) bool {
 	for _, x := range list {

@@ -1,8 +1,6 @@
 package home
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -10,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/home/receipt"
 )
@@ -44,7 +43,7 @@ func checkInstalled(dir string, s *source, digests map[string]string, archiveSHA
 		if err != nil {
 			return nil, integrityf("%s %s: %v", s.id, s.version, err)
 		}
-		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != want {
+		if canon.SHA256Hex(data) != want {
 			return nil, integrityf("%s changed while %s %s was being installed", rel, s.id, s.version)
 		}
 		return data, nil

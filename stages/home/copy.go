@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	par "piship.dev/piship/cache/parallel"
 	"piship.dev/piship/stages/home/receipt"
 )
 
@@ -270,40 +271,8 @@ func parallel(ctx context.Context, n, workers int, fn func(i int, buf []byte) er
 	if workers <= 0 {
 		workers = DefaultWriters
 	}
-	var (
-		mu    sync.Mutex
-		next  int
-		first error
-		wg    sync.WaitGroup
-	)
-	for range min(workers, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := make([]byte, 256<<10)
-			for {
-				mu.Lock()
-				if first == nil && ctx.Err() != nil {
-					first = ctx.Err()
-				}
-				if first != nil || next >= n {
-					mu.Unlock()
-					return
-				}
-				i := next
-				next++
-				mu.Unlock()
-				if err := fn(i, buf); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return first
+	return par.ForEachWorker(ctx, n, workers, func() func(i int) error {
+		buf := make([]byte, 256<<10)
+		return func(i int) error { return fn(i, buf) }
+	})
 }

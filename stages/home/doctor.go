@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"piship.dev/piship/cache/canon"
 	"sort"
 	"strings"
 	"time"
@@ -78,7 +79,7 @@ func (r DoctorReport) JSON() ([]byte, error) {
 	if len(r.Leases) == 0 {
 		r.Leases = nil
 	}
-	return payload.CanonicalJSON(r)
+	return canon.JSON(r)
 }
 
 // DoctorLease is a live runtime lease as the report carries it: the

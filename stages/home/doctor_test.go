@@ -1,11 +1,11 @@
 package home
 
 import (
+	"piship.dev/piship/cache/canon"
 	"testing"
 	"time"
 
 	"piship.dev/piship/stages/home/receipt"
-	"piship.dev/piship/stages/payload"
 )
 
 // The report's leases write the JSON the lease records did, start time
@@ -14,9 +14,9 @@ func TestDoctorLeasesWriteTheLeaseJSON(t *testing.T) {
 	start, _ := time.Parse(time.RFC3339Nano, "2025-01-02T03:04:05.5+02:00")
 	ls := []receipt.Lease{{Schema: "piship-lease/v1", App: "hello", Version: "1.0.0", PID: 7, Host: "h", Start: start, Instance: "i",
 		Path: "/p", Live: true, Reason: "alive"}}
-	want, _ := payload.CanonicalJSON(ls)
+	want, _ := canon.JSON(ls)
 	dl := doctorLeases(ls)
-	got, _ := payload.CanonicalJSON(dl)
+	got, _ := canon.JSON(dl)
 	if string(got) != string(want) || !dl[0].StartTime().Equal(start) {
 		t.Errorf("leases %s, want %s (start %v)", got, want, dl[0].StartTime())
 	}

@@ -12,10 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/platform"
 )
 
 // cliJS prints its arguments as JSON and exits with the code in EXIT_CODE.
@@ -31,7 +33,9 @@ type relSpec struct {
 
 func spec(version string) relSpec { return relSpec{id: "hello", version: version, command: "hello"} }
 
-func (s relSpec) name() string { return fmt.Sprintf("%s-%s-%s", s.id, s.version, receipt.HostTarget()) }
+func (s relSpec) name() string {
+	return fmt.Sprintf("%s-%s-%s", s.id, s.version, platform.HostTarget())
+}
 
 func writeFile(t *testing.T, path, data string, mode os.FileMode) {
 	t.Helper()
@@ -52,11 +56,11 @@ func sum(data []byte) string {
 // bin/<command>, metadata/target.json, piship.lock and the inventory.
 func makePayload(t *testing.T, dir string, s relSpec) {
 	t.Helper()
-	platform, arch, _ := strings.Cut(receipt.HostTarget(), "-")
+	plat, arch, _ := strings.Cut(platform.HostTarget(), "-")
 	writeFile(t, filepath.Join(dir, "node_modules", "x", "cli.js"), cliJS, 0o644)
 	writeFile(t, filepath.Join(dir, "node_modules", "x", "package.json"), `{"name":"x","version":"1.0.0"}`+"\n", 0o644)
 	writeFile(t, filepath.Join(dir, "bin", s.command), "#!/bin/sh\nexec node \"$(dirname \"$0\")/../node_modules/x/cli.js\" \"$@\"\n", 0o755)
-	target, _ := payload.CanonicalJSON(map[string]string{"platform": platform, "arch": arch})
+	target, _ := canon.JSON(map[string]string{"platform": plat, "arch": arch})
 	writeFile(t, filepath.Join(dir, "metadata", "target.json"), string(target), 0o644)
 	l := &dist.Lock{Schema: dist.LockSchema,
 		Distribution:   dist.LockDistribution{ID: s.id, Name: "Hello", Version: s.version, Command: s.command},
@@ -71,7 +75,7 @@ func makePayload(t *testing.T, dir string, s relSpec) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, _ := payload.CanonicalJSON(inv)
+	data, _ := canon.JSON(inv)
 	writeFile(t, filepath.Join(dir, "metadata", "inventory.json"), string(data), 0o644)
 }
 
@@ -88,11 +92,11 @@ func makeRelease(t *testing.T, root string, s relSpec) string {
 	rel := map[string]any{
 		"schema":       ReleaseSchema,
 		"distribution": map[string]string{"id": s.id, "name": "Hello", "version": s.version, "command": s.command},
-		"lockSha256":   sum(lock), "target": receipt.HostTarget(), "channel": "stable",
+		"lockSha256":   sum(lock), "target": platform.HostTarget(), "channel": "stable",
 		"created": "1970-01-01T00:00:00Z", "qualification": "qualified",
 		"payload": map[string]any{"path": "payload", "inventorySha256": sum(inv), "files": 6},
 	}
-	data, _ := payload.CanonicalJSON(rel)
+	data, _ := canon.JSON(rel)
 	writeFile(t, filepath.Join(dir, "release.json"), string(data), 0o644)
 	writeChecksums(t, dir)
 	return dir

@@ -12,6 +12,7 @@ import (
 
 	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/platform"
 	"piship.dev/piship/tracing/phase"
 )
 
@@ -20,7 +21,7 @@ import (
 func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 	o.setDefaults()
 	if o.HostTarget == "" {
-		o.HostTarget = receipt.HostTarget()
+		o.HostTarget = platform.HostTarget()
 	}
 	if o.FreeSpace == nil {
 		o.FreeSpace = freeSpace

@@ -100,7 +100,7 @@ type InstallOptions struct {
 	// system holding dir (nil: the platform's; tests inject it).
 	FreeSpace func(dir string) (int64, error)
 	// HostTarget is the target this machine runs (default
-	// receipt.HostTarget()); a release for another target is refused.
+	// platform.HostTarget()); a release for another target is refused.
 	HostTarget string
 	// BeforeCommit, if set, runs just before the commit (which writes the
 	// shims and then the receipt); its error fails the install with

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/home/receipt"
 )
 
@@ -125,27 +126,5 @@ func isShimOf(path, id string) bool {
 
 // writeFile replaces path with data through a temporary sibling.
 func (o *Options) writeFile(path string, data []byte, mode os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	fail := func(err error) error {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Chmod(mode); err != nil && !errors.Is(err, errors.ErrUnsupported) {
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fail(err)
-	}
-	if err := o.Renamer.Do(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return atomicfs.WriteFile(path, data, mode, atomicfs.Options{Renamer: *o.Renamer})
 }

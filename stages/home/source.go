@@ -1,8 +1,6 @@
 package home
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/home/receipt"
 )
@@ -101,7 +100,7 @@ func readTarget(path string) (string, error) {
 	return t.Platform + "-" + t.Arch, nil
 }
 
-var hexRE = lazyRE(`^[0-9a-f]{64}$`)
+var hexRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
 
 // identify classifies o.Source and finds its id, version and target
 // without reading any payload file.
@@ -242,8 +241,7 @@ func readSmallHash(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:]), nil
+	return canon.SHA256Hex(data), nil
 }
 
 // readSidecar returns the digest of <archive>.sha256 ("" when absent): one
@@ -264,7 +262,9 @@ func readSidecar(archivePath string) (string, error) {
 }
 
 // nodeTargetRE is <platform>-<arch> in Node's naming.
-var nodeTargetRE = lazyRE(`^(aix|android|darwin|freebsd|linux|openbsd|sunos|win32)-(arm|arm64|ia32|loong64|mips|mipsel|ppc64|riscv64|s390x|x64)$`)
+var nodeTargetRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(aix|android|darwin|freebsd|linux|openbsd|sunos|win32)-(arm|arm64|ia32|loong64|mips|mipsel|ppc64|riscv64|s390x|x64)$`)
+})
 
 // parseArchiveName splits <id>-<version>-<target>.tar.gz. The target is
 // the last two segments; of the remaining name, every split into a valid
@@ -303,11 +303,4 @@ func parseArchiveName(base string) (id, version, target string, err error) {
 		return id, version, target, nil
 	}
 	return bad("more than one way to split it")
-}
-
-// lazyRE compiles expr on first use: a package-level regexp.MustCompile
-// runs at every start of every program that links the package (piship
-// version included), used or not.
-func lazyRE(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

@@ -107,7 +107,7 @@ func globalPrefix() string {
 	return filepath.Dir(filepath.Dir(node))
 }
 
-var envRef = lazyRE(`(\\*)\$\{([^${}?]+)(\?)?\}`)
+var envRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(\\*)\$\{([^${}?]+)(\?)?\}`) })
 
 // readNpmrc returns the value of key in an .npmrc (ini) file, "" if the
 // file or the key is missing.
@@ -170,11 +170,4 @@ func expandEnv(v string) string {
 		}
 		return esc[len(esc)/2:] + val
 	})
-}
-
-// lazyRE compiles expr on first use: a package-level regexp.MustCompile
-// runs at every start of every program that links the package (piship
-// version included), used or not.
-func lazyRE(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

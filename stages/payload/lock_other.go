@@ -4,10 +4,7 @@ package payload
 
 import (
 	"context"
-	"errors"
 	"os"
-	"syscall"
-	"time"
 )
 
 // lockFile opens the lock file; concurrent builds of the same output are
@@ -17,14 +14,3 @@ func lockFile(ctx context.Context, path string) (*os.File, error) {
 }
 
 func unlockFile(f *os.File) { f.Close() }
-
-// On Windows a scanner or indexer holding a handle makes renames fail for a
-// moment: retry for about 1.6 s.
-func renameRetryDelays() []time.Duration {
-	return []time.Duration{25 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond,
-		200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond}
-}
-
-func retryable(err error) bool {
-	return errors.Is(err, os.ErrPermission) || errors.Is(err, syscall.EBUSY) || errors.Is(err, syscall.EACCES)
-}

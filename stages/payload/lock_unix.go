@@ -46,7 +46,3 @@ func unlockFile(f *os.File) {
 	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	f.Close()
 }
-
-func renameRetryDelays() []time.Duration { return nil }
-
-func retryable(error) bool { return false }

@@ -9,10 +9,7 @@
 package payload
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,9 +19,11 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
 
 	"piship.dev/piship/cache"
+	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/cache/canon"
+	par "piship.dev/piship/cache/parallel"
 )
 
 // File is one regular file of a payload.
@@ -131,24 +130,7 @@ func Inventory(ctx context.Context, root string, known map[string]Known) (map[st
 }
 
 // InventoryDigest is the sha256 of the inventory file's bytes.
-func InventoryDigest(data []byte) string {
-	s := sha256.Sum256(data)
-	return hex.EncodeToString(s[:])
-}
-
-// CanonicalJSON encodes v with sorted keys (encoding/json sorts map keys),
-// two-space indentation and a trailing newline: the same value always gives
-// the same bytes.
-func CanonicalJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
+func InventoryDigest(data []byte) string { return canon.SHA256Hex(data) }
 
 // WriteFile creates path with data via a temp sibling and rename, so a
 // reader never sees half a file and an existing file (maybe a hardlink into
@@ -157,23 +139,7 @@ func WriteFile(path string, data []byte, mode os.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfs.WriteFile(path, data, mode, atomicfs.Options{Pattern: ".tmp-" + filepath.Base(path) + "-*"})
 }
 
 // HashFiles returns the sha256 of each file (slash paths relative to
@@ -191,60 +157,7 @@ func HashFiles(ctx context.Context, dir string, files []string) ([]string, error
 // parallel runs fn for 0..n-1 on up to 8 workers, stopping at the first
 // error or when ctx is cancelled.
 func parallel(ctx context.Context, n int, fn func(i int) error) error {
-	workers := min(8, max(2, runtime.NumCPU()*2), n)
-	if workers <= 1 {
-		for i := range n {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if err := fn(i); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-		next  int
-	)
-	take := func() (int, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if first != nil || next >= n {
-			return 0, false
-		}
-		if err := ctx.Err(); err != nil {
-			first = err
-			return 0, false
-		}
-		i := next
-		next++
-		return i, true
-	}
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i, ok := take()
-				if !ok {
-					return
-				}
-				if err := fn(i); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return first
+	return par.ForEach(ctx, n, min(8, max(2, runtime.NumCPU()*2)), fn)
 }
 
 // stripSuffixes are what a running Node process never reads.

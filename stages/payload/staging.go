@@ -9,7 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
+
+	"piship.dev/piship/cache/atomicfs"
 )
 
 // Staging is a payload under construction: a directory inside the output
@@ -151,15 +152,9 @@ func randomHex() string {
 	return hex.EncodeToString(b)
 }
 
-// rename retries briefly on Windows, where a scanner's open handle makes a
-// directory rename fail for a moment; elsewhere it fails at once.
+// rename retries briefly on Windows (atomicfs.InstallDelays), where a
+// scanner's open handle makes a directory rename fail for a moment;
+// elsewhere it fails at once.
 func rename(from, to string) error {
-	delays := renameRetryDelays()
-	for i := 0; ; i++ {
-		err := os.Rename(from, to)
-		if err == nil || i >= len(delays) || !retryable(err) {
-			return err
-		}
-		time.Sleep(delays[i])
-	}
+	return atomicfs.DefaultRenamer(atomicfs.InstallDelays).Do(from, to)
 }

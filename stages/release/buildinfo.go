@@ -8,6 +8,7 @@ package release
 import (
 	"encoding/json"
 	"path/filepath"
+	"piship.dev/piship/cache/canon"
 
 	"piship.dev/piship/stages/payload"
 )
@@ -39,7 +40,7 @@ func BuildInfoPath(releases, name string) string {
 
 // WriteBuildInfo writes bi (canonical JSON) beside release bi.Release in releases.
 func WriteBuildInfo(releases string, bi BuildInfo) error {
-	data, err := payload.CanonicalJSON(bi)
+	data, err := canon.JSON(bi)
 	if err != nil {
 		return err
 	}

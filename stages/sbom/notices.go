@@ -2,13 +2,13 @@ package sbom
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"piship.dev/piship/cache/canon"
 )
 
 // NoticesSummary counts what the notices cover.
@@ -77,8 +77,7 @@ func Notices(in Input) (text []byte, index []byte, s NoticesSummary, err error) 
 			if err != nil {
 				return nil, nil, NoticesSummary{}, fmt.Errorf("sbom: %s: %v", p.key, err)
 			}
-			sum := sha256.Sum256(b)
-			h := hex.EncodeToString(sum[:])
+			h := canon.SHA256Hex(b)
 			e.Files = append(e.Files, f)
 			e.SHA256[f] = h
 			where := fmt.Sprintf("%s of %s@%s (%s)", f, p.name, p.version, p.key)

@@ -1,16 +1,16 @@
 package sbom
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
+
+	"piship.dev/piship/cache/canon"
 )
 
 // Summary describes a written SBOM.
@@ -161,22 +161,12 @@ func SPDX(in Input) ([]byte, Summary, error) {
 	if err != nil {
 		return nil, Summary{}, err
 	}
-	final := sha256.Sum256(out)
-	return out, Summary{Packages: len(rt.pkgs), SHA256: hex.EncodeToString(final[:])}, nil
+	return out, Summary{Packages: len(rt.pkgs), SHA256: canon.SHA256Hex(out)}, nil
 }
 
 // encode writes v as 2-space indented JSON with a trailing newline, without
 // HTML escaping.
-func encode(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
+func encode(v any) ([]byte, error) { return canon.JSON(v) }
 
 // created formats the creation time: UTC, seconds; the zero time is the
 // Unix epoch.

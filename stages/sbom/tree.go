@@ -55,7 +55,7 @@ type runtimeTree struct {
 	root  dist.LockPackage
 }
 
-var lockSHA = lazyRE(`^[0-9a-f]{64}$`)
+var lockSHA = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
 
 func (in Input) check() error {
 	switch {
@@ -373,11 +373,4 @@ func licenseValue(raw json.RawMessage) string {
 		return strings.TrimSpace(o.Type)
 	}
 	return ""
-}
-
-// lazyRE compiles expr on first use: a package-level regexp.MustCompile
-// runs at every start of every program that links the package (piship
-// version included), used or not.
-func lazyRE(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

@@ -9,8 +9,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -19,6 +17,7 @@ import (
 	"sort"
 	"strings"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/dist"
 	"piship.dev/piship/stages/payload"
@@ -311,7 +310,7 @@ func (v *verifier) checkAgreement(rel *release.Metadata, payloadDir string) {
 	}
 	lockBytes, err2 := os.ReadFile(filepath.Join(payloadDir, dist.LockFileName))
 	if err2 == nil {
-		if d := sha256Hex(lockBytes); d != rel.LockSHA256 {
+		if d := canon.SHA256Hex(lockBytes); d != rel.LockSHA256 {
 			problems = append(problems, fmt.Sprintf("payload lock sha256 %s, release.json says %s", d, rel.LockSHA256))
 		}
 		if l, err := dist.ParseLock(lockBytes); err == nil {
@@ -372,7 +371,7 @@ func (v *verifier) checkSBOMAndNotices(rel *release.Metadata, payloadDir string)
 		}
 	}
 	var problems []string
-	if d := sha256Hex(data); d != rel.SBOM.SHA256 {
+	if d := canon.SHA256Hex(data); d != rel.SBOM.SHA256 {
 		problems = append(problems, fmt.Sprintf("sbom sha256 %s, release.json says %s", d, rel.SBOM.SHA256))
 	}
 	if copies != rel.SBOM.Packages {
@@ -496,9 +495,4 @@ func firstErr(errs ...error) error {
 		}
 	}
 	return nil
-}
-
-func sha256Hex(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
 }

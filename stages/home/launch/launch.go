@@ -45,6 +45,7 @@ import (
 	"time"
 
 	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/platform"
 )
 
 // EnvTraceFile names a file the launcher writes its spans to, as OTLP/JSON
@@ -238,7 +239,7 @@ func checkTrust(id string, rel *receipt.Release) (verify bool, err error) {
 	if err != nil {
 		return false, receipt.Errorf(receipt.CodeIntegrity, "%s %s: cannot read %s: %v: run piship doctor", id, rel.Version, tpath, err)
 	}
-	if got, want := target.Platform+"-"+target.Arch, receipt.HostTarget(); got != want {
+	if got, want := target.Platform+"-"+target.Arch, platform.HostTarget(); got != want {
 		return false, receipt.Errorf(receipt.CodeConfigInvalid, "%s %s is built for %s, and this machine is %s", id, rel.Version, got, want)
 	}
 

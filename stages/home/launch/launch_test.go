@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/platform"
 )
 
 const script = `const fs = require("fs");
@@ -45,10 +46,10 @@ func install(t *testing.T, mod func(*receipt.Release)) *fixture {
 	home := t.TempDir()
 	dir := filepath.Join(home, "apps", "hello", "1.0.0")
 	pay := filepath.Join(dir, "payload")
-	platform, arch, _ := strings.Cut(receipt.HostTarget(), "-")
+	plat, arch, _ := strings.Cut(platform.HostTarget(), "-")
 	files := map[string]string{
 		"node_modules/x/cli.js": script,
-		"metadata/target.json":  `{"arch":"` + arch + `","platform":"` + platform + `"}` + "\n",
+		"metadata/target.json":  `{"arch":"` + arch + `","platform":"` + plat + `"}` + "\n",
 		"piship.lock":           `{"schema":"piship-lock/v1","verifyAtLaunch":false}` + "\n",
 	}
 	inv := map[string]string{}
@@ -63,7 +64,7 @@ func install(t *testing.T, mod func(*receipt.Release)) *fixture {
 	invData, _ := json.Marshal(inv)
 	os.WriteFile(filepath.Join(pay, "metadata", "inventory.json"), invData, 0o644)
 	rec := receipt.Release{Version: "1.0.0", Dir: dir, Payload: pay, LockSHA256: hexSum([]byte(files["piship.lock"])),
-		Target: receipt.HostTarget(), Command: "hello", Entry: "node_modules/x/cli.js"}
+		Target: platform.HostTarget(), Command: "hello", Entry: "node_modules/x/cli.js"}
 	if mod != nil {
 		mod(&rec)
 	}
@@ -227,8 +228,9 @@ func TestRunContextCancel(t *testing.T) {
 // package receipt: no dist, HCL, engine or telemetry.
 func TestImportsStayTiny(t *testing.T) {
 	const self = "piship.dev/piship/stages/home/"
-	allowed := map[string]bool{self + "receipt": true}
-	for _, dir := range []string{".", "../receipt"} {
+	allowed := map[string]bool{self + "receipt": true, "piship.dev/piship/stages/platform": true,
+		"piship.dev/piship/cache/atomicfs": true, "piship.dev/piship/cache/canon": true}
+	for _, dir := range []string{".", "../receipt", "../../platform", "../../../cache/atomicfs", "../../../cache/canon"} {
 		for _, goos := range []string{"linux", "darwin", "windows", "freebsd"} {
 			ctx := build.Default
 			ctx.GOOS = goos

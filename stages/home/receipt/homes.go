@@ -240,9 +240,11 @@ func RetainedVersion(name string) string {
 }
 
 var (
-	nameRE = lazyRE(`^[a-z0-9][a-z0-9._-]*$`)
+	nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`) })
 	// semver.org's regular expression, as dist checks versions.
-	semverRE = lazyRE(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
+	semverRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
+	})
 )
 
 // ValidName reports whether s is a valid distribution id or command name:
@@ -263,38 +265,4 @@ func CheckID(id string) error {
 		return Errorf(CodeConfigInvalid, "%q is not a distribution id (lowercase letters, digits, '.', '_' and '-', starting with a letter or digit)", id)
 	}
 	return nil
-}
-
-// HostTarget is this machine's target in Node's naming (linux-x64,
-// darwin-arm64, win32-x64); dist.HostTarget is this function.
-func HostTarget() string { return GoTarget(runtime.GOOS, runtime.GOARCH) }
-
-// GoTarget maps a GOOS/GOARCH pair to Node's naming.
-func GoTarget(goos, goarch string) string {
-	p := goos
-	switch goos {
-	case "windows":
-		p = "win32"
-	case "solaris", "illumos":
-		p = "sunos"
-	}
-	a := goarch
-	switch goarch {
-	case "amd64":
-		a = "x64"
-	case "386":
-		a = "ia32"
-	case "ppc64le":
-		a = "ppc64"
-	case "mipsle":
-		a = "mipsel"
-	}
-	return p + "-" + a
-}
-
-// lazyRE compiles expr on first use: a package-level regexp.MustCompile
-// runs at every start of every program that links the package (piship
-// version included), used or not.
-func lazyRE(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

@@ -10,6 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/cache/canon"
 )
 
 // Schema identifies the receipt format.
@@ -202,14 +205,7 @@ func (r *Receipt) Marshal() ([]byte, error) {
 	if c.Sequences == nil {
 		c.Sequences = map[string]int64{}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(&c); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return canon.JSON(&c)
 }
 
 // Write replaces receipts/<id>.json atomically with DefaultRenamer.
@@ -237,31 +233,16 @@ func WriteWith(installHome string, r *Receipt, rn Renamer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Errorf(CodeUnavailable, "cannot create %s: %w", dir, err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+r.App+".json.tmp-*")
+	f, err := atomicfs.Create(path, 0o644, atomicfs.Options{Pattern: "." + r.App + ".json.tmp-*", Sync: true, SyncDir: true, Renamer: rn})
 	if err != nil {
 		return Errorf(CodeUnavailable, "cannot write the receipt of %s: %w", r.App, err)
 	}
-	fail := func(err error) error {
-		tmp.Close()
-		os.Remove(tmp.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Abort()
 		return Errorf(CodeUnavailable, "cannot write the receipt %s: %w", path, err)
 	}
-	if _, err := tmp.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Chmod(0o644); err != nil && !errors.Is(err, errors.ErrUnsupported) {
-		return fail(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fail(err)
-	}
-	if err := rn.Do(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+	if err := f.Commit(); err != nil {
 		return Errorf(CodeUnavailable, "cannot write the receipt %s: %w", path, err)
 	}
-	syncDir(dir)
 	return nil
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package receipt
+package atomicfs
 
 import "os"
 

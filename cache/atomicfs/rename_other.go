@@ -1,5 +1,5 @@
 //go:build !windows
 
-package receipt
+package atomicfs
 
 func platformRetryable(error) bool { return false }

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package receipt
+package atomicfs
 
 // syncDir is a no-op: Windows cannot open a directory for flushing, and
 // MoveFileEx with MOVEFILE_REPLACE_EXISTING on NTFS journals the rename.

@@ -1,6 +1,6 @@
 //go:build windows
 
-package receipt
+package atomicfs
 
 import (
 	"errors"

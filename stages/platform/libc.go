@@ -1,4 +1,4 @@
-package npm
+package platform
 
 import (
 	"context"
@@ -11,43 +11,6 @@ import (
 	"sync"
 	"time"
 )
-
-// Platform returns the host's platform and architecture as node names
-// them (process.platform, process.arch): ("linux", "x64"), ("darwin",
-// "arm64"), ("win32", "x64"). It describes piship's own build; a node of
-// another architecture (an x64 node under Rosetta on an arm64 Mac) is not
-// detected.
-func Platform() (platform, arch string) {
-	return nodePlatform(runtime.GOOS), nodeArch(runtime.GOARCH)
-}
-
-func nodePlatform(goos string) string {
-	switch goos {
-	case "windows":
-		return "win32"
-	case "solaris", "illumos":
-		return "sunos"
-	case "ios":
-		return "darwin"
-	}
-	return goos // linux, darwin, freebsd, openbsd, netbsd, aix, android
-}
-
-func nodeArch(goarch string) string {
-	switch goarch {
-	case "amd64":
-		return "x64"
-	case "386":
-		return "ia32"
-	case "ppc64le":
-		return "ppc64"
-	case "mipsle":
-		return "mipsel"
-	case "mips64le":
-		return "mips64el"
-	}
-	return goarch // arm64, arm, s390x, riscv64, loong64, ppc64, mips
-}
 
 var libc struct {
 	once sync.Once

@@ -1,0 +1,9 @@
+// Package atomicfs holds piship's one way of replacing a file so that a
+// reader sees the old bytes or the new ones, never half of them (a
+// temporary sibling in the same directory, flushed when asked, renamed
+// over the destination), and its one rename policy: a rename that Windows
+// refuses while a scanner or indexer holds a handle is retried on a
+// schedule kept as data (InstallDelays, CacheDelays). It imports only the
+// standard library, so the cache (which may import nothing under stages/)
+// and the launcher's receipt package can both use it.
+package atomicfs

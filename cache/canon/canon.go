@@ -1,0 +1,32 @@
+// Package canon holds the canonical forms piship writes and compares: JSON
+// encoded one way only (two-space indentation, no HTML escaping, a
+// trailing newline; encoding/json sorts map keys), and the lowercase hex
+// SHA-256 of bytes. It imports only the standard library, so the cache
+// and the launcher's receipt package can use it as well as the stages.
+package canon
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+)
+
+// JSON encodes v with two-space indentation, without HTML escaping and
+// with a trailing newline: the same value always gives the same bytes.
+func JSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// SHA256Hex is the lowercase hex SHA-256 of b.
+func SHA256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
