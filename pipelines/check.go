@@ -11,7 +11,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/payload"
 )
 
@@ -21,9 +21,9 @@ import (
 // errors.
 func Validate(stderr io.Writer, getenv func(string) string, srcs []*Source) (count, failed int) {
 	for _, src := range srcs {
-		if filepath.Base(src.Name) == dist.FileName {
+		if filepath.Base(src.Name) == distribution.FileName {
 			// A distribution manifest, not a pipeline file.
-			_, diags := dist.Parse(src.Src, src.Name, src.Dir)
+			_, diags := distribution.Parse(src.Src, src.Name, src.Dir)
 			WriteDiags(stderr, getenv, map[string]*hcl.File{src.Name: {Bytes: src.Src}}, diags)
 			if diags.HasErrors() {
 				failed++

@@ -9,7 +9,7 @@ import (
 
 	"piship.dev/piship/stages/audit"
 	"piship.dev/piship/stages/buildstate"
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/npm"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/release"
@@ -67,12 +67,12 @@ func (Audit) Run(ctx context.Context, inv *stage.Invocation, cfg AuditConfig) (A
 
 // distAndLock decodes the distribution (resolved against the pipeline's
 // directory) and its runtime's package-lock.json.
-func distAndLock(inv *stage.Invocation, distribution string) (*dist.Distribution, *dist.PackageLock, error) {
-	d, err := buildstate.LoadManifest(stage.Resolve(inv.Dir, distribution))
+func distAndLock(inv *stage.Invocation, dir string) (*distribution.Distribution, *distribution.PackageLock, error) {
+	d, err := buildstate.LoadManifest(stage.Resolve(inv.Dir, dir))
 	if err != nil {
 		return nil, nil, err
 	}
-	pl, _, err := dist.ReadPackageLock(filepath.Join(d.RuntimeDir(), "package-lock.json"))
+	pl, _, err := distribution.ReadPackageLock(filepath.Join(d.RuntimeDir(), "package-lock.json"))
 	if err != nil {
 		return nil, nil, fmt.Errorf("CONFIG_INVALID: %v", err)
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/stage"
 )
@@ -24,7 +24,7 @@ func TestDoctorReportTravelsAsAValue(t *testing.T) {
 			Leases: []home.DoctorLease{{Schema: "piship-lease/v1", App: "hello", Version: "2.0.0", PID: 12, Host: "h",
 				Start: start.Format(time.RFC3339Nano), Instance: "i"}},
 			Trust: home.TrustState{Channel: "stable", Source: "https://x", Threshold: 1,
-				Keys: []dist.LockUpdateKey{{ID: "k", PublicKey: "pk", Fingerprint: "sha256:f"}}, Sequences: map[string]int64{"stable": 3}},
+				Keys: []distribution.LockUpdateKey{{ID: "k", PublicKey: "pk", Fingerprint: "sha256:f"}}, Sequences: map[string]int64{"stable": 3}},
 			ShimRefreshed: true, LauncherReplaced: true,
 			Store: &home.StoreReport{Dir: "/s", Objects: 5, Removed: 1, Bytes: 9, Exhausted: true, Problem: "slow"},
 		},

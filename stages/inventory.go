@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"piship.dev/piship/cache/canon"
 
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/stage"
 )
@@ -46,7 +46,7 @@ type InventoryOutputs struct {
 // Run implements stage.Typed.
 func (Inventory) Run(ctx context.Context, inv *stage.Invocation, c InventoryConfig) (InventoryOutputs, error) {
 	dir := c.Dir
-	d, diags := dist.Load(stage.Resolve(inv.Dir, c.Distribution))
+	d, diags := distribution.Load(stage.Resolve(inv.Dir, c.Distribution))
 	if diags.HasErrors() {
 		return InventoryOutputs{}, fmt.Errorf("CONFIG_INVALID: %s", diags.Error())
 	}

@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"piship.dev/piship/cache"
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/npm"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/proc"
@@ -95,7 +95,7 @@ func installInto(ctx context.Context, runtimeDir, dir string, inv *stage.Invocat
 			return err
 		}
 	}
-	pl, _, err := dist.ReadPackageLock(filepath.Join(runtimeDir, "package-lock.json"))
+	pl, _, err := distribution.ReadPackageLock(filepath.Join(runtimeDir, "package-lock.json"))
 	if err != nil {
 		return err
 	}

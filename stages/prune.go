@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"piship.dev/piship/stages/bundle"
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/stage"
 )
@@ -39,7 +39,7 @@ type PruneOutputs struct {
 
 // Run implements stage.Typed.
 func (Prune) Run(ctx context.Context, inv *stage.Invocation, c PruneConfig) (PruneOutputs, error) {
-	pl, _, err := dist.ReadPackageLock(stage.Resolve(inv.Dir, c.Lock))
+	pl, _, err := distribution.ReadPackageLock(stage.Resolve(inv.Dir, c.Lock))
 	if err != nil {
 		return PruneOutputs{}, err
 	}

@@ -8,7 +8,7 @@ import (
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/platform"
 
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/stage"
@@ -102,7 +102,7 @@ func shipTools(releaseDir, exe string) ([]release.ToolDigest, error) {
 	if exe == "" {
 		return nil, nil
 	}
-	names := dist.ShippedTools()
+	names := distribution.ShippedTools()
 	srcs := []string{exe, filepath.Join(filepath.Dir(exe), names[1])}
 	var shipped []release.ToolDigest
 	for i, src := range srcs {

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/stage"
 )
@@ -54,7 +54,7 @@ func distributionOwned(rel string) bool {
 
 // Run implements stage.Typed.
 func (Resources) Run(ctx context.Context, inv *stage.Invocation, c ResourcesConfig) (ResourcesOutputs, error) {
-	d, diags := dist.Load(stage.Resolve(inv.Dir, c.Distribution))
+	d, diags := distribution.Load(stage.Resolve(inv.Dir, c.Distribution))
 	if diags.HasErrors() {
 		return ResourcesOutputs{}, fmt.Errorf("CONFIG_INVALID: %s", diags.Error())
 	}
@@ -125,7 +125,7 @@ func download(ctx context.Context, url string) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(resp.Body, 1<<30))
 }
 
-func sortedToolNames(d *dist.Distribution) []string {
+func sortedToolNames(d *distribution.Distribution) []string {
 	names := make([]string, 0, len(d.Tools))
 	for n := range d.Tools {
 		names = append(names, n)

@@ -41,8 +41,8 @@ type SBOMOutputs struct {
 // sbomInput gathers what the SBOM and the notices describe: the
 // distribution's locked runtime installed in tree, at created (RFC 3339;
 // empty: the epoch).
-func sbomInput(inv *stage.Invocation, distribution, tree, created string) (sbom.Input, error) {
-	d, pl, err := distAndLock(inv, distribution)
+func sbomInput(inv *stage.Invocation, dir, tree, created string) (sbom.Input, error) {
+	d, pl, err := distAndLock(inv, dir)
 	if err != nil {
 		return sbom.Input{}, err
 	}

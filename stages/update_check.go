@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"piship.dev/piship/stages/channel"
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/tracing/phase"
@@ -69,11 +69,11 @@ func (UpdateCheck) Run(ctx context.Context, inv *stage.Invocation, cfg UpdateChe
 	if active == nil {
 		return none, receipt.Errorf("UPDATE_FAILED", "%s has no active release in its receipt: reinstall it", id)
 	}
-	raw, err := os.ReadFile(filepath.Join(active.Payload, dist.LockFileName))
+	raw, err := os.ReadFile(filepath.Join(active.Payload, distribution.LockFileName))
 	if err != nil {
 		return none, receipt.Errorf("UPDATE_FAILED", "cannot read the active release's lock: %v", err)
 	}
-	lock, err := dist.ParseLock(raw)
+	lock, err := distribution.ParseLock(raw)
 	if err != nil {
 		return none, err
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"piship.dev/piship/pipelines"
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 )
 
 // cmdLock writes DIST/piship.lock.
@@ -23,17 +23,17 @@ func cmdLock(e *env, args []string) int {
 	if len(pos) != 1 {
 		return usageErr(e, "usage: piship lock DIST")
 	}
-	d, diags := dist.Load(pos[0])
+	d, diags := distribution.Load(pos[0])
 	if diags.HasErrors() {
 		printDiags(e, distFiles(pos[0]), diags)
 		return exitUsage
 	}
-	l, err := dist.ComputeLock(d)
+	l, err := distribution.ComputeLock(d)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "piship: %v\n", err)
 		return exitFailed
 	}
-	if err := dist.WriteLock(d, l); err != nil {
+	if err := distribution.WriteLock(d, l); err != nil {
 		fmt.Fprintf(e.stderr, "piship: cannot write the lock: %v\n", err)
 		return exitFailed
 	}
@@ -91,7 +91,7 @@ func buildSummary(b *pipelines.Built) string {
 
 // distFiles returns distribution.hcl's source for diagnostic snippets.
 func distFiles(dir string) map[string]*hcl.File {
-	path := filepath.Join(dir, dist.FileName)
+	path := filepath.Join(dir, distribution.FileName)
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil

@@ -11,7 +11,7 @@ import (
 	"piship.dev/piship/cache"
 	"piship.dev/piship/pipelines"
 	"piship.dev/piship/stages"
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/stage"
 )
 
@@ -84,7 +84,7 @@ func cmdStages(e *env, args []string) int {
 		b.WriteString("\nRun `piship stages KIND` for a kind's attributes and outputs, `piship stages distribution` for distribution.hcl.\n")
 	case 1:
 		if pos[0] == "distribution" {
-			writeAll(e.stdout, dist.Doc())
+			writeAll(e.stdout, distribution.Doc())
 			return exitOK
 		}
 		k, ok := reg.Lookup(pos[0])

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	par "piship.dev/piship/cache/parallel"
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 )
 
 // ReportSchema identifies vulnerabilities.json.
@@ -108,37 +108,37 @@ type Report struct {
 // records of ecosystem npm in the database that affect the version, local
 // packages included (a vendored copy of a public package is still that
 // package; a name that only collides can be allowed).
-func Audit(ctx context.Context, pkgs []Package, pol dist.Audit, o Options) (*Report, error) {
+func Audit(ctx context.Context, pkgs []Package, pol distribution.Audit, o Options) (*Report, error) {
 	o = o.withDefaults()
 	failOn := pol.FailOn
 	if failOn == "" {
-		failOn = dist.SeverityHigh
+		failOn = distribution.SeverityHigh
 	}
-	if dist.SeverityRank(failOn) == 0 {
-		return nil, fmt.Errorf("CONFIG_INVALID: audit.fail_on %q is not one of %s", failOn, strings.Join(dist.Severities, ", "))
+	if distribution.SeverityRank(failOn) == 0 {
+		return nil, fmt.Errorf("CONFIG_INVALID: audit.fail_on %q is not one of %s", failOn, strings.Join(distribution.Severities, ", "))
 	}
 	sources := pol.Sources
 	if len(sources) == 0 {
-		sources = []string{dist.SourceNPM}
+		sources = []string{distribution.SourceNPM}
 	}
 	for _, s := range sources {
-		if s != dist.SourceNPM && !strings.HasPrefix(s, dist.SourceOSVPrefix) {
-			return nil, fmt.Errorf("CONFIG_INVALID: audit source %q is neither %q nor %s<path>", s, dist.SourceNPM, dist.SourceOSVPrefix)
+		if s != distribution.SourceNPM && !strings.HasPrefix(s, distribution.SourceOSVPrefix) {
+			return nil, fmt.Errorf("CONFIG_INVALID: audit source %q is neither %q nor %s<path>", s, distribution.SourceNPM, distribution.SourceOSVPrefix)
 		}
 	}
 
 	outcomes := make([]outcome, len(sources))
 	_ = par.ForEach(context.Background(), len(sources), len(sources), func(i int) error {
-		if s := sources[i]; s == dist.SourceNPM {
+		if s := sources[i]; s == distribution.SourceNPM {
 			outcomes[i] = o.npmSource(ctx, pkgs)
 		} else {
-			outcomes[i] = osvSource(o.DistDir, strings.TrimPrefix(s, dist.SourceOSVPrefix), pkgs)
+			outcomes[i] = osvSource(o.DistDir, strings.TrimPrefix(s, distribution.SourceOSVPrefix), pkgs)
 		}
 		return nil
 	})
 
 	r := &Report{Schema: ReportSchema, FailOn: failOn, AllowUnavailable: pol.AllowUnavailable, Packages: len(pkgs), Counts: map[string]int{}}
-	for _, sev := range dist.Severities {
+	for _, sev := range distribution.Severities {
 		r.Counts[sev] = 0
 	}
 	var all []Finding
@@ -244,11 +244,11 @@ func containsFold(list []string, s string) bool {
 	return slices.ContainsFunc(list, func(x string) bool { return strings.EqualFold(x, s) })
 }
 
-func rank(sev string) int { return dist.SeverityRank(sev) }
+func rank(sev string) int { return distribution.SeverityRank(sev) }
 
 // applyPolicy decides whether f fails: at or above failOn and not accepted
 // by a current allow entry naming its id or an alias.
-func applyPolicy(f *Finding, failOn string, allow []dist.Allow, now time.Time) {
+func applyPolicy(f *Finding, failOn string, allow []distribution.Allow, now time.Time) {
 	f.Fails = rank(f.Severity) >= rank(failOn)
 	for _, a := range allow {
 		if !strings.EqualFold(a.ID, f.ID) && !containsFold(f.Aliases, a.ID) {
@@ -306,7 +306,7 @@ func (r *Report) Failure() error {
 		for _, s := range r.Sources {
 			if s.Verdict == Unavailable {
 				return fmt.Errorf("POLICY_DENIED: vulnerability audit: the source %s is unavailable: %s; a release needs every audit source to answer (or audit.allow_unavailable = true in %s)",
-					s.Name, s.Reason, dist.FileName)
+					s.Name, s.Reason, distribution.FileName)
 			}
 		}
 	}
@@ -333,7 +333,7 @@ func (r *Report) Failure() error {
 			f.ID, f.AllowExpired, f.Package, f.Version, what, f.Severity, r.FailOn, f.AllowReason)
 	} else {
 		msg = fmt.Sprintf("POLICY_DENIED: vulnerability audit: %s@%s is affected by %s: %s severity, at or above audit.fail_on %q; upgrade the package, or accept the advisory with an allow %q block (reason, expires) in the audit block of %s",
-			f.Package, f.Version, what, f.Severity, r.FailOn, f.ID, dist.FileName)
+			f.Package, f.Version, what, f.Severity, r.FailOn, f.ID, distribution.FileName)
 	}
 	if n := len(failing) - 1; n > 0 {
 		msg += fmt.Sprintf(" (and %d more failing finding%s in vulnerabilities.json)", n, plural(n))

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"piship.dev/piship/stages/audit/audittest"
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 )
 
 func TestMain(m *testing.M) {
@@ -19,7 +19,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-var npmOnly = dist.Audit{Sources: []string{"npm"}, FailOn: "high"}
+var npmOnly = distribution.Audit{Sources: []string{"npm"}, FailOn: "high"}
 
 // registryPkgs is a lock's worth of packages: lodash twice (two versions),
 // a scoped package, a pre-release, and local ones that must never be named

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 )
 
 const helloDir = "../../testdata/distributions/hello"
@@ -141,14 +141,14 @@ func TestOSVSeverity(t *testing.T) {
 // helloPackages is what hello's lock installs.
 func helloPackages(t *testing.T) []Package {
 	t.Helper()
-	pl, _, err := dist.ReadPackageLock(filepath.Join(helloDir, "runtime", "package-lock.json"))
+	pl, _, err := distribution.ReadPackageLock(filepath.Join(helloDir, "runtime", "package-lock.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return PackagesFromLock(pl)
 }
 
-var osvOnly = dist.Audit{Sources: []string{"osv:osv"}, FailOn: "high"}
+var osvOnly = distribution.Audit{Sources: []string{"osv:osv"}, FailOn: "high"}
 
 // hello's offline snapshot knows advisories for hello's packages, none of
 // which affect the locked versions.
@@ -243,7 +243,7 @@ func TestOSVDatabases(t *testing.T) {
 	pkgs := []Package{{Name: "hello-format", Version: "0.1.0", Path: "node_modules/hello-format"}}
 	audit := func(src string) *Report {
 		t.Helper()
-		r, err := Audit(context.Background(), pkgs, dist.Audit{Sources: []string{src}, FailOn: "critical"}, Options{DistDir: dir})
+		r, err := Audit(context.Background(), pkgs, distribution.Audit{Sources: []string{src}, FailOn: "critical"}, Options{DistDir: dir})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -300,7 +300,7 @@ func TestOSVUnreadableRange(t *testing.T) {
 		"ranges": [{"type": "SEMVER", "events": [{"introduced": "1.x"}]}]}, {"package": {"ecosystem": "npm", "name": "b"},
 		"ranges": [{"type": "GIT", "repo": "https://example.invalid/b", "events": [{"introduced": "abc123"}]}]}]}`), 0o644)
 	r, err := Audit(context.Background(), []Package{{Name: "a", Version: "2.0.0"}, {Name: "b", Version: "2.0.0"}},
-		dist.Audit{Sources: []string{"osv:."}, FailOn: "high"}, Options{DistDir: dir})
+		distribution.Audit{Sources: []string{"osv:."}, FailOn: "high"}, Options{DistDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 )
 
 // Package is one installed package of a distribution's npm lock.
@@ -35,7 +35,7 @@ func (p Package) ID() string { return p.Name + "@" + p.Version }
 // lock: every entry but the root, dev dependencies and the project
 // directories that links point at (the link itself is listed, Local, with
 // its target's version). Sorted by name, version, then path.
-func PackagesFromLock(pl *dist.PackageLock) []Package {
+func PackagesFromLock(pl *distribution.PackageLock) []Package {
 	var out []Package
 	for key, p := range pl.Packages {
 		if key == "" || p.Dev {
@@ -46,7 +46,7 @@ func PackagesFromLock(pl *dist.PackageLock) []Package {
 			continue // a workspace or link target: listed through its link
 		}
 		pkg := Package{
-			Name: dist.PackageName(key, p), Version: p.Version, Path: key,
+			Name: distribution.PackageName(key, p), Version: p.Version, Path: key,
 			Integrity: p.Integrity, Resolved: p.Resolved, Bundled: p.InBundle,
 		}
 		switch {

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 )
 
 func TestPackagesFromLock(t *testing.T) {
@@ -19,7 +19,7 @@ func TestPackagesFromLock(t *testing.T) {
 		t.Errorf("hello: %v, want %v", ids, want)
 	}
 
-	pl, err := dist.ParsePackageLock([]byte(`{"lockfileVersion": 3, "packages": {
+	pl, err := distribution.ParsePackageLock([]byte(`{"lockfileVersion": 3, "packages": {
 		"": {"name": "root", "version": "1.0.0"},
 		"node_modules/b": {"version": "2.0.0", "resolved": "https://registry.npmjs.org/b/-/b-2.0.0.tgz", "integrity": "sha512-Yg=="},
 		"node_modules/a/node_modules/b": {"version": "1.0.0", "integrity": "sha512-YQ=="},

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"piship.dev/piship/stages/audit/audittest"
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 )
 
 var now = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -47,7 +47,7 @@ func TestPolicyFailOn(t *testing.T) {
 		{"critical", []string{"GHSA-cccc-xxxx-xxxx"}},
 		{"", []string{"GHSA-cccc-xxxx-xxxx", "GHSA-hhhh-xxxx-xxxx"}}, // high by default
 	} {
-		r, err := Audit(context.Background(), pkgs, dist.Audit{Sources: []string{"npm"}, FailOn: c.failOn}, Options{Registry: s.URL, Now: now})
+		r, err := Audit(context.Background(), pkgs, distribution.Audit{Sources: []string{"npm"}, FailOn: c.failOn}, Options{Registry: s.URL, Now: now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,17 +61,17 @@ func TestPolicyFailOn(t *testing.T) {
 			t.Errorf("fail_on %q: failing %v, want %v (verdict %s)", c.failOn, failing, c.failing, r.Verdict)
 		}
 	}
-	if _, err := Audit(context.Background(), pkgs, dist.Audit{FailOn: "severe"}, Options{Registry: s.URL}); err == nil || !strings.HasPrefix(err.Error(), "CONFIG_INVALID") {
+	if _, err := Audit(context.Background(), pkgs, distribution.Audit{FailOn: "severe"}, Options{Registry: s.URL}); err == nil || !strings.HasPrefix(err.Error(), "CONFIG_INVALID") {
 		t.Errorf("bad fail_on: %v", err)
 	}
-	if _, err := Audit(context.Background(), pkgs, dist.Audit{Sources: []string{"snyk"}}, Options{Registry: s.URL}); err == nil || !strings.Contains(err.Error(), `"snyk"`) {
+	if _, err := Audit(context.Background(), pkgs, distribution.Audit{Sources: []string{"snyk"}}, Options{Registry: s.URL}); err == nil || !strings.Contains(err.Error(), `"snyk"`) {
 		t.Errorf("bad source: %v", err)
 	}
 }
 
 func TestPolicyAllow(t *testing.T) {
 	s := policyServer(t)
-	pol := dist.Audit{Sources: []string{"npm"}, FailOn: "high", Allow: []dist.Allow{
+	pol := distribution.Audit{Sources: []string{"npm"}, FailOn: "high", Allow: []distribution.Allow{
 		{ID: "ghsa-cccc-xxxx-xxxx", Reason: "not reachable", Expires: date("2026-06-01")}, // the last day: still holds
 		{ID: "102", Reason: "by npm number", Expires: date("2027-01-01")},                 // the high one, by alias
 	}}
@@ -106,7 +106,7 @@ func TestPolicyAllow(t *testing.T) {
 
 func TestPolicyExpiredAllow(t *testing.T) {
 	s := policyServer(t)
-	pol := dist.Audit{Sources: []string{"npm"}, FailOn: "critical", Allow: []dist.Allow{
+	pol := distribution.Audit{Sources: []string{"npm"}, FailOn: "critical", Allow: []distribution.Allow{
 		{ID: "GHSA-cccc-xxxx-xxxx", Reason: "waiting for 4.17.21", Expires: date("2026-05-31")},
 		{ID: "GHSA-llll-xxxx-xxxx", Reason: "below fail_on anyway", Expires: date("2020-01-01")},
 	}}
@@ -145,13 +145,13 @@ func TestFailureNamesAdvisory(t *testing.T) {
 // lets an unavailable source through but never a failing finding.
 func TestVerdictOrder(t *testing.T) {
 	s := policyServer(t)
-	pol := dist.Audit{Sources: []string{"npm", "osv:missing"}, FailOn: "high", AllowUnavailable: true}
+	pol := distribution.Audit{Sources: []string{"npm", "osv:missing"}, FailOn: "high", AllowUnavailable: true}
 	r, _ := Audit(context.Background(), registryPkgs(), pol, Options{Registry: s.URL, DistDir: t.TempDir()})
 	if r.Verdict != Failed || r.Sources[1].Verdict != Unavailable || r.Failure() == nil {
 		t.Errorf("%s", r.Marshal())
 	}
 	pol.FailOn = "critical"
-	pol.Allow = []dist.Allow{{ID: "GHSA-cccc-xxxx-xxxx", Reason: "x", Expires: date("2030-01-01")}}
+	pol.Allow = []distribution.Allow{{ID: "GHSA-cccc-xxxx-xxxx", Reason: "x", Expires: date("2030-01-01")}}
 	r, _ = Audit(context.Background(), registryPkgs(), pol, Options{Registry: s.URL, DistDir: t.TempDir(), Now: now})
 	if r.Verdict != Unavailable || r.Failure() != nil {
 		t.Errorf("%s: %v", r.Marshal(), r.Failure())
@@ -169,7 +169,7 @@ func TestMergeSources(t *testing.T) {
 	s := audittest.NewServer(t)
 	s.AddAdvisory("minimist", audittest.Advisory{ID: 1066, URL: "https://github.com/advisories/GHSA-xvch-5gv4-984h", Title: "Prototype Pollution in minimist", Severity: "high", VulnerableVersions: ">=1.0.0 <1.2.6"})
 	pkgs := []Package{{Name: "minimist", Version: "1.2.5", Path: "node_modules/minimist"}}
-	pol := dist.Audit{Sources: []string{"npm", "osv:osv"}, FailOn: "high"}
+	pol := distribution.Audit{Sources: []string{"npm", "osv:osv"}, FailOn: "high"}
 	r, err := Audit(context.Background(), pkgs, pol, Options{Registry: s.URL, DistDir: helloDir})
 	if err != nil {
 		t.Fatal(err)
@@ -223,8 +223,8 @@ func TestReportMarshal(t *testing.T) {
 	dir := t.TempDir()
 	os.CopyFS(dir, os.DirFS(filepath.Join(helloDir, "osv")))
 	pkgs := []Package{{Name: "minimist", Version: "1.2.5", Path: "b"}, {Name: "hello-format", Version: "0.1.0", Path: "a"}, {Name: "minimist", Version: "1.2.5", Path: "a/b"}}
-	a, _ := Audit(context.Background(), pkgs, dist.Audit{Sources: []string{"osv:."}}, Options{DistDir: dir})
-	b, _ := Audit(context.Background(), pkgs, dist.Audit{Sources: []string{"osv:."}}, Options{DistDir: dir})
+	a, _ := Audit(context.Background(), pkgs, distribution.Audit{Sources: []string{"osv:."}}, Options{DistDir: dir})
+	b, _ := Audit(context.Background(), pkgs, distribution.Audit{Sources: []string{"osv:."}}, Options{DistDir: dir})
 	if !bytes.Equal(a.Marshal(), b.Marshal()) {
 		t.Error("two audits differ")
 	}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	par "piship.dev/piship/cache/parallel"
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/npm"
 )
 
@@ -69,7 +69,7 @@ func (r *SignatureReport) Failure(allowUnavailable bool) error {
 	case r.Verdict == Passed, r.Verdict == Unavailable && allowUnavailable:
 		return nil
 	case r.Verdict == Unavailable:
-		return fmt.Errorf("POLICY_DENIED: registry signatures cannot be checked: %s; a release needs them (or signatures.allow_unavailable = true in %s)", r.Reason, dist.FileName)
+		return fmt.Errorf("POLICY_DENIED: registry signatures cannot be checked: %s; a release needs them (or signatures.allow_unavailable = true in %s)", r.Reason, distribution.FileName)
 	}
 	return fmt.Errorf("INTEGRITY_FAILED: registry signatures: %s", r.Reason)
 }

@@ -15,7 +15,7 @@ import (
 	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/bundle"
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/npm"
 	nodeplatform "piship.dev/piship/stages/platform"
 )
@@ -23,9 +23,9 @@ import (
 // State is what dist_inputs and release_inputs both derive from a
 // distribution: the decoded manifest, its checked lock and the keys.
 type State struct {
-	Dist        *dist.Distribution
-	Lock        *dist.Lock
-	PackageLock *dist.PackageLock
+	Dist        *distribution.Distribution
+	Lock        *distribution.Lock
+	PackageLock *distribution.PackageLock
 	LockBytes   []byte
 	// RuntimeDir holds package.json and package-lock.json.
 	RuntimeDir     string
@@ -42,11 +42,11 @@ type State struct {
 // Load decodes the distribution in dir, refuses a stale lock and a lock
 // that breaks the release gates, and computes the cache and stamp keys.
 func Load(ctx context.Context, dir string) (*State, error) {
-	d, diags := dist.Load(dir)
+	d, diags := distribution.Load(dir)
 	if diags.HasErrors() {
 		return nil, fmt.Errorf("CONFIG_INVALID: %s", diags.Error())
 	}
-	lock, err := dist.CheckLock(d)
+	lock, err := distribution.CheckLock(d)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func Load(ctx context.Context, dir string) (*State, error) {
 		return nil, err
 	}
 	runtimeDir := filepath.Join(d.Dir, filepath.FromSlash(d.Runtime.Dir))
-	pl, plBytes, err := dist.ReadPackageLock(filepath.Join(runtimeDir, "package-lock.json"))
+	pl, plBytes, err := distribution.ReadPackageLock(filepath.Join(runtimeDir, "package-lock.json"))
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func Load(ctx context.Context, dir string) (*State, error) {
 	}
 	platform, arch := nodeplatform.Host()
 	host := platform + "-" + arch
-	if err := dist.Gates(d, pl, npm.Registry(runtimeDir), host); err != nil {
+	if err := distribution.Gates(d, pl, npm.Registry(runtimeDir), host); err != nil {
 		return nil, err
 	}
 	nodeV, npmV, err := npm.Versions(ctx)
@@ -117,8 +117,8 @@ func (st *State) BundleCached(rt *cache.Runtime, log io.Writer, pipeline string)
 
 // LoadManifest decodes distribution.hcl in dir without checking the lock
 // (the first stage of a pipeline made that).
-func LoadManifest(dir string) (*dist.Distribution, error) {
-	d, diags := dist.Load(dir)
+func LoadManifest(dir string) (*distribution.Distribution, error) {
+	d, diags := distribution.Load(dir)
 	if diags.HasErrors() {
 		return nil, fmt.Errorf("CONFIG_INVALID: %s", diags.Error())
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"piship.dev/piship/cache/canon"
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home/receipt"
 )
 
@@ -85,7 +85,7 @@ func checkInstalled(dir string, s *source, digests map[string]string, archiveSHA
 		return nil, integrityf("the payload of %s %s does not match its inventory: %s", s.id, s.version, strings.Join(diffs, ", "))
 	}
 	in.inventorySHA = digests[pfx+inventoryName]
-	in.lockSHA = digests[pfx+dist.LockFileName]
+	in.lockSHA = digests[pfx+distribution.LockFileName]
 
 	// release.json binds the inventory and the lock; checksums.txt every
 	// other release file.
@@ -135,11 +135,11 @@ func checkInstalled(dir string, s *source, digests map[string]string, archiveSHA
 	if got := t.Platform + "-" + t.Arch; got != s.target {
 		return nil, integrityf("payload/metadata/target.json says %s, and the release is for %s", got, s.target)
 	}
-	lraw, err := read(pfx + dist.LockFileName)
+	lraw, err := read(pfx + distribution.LockFileName)
 	if err != nil {
 		return nil, err
 	}
-	l, err := dist.ParseLock(lraw)
+	l, err := distribution.ParseLock(lraw)
 	if err != nil {
 		return nil, integrityf("payload/piship.lock: %v", err)
 	}

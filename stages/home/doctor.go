@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"piship.dev/piship/cache"
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/tracing/phase"
@@ -127,10 +127,10 @@ type TrustState struct {
 	// Channel, Source, Keys and Threshold come from the active release's
 	// lock (its updates block); empty when it has none, and then updates
 	// are refused.
-	Channel   string               `json:",omitempty" cty:"channel"`
-	Source    string               `json:",omitempty" cty:"source"`
-	Keys      []dist.LockUpdateKey `json:",omitempty" cty:"keys"`
-	Threshold int                  `json:",omitempty" cty:"threshold"`
+	Channel   string                       `json:",omitempty" cty:"channel"`
+	Source    string                       `json:",omitempty" cty:"source"`
+	Keys      []distribution.LockUpdateKey `json:",omitempty" cty:"keys"`
+	Threshold int                          `json:",omitempty" cty:"threshold"`
 	// Sequences is the replay floor: the highest channel sequence
 	// installed, per channel.
 	Sequences map[string]int64 `json:",omitempty" cty:"sequences"`
@@ -144,10 +144,10 @@ func trustState(rc *receipt.Receipt) TrustState {
 	if a == nil {
 		return ts
 	}
-	raw, err := readSmall(filepath.Join(a.Payload, dist.LockFileName))
-	var l *dist.Lock
+	raw, err := readSmall(filepath.Join(a.Payload, distribution.LockFileName))
+	var l *distribution.Lock
 	if err == nil {
-		l, err = dist.ParseLock(raw)
+		l, err = distribution.ParseLock(raw)
 	}
 	if err != nil {
 		ts.Problem = err.Error()

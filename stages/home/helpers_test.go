@@ -14,7 +14,7 @@ import (
 
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/archive"
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/platform"
@@ -62,9 +62,9 @@ func makePayload(t *testing.T, dir string, s relSpec) {
 	writeFile(t, filepath.Join(dir, "bin", s.command), "#!/bin/sh\nexec node \"$(dirname \"$0\")/../node_modules/x/cli.js\" \"$@\"\n", 0o755)
 	target, _ := canon.JSON(map[string]string{"platform": plat, "arch": arch})
 	writeFile(t, filepath.Join(dir, "metadata", "target.json"), string(target), 0o644)
-	l := &dist.Lock{Schema: dist.LockSchema,
-		Distribution:   dist.LockDistribution{ID: s.id, Name: "Hello", Version: s.version, Command: s.command},
-		Runtime:        dist.LockRuntime{Dir: "runtime", Entry: "node_modules/x/cli.js"},
+	l := &distribution.Lock{Schema: distribution.LockSchema,
+		Distribution:   distribution.LockDistribution{ID: s.id, Name: "Hello", Version: s.version, Command: s.command},
+		Runtime:        distribution.LockRuntime{Dir: "runtime", Entry: "node_modules/x/cli.js"},
 		VerifyAtLaunch: s.verifyAtLaunch,
 	}
 	writeFile(t, filepath.Join(dir, "piship.lock"), string(l.Marshal()), 0o644)

@@ -13,7 +13,7 @@ import (
 	"sync"
 
 	"piship.dev/piship/cache/canon"
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home/receipt"
 )
 
@@ -193,13 +193,13 @@ func identifyDir(s *source) error {
 		payloadDir = filepath.Join(s.path, "payload")
 	} else if _, err := os.Stat(filepath.Join(s.path, filepath.FromSlash(inventoryName))); err == nil {
 		s.kind = receipt.SourcePayload
-		raw, err := readSmall(filepath.Join(s.path, dist.LockFileName))
+		raw, err := readSmall(filepath.Join(s.path, distribution.LockFileName))
 		if err != nil {
 			return receipt.Errorf(receipt.CodeConfigInvalid, "%s is not a readable payload directory: %v", s.path, err)
 		}
-		l, err := dist.ParseLock(raw)
+		l, err := distribution.ParseLock(raw)
 		if err != nil {
-			return receipt.Errorf(receipt.CodeConfigInvalid, "%s/%s: %v", s.path, dist.LockFileName, err)
+			return receipt.Errorf(receipt.CodeConfigInvalid, "%s/%s: %v", s.path, distribution.LockFileName, err)
 		}
 		s.id, s.version = l.Distribution.ID, l.Distribution.Version
 		if s.target, err = readTarget(filepath.Join(s.path, "metadata", "target.json")); err != nil {
@@ -225,7 +225,7 @@ func identifyDir(s *source) error {
 		// The piship binaries a release directory ships for install.sh are
 		// tools of the installer, not part of the installed version.
 		t.files = slices.DeleteFunc(t.files, func(f treeFile) bool {
-			if slices.Contains(dist.ShippedTools(), f.rel) {
+			if slices.Contains(distribution.ShippedTools(), f.rel) {
 				t.bytes -= f.size
 				return true
 			}

@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"piship.dev/piship/cache"
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/payload"
 )
 
@@ -130,7 +130,7 @@ type ToolDigest struct {
 // HashTools describes the shipped binaries present in releaseDir.
 func HashTools(releaseDir string) ([]ToolDigest, error) {
 	var out []ToolDigest
-	for _, name := range dist.ShippedTools() {
+	for _, name := range distribution.ShippedTools() {
 		p := filepath.Join(releaseDir, name)
 		fi, err := os.Stat(p)
 		if os.IsNotExist(err) {
@@ -151,5 +151,5 @@ func HashTools(releaseDir string) ([]ToolDigest, error) {
 // IsShippedTool reports whether a release-relative slash path is one of
 // the shipped binaries.
 func IsShippedTool(p string) bool {
-	return slices.Contains(dist.ShippedTools(), p)
+	return slices.Contains(distribution.ShippedTools(), p)
 }

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 )
 
 const helloRuntime = "../../testdata/distributions/hello/runtime"
@@ -66,7 +66,7 @@ func TestHelloMatchesNpm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := dist.ParsePackageLock(lockBytes)
+	pl, err := distribution.ParsePackageLock(lockBytes)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/spdx/tools-golang/spdx/v2/common"
 	"github.com/spdx/tools-golang/spdxlib"
 
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 )
 
 func integrity(name string) string {
@@ -169,7 +169,7 @@ func sha1Sum(s string) []byte {
 
 func input(t *testing.T, tree string, lock []byte) Input {
 	t.Helper()
-	pl, err := dist.ParsePackageLock(lock)
+	pl, err := distribution.ParsePackageLock(lock)
 	if err != nil {
 		t.Fatal(err)
 	}

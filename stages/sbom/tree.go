@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 )
 
 // Input describes the runtime to document.
@@ -28,7 +28,7 @@ type Input struct {
 	// a shared runtime cache entry).
 	Tree string
 	// Lock is the package-lock.json the tree was installed from.
-	Lock *dist.PackageLock
+	Lock *distribution.PackageLock
 	// LockSHA256 is the lowercase hex SHA-256 of package-lock.json.
 	LockSHA256 string
 	// Created is the document's creation time (from SOURCE_DATE_EPOCH);
@@ -42,7 +42,7 @@ type pkg struct {
 	dir     string // the package directory
 	name    string
 	version string
-	lock    dist.LockPackage
+	lock    distribution.LockPackage
 	// license is the declared license as written ("" when none).
 	license string
 	id      string // SPDXID
@@ -52,7 +52,7 @@ type pkg struct {
 type runtimeTree struct {
 	pkgs  []*pkg          // sorted by name, version, key
 	byKey map[string]*pkg // install path -> package (links map to their target)
-	root  dist.LockPackage
+	root  distribution.LockPackage
 }
 
 var lockSHA = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
@@ -115,7 +115,7 @@ func load(in Input) (*runtimeTree, error) {
 		if !ok {
 			// A link whose target the lock does not describe: its
 			// version and integrity are unknown, the manifest tells.
-			lp = dist.LockPackage{Name: p.Name}
+			lp = distribution.LockPackage{Name: p.Name}
 		}
 		if p.Link {
 			lp.Optional, lp.DevOptional = p.Optional, p.DevOptional
@@ -130,12 +130,12 @@ func load(in Input) (*runtimeTree, error) {
 				continue // an optional package npm did not install here
 			}
 			return nil, fmt.Errorf("sbom: the lock's %s (%s@%s) is not installed in %s: the tree was not installed from this lock (npm ci --omit=dev)",
-				key, dist.PackageName(key, p), lp.Version, in.Tree)
+				key, distribution.PackageName(key, p), lp.Version, in.Tree)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("sbom: %s: %v", key, err)
 		}
-		name := dist.PackageName(key, p)
+		name := distribution.PackageName(key, p)
 		if p.Link && m.Name != "" {
 			name = m.Name
 		}
@@ -258,7 +258,7 @@ type edge struct {
 // edges returns the packages a lock entry installed at key depends on,
 // sorted by ID and without repeats. A required dependency that resolves to
 // nothing is an error; a missing optional or peer dependency is not.
-func (rt *runtimeTree) edges(key string, lp dist.LockPackage) ([]edge, error) {
+func (rt *runtimeTree) edges(key string, lp distribution.LockPackage) ([]edge, error) {
 	seen := map[*pkg]bool{}
 	var out []edge
 	add := func(deps map[string]string, kind string) error {

@@ -19,7 +19,7 @@ import (
 
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/archive"
-	"piship.dev/piship/stages/dist"
+	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/release"
 )
@@ -308,12 +308,12 @@ func (v *verifier) checkAgreement(rel *release.Metadata, payloadDir string) {
 			problems = append(problems, fmt.Sprintf("payload has %d files, release.json says %d", len(inv)+1, rel.Payload.Files))
 		}
 	}
-	lockBytes, err2 := os.ReadFile(filepath.Join(payloadDir, dist.LockFileName))
+	lockBytes, err2 := os.ReadFile(filepath.Join(payloadDir, distribution.LockFileName))
 	if err2 == nil {
 		if d := canon.SHA256Hex(lockBytes); d != rel.LockSHA256 {
 			problems = append(problems, fmt.Sprintf("payload lock sha256 %s, release.json says %s", d, rel.LockSHA256))
 		}
-		if l, err := dist.ParseLock(lockBytes); err == nil {
+		if l, err := distribution.ParseLock(lockBytes); err == nil {
 			if l.Distribution.ID != rel.Distribution.ID || l.Distribution.Version != rel.Distribution.Version {
 				problems = append(problems, fmt.Sprintf("payload is %s %s, release.json says %s %s",
 					l.Distribution.ID, l.Distribution.Version, rel.Distribution.ID, rel.Distribution.Version))
@@ -377,7 +377,7 @@ func (v *verifier) checkSBOMAndNotices(rel *release.Metadata, payloadDir string)
 	if copies != rel.SBOM.Packages {
 		problems = append(problems, fmt.Sprintf("sbom lists %d packages, release.json says %d", copies, rel.SBOM.Packages))
 	}
-	pl, _, err := dist.ReadPackageLock(filepath.Join(payloadDir, "package-lock.json"))
+	pl, _, err := distribution.ReadPackageLock(filepath.Join(payloadDir, "package-lock.json"))
 	if err == nil {
 		lockSet := map[string]bool{}
 		optional := map[string]bool{}
@@ -389,10 +389,10 @@ func (v *verifier) checkSBOMAndNotices(rel *release.Metadata, payloadDir string)
 			// libc, a failed optional build): they need not be in the SBOM,
 			// but whatever the SBOM lists must be locked.
 			if p.Optional || p.DevOptional {
-				optional[dist.PackageName(key, p)+"@"+p.Version] = true
+				optional[distribution.PackageName(key, p)+"@"+p.Version] = true
 				continue
 			}
-			lockSet[dist.PackageName(key, p)+"@"+p.Version] = true
+			lockSet[distribution.PackageName(key, p)+"@"+p.Version] = true
 		}
 		problems = append(problems, setDiff("in the payload's lock but not the SBOM", lockSet, sbomSet)...)
 		locked := map[string]bool{}

@@ -1,4 +1,4 @@
-// Package dist reads a distribution directory and pins what it is made of.
+// Package distribution reads a distribution directory and pins what it is made of.
 //
 // A distribution directory holds distribution.hcl (one distribution "<id>"
 // block; Doc documents it), the runtime npm project it names
@@ -34,4 +34,4 @@
 //
 // Errors carry the codes users see: CONFIG_INVALID, LOCK_INVALID,
 // POLICY_DENIED (and UPDATE_FAILED from Lock.UpdateTrust).
-package dist
+package distribution
