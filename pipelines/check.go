@@ -6,13 +6,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"piship.dev/piship/cache/atomicfs"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 
 	"piship.dev/piship/stages/distribution"
-	"piship.dev/piship/stages/payload"
 )
 
 // Validate parses every source (a distribution.hcl as a distribution, the
@@ -89,7 +89,7 @@ func Format(stdout, stderr io.Writer, getenv func(string) string, paths []string
 		}
 		// Replaced via a temp sibling and rename: an interrupted fmt never
 		// leaves a half-written file.
-		if err := payload.WriteFile(p, out, mode); err != nil {
+		if err := atomicfs.WriteFileAll(p, out, mode); err != nil {
 			fmt.Fprintf(stderr, "piship: fmt: %v\n", err)
 			return ExitFailed
 		}

@@ -8,6 +8,7 @@ package pipelines
 import (
 	"context"
 	"fmt"
+	"piship.dev/piship/cache/canon"
 	"time"
 
 	"github.com/zclconf/go-cty/cty"
@@ -15,7 +16,6 @@ import (
 	"piship.dev/piship/engine"
 	"piship.dev/piship/stages"
 	"piship.dev/piship/stages/home"
-	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/tracing"
@@ -224,7 +224,7 @@ func Build(ctx context.Context, c Config, a BuildArgs) (*Built, int) {
 		b := &Built{ID: in.ID, Version: in.Version, Final: in.Final, Bundled: in.Bundle, Stripped: in.Strip, Reuse: in.Reuse, Total: o.Total}
 		if in.Reuse == "all" {
 			var st stages.Stamp
-			if err := payload.ReadJSON(stages.StampPath(in.Out, in.ID), &st); err == nil {
+			if err := canon.ReadJSON(stages.StampPath(in.Out, in.ID), &st); err == nil {
 				b.Files, b.Bytes = int64(st.Files), st.Bytes
 			}
 			return b

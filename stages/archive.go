@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"piship.dev/piship/cache/atomicfs"
 
 	"piship.dev/piship/stages/archive"
-	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/stage"
 )
 
@@ -44,7 +44,7 @@ func (Archive) Run(ctx context.Context, inv *stage.Invocation, cfg ArchiveConfig
 		return ArchiveOutputs{}, fmt.Errorf("cannot write %s: %v", filepath.Base(path), err)
 	}
 	sidecar := fmt.Sprintf("%s  %s\n", res.SHA256, filepath.Base(path))
-	if err := payload.WriteFile(path+".sha256", []byte(sidecar), 0o644); err != nil {
+	if err := atomicfs.WriteFileAll(path+".sha256", []byte(sidecar), 0o644); err != nil {
 		return ArchiveOutputs{}, err
 	}
 	return ArchiveOutputs{Path: path, SHA256: res.SHA256, Bytes: res.Size, Files: res.Files}, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
 	"time"
 
@@ -11,7 +12,6 @@ import (
 	"piship.dev/piship/stages/buildstate"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/npm"
-	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/stage"
 )
@@ -56,7 +56,7 @@ func (Audit) Run(ctx context.Context, inv *stage.Invocation, cfg AuditConfig) (A
 	if err != nil {
 		return AuditOutputs{}, err
 	}
-	if err := payload.WriteFile(filepath.Join(cfg.ReleaseDir, release.VulnerabilitiesName), data, 0o644); err != nil {
+	if err := atomicfs.WriteFileAll(filepath.Join(cfg.ReleaseDir, release.VulnerabilitiesName), data, 0o644); err != nil {
 		return AuditOutputs{}, err
 	}
 	if err := rep.Failure(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
 	"strings"
 
@@ -48,7 +49,7 @@ func (Checksums) Run(ctx context.Context, inv *stage.Invocation, cfg ChecksumsCo
 		fmt.Fprintf(&b, "%s  %s\n", sums[i], p)
 	}
 	data := []byte(b.String())
-	if err := payload.WriteFile(filepath.Join(dir, release.ChecksumsName), data, 0o644); err != nil {
+	if err := atomicfs.WriteFileAll(filepath.Join(dir, release.ChecksumsName), data, 0o644); err != nil {
 		return ChecksumsOutputs{}, err
 	}
 	return ChecksumsOutputs{SHA256: canon.SHA256Hex(data), Files: len(paths)}, nil

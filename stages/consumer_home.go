@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"piship.dev/piship/cache/atomicfs"
 	"strconv"
 	"time"
 
 	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/home/receipt"
-	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/stage"
 )
 
@@ -94,14 +94,14 @@ func keepLauncherFrom(src, installHome string) (bool, error) {
 	}
 	wrote := false
 	if have, err := os.ReadFile(dst); err != nil || !bytes.Equal(have, data) {
-		if err := payload.WriteFile(dst, data, 0o755); err != nil {
+		if err := atomicfs.WriteFileAll(dst, data, 0o755); err != nil {
 			return false, fmt.Errorf("CONFIG_UNAVAILABLE: cannot keep the launcher in %s: %v", filepath.Dir(dst), err)
 		}
 		wrote = true
 	}
 	if st, ok := stamp(); ok {
 		// Failing to write the stamp only costs the next install a compare.
-		_ = payload.WriteFile(stampPath, []byte(st), 0o644)
+		_ = atomicfs.WriteFileAll(stampPath, []byte(st), 0o644)
 	}
 	return wrote, nil
 }

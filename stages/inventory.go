@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
 
 	"piship.dev/piship/stages/distribution"
@@ -52,7 +53,7 @@ func (Inventory) Run(ctx context.Context, inv *stage.Invocation, c InventoryConf
 	}
 	platform, arch := c.Platform, c.Arch
 	target, _ := canon.JSON(map[string]string{"platform": platform, "arch": arch})
-	if err := payload.WriteFile(filepath.Join(dir, "metadata", "target.json"), target, 0o644); err != nil {
+	if err := atomicfs.WriteFileAll(filepath.Join(dir, "metadata", "target.json"), target, 0o644); err != nil {
 		return InventoryOutputs{}, err
 	}
 	for _, c := range []struct{ from, to string }{
@@ -63,7 +64,7 @@ func (Inventory) Run(ctx context.Context, inv *stage.Invocation, c InventoryConf
 		if err != nil {
 			return InventoryOutputs{}, err
 		}
-		if err := payload.WriteFile(filepath.Join(dir, c.to), b, 0o644); err != nil {
+		if err := atomicfs.WriteFileAll(filepath.Join(dir, c.to), b, 0o644); err != nil {
 			return InventoryOutputs{}, err
 		}
 	}
@@ -78,7 +79,7 @@ func (Inventory) Run(ctx context.Context, inv *stage.Invocation, c InventoryConf
 		// Read before this stage replaces nothing of it: the previous
 		// payload is a different directory from dir.
 		var old map[string]string
-		if err := payload.ReadJSON(prev, &old); err == nil {
+		if err := canon.ReadJSON(prev, &old); err == nil {
 			if known == nil {
 				known = map[string]payload.Known{}
 			}
@@ -97,7 +98,7 @@ func (Inventory) Run(ctx context.Context, inv *stage.Invocation, c InventoryConf
 	if err != nil {
 		return InventoryOutputs{}, err
 	}
-	if err := payload.WriteFile(filepath.Join(dir, filepath.FromSlash(payload.InventoryName)), data, 0o644); err != nil {
+	if err := atomicfs.WriteFileAll(filepath.Join(dir, filepath.FromSlash(payload.InventoryName)), data, 0o644); err != nil {
 		return InventoryOutputs{}, err
 	}
 	return InventoryOutputs{

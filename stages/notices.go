@@ -3,8 +3,8 @@ package stages
 import (
 	"context"
 	"path/filepath"
+	"piship.dev/piship/cache/atomicfs"
 
-	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/sbom"
 	"piship.dev/piship/stages/stage"
@@ -43,10 +43,10 @@ func (Notices) Run(ctx context.Context, inv *stage.Invocation, cfg NoticesConfig
 	if err != nil {
 		return NoticesOutputs{}, err
 	}
-	if err := payload.WriteFile(filepath.Join(cfg.ReleaseDir, filepath.FromSlash(release.NoticesName)), text, 0o644); err != nil {
+	if err := atomicfs.WriteFileAll(filepath.Join(cfg.ReleaseDir, filepath.FromSlash(release.NoticesName)), text, 0o644); err != nil {
 		return NoticesOutputs{}, err
 	}
-	if err := payload.WriteFile(filepath.Join(cfg.ReleaseDir, filepath.FromSlash(release.NoticesIndexName)), index, 0o644); err != nil {
+	if err := atomicfs.WriteFileAll(filepath.Join(cfg.ReleaseDir, filepath.FromSlash(release.NoticesIndexName)), index, 0o644); err != nil {
 		return NoticesOutputs{}, err
 	}
 	return NoticesOutputs{Packages: sum.Packages, WithoutLicenseFile: sum.WithoutLicenseFile}, nil

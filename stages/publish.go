@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
 
 	"piship.dev/piship/stages/payload"
@@ -67,11 +68,11 @@ func (Publish) Run(ctx context.Context, inv *stage.Invocation, c PublishConfig) 
 		return PublishOutputs{}, fmt.Errorf("cannot publish %s: %v", st.Final, err)
 	}
 	data, _ := canon.JSON(stamp)
-	if err := payload.WriteFile(StampPath(st.Out, st.ID), data, 0o644); err != nil {
+	if err := atomicfs.WriteFileAll(StampPath(st.Out, st.ID), data, 0o644); err != nil {
 		return PublishOutputs{}, err
 	}
 	q, _ := canon.JSON(Qualification{Qualification: "unqualified-local", Audit: "none"})
-	if err := payload.WriteFile(QualificationPath(st.Out, st.ID), q, 0o644); err != nil {
+	if err := atomicfs.WriteFileAll(QualificationPath(st.Out, st.ID), q, 0o644); err != nil {
 		return PublishOutputs{}, err
 	}
 	st.Forget(dir)

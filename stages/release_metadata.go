@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
 	"runtime/debug"
 
@@ -107,7 +108,7 @@ func (ReleaseMetadata) Run(ctx context.Context, inv *stage.Invocation, cfg Relea
 		AllowUnavailable bool           `json:"allowUnavailable"`
 		Counts           map[string]int `json:"counts"`
 	}
-	if err := payload.ReadJSON(filepath.Join(dir, release.VulnerabilitiesName), &vul); err != nil {
+	if err := canon.ReadJSON(filepath.Join(dir, release.VulnerabilitiesName), &vul); err != nil {
 		return ReleaseMetadataOutputs{}, fmt.Errorf("%s: %v", release.VulnerabilitiesName, err)
 	}
 	r.Vulnerabilities.Path, r.Vulnerabilities.FailOn, r.Vulnerabilities.Verdict = release.VulnerabilitiesName, vul.FailOn, vul.Verdict
@@ -117,10 +118,10 @@ func (ReleaseMetadata) Run(ctx context.Context, inv *stage.Invocation, cfg Relea
 	if err != nil {
 		return ReleaseMetadataOutputs{}, err
 	}
-	if err := payload.WriteFile(filepath.Join(dir, release.JSONName), data, 0o644); err != nil {
+	if err := atomicfs.WriteFileAll(filepath.Join(dir, release.JSONName), data, 0o644); err != nil {
 		return ReleaseMetadataOutputs{}, err
 	}
-	if err := payload.WriteFile(filepath.Join(dir, release.InstallScriptName), []byte(installScript(d.ID)), 0o755); err != nil {
+	if err := atomicfs.WriteFileAll(filepath.Join(dir, release.InstallScriptName), []byte(installScript(d.ID)), 0o755); err != nil {
 		return ReleaseMetadataOutputs{}, err
 	}
 	return ReleaseMetadataOutputs{SHA256: canon.SHA256Hex(data)}, nil

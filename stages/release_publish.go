@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/platform"
 
@@ -113,7 +114,7 @@ func shipTools(releaseDir, exe string) ([]release.ToolDigest, error) {
 			}
 			return nil, err
 		}
-		if err := payload.WriteFile(filepath.Join(releaseDir, names[i]), data, 0o755); err != nil {
+		if err := atomicfs.WriteFileAll(filepath.Join(releaseDir, names[i]), data, 0o755); err != nil {
 			return nil, err
 		}
 		shipped = append(shipped, release.ToolDigest{Name: names[i], SHA256: canon.SHA256Hex(data), Bytes: int64(len(data))})

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"piship.dev/piship/cache/atomicfs"
 	"sort"
 	"strings"
 	"time"
@@ -104,7 +105,7 @@ func placeTool(ctx context.Context, distDir, name, source, want, dst string) err
 	if got := hex.EncodeToString(sum[:]); !strings.EqualFold(got, want) {
 		return fmt.Errorf("INTEGRITY_FAILED: tool %s (%s) has sha256 %s, the distribution pins %s: check the source, then update the pin and run piship lock", name, source, got, want)
 	}
-	return payload.WriteFile(dst, data, 0o755)
+	return atomicfs.WriteFileAll(dst, data, 0o755)
 }
 
 func download(ctx context.Context, url string) ([]byte, error) {

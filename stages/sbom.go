@@ -4,10 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
 	"time"
 
-	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/sbom"
 	"piship.dev/piship/stages/stage"
@@ -70,7 +70,7 @@ func (SBOM) Run(ctx context.Context, inv *stage.Invocation, cfg SBOMConfig) (SBO
 	if err != nil {
 		return SBOMOutputs{}, err
 	}
-	if err := payload.WriteFile(filepath.Join(cfg.ReleaseDir, release.SBOMName), data, 0o644); err != nil {
+	if err := atomicfs.WriteFileAll(filepath.Join(cfg.ReleaseDir, release.SBOMName), data, 0o644); err != nil {
 		return SBOMOutputs{}, err
 	}
 	return SBOMOutputs{SHA256: canon.SHA256Hex(data), Packages: sum.Packages}, nil

@@ -124,3 +124,14 @@ func WriteFile(path string, data []byte, perm fs.FileMode, o Options) error {
 	}
 	return f.Commit()
 }
+
+// WriteFileAll is WriteFile that first creates path's directory: how the
+// stages write a payload's, a release's or a cache entry's files, so a
+// reader never sees half a file and an existing file (maybe a hard link
+// into a cache) is replaced, not modified.
+func WriteFileAll(path string, data []byte, perm fs.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return WriteFile(path, data, perm, Options{Pattern: ".tmp-" + filepath.Base(path) + "-*"})
+}

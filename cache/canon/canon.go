@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"os"
 )
 
 // JSON encodes v with two-space indentation, without HTML escaping and
@@ -29,4 +30,13 @@ func JSON(v any) ([]byte, error) {
 func SHA256Hex(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
+}
+
+// ReadJSON decodes the JSON file at path into v.
+func ReadJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
 }

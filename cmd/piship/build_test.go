@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"piship.dev/piship/cache/canon"
 	"regexp"
 	"strings"
 	"testing"
@@ -123,7 +124,7 @@ func TestBuildHelloBundledAndUnbundled(t *testing.T) {
 			}
 		}
 		var q map[string]any
-		if err := payload.ReadJSON(filepath.Join(dir, "dist", "hello.piship-qualification.json"), &q); err != nil || q["qualification"] != "unqualified-local" {
+		if err := canon.ReadJSON(filepath.Join(dir, "dist", "hello.piship-qualification.json"), &q); err != nil || q["qualification"] != "unqualified-local" {
 			t.Fatalf("qualification marker %v %v", q, err)
 		}
 	}

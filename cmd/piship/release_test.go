@@ -6,11 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"piship.dev/piship/cache/canon"
 	"strings"
 	"testing"
 
 	"piship.dev/piship/cmd/piship/internal/fixture"
-	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/release"
 )
 
@@ -248,7 +248,7 @@ func TestVerifyReleaseCatchesTampering(t *testing.T) {
 
 func copyTree(src, dst string) error { return fixture.CopyTree(src, dst, nil) }
 
-func readJSONFile(path string, v any) error { return payload.ReadJSON(path, v) }
+func readJSONFile(path string, v any) error { return canon.ReadJSON(path, v) }
 
 func writeJSONFile(t *testing.T, path string, v any) {
 	t.Helper()

@@ -3,6 +3,7 @@ package payload
 import (
 	"os"
 	"path/filepath"
+	"piship.dev/piship/cache/atomicfs"
 )
 
 // CopyPath copies a file or a directory tree (regular files only).
@@ -16,7 +17,7 @@ func CopyPath(src, dst string) error {
 		if err != nil {
 			return err
 		}
-		return WriteFile(dst, b, info.Mode().Perm())
+		return atomicfs.WriteFileAll(dst, b, info.Mode().Perm())
 	}
 	return filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
 		if err != nil {
@@ -33,6 +34,6 @@ func CopyPath(src, dst string) error {
 		if err != nil {
 			return err
 		}
-		return WriteFile(filepath.Join(dst, rel), b, fi.Mode().Perm())
+		return atomicfs.WriteFileAll(filepath.Join(dst, rel), b, fi.Mode().Perm())
 	})
 }

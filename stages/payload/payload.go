@@ -10,7 +10,6 @@ package payload
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -132,16 +131,6 @@ func Inventory(ctx context.Context, root string, known map[string]Known) (map[st
 // InventoryDigest is the sha256 of the inventory file's bytes.
 func InventoryDigest(data []byte) string { return canon.SHA256Hex(data) }
 
-// WriteFile creates path with data via a temp sibling and rename, so a
-// reader never sees half a file and an existing file (maybe a hardlink into
-// a cache) is replaced, not modified.
-func WriteFile(path string, data []byte, mode os.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return atomicfs.WriteFile(path, data, mode, atomicfs.Options{Pattern: ".tmp-" + filepath.Base(path) + "-*"})
-}
-
 // HashFiles returns the sha256 of each file (slash paths relative to
 // dir), read by parallel workers; sums[i] belongs to files[i].
 func HashFiles(ctx context.Context, dir string, files []string) ([]string, error) {
@@ -213,12 +202,12 @@ root=$(CDPATH= cd -- "$(dirname -- "$self")/.." && pwd) || exit 1
 exec node "$root/%s" "$@"
 `, entry)
 	written := []string{"bin/" + command}
-	if err := WriteFile(filepath.Join(root, "bin", command), []byte(sh), 0o755); err != nil {
+	if err := atomicfs.WriteFileAll(filepath.Join(root, "bin", command), []byte(sh), 0o755); err != nil {
 		return nil, err
 	}
 	if platform == "win32" {
 		cmd := fmt.Sprintf("@echo off\r\nnode \"%%~dp0..\\%s\" %%*\r\n", strings.ReplaceAll(entry, "/", "\\"))
-		if err := WriteFile(filepath.Join(root, "bin", command+".cmd"), []byte(cmd), 0o644); err != nil {
+		if err := atomicfs.WriteFileAll(filepath.Join(root, "bin", command+".cmd"), []byte(cmd), 0o644); err != nil {
 			return nil, err
 		}
 		written = append(written, "bin/"+command+".cmd")
@@ -229,20 +218,11 @@ exec node "$root/%s" "$@"
 // ErrNotEmpty is returned when a destination that must be new exists.
 var ErrNotEmpty = errors.New("destination exists and is not empty")
 
-// ReadJSON decodes the JSON file at path into v.
-func ReadJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, v)
-}
-
 // Verify checks a payload against its inventory: the same set of regular
 // files, each with the recorded sha256. It names the first few differences.
 func Verify(ctx context.Context, root string) error {
 	var want map[string]string
-	if err := ReadJSON(filepath.Join(root, filepath.FromSlash(InventoryName)), &want); err != nil {
+	if err := canon.ReadJSON(filepath.Join(root, filepath.FromSlash(InventoryName)), &want); err != nil {
 		return fmt.Errorf("INTEGRITY_FAILED: %s has no readable inventory: %v", root, err)
 	}
 	got, _, err := Inventory(ctx, root, nil)

@@ -8,9 +8,8 @@ package release
 import (
 	"encoding/json"
 	"path/filepath"
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
-
-	"piship.dev/piship/stages/payload"
 )
 
 // BuildInfoSchema names build-info.json's format.
@@ -44,5 +43,5 @@ func WriteBuildInfo(releases string, bi BuildInfo) error {
 	if err != nil {
 		return err
 	}
-	return payload.WriteFile(BuildInfoPath(releases, bi.Release), data, 0o644)
+	return atomicfs.WriteFileAll(BuildInfoPath(releases, bi.Release), data, 0o644)
 }

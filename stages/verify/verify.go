@@ -323,7 +323,7 @@ func (v *verifier) checkAgreement(rel *release.Metadata, payloadDir string) {
 		}
 	}
 	var target struct{ Platform, Arch string }
-	err3 := payload.ReadJSON(filepath.Join(payloadDir, "metadata", "target.json"), &target)
+	err3 := canon.ReadJSON(filepath.Join(payloadDir, "metadata", "target.json"), &target)
 	if err3 == nil && target.Platform+"-"+target.Arch != rel.Target {
 		problems = append(problems, fmt.Sprintf("payload target %s-%s, release.json says %s", target.Platform, target.Arch, rel.Target))
 	}
@@ -413,7 +413,7 @@ func (v *verifier) checkSBOMAndNotices(rel *release.Metadata, payloadDir string)
 		} `json:"packages"`
 		WithoutLicenseFile []string `json:"withoutLicenseFile"`
 	}
-	err = payload.ReadJSON(filepath.Join(v.dir, filepath.FromSlash(release.NoticesIndexName)), &index)
+	err = canon.ReadJSON(filepath.Join(v.dir, filepath.FromSlash(release.NoticesIndexName)), &index)
 	if err == nil {
 		covered := map[string]bool{}
 		for _, p := range index.Packages {
@@ -435,7 +435,7 @@ func (v *verifier) checkVerdicts(rel *release.Metadata) {
 		Verdict          string `json:"verdict"`
 		AllowUnavailable bool   `json:"allowUnavailable"`
 	}
-	err := payload.ReadJSON(filepath.Join(v.dir, release.VulnerabilitiesName), &vul)
+	err := canon.ReadJSON(filepath.Join(v.dir, release.VulnerabilitiesName), &vul)
 	if err == nil {
 		switch {
 		case vul.Verdict != rel.Vulnerabilities.Verdict:

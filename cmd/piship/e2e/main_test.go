@@ -6,12 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"piship.dev/piship/cache/canon"
 	"strings"
 	"sync"
 	"testing"
 
 	"piship.dev/piship/cmd/piship/internal/fixture"
-	"piship.dev/piship/stages/payload"
 )
 
 // Exit codes of the piship command (README: 0 ok, 1 failed, 2 usage).
@@ -131,7 +131,7 @@ func runPayload(t *testing.T, payloadDir, command string, args ...string) string
 	return out
 }
 
-func readJSONFile(path string, v any) error { return payload.ReadJSON(path, v) }
+func readJSONFile(path string, v any) error { return canon.ReadJSON(path, v) }
 
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
