@@ -4,6 +4,11 @@
 // is also killed by the kernel when piship dies without cancelling
 // (SIGKILL, a crash), so an orphan never keeps writing into a cache entry
 // or staging directory piship abandoned.
+//
+// It also tells whether a process still runs without starting one (Exists,
+// StartTime: the launcher's runtime leases rely on them, so this package
+// imports only the standard library), and prefixes the lines a child
+// writes (LinePrefixer).
 package proc
 
 import "os/exec"

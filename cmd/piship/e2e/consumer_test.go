@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"piship.dev/piship/stages/proc"
 	"regexp"
 	"slices"
 	"strings"
@@ -281,7 +282,7 @@ func TestTamperingAndLeases(t *testing.T) {
 
 func writeLease(t *testing.T, leasesDir, version string, pid int) {
 	t.Helper()
-	start, ok := receipt.ProcessStart(pid)
+	start, ok := proc.StartTime(pid)
 	if !ok {
 		start = time.Now()
 	}

@@ -1,8 +1,9 @@
 // Package receipt is the small, standard-library-only core of an
 // installation that both the installer (package home) and the launch hot
 // path (package launch) share: where things live, the receipt that makes a
-// version active, the launch gate, runtime leases, the rename policy and the
-// error codes users see.
+// version active, the launch gate, runtime leases and the error codes users
+// see. (Process liveness is package proc's, the rename policy and atomic
+// writes cache/atomicfs's, the host target package platform's.)
 //
 // # Homes
 //
@@ -46,7 +47,8 @@
 // to read the receipt and register its lease; an install only to commit.
 // A lease is a small JSON file naming the launching process by pid, host,
 // start time and a random instance; it is not flushed, since it only means
-// something while its process runs. LiveLeases decides liveness without
+// something while its process runs. LiveLeases decides liveness (with
+// proc.Exists and proc.StartTime) without
 // starting any process: the pid must exist (signal 0 on Unix, OpenProcess
 // on Windows) and, where the system gives a process's start time for free
 // (/proc on Linux, GetProcessTimes on Windows), that start must be within

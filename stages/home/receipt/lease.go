@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"piship.dev/piship/stages/proc"
 	"sort"
 	"strings"
 	"sync"
@@ -72,7 +73,7 @@ func Hostname() string {
 // SelfStart is this process's start time: from the system where it gives
 // it for free (Linux, Windows), else the time of the first call.
 var SelfStart = sync.OnceValue(func() time.Time {
-	if t, ok := ProcessStart(os.Getpid()); ok {
+	if t, ok := proc.StartTime(os.Getpid()); ok {
 		return t
 	}
 	return time.Now()
@@ -209,7 +210,7 @@ func ProcessLive(pid int, host string, start time.Time) (bool, string) {
 	if host != "" && host != Hostname() {
 		return true, "another host (" + host + "), not checked"
 	}
-	if pid <= 0 || !processExists(pid) {
+	if pid <= 0 || !proc.Exists(pid) {
 		return false, fmt.Sprintf("pid %d is not running", pid)
 	}
 	if pid == os.Getpid() {
@@ -218,7 +219,7 @@ func ProcessLive(pid int, host string, start time.Time) (bool, string) {
 		}
 		return true, "this process"
 	}
-	if st, ok := ProcessStart(pid); ok && !start.IsZero() {
+	if st, ok := proc.StartTime(pid); ok && !start.IsZero() {
 		if d := st.Sub(start); d > StartTolerance || d < -StartTolerance {
 			return false, fmt.Sprintf("pid %d was reused (started %s, recorded %s)", pid, st.UTC().Format(time.RFC3339), start.UTC().Format(time.RFC3339))
 		}

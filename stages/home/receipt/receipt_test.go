@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"piship.dev/piship/stages/proc"
 	"strings"
 	"syscall"
 	"testing"
@@ -246,7 +247,7 @@ func TestLeases(t *testing.T) {
 	if !states[l.Instance] || states["gone"] {
 		t.Fatalf("states %v", states)
 	}
-	if _, ok := ProcessStart(os.Getppid()); ok && states["reused"] {
+	if _, ok := proc.StartTime(os.Getppid()); ok && states["reused"] {
 		t.Fatalf("a pid started an hour from the record is live: %+v", all)
 	}
 	remove()
@@ -260,7 +261,7 @@ func TestLeases(t *testing.T) {
 }
 
 func TestProcessStartSelf(t *testing.T) {
-	st, ok := ProcessStart(os.Getpid())
+	st, ok := proc.StartTime(os.Getpid())
 	if !ok {
 		t.Skip("no process start time on this platform")
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package receipt
+package proc
 
 import (
 	"bytes"
@@ -42,9 +42,9 @@ func statFields(pid int) []string {
 	return strings.Fields(string(data[i+2:]))
 }
 
-// ProcessStart returns when process pid started, from /proc (no process is
+// StartTime returns when process pid started, from /proc (no process is
 // started to learn it).
-func ProcessStart(pid int) (time.Time, bool) {
+func StartTime(pid int) (time.Time, bool) {
 	f := statFields(pid)
 	bt := bootTime()
 	if len(f) < 20 || bt == 0 {

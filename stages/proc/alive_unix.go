@@ -1,14 +1,14 @@
 //go:build unix
 
-package receipt
+package proc
 
 import (
 	"errors"
 	"syscall"
 )
 
-// processExists sends signal 0: no error or EPERM means a process has pid.
-func processExists(pid int) bool {
+// Exists sends signal 0: no error or EPERM means a process has pid.
+func Exists(pid int) bool {
 	if pid <= 0 {
 		return false
 	}

@@ -1,6 +1,6 @@
 //go:build windows
 
-package receipt
+package proc
 
 import (
 	"errors"
@@ -13,9 +13,9 @@ const (
 	stillActive                    = 259
 )
 
-// processExists opens the process: a process that cannot be opened for
+// Exists opens the process: a process that cannot be opened for
 // lack of rights exists; one whose exit code is not STILL_ACTIVE has ended.
-func processExists(pid int) bool {
+func Exists(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
@@ -31,9 +31,9 @@ func processExists(pid int) bool {
 	return code == stillActive
 }
 
-// ProcessStart returns the creation time of process pid (GetProcessTimes:
+// StartTime returns the creation time of process pid (GetProcessTimes:
 // an API call, not a PowerShell start).
-func ProcessStart(pid int) (time.Time, bool) {
+func StartTime(pid int) (time.Time, bool) {
 	h, err := syscall.OpenProcess(processQueryLimitedInformation, false, uint32(pid))
 	if err != nil {
 		return time.Time{}, false
