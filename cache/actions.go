@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -109,7 +111,7 @@ func (e *entry) digest() (string, error) {
 	w.str(e.Key)
 	w.str(e.Created)
 	w.bytes(out)
-	paths := sortedKeys(e.Files)
+	paths := slices.Sorted(maps.Keys(e.Files))
 	w.uint(uint64(len(paths)))
 	for _, p := range paths {
 		w.str(p)
@@ -128,15 +130,6 @@ func canonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
 		return nil, err
 	}
 	return json.RawMessage(b.Bytes()), nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func (a *Actions) entryDir(key string) string {
@@ -301,7 +294,7 @@ func readEntry(key, edir string, want []string) (*Result, *DamagedError) {
 		return nil, &DamagedError{Reason: "malformed created time in " + entryName, Err: err}
 	}
 	// Both want and the stored paths are sorted, so compare element-wise.
-	have := sortedKeys(e.Files)
+	have := slices.Sorted(maps.Keys(e.Files))
 	if !equalStrings(have, want) {
 		return nil, &DamagedError{Reason: fmt.Sprintf("entry holds files %q but the stage declares outputs %q", have, want)}
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -82,7 +83,7 @@ func (o Options) npmSource(ctx context.Context, pkgs []Package) outcome {
 
 	var out outcome
 	var unparsed []string
-	for _, name := range sortedKeys(answer) {
+	for _, name := range slices.Sorted(maps.Keys(answer)) {
 		asked, ok := versions[name]
 		if !ok {
 			continue // not asked about
@@ -171,13 +172,4 @@ func npmSeverity(s string) (string, bool) {
 		return "low", false
 	}
 	return "high", true
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -3,9 +3,11 @@ package bundle
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -65,7 +67,7 @@ func (b *bundler) plan(res *passResult) (*plan, error) {
 
 	// Shims at every entry's own path.
 	needPkgJSON := map[string]bool{}
-	for _, f := range sortedKeys(b.entries) {
+	for _, f := range slices.Sorted(maps.Keys(b.entries)) {
 		e := b.entries[f]
 		key := f
 		if e.facade {
@@ -90,7 +92,7 @@ func (b *bundler) plan(res *passResult) (*plan, error) {
 
 	// Files that stay.
 	usedExt := b.usedExternals(res)
-	for _, dir := range sortedKeys(t.pkgs) {
+	for _, dir := range slices.Sorted(maps.Keys(t.pkgs)) {
 		if p := t.pkgs[dir]; p.external != "" && !usedExt[dir] {
 			b.logf("bundle: dropping %s: nothing loads it", dir)
 		}
@@ -238,7 +240,7 @@ func (b *bundler) shimFor(e *entrySpec, out string) ([]byte, os.FileMode) {
 		switch {
 		case e.facade:
 			member := 0
-			for _, g := range sortedKeys(b.entries) {
+			for _, g := range slices.Sorted(maps.Keys(b.entries)) {
 				if g == f {
 					break
 				}
@@ -309,7 +311,7 @@ func (b *bundler) requestedKeeps() func(string) bool {
 func (b *bundler) codeRoots() map[string]string {
 	roots := map[string]string{}
 	seen := map[string]bool{}
-	for _, f := range sortedKeys(b.graphFiles) {
+	for _, f := range slices.Sorted(maps.Keys(b.graphFiles)) {
 		p := b.t.ownerOf(f)
 		if p == nil {
 			continue
@@ -460,7 +462,7 @@ func inNodeModules(f string) bool {
 // a temporary name and renamed over the path.
 func (b *bundler) apply(pl *plan) error {
 	t := b.t
-	for _, f := range sortedKeys(pl.writes) {
+	for _, f := range slices.Sorted(maps.Keys(pl.writes)) {
 		nf := pl.writes[f]
 		abs := t.abs(f)
 		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
@@ -487,7 +489,7 @@ func (b *bundler) apply(pl *plan) error {
 			emptied[d] = true
 		}
 	}
-	dirs := sortedKeys(emptied)
+	dirs := slices.Sorted(maps.Keys(emptied))
 	sort.SliceStable(dirs, func(i, j int) bool { return strings.Count(dirs[i], "/") > strings.Count(dirs[j], "/") })
 	for _, d := range dirs {
 		os.Remove(t.abs(d)) // fails, as it should, when not empty
@@ -500,10 +502,10 @@ func (pl *plan) manifest(b *bundler) *Manifest {
 	if m.Chunks == nil {
 		m.Chunks = []Chunk{}
 	}
-	for _, f := range sortedKeys(pl.kept) {
+	for _, f := range slices.Sorted(maps.Keys(pl.kept)) {
 		m.Kept = append(m.Kept, Kept{Path: f, Reason: pl.kept[f]})
 	}
-	for _, f := range sortedKeys(pl.shims) {
+	for _, f := range slices.Sorted(maps.Keys(pl.shims)) {
 		m.Shims = append(m.Shims, Kept{Path: f, Reason: pl.shims[f]})
 	}
 	return m

@@ -3,9 +3,11 @@ package bundle
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -76,7 +78,7 @@ func (b *bundler) build() (*passResult, error) {
 		used[name] = true
 		eps = append(eps, api.EntryPoint{InputPath: facadeNamespace, OutputPath: name})
 	}
-	for _, f := range sortedKeys(b.entries) {
+	for _, f := range slices.Sorted(maps.Keys(b.entries)) {
 		if b.entries[f].facade {
 			continue
 		}
@@ -241,7 +243,7 @@ const facadeNamespace = "piship-facade"
 func (b *bundler) facadeSource() string {
 	var sb strings.Builder
 	i := 0
-	for _, f := range sortedKeys(b.entries) {
+	for _, f := range slices.Sorted(maps.Keys(b.entries)) {
 		e := b.entries[f]
 		if !e.facade {
 			continue

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -232,7 +234,7 @@ func newBundler(o Options) (*bundler, error) {
 	b.addPackageEntries()
 
 	// Packages with native addons or WebAssembly stay files.
-	for _, dir := range sortedKeys(t.pkgs) {
+	for _, dir := range slices.Sorted(maps.Keys(t.pkgs)) {
 		p := t.pkgs[dir]
 		if p == b.entryPkg || dir == "" {
 			continue
@@ -257,7 +259,7 @@ func (b *bundler) addPackageEntries() {
 		return
 	}
 	t := b.t
-	for _, target := range sortedKeys(binTargets(p.json)) {
+	for _, target := range slices.Sorted(maps.Keys(binTargets(p.json))) {
 		f := path.Join(p.dir, target)
 		if t.isSet[f] && isJSFile(f) {
 			for _, name := range binTargets(p.json)[target] {
@@ -325,7 +327,7 @@ func (b *bundler) closeExternals() bool {
 	changed := false
 	for {
 		more := false
-		for _, dir := range sortedKeys(b.t.pkgs) {
+		for _, dir := range slices.Sorted(maps.Keys(b.t.pkgs)) {
 			p := b.t.pkgs[dir]
 			if p.external == "" || p.json == nil {
 				continue
@@ -378,7 +380,7 @@ func (b *bundler) inGraph(p *pkg) bool {
 // changed.
 func (b *bundler) planFacade(res *passResult) bool {
 	// Record the export names of entries built on their own.
-	for _, out := range sortedKeys(res.meta.Outputs) {
+	for _, out := range slices.Sorted(maps.Keys(res.meta.Outputs)) {
 		mo := res.meta.Outputs[out]
 		if e, ok := b.entries[mo.EntryPoint]; ok {
 			e.exports = append([]string{}, mo.Exports...)
@@ -387,7 +389,7 @@ func (b *bundler) planFacade(res *passResult) bool {
 	}
 	eager := map[string]bool{}
 	var queue []string
-	for _, f := range sortedKeys(b.entries) {
+	for _, f := range slices.Sorted(maps.Keys(b.entries)) {
 		if b.entries[f].command {
 			queue = append(queue, f)
 			eager[f] = true
@@ -404,7 +406,7 @@ func (b *bundler) planFacade(res *passResult) bool {
 		}
 	}
 	var members []string
-	for _, f := range sortedKeys(b.entries) {
+	for _, f := range slices.Sorted(maps.Keys(b.entries)) {
 		e := b.entries[f]
 		if !e.command && e.exports != nil && eager[f] && b.t.isESM(f) {
 			members = append(members, f)
@@ -418,7 +420,7 @@ func (b *bundler) planFacade(res *passResult) bool {
 		in[f] = true
 	}
 	changed := false
-	for _, f := range sortedKeys(b.entries) {
+	for _, f := range slices.Sorted(maps.Keys(b.entries)) {
 		e := b.entries[f]
 		if e.facade != in[f] {
 			e.facade = in[f]
@@ -440,7 +442,7 @@ func (b *bundler) analyze(res *passResult) bool {
 		}
 	}
 	b.selfLocating = map[string]bool{}
-	for _, f := range sortedKeys(res.meta.Inputs) {
+	for _, f := range slices.Sorted(maps.Keys(res.meta.Inputs)) {
 		if strings.HasPrefix(f, facadeNamespace+":") {
 			continue
 		}
@@ -488,7 +490,7 @@ func (b *bundler) analyze(res *passResult) bool {
 			}
 		}
 	}
-	for _, spec := range sortedKeys(res.unresolved) {
+	for _, spec := range slices.Sorted(maps.Keys(res.unresolved)) {
 		if _, seen := b.unresolved[spec]; !seen {
 			b.logf("bundle: %s is not installed; left external (imported by %s)", spec, strings.Join(res.unresolved[spec], ", "))
 		}
@@ -606,10 +608,10 @@ func (b *bundler) usedExternals(res *passResult) map[string]bool {
 			queue = append(queue, p)
 		}
 	}
-	for _, dir := range sortedKeys(b.runtimeNamed) {
+	for _, dir := range slices.Sorted(maps.Keys(b.runtimeNamed)) {
 		add(t.pkgs[dir])
 	}
-	for _, f := range sortedKeys(res.meta.Inputs) {
+	for _, f := range slices.Sorted(maps.Keys(res.meta.Inputs)) {
 		for _, imp := range res.meta.Inputs[f].Imports {
 			switch {
 			case !imp.External:
@@ -629,7 +631,7 @@ func (b *bundler) usedExternals(res *passResult) map[string]bool {
 			continue
 		}
 		for _, m := range []map[string]string{p.json.Dependencies, p.json.OptionalDependencies, p.json.PeerDependencies} {
-			for _, d := range sortedKeys(m) {
+			for _, d := range slices.Sorted(maps.Keys(m)) {
 				if ddir, ok := t.lookupPackage(p.dir, d); ok {
 					add(t.pkgs[ddir])
 				}
@@ -637,15 +639,6 @@ func (b *bundler) usedExternals(res *passResult) map[string]bool {
 		}
 	}
 	return used
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func isJSFile(f string) bool {

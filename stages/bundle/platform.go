@@ -1,6 +1,9 @@
 package bundle
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 var platformTokens = map[string]string{
 	"darwin": "darwin", "macos": "darwin", "mac": "darwin",
@@ -56,20 +59,11 @@ func foreignBinary(inPkg, platform, arch string) bool {
 			universal = true
 		}
 	}
-	if platform != "" && len(plats) > 0 && !contains(plats, platform) {
+	if platform != "" && len(plats) > 0 && !slices.Contains(plats, platform) {
 		return true
 	}
-	if arch != "" && len(arches) > 0 && !contains(arches, arch) && !universal {
+	if arch != "" && len(arches) > 0 && !slices.Contains(arches, arch) && !universal {
 		return true
-	}
-	return false
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
 	}
 	return false
 }

@@ -3,6 +3,7 @@ package distribution
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path"
@@ -1107,7 +1108,7 @@ func (d *Distribution) checkFiles() hcl.Diagnostics {
 			diags = append(diags, errDiag("Resource is not a file", fmt.Sprintf("%s is %s; a resource is a regular file or a directory.", d.shown(r), fileKind(fi.Mode())), rng))
 		}
 	}
-	for _, name := range sortedKeys(d.Tools) {
+	for _, name := range slices.Sorted(maps.Keys(d.Tools)) {
 		t := d.Tools[name]
 		if t.IsURL() {
 			continue

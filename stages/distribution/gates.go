@@ -3,6 +3,7 @@ package distribution
 import (
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -148,7 +149,7 @@ func Gates(d *Distribution, pl *PackageLock, registry, hostTarget string) error 
 	}
 	prefixes, npmAllowed := sourcePrefixes(d.Release.Sources, registry)
 	rtDir := d.RuntimeDir()
-	for _, key := range sortedKeys(pl.Packages) {
+	for _, key := range slices.Sorted(maps.Keys(pl.Packages)) {
 		if key == "" {
 			continue
 		}

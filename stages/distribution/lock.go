@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -196,7 +197,7 @@ func ComputeLock(d *Distribution) (*Lock, error) {
 		l.Resources[f] = sums[i]
 	}
 
-	for _, name := range sortedKeys(d.Tools) {
+	for _, name := range slices.Sorted(maps.Keys(d.Tools)) {
 		t := d.Tools[name]
 		if !t.IsURL() {
 			sum, err := hashFile(filepath.Join(d.Dir, filepath.FromSlash(t.Source)))
@@ -558,7 +559,7 @@ func diffLocks(old, cur *Lock) []string {
 // versions of a map, as "<what> <key> (added|removed|changed)", sorted.
 func mapChanges[V comparable](what string, old, cur map[string]V) []string {
 	var out []string
-	for _, k := range sortedKeys(union(old, cur)) {
+	for _, k := range slices.Sorted(maps.Keys(union(old, cur))) {
 		o, inOld := old[k]
 		c, inCur := cur[k]
 		switch {

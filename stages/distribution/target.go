@@ -3,7 +3,7 @@ package distribution
 import (
 	"fmt"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 
 	"piship.dev/piship/stages/platform"
@@ -46,7 +46,7 @@ func ParseTarget(s string) (Target, error) {
 	}
 	fixP, fixA := platform, arch
 	var problems []string
-	if !contains(nodePlatforms, platform) {
+	if !slices.Contains(nodePlatforms, platform) {
 		if a, ok := platformAliases[strings.ToLower(platform)]; ok {
 			fixP = a
 		} else if sug := suggest(strings.ToLower(platform), nodePlatforms); sug != "" {
@@ -56,7 +56,7 @@ func ParseTarget(s string) (Target, error) {
 		}
 		problems = append(problems, fmt.Sprintf("platform %q is not one of Node's (%s)", platform, strings.Join(nodePlatforms, ", ")))
 	}
-	if !contains(nodeArches, arch) {
+	if !slices.Contains(nodeArches, arch) {
 		if a, ok := archAliases[strings.ToLower(arch)]; ok {
 			fixA = a
 		} else if sug := suggest(strings.ToLower(arch), nodeArches); sug != "" {
@@ -74,24 +74,6 @@ func ParseTarget(s string) (Target, error) {
 		msg += fmt.Sprintf(". Did you mean %q?", fixP+"-"+fixA)
 	}
 	return Target{}, fmt.Errorf("%s", msg)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // ShippedTools are the file names of the binaries a release for the host

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -262,7 +263,7 @@ func (rt *runtimeTree) edges(key string, lp distribution.LockPackage) ([]edge, e
 	seen := map[*pkg]bool{}
 	var out []edge
 	add := func(deps map[string]string, kind string) error {
-		for _, name := range sortedKeys(deps) {
+		for _, name := range slices.Sorted(maps.Keys(deps)) {
 			p := rt.resolve(key, name)
 			if p == nil {
 				if kind == "" && !hasKey(lp.OptionalDeps, name) {
@@ -288,15 +289,6 @@ func (rt *runtimeTree) edges(key string, lp distribution.LockPackage) ([]edge, e
 	_ = add(lp.PeerDeps, "peer")
 	slices.SortFunc(out, func(a, b edge) int { return strings.Compare(a.to.id, b.to.id) })
 	return out, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }
 
 func hasKey(m map[string]string, k string) bool {

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -122,25 +124,12 @@ type otlpSpan struct {
 
 func kvs(m map[string]string) []otlpKV {
 	var out []otlpKV
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		var kv otlpKV
 		kv.Key, kv.Value.StringValue = k, m[k]
 		out = append(out, kv)
 	}
 	return out
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	for i := 1; i < len(keys); i++ { // insertion sort: a handful of keys, no sort package
-		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
-			keys[j], keys[j-1] = keys[j-1], keys[j]
-		}
-	}
-	return keys
 }
 
 func nanos(t time.Time) string { return strconv.FormatInt(t.UnixNano(), 10) }
