@@ -1,7 +1,8 @@
 // Package canon holds the canonical forms piship writes and compares: JSON
 // encoded one way only (two-space indentation, no HTML escaping, a
 // trailing newline; encoding/json sorts map keys), and the lowercase hex
-// SHA-256 of bytes. It imports only the standard library, so the cache
+// SHA-256 of bytes; and ReadJSON, the one way piship reads a JSON file
+// back. It imports only the standard library, so the cache
 // and the launcher's receipt package can use it as well as the stages.
 package canon
 

@@ -1,7 +1,8 @@
 // Package release holds the rules of a release directory that both the
 // stages writing one and the verifier checking one follow: the names of its
 // files, release.json's schema and document, which files checksums.txt
-// covers, and the digests of the piship binaries shipped beside install.sh.
+// covers, the digests of the piship binaries shipped beside install.sh, and
+// the unsigned <name>.build-info.json beside the release (buildinfo.go).
 // It is a domain package: it never imports the kind layer.
 package release
 
