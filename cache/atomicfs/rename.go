@@ -12,15 +12,16 @@ import (
 // rename.
 var (
 	// InstallDelays (25+50+100+200+400+800 ms, about 1.6 s) serve
-	// install, update, rollback, the receipt, the shims and the build's
-	// staging directories.
+	// install, update, rollback, the receipt and the shims: a user waits
+	// on them.
 	InstallDelays = []time.Duration{
 		25 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond,
 		200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond,
 	}
 	// CacheDelays (InstallDelays then 1.5 s twice, about 4.5 s) serve
-	// the runtime cache, whose entries are large trees a scanner takes
-	// longer to let go of.
+	// build output (the staging directory renamed into place) and the
+	// runtime cache: large fresh trees a scanner takes longer to let go
+	// of, written by a build nobody waits on interactively.
 	CacheDelays = []time.Duration{
 		25 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond,
 		200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond,

@@ -152,9 +152,9 @@ func randomHex() string {
 	return hex.EncodeToString(b)
 }
 
-// rename retries briefly on Windows (atomicfs.InstallDelays), where a
-// scanner's open handle makes a directory rename fail for a moment;
-// elsewhere it fails at once.
+// rename retries on Windows with the build output's schedule
+// (atomicfs.CacheDelays, about 4.5 s), where a scanner's open handle makes a
+// directory rename fail for a moment; elsewhere it fails at once.
 func rename(from, to string) error {
-	return atomicfs.DefaultRenamer(atomicfs.InstallDelays).Do(from, to)
+	return atomicfs.DefaultRenamer(atomicfs.CacheDelays).Do(from, to)
 }
