@@ -41,7 +41,7 @@ test-all: lint
 # tests run once, under the race detector). Each package needs at most
 # ~40 s here while the rest of make test runs beside it; the timeout is 5
 # minutes.
-RACE_PKGS := ./engine/ ./cache/ ./stages/archive/ ./stages/home/... ./stages/proc/ ./tracing/...
+RACE_PKGS := ./engine/ ./cache/ ./cache/parallel/ ./stages/archive/ ./stages/home/... ./stages/proc/ ./tracing/...
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v '/cmd/piship/e2e$$' | grep -vxF "$$($(GO) list $(RACE_PKGS))")
 test-unit:
 	$(GO) test -count=1 -timeout 5m -skip 'TestJaegerE2E' $(UNIT_PKGS)
