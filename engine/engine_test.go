@@ -4,15 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/zclconf/go-cty/cty"
-
-	"piship.dev/piship/cache"
 )
 
 func TestFirstFailingVerdictIsIndependentOfTiming(t *testing.T) {
@@ -210,148 +206,6 @@ pipeline "p" {
 	}
 	if res.Err() == nil || !strings.Contains(res.Err().Error(), "stage long failed: interrupted") {
 		t.Fatalf("error %v", res.Err())
-	}
-}
-
-func TestStageOutputsFlowToDependents(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	g := mustParse(t, fmt.Sprintf(`
-pipeline "p" {
-  input "greeting" { default = "hi" }
-  locals { loud = upper(input.greeting) }
-  stage "digest" "d" {
-    dir   = %q
-    files = ["a.txt"]
-  }
-  stage "exec" "e" {
-    command = ["sh", "-c", format("echo %%s %%s", local.loud, stage.d.files["a.txt"])]
-  }
-}`, dir), testRegistry(newRecorder()))
-	res, err := Run(context.Background(), g, Options{})
-	if err != nil || res.Err() != nil {
-		t.Fatal(err, res.Err())
-	}
-	want := "HI 5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"
-	if got := res.Stages[1].Outputs["stdout"].AsString(); got != want {
-		t.Fatalf("stdout %q, want %q", got, want)
-	}
-}
-
-func TestExecFailureReportsStderrTail(t *testing.T) {
-	g := mustParse(t, `
-pipeline "p" {
-  stage "exec" "bad" { command = ["sh", "-c", "echo first >&2; echo last words >&2; exit 3"] }
-}`, testRegistry(newRecorder()))
-	res, _ := Run(context.Background(), g, Options{})
-	err := res.Err()
-	if err == nil || !strings.Contains(err.Error(), "exited with status 3") || !strings.Contains(err.Error(), "last words") {
-		t.Fatalf("error %v", err)
-	}
-}
-
-func TestExecTimeout(t *testing.T) {
-	g := mustParse(t, `
-pipeline "p" {
-  stage "exec" "slow" {
-    command = ["sh", "-c", "sleep 30"]
-    timeout = "100ms"
-  }
-}`, testRegistry(newRecorder()))
-	start := time.Now()
-	res, _ := Run(context.Background(), g, Options{})
-	if err := res.Err(); err == nil || !strings.Contains(err.Error(), "timed out after 100ms") {
-		t.Fatalf("error %v", err)
-	}
-	if time.Since(start) > 20*time.Second {
-		t.Fatal("timeout did not stop the command")
-	}
-}
-
-func TestActionCache(t *testing.T) {
-	dir := t.TempDir()
-	home := t.TempDir()
-	write := func(name, s string) {
-		t.Helper()
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("in.txt", "one")
-	pipeline := func(flag string) string {
-		return fmt.Sprintf(`
-pipeline "p" {
-  stage "exec" "build" {
-    command = ["sh", "-c", "echo run >> runs.log; cat in.txt > out/result.txt; echo built"]
-    dir     = %q
-    inputs  = ["in.txt"]
-    outputs = ["out/result.txt"]
-    env     = { FLAG = %q }
-    cache   = true
-  }
-}`, dir, flag)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "out"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	runs := func() int {
-		b, _ := os.ReadFile(filepath.Join(dir, "runs.log"))
-		return strings.Count(string(b), "run\n")
-	}
-	run := func(flag string) *StageResult {
-		t.Helper()
-		g := mustParse(t, pipeline(flag), testRegistry(newRecorder()))
-		res, err := Run(context.Background(), g, Options{Cache: cache.OpenActions(home), ToolDigest: "test"})
-		if err != nil || res.Err() != nil {
-			t.Fatal(err, res.Err())
-		}
-		return res.Stages[0]
-	}
-
-	if r := run("a"); r.CacheHit || runs() != 1 {
-		t.Fatalf("first run: hit=%v runs=%d", r.CacheHit, runs())
-	}
-	os.Remove(filepath.Join(dir, "out", "result.txt"))
-	r := run("a")
-	if !r.CacheHit || runs() != 1 {
-		t.Fatalf("unchanged run: hit=%v runs=%d, want a hit without running", r.CacheHit, runs())
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, "out", "result.txt")); err != nil || string(b) != "one" {
-		t.Fatalf("output not restored: %q %v", b, err)
-	}
-	if r.Outputs["stdout"].AsString() != "built" {
-		t.Fatalf("cached stdout %q", r.Outputs["stdout"].AsString())
-	}
-
-	write("in.txt", "two")
-	if r := run("a"); r.CacheHit || runs() != 2 {
-		t.Fatalf("changed input: hit=%v runs=%d", r.CacheHit, runs())
-	}
-	if r := run("b"); r.CacheHit || runs() != 3 {
-		t.Fatalf("changed config: hit=%v runs=%d", r.CacheHit, runs())
-	}
-
-	// Tamper with every stored file of every entry: the entry must be
-	// discarded and the command run again.
-	err := filepath.WalkDir(filepath.Join(home, "actions"), func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() && filepath.Base(filepath.Dir(p)) == "files" {
-			return os.WriteFile(p, []byte("tampered"), 0o644)
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := run("b"); r.CacheHit || runs() != 4 {
-		t.Fatalf("tampered entry: hit=%v runs=%d, want a rerun", r.CacheHit, runs())
-	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "out", "result.txt")); string(b) != "two" {
-		t.Fatalf("output after rerun %q", b)
-	}
-	if r := run("b"); !r.CacheHit || runs() != 4 {
-		t.Fatalf("after rerun: hit=%v runs=%d, want the fresh entry served", r.CacheHit, runs())
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"piship.dev/piship/graph"
-	"piship.dev/piship/stages"
 	"piship.dev/piship/stages/stage"
 )
 
@@ -108,7 +107,7 @@ func (r *recorder) finish(name string) {
 }
 
 func testRegistry(rec *recorder) *stage.Registry {
-	return stage.NewRegistry(sleepKind{rec}, failKind{rec}, noopKind{}, stage.Define(stages.Exec{}), stage.Define(stages.Digest{}))
+	return stage.NewRegistry(sleepKind{rec}, failKind{rec}, noopKind{})
 }
 
 func mustParse(t testing.TB, src string, reg *stage.Registry) *graph.Graph {
