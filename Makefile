@@ -23,8 +23,8 @@ export GOFLAGS := -trimpath $(filter-out -trimpath,$(shell $(GO) env GOFLAGS))
 
 # make test on a fresh machine (no Go, npm or dev cache) takes about 14
 # minutes on 2 cores and keeps both busy (docs/performance.md). Of its ~26
-# CPU-minutes the Jaeger build takes ~10, the cold compiles (linux, race,
-# fuzz) ~9, the tests the rest. Jaeger builds from the start at the lowest
+# CPU-minutes the Jaeger build takes ~10, the cold compiles (linux, race)
+# ~8, the tests the rest. Jaeger builds from the start at the lowest
 # CPU priority: its module downloads overlap the compiles and its compile
 # takes what the tests leave idle (network waits, kills, launches); only
 # the Jaeger end-to-end test at the end waits for it.
@@ -35,7 +35,7 @@ test:
 
 test-all: lint
 	$(MAKE) --no-print-directory -j2 test-unit test-e2e
-	$(MAKE) --no-print-directory test-fuzz test-race
+	$(MAKE) --no-print-directory test-race
 
 # Every package but the end-to-end ones and those test-race runs (their
 # tests run once, under the race detector). Each package needs at most
@@ -61,8 +61,11 @@ test-race:
 	$(GO) test -race -count=1 -timeout 10m $(RACE_PKGS)
 
 # The archive reader, and its block-member inflater against klauspost's,
-# on arbitrary bytes: briefly in `make test`, longer in `make fuzz`
-# (FUZZTIME=10m make fuzz for a long run).
+# on arbitrary bytes. make test runs their seed corpora as ordinary tests
+# (stages/archive, under the race detector); fuzzing proper is `make
+# test-fuzz` (15 s each) or `make fuzz` (FUZZTIME=10m make fuzz for a long
+# run): its instrumented build and 30 s on both cores were a minute of
+# make test's 15.
 test-fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzExtract -fuzztime 15s ./stages/archive/
 	$(GO) test -run '^$$' -fuzz FuzzInflate -fuzztime 15s -fuzzminimizetime 3s ./stages/archive/
