@@ -68,105 +68,29 @@ func (rd reader[O]) from(o *outputs) (O, bool) {
 	return zero, false
 }
 
-// The stages the commands read, by pipeline.
+// The stages the commands read, by pipeline, each into its kind's own
+// outputs struct: one declaration, and TestReadersMatchTheEmbeddedPipelines
+// fails if a stage is renamed or changes kind.
 var (
-	buildInputs    = reads[buildInputsOut]("build", "inputs")
-	buildInventory = reads[inventoryOut]("build", "inventory")
-	buildRuntime   = reads[cacheHit]("build", "runtime")
-	buildBundle    = reads[cacheHit]("build", "bundle")
+	buildInputs    = reads[stages.DistInputsOutputs]("build", "inputs")
+	buildInventory = reads[stages.InventoryOutputs]("build", "inventory")
+	buildRuntime   = reads[stages.NpmInstallOutputs]("build", "runtime")
+	buildBundle    = reads[stages.BundleOutputs]("build", "bundle")
 
-	releaseInputs    = reads[releaseInputsOut]("release", "inputs")
-	releaseEntry     = reads[runtimeEntryOut]("release", "runtime_entry")
-	releaseRuntime   = reads[runtimeOut]("release", "runtime")
-	releaseBundle    = reads[cacheHit]("release", "bundle")
-	releasePublish   = reads[publishOut]("release", "publish")
-	releaseInventory = reads[inventoryOut]("release", "inventory")
-	releaseArchive   = reads[archiveOut]("release", "archive")
+	releaseInputs    = reads[stages.ReleaseInputsOutputs]("release", "inputs")
+	releaseEntry     = reads[stages.NpmInstallOutputs]("release", "runtime_entry")
+	releaseRuntime   = reads[stages.NpmInstallOutputs]("release", "runtime")
+	releaseBundle    = reads[stages.BundleOutputs]("release", "bundle")
+	releasePublish   = reads[stages.ReleasePublishOutputs]("release", "publish")
+	releaseInventory = reads[stages.InventoryOutputs]("release", "inventory")
+	releaseArchive   = reads[stages.ArchiveOutputs]("release", "archive")
 
-	installInstall = reads[installOut]("install", "install")
-	updateCheck    = reads[checkOut]("update", "check")
-	updateInstall  = reads[linkedOut]("update", "install")
-	rollbackStage  = reads[rollbackOut]("rollback", "rollback")
-	doctorStage    = reads[doctorOut]("doctor", "doctor")
+	installInstall = reads[stages.InstallOutputs]("install", "install")
+	updateCheck    = reads[stages.UpdateCheckOutputs]("update", "check")
+	updateInstall  = reads[stages.InstallOutputs]("update", "install")
+	rollbackStage  = reads[stages.RollbackOutputs]("rollback", "rollback")
+	doctorStage    = reads[stages.DoctorOutputs]("doctor", "doctor")
 )
-
-type buildInputsOut struct {
-	ID      string `cty:"id"`
-	Version string `cty:"version"`
-	Final   string `cty:"final"`
-	Reuse   string `cty:"reuse"`
-	Out     string `cty:"out"`
-	Bundle  bool   `cty:"bundle"`
-	Strip   bool   `cty:"strip"`
-}
-
-type inventoryOut struct {
-	Files int64 `cty:"files"`
-	Bytes int64 `cty:"bytes"`
-}
-
-type cacheHit struct {
-	Hit bool `cty:"hit"`
-}
-
-type releaseInputsOut struct {
-	Name     string `cty:"name"`
-	Releases string `cty:"releases"`
-}
-
-type runtimeEntryOut struct {
-	Hit    bool   `cty:"hit"`
-	Digest string `cty:"digest"`
-	Entry  string `cty:"entry"`
-}
-
-type runtimeOut struct {
-	Linked int64 `cty:"linked"`
-	Copied int64 `cty:"copied"`
-}
-
-type publishOut struct {
-	Path  string               `cty:"path"`
-	Tools []release.ToolDigest `cty:"tools"` // hashed as they were copied
-}
-
-type archiveOut struct {
-	Bytes  int64  `cty:"bytes"`
-	SHA256 string `cty:"sha256"`
-}
-
-type installOut struct {
-	ID      string `cty:"id"`
-	Version string `cty:"version"`
-	Command string `cty:"command"`
-	Reused  bool   `cty:"reused"`
-	Files   int64  `cty:"files"`
-	Bytes   int64  `cty:"bytes"`
-	Linked  int64  `cty:"linked"`
-}
-
-type checkOut struct {
-	Update   bool   `cty:"update"`
-	Current  string `cty:"current"`
-	Version  string `cty:"version"`
-	Channel  string `cty:"channel"`
-	Sequence int64  `cty:"sequence"`
-	Bytes    int64  `cty:"bytes"`
-}
-
-type linkedOut struct {
-	Linked int64 `cty:"linked"`
-}
-
-type rollbackOut struct {
-	From   string `cty:"from"`
-	Active string `cty:"active"`
-}
-
-// doctorOut is the doctor stage's report, a typed value.
-type doctorOut struct {
-	Report home.DoctorReport `cty:"report"`
-}
 
 // finish turns a finished run into its typed result: nil and the exit code
 // when the run failed (the failure is printed), or when an output did not
@@ -230,7 +154,7 @@ func Build(ctx context.Context, c Config, a BuildArgs) (*Built, int) {
 			return b
 		}
 		inv, _ := buildInventory.from(out)
-		b.Files, b.Bytes = inv.Files, inv.Bytes
+		b.Files, b.Bytes = int64(inv.Files), inv.Bytes
 		if rt, ran := buildRuntime.from(out); ran {
 			b.RuntimeCache = hitMiss(rt.Hit)
 		}
@@ -285,7 +209,7 @@ func Release(ctx context.Context, c Config, a ReleaseArgs) (*Released, int) {
 		inv, _ := releaseInventory.from(out)
 		arc, _ := releaseArchive.from(out)
 
-		r := &Released{Name: in.Name, Path: pub.Path, Files: inv.Files, ArchiveBytes: arc.Bytes, SHA256: arc.SHA256, Total: o.Total}
+		r := &Released{Name: in.Name, Path: pub.Path, Files: int64(inv.Files), ArchiveBytes: arc.Bytes, SHA256: arc.SHA256, Total: o.Total}
 		switch {
 		case a.NoCache:
 			r.RuntimeCache = "off (cold release)"
@@ -299,7 +223,7 @@ func Release(ctx context.Context, c Config, a ReleaseArgs) (*Released, int) {
 		}
 		r.BuildInfoErr = release.WriteBuildInfo(in.Releases, release.BuildInfo{
 			Schema: release.BuildInfoSchema, Release: in.Name, RuntimeCache: r.RuntimeCache,
-			Entry: entry.Entry, EntryDigest: entry.Digest, Linked: rt.Linked, Copied: rt.Copied, Bundle: bundle,
+			Entry: entry.Entry, EntryDigest: entry.Digest, Linked: int64(rt.Linked), Copied: int64(rt.Copied), Bundle: bundle,
 			Tools:  pub.Tools,
 			Timing: tracing.Summarize(o.Spans, o.Graph.Name, o.Graph.DepNames()).JSON,
 		})
@@ -331,7 +255,7 @@ func Install(ctx context.Context, c Config, a InstallArgs) (*Installed, int) {
 	return finish(c, o, func(out *outputs) *Installed {
 		in, _ := installInstall.from(out)
 		return &Installed{ID: in.ID, Version: in.Version, Command: in.Command, Reused: in.Reused,
-			Files: in.Files, Bytes: in.Bytes, Linked: in.Linked, Total: o.Total}
+			Files: int64(in.Files), Bytes: in.Bytes, Linked: int64(in.Linked), Total: o.Total}
 	})
 }
 
@@ -362,7 +286,7 @@ func Update(ctx context.Context, c Config, a UpdateArgs) (*Updated, int) {
 		ch, _ := updateCheck.from(out)
 		in, _ := updateInstall.from(out)
 		return &Updated{Available: ch.Update, Current: ch.Current, Version: ch.Version, Channel: ch.Channel,
-			Sequence: ch.Sequence, Bytes: ch.Bytes, Linked: in.Linked, Total: o.Total}
+			Sequence: ch.Sequence, Bytes: ch.Bytes, Linked: int64(in.Linked), Total: o.Total}
 	})
 }
 
