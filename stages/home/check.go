@@ -3,6 +3,7 @@ package home
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -146,23 +147,8 @@ func checkInstalled(dir string, s *source, digests map[string]string, archiveSHA
 	if l.Distribution.ID != s.id || l.Distribution.Version != s.version {
 		return nil, integrityf("payload/piship.lock is %s %s, not %s %s", l.Distribution.ID, l.Distribution.Version, s.id, s.version)
 	}
-	if s.expectKey != "" {
-		trusted := false
-		var have []string
-		if l.Updates != nil {
-			for _, k := range l.Updates.Keys {
-				have = append(have, k.Fingerprint)
-				trusted = trusted || strings.EqualFold(k.Fingerprint, s.expectKey)
-			}
-		}
-		if !trusted {
-			list := "none"
-			if len(have) > 0 {
-				list = strings.Join(have, ", ")
-			}
-			return nil, receipt.Errorf("POLICY_DENIED", "%s %s does not trust the expected key %s for updates (its lock trusts: %s): refusing to install it",
-				s.id, s.version, s.expectKey, list)
-		}
+	if err := checkExpectedKey(s.id, s.version, s.expectKey, l); err != nil {
+		return nil, err
 	}
 	in.command, in.entry, in.verifyAtLaunch = l.Distribution.Command, l.Runtime.Entry, l.VerifyAtLaunch
 	if !receipt.ValidName(in.command) {
@@ -205,4 +191,44 @@ func checkChecksums(raw []byte, digests map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// checkExpectedKey refuses a release whose lock does not trust expect (a
+// "sha256:<hex>" fingerprint; "" expects nothing) for updates. Install runs
+// it on every path: a fresh extraction and a release it reuses as it stands.
+func checkExpectedKey(id, version, expect string, l *distribution.Lock) error {
+	if expect == "" {
+		return nil
+	}
+	var have []string
+	if l.Updates != nil {
+		for _, k := range l.Updates.Keys {
+			if strings.EqualFold(k.Fingerprint, expect) {
+				return nil
+			}
+			have = append(have, k.Fingerprint)
+		}
+	}
+	list := "none"
+	if len(have) > 0 {
+		list = strings.Join(have, ", ")
+	}
+	return receipt.Errorf("POLICY_DENIED", "%s %s does not trust the expected key %s for updates (its lock trusts: %s): refusing to install it",
+		id, version, expect, list)
+}
+
+// checkReusedKey runs checkExpectedKey on the lock of a recorded release.
+func checkReusedKey(s *source, rec *receipt.Release) error {
+	if s.expectKey == "" {
+		return nil
+	}
+	raw, err := os.ReadFile(filepath.Join(rec.Payload, distribution.LockFileName))
+	if err != nil {
+		return integrityf("%s %s: cannot read its lock to check the expected key: %v", s.id, s.version, err)
+	}
+	l, err := distribution.ParseLock(raw)
+	if err != nil {
+		return integrityf("%s: %v", filepath.Join(rec.Payload, distribution.LockFileName), err)
+	}
+	return checkExpectedKey(s.id, s.version, s.expectKey, l)
 }

@@ -63,6 +63,9 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 
 	// A recorded release of the same bytes is activated as it stands.
 	if rec := reusable(rc, s); rec != nil {
+		if err := checkReusedKey(s, rec); err != nil {
+			return nil, err
+		}
 		o.logf("%s %s: reusing %s (same %s)", id, s.version, rec.Dir, map[bool]string{true: "archive digest", false: "inventory"}[s.kind == receipt.SourceArchive])
 		res.Reused, res.Dir, res.Payload, res.Command, res.ArchiveSHA256 = true, rec.Dir, rec.Payload, rec.Command, rec.ArchiveSHA256
 		prev, shims, err := o.activate(ctx, id, *rec)

@@ -435,3 +435,44 @@ func TestBeforeCommitFailureActivatesNothing(t *testing.T) {
 		t.Fatalf("install after the failure: %+v", res)
 	}
 }
+
+// --expect-key holds on every path (issue 13, defect 4): a release that does
+// not trust the expected key is refused on a fresh home, and also when the
+// same release is already installed or retained and would be reused as it
+// stands. The refusal changes nothing.
+func TestExpectKeyIsCheckedOnEveryPath(t *testing.T) {
+	const key = "sha256:" + "ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12"
+	expect := func(o *InstallOptions) { o.ExpectKey = key }
+
+	fresh := newEnv(t)
+	pay := makeRelease(t, fresh.src, spec("1.0.0"))
+	_, err := fresh.install(pay, expect)
+	wantCode(t, err, "POLICY_DENIED")
+
+	// Installed and active: the reuse path.
+	e := newEnv(t)
+	rel1 := makeRelease(t, e.src, spec("1.0.0"))
+	e.mustInstall(rel1)
+	before := e.receiptBytes()
+	_, err = e.install(rel1, expect)
+	wantCode(t, err, "POLICY_DENIED")
+	if !strings.Contains(err.Error(), key) {
+		t.Errorf("the refusal does not name the expected key: %v", err)
+	}
+	if e.receiptBytes() != before {
+		t.Error("a refused reinstall changed the receipt")
+	}
+
+	// Installed, then superseded (previous): reusing it is refused too.
+	e.mustInstall(makeRelease(t, filepath.Join(e.root, "two"), spec("2.0.0")))
+	before = e.receiptBytes()
+	_, err = e.install(rel1, expect)
+	wantCode(t, err, "POLICY_DENIED")
+	if rc := e.receipt(); rc.Active != "2.0.0" || e.receiptBytes() != before {
+		t.Fatalf("a refused reinstall of the previous version changed the receipt: %+v", rc)
+	}
+	// Without the flag the same reinstall still reuses it.
+	if res := e.mustInstall(rel1); !res.Reused {
+		t.Fatalf("not reused: %+v", res)
+	}
+}
