@@ -2,15 +2,12 @@ package stages
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
-	"piship.dev/piship/cache/atomicfs"
-	"piship.dev/piship/cache/canon"
 	"time"
 
+	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/audit"
-	"piship.dev/piship/stages/buildstate"
-	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/npm"
 	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/stage"
@@ -42,7 +39,7 @@ type AuditOutputs struct {
 
 // Run implements stage.Typed.
 func (Audit) Run(ctx context.Context, inv *stage.Invocation, cfg AuditConfig) (AuditOutputs, error) {
-	d, pl, err := distAndLock(inv, cfg.Distribution)
+	d, pl, err := loadWithPackageLock(inv, cfg.Distribution)
 	if err != nil {
 		return AuditOutputs{}, err
 	}
@@ -63,18 +60,4 @@ func (Audit) Run(ctx context.Context, inv *stage.Invocation, cfg AuditConfig) (A
 		return AuditOutputs{}, err
 	}
 	return AuditOutputs{Verdict: rep.Verdict, Findings: len(rep.Findings)}, nil
-}
-
-// distAndLock decodes the distribution (resolved against the pipeline's
-// directory) and its runtime's package-lock.json.
-func distAndLock(inv *stage.Invocation, dir string) (*distribution.Distribution, *distribution.PackageLock, error) {
-	d, err := buildstate.LoadManifest(stage.Resolve(inv.Dir, dir))
-	if err != nil {
-		return nil, nil, err
-	}
-	pl, _, err := distribution.ReadPackageLock(filepath.Join(d.RuntimeDir(), "package-lock.json"))
-	if err != nil {
-		return nil, nil, fmt.Errorf("CONFIG_INVALID: %v", err)
-	}
-	return d, pl, nil
 }

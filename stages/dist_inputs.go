@@ -3,12 +3,10 @@ package stages
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
-	"piship.dev/piship/cache/canon"
 
-	"piship.dev/piship/cache"
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/buildstate"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/stage"
@@ -135,28 +133,4 @@ func reuseMode(out, id, key, runtimeKey string) string {
 		return "resources"
 	}
 	return "none"
-}
-
-// runtimeCacheAt opens the runtime cache under home, or under
-// PISHIP_CACHE_HOME when home is empty. A release without cache passes a
-// throwaway home so nothing cached is used and nothing it makes is kept.
-func runtimeCacheAt(inv *stage.Invocation, home string) (*cache.Runtime, error) {
-	if home == "" {
-		h, err := cache.Home(inv.Getenv)
-		if err != nil {
-			return nil, fmt.Errorf("CONFIG_UNAVAILABLE: %v", err)
-		}
-		home = h
-	}
-	return cache.OpenRuntime(home), nil
-}
-
-// bundleCached reports whether the runtime cache holds a verified bundle for
-// st; the cache is the run's (PISHIP_CACHE_HOME).
-func bundleCached(inv *stage.Invocation, st *buildstate.State) bool {
-	rt, err := runtimeCacheAt(inv, "")
-	if err != nil {
-		return false
-	}
-	return st.BundleCached(rt, inv.Log, inv.Pipeline)
 }

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
-
-	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/buildstate"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/stage"
 )
@@ -47,9 +47,9 @@ type InventoryOutputs struct {
 // Run implements stage.Typed.
 func (Inventory) Run(ctx context.Context, inv *stage.Invocation, c InventoryConfig) (InventoryOutputs, error) {
 	dir := c.Dir
-	d, diags := distribution.Load(stage.Resolve(inv.Dir, c.Distribution))
-	if diags.HasErrors() {
-		return InventoryOutputs{}, fmt.Errorf("CONFIG_INVALID: %s", diags.Error())
+	d, err := buildstate.LoadManifest(stage.Resolve(inv.Dir, c.Distribution))
+	if err != nil {
+		return InventoryOutputs{}, err
 	}
 	platform, arch := c.Platform, c.Arch
 	target, _ := canon.JSON(map[string]string{"platform": platform, "arch": arch})
@@ -84,7 +84,7 @@ func (Inventory) Run(ctx context.Context, inv *stage.Invocation, c InventoryConf
 				known = map[string]payload.Known{}
 			}
 			for p, sum := range old {
-				if !distributionOwned(p) {
+				if !payload.DistributionOwned(p) {
 					known[p] = payload.Known{Size: -1, SHA256: sum}
 				}
 			}

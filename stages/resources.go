@@ -9,11 +9,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"piship.dev/piship/cache/atomicfs"
 	"sort"
 	"strings"
 	"time"
 
+	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/stages/buildstate"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/stage"
@@ -42,26 +43,15 @@ type ResourcesOutputs struct {
 	Files int `cty:"files" doc:"resource and tool files copied"`
 }
 
-// distributionOwned are the payload paths that come from the distribution,
-// not from the runtime: refreshed whenever the lock changes.
-func distributionOwned(rel string) bool {
-	for _, p := range []string{"resources", "tools", "bin", "piship.lock", payload.InventoryName, "metadata/target.json"} {
-		if rel == p || strings.HasPrefix(rel, p+"/") {
-			return true
-		}
-	}
-	return false
-}
-
 // Run implements stage.Typed.
 func (Resources) Run(ctx context.Context, inv *stage.Invocation, c ResourcesConfig) (ResourcesOutputs, error) {
-	d, diags := distribution.Load(stage.Resolve(inv.Dir, c.Distribution))
-	if diags.HasErrors() {
-		return ResourcesOutputs{}, fmt.Errorf("CONFIG_INVALID: %s", diags.Error())
+	d, err := buildstate.LoadManifest(stage.Resolve(inv.Dir, c.Distribution))
+	if err != nil {
+		return ResourcesOutputs{}, err
 	}
 	dest := c.Dest
 	if prev := c.Previous; prev != "" {
-		if err := payload.LinkTree(prev, dest, distributionOwned); err != nil {
+		if err := payload.LinkTree(prev, dest, payload.DistributionOwned); err != nil {
 			return ResourcesOutputs{}, fmt.Errorf("cannot reuse the previous payload %s: %v", prev, err)
 		}
 	}

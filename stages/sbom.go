@@ -2,12 +2,10 @@ package stages
 
 import (
 	"context"
-	"os"
 	"path/filepath"
+
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
-	"time"
-
 	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/sbom"
 	"piship.dev/piship/stages/stage"
@@ -36,28 +34,6 @@ type SBOMConfig struct {
 type SBOMOutputs struct {
 	SHA256   string `cty:"sha256"`
 	Packages int    `cty:"packages"`
-}
-
-// sbomInput gathers what the SBOM and the notices describe: the
-// distribution's locked runtime installed in tree, at created (RFC 3339;
-// empty: the epoch).
-func sbomInput(inv *stage.Invocation, dir, tree, created string) (sbom.Input, error) {
-	d, pl, err := distAndLock(inv, dir)
-	if err != nil {
-		return sbom.Input{}, err
-	}
-	raw, err := os.ReadFile(filepath.Join(d.RuntimeDir(), "package-lock.json"))
-	if err != nil {
-		return sbom.Input{}, err
-	}
-	at := time.Unix(0, 0).UTC()
-	if created != "" {
-		if at, err = time.Parse(time.RFC3339, created); err != nil {
-			return sbom.Input{}, err
-		}
-	}
-	return sbom.Input{Name: d.ID, Version: d.Version, Tree: tree, Lock: pl,
-		LockSHA256: canon.SHA256Hex(raw), Created: at}, nil
 }
 
 // Run implements stage.Typed.

@@ -36,7 +36,7 @@ type SignaturesOutputs struct {
 
 // Run implements stage.Typed.
 func (Signatures) Run(ctx context.Context, inv *stage.Invocation, cfg SignaturesConfig) (SignaturesOutputs, error) {
-	d, pl, err := distAndLock(inv, cfg.Distribution)
+	d, pl, err := loadWithPackageLock(inv, cfg.Distribution)
 	if err != nil {
 		return SignaturesOutputs{}, err
 	}

@@ -42,9 +42,9 @@ type State struct {
 // Load decodes the distribution in dir, refuses a stale lock and a lock
 // that breaks the release gates, and computes the cache and stamp keys.
 func Load(ctx context.Context, dir string) (*State, error) {
-	d, diags := distribution.Load(dir)
-	if diags.HasErrors() {
-		return nil, fmt.Errorf("CONFIG_INVALID: %s", diags.Error())
+	d, err := LoadManifest(dir)
+	if err != nil {
+		return nil, err
 	}
 	lock, err := distribution.CheckLock(d)
 	if err != nil {
@@ -132,4 +132,19 @@ func digestJSON(v any) string {
 		panic(err) // only plain data is passed
 	}
 	return canon.SHA256Hex(b)
+}
+
+// LoadWithPackageLock decodes distribution.hcl in dir (as LoadManifest) and
+// its runtime's package-lock.json, returning the lock's bytes too, so a
+// caller that hashes them reads the file once.
+func LoadWithPackageLock(dir string) (*distribution.Distribution, *distribution.PackageLock, []byte, error) {
+	d, err := LoadManifest(dir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	pl, raw, err := distribution.ReadPackageLock(filepath.Join(d.RuntimeDir(), "package-lock.json"))
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("CONFIG_INVALID: %v", err)
+	}
+	return d, pl, raw, nil
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -77,4 +78,15 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return out.Close()
+}
+
+// DistributionOwned reports whether rel is one of the payload paths that come from the distribution,
+// not from the runtime: refreshed whenever the lock changes.
+func DistributionOwned(rel string) bool {
+	for _, p := range []string{"resources", "tools", "bin", "piship.lock", InventoryName, "metadata/target.json"} {
+		if rel == p || strings.HasPrefix(rel, p+"/") {
+			return true
+		}
+	}
+	return false
 }

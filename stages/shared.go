@@ -1,0 +1,66 @@
+package stages
+
+// Helpers the kinds share. Kind files never call each other's functions;
+// what two kinds need lives here (or, when it is a rule of the domain, in a
+// domain package).
+
+import (
+	"fmt"
+	"time"
+
+	"piship.dev/piship/cache"
+	"piship.dev/piship/cache/canon"
+	"piship.dev/piship/stages/buildstate"
+	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/sbom"
+	"piship.dev/piship/stages/stage"
+)
+
+// runtimeCacheAt opens the runtime cache under home, or under
+// PISHIP_CACHE_HOME when home is empty. A release without cache passes a
+// throwaway home so nothing cached is used and nothing it makes is kept.
+func runtimeCacheAt(inv *stage.Invocation, home string) (*cache.Runtime, error) {
+	if home == "" {
+		h, err := cache.Home(inv.Getenv)
+		if err != nil {
+			return nil, fmt.Errorf("CONFIG_UNAVAILABLE: %v", err)
+		}
+		home = h
+	}
+	return cache.OpenRuntime(home), nil
+}
+
+// bundleCached reports whether the runtime cache holds a verified bundle for
+// st; the cache is the run's (PISHIP_CACHE_HOME).
+func bundleCached(inv *stage.Invocation, st *buildstate.State) bool {
+	rt, err := runtimeCacheAt(inv, "")
+	if err != nil {
+		return false
+	}
+	return st.BundleCached(rt, inv.Log, inv.Pipeline)
+}
+
+// loadWithPackageLock decodes the distribution (resolved against the
+// pipeline's directory) and its runtime's package-lock.json.
+func loadWithPackageLock(inv *stage.Invocation, dir string) (*distribution.Distribution, *distribution.PackageLock, error) {
+	d, pl, _, err := buildstate.LoadWithPackageLock(stage.Resolve(inv.Dir, dir))
+	return d, pl, err
+}
+
+// sbomInput gathers what the SBOM and the notices describe: the
+// distribution's locked runtime installed in tree, at created (RFC 3339;
+// empty: the epoch).
+func sbomInput(inv *stage.Invocation, dir, tree, created string) (sbom.Input, error) {
+	d, pl, raw, err := buildstate.LoadWithPackageLock(stage.Resolve(inv.Dir, dir))
+	if err != nil {
+		return sbom.Input{}, err
+	}
+	at := time.Unix(0, 0).UTC()
+	if created != "" {
+		if at, err = time.Parse(time.RFC3339, created); err != nil {
+			return sbom.Input{}, err
+		}
+	}
+	return sbom.Input{Name: d.ID, Version: d.Version, Tree: tree, Lock: pl,
+		LockSHA256: canon.SHA256Hex(raw), Created: at}, nil
+}
