@@ -6,12 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"piship.dev/piship/cache/atomicfs"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/distribution"
 )
 

@@ -8,11 +8,11 @@ package pipelines
 import (
 	"context"
 	"fmt"
-	"piship.dev/piship/cache/canon"
 	"time"
 
 	"github.com/zclconf/go-cty/cty"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/engine"
 	"piship.dev/piship/stages"
 	"piship.dev/piship/stages/home"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"piship.dev/piship/cache/atomicfs"
 	"time"
 
 	"github.com/zclconf/go-cty/cty"
@@ -14,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"piship.dev/piship/cache"
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/engine"
 	"piship.dev/piship/graph"
 	"piship.dev/piship/stages"

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"piship.dev/piship/cache/atomicfs"
 
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/stage"
 )

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"piship.dev/piship/cache/atomicfs"
-	"piship.dev/piship/cache/canon"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/bundle"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/stage"

@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"piship.dev/piship/cache/atomicfs"
-	"piship.dev/piship/cache/canon"
 	"strings"
 
+	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/stage"

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"piship.dev/piship/cache/atomicfs"
 	"strconv"
 	"time"
 
 	"piship.dev/piship/cache"
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/stage"

@@ -1,10 +1,10 @@
 package stages
 
 import (
-	"piship.dev/piship/cache/canon"
 	"testing"
 	"time"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/stage"

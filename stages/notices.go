@@ -3,8 +3,8 @@ package stages
 import (
 	"context"
 	"path/filepath"
-	"piship.dev/piship/cache/atomicfs"
 
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/sbom"
 	"piship.dev/piship/stages/stage"

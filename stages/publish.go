@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
-
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/stage"
 )

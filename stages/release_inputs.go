@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"piship.dev/piship/cache/canon"
 	"strconv"
 	"time"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/buildstate"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/stage"

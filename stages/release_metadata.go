@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"piship.dev/piship/cache/atomicfs"
-	"piship.dev/piship/cache/canon"
 	"runtime/debug"
 
+	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/buildstate"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/release"

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
-	"piship.dev/piship/stages/platform"
-
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/platform"
 	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/stage"
 )

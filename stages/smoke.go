@@ -8,11 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"piship.dev/piship/cache/parallel"
 	"regexp"
 	"strings"
 	"time"
 
+	"piship.dev/piship/cache/parallel"
 	"piship.dev/piship/stages/buildstate"
 	"piship.dev/piship/stages/proc"
 	"piship.dev/piship/stages/release"

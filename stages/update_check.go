@@ -5,12 +5,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"piship.dev/piship/stages/platform"
 	"time"
 
 	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/platform"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/tracing/phase"
 )

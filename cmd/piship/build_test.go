@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"piship.dev/piship/cache/canon"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/cmd/piship/internal/fixture"
 	"piship.dev/piship/stages/payload"
 )

@@ -2,10 +2,10 @@ package main
 
 import (
 	"fmt"
-	"piship.dev/piship/cache/canon"
 	"strings"
 	"time"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/pipelines"
 	"piship.dev/piship/stages/verify"
 )

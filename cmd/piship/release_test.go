@@ -6,10 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"piship.dev/piship/cache/canon"
 	"strings"
 	"testing"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/cmd/piship/internal/fixture"
 	"piship.dev/piship/stages/release"
 )

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"piship.dev/piship/stages/platform"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"piship.dev/piship/cache/canon"
+	"piship.dev/piship/stages/platform"
 )
 
 func TestLoadHello(t *testing.T) {

@@ -7,12 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"piship.dev/piship/cache/canon"
 	"sort"
 	"strings"
 	"time"
 
 	"piship.dev/piship/cache"
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/payload"

@@ -1,10 +1,10 @@
 package home
 
 import (
-	"piship.dev/piship/cache/canon"
 	"testing"
 	"time"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/home/receipt"
 )
 

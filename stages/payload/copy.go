@@ -3,6 +3,7 @@ package payload
 import (
 	"os"
 	"path/filepath"
+
 	"piship.dev/piship/cache/atomicfs"
 )
 

@@ -8,6 +8,7 @@ package release
 import (
 	"encoding/json"
 	"path/filepath"
+
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
 )

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"piship.dev/piship/stages/proc"
 	"regexp"
 	"slices"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	"piship.dev/piship/cmd/piship/internal/fixture"
 	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/proc"
 )
 
 // consumerWorld is a signing key, two releases of hello trusting it, a

@@ -6,11 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"piship.dev/piship/cache/canon"
 	"strings"
 	"sync"
 	"testing"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/cmd/piship/internal/fixture"
 )
 

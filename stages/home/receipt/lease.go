@@ -9,11 +9,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"piship.dev/piship/stages/proc"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"piship.dev/piship/stages/proc"
 )
 
 // LeaseSchema identifies a lease record.

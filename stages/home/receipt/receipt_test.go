@@ -6,11 +6,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"piship.dev/piship/stages/proc"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"piship.dev/piship/stages/proc"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
