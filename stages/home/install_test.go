@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"piship.dev/piship/cache/atomicfs"
 	"strings"
 	"syscall"
 	"testing"
@@ -260,7 +261,7 @@ func TestInstallReceiptAtomic(t *testing.T) {
 	e.mustInstall(makeRelease(t, e.src, spec("1.0.0")))
 	before := e.receiptBytes()
 	arch, _ := makeArchive(t, makeRelease(t, e.src, spec("2.0.0")))
-	failing := receipt.Renamer{Rename: func(from, to string) error {
+	failing := atomicfs.Renamer{Rename: func(from, to string) error {
 		if filepath.Base(to) == "hello.json" {
 			return &os.LinkError{Op: "rename", Old: from, New: to, Err: syscall.EIO}
 		}
@@ -365,7 +366,7 @@ func TestWindowsShimAndRenameRetryInInstall(t *testing.T) {
 	writeFile(t, filepath.Join(receipt.VersionDir(e.homes.Install, "hello", "1.0.0"), "leftover"), "x", 0o644)
 	var slept []string
 	busy := 2
-	policy := receipt.WindowsRenamer()
+	policy := atomicfs.WindowsRenamer(atomicfs.InstallDelays)
 	policy.Rename = func(from, to string) error {
 		if strings.Contains(to, receipt.RetainedPrefix) && busy > 0 {
 			busy--
@@ -383,7 +384,7 @@ func TestWindowsShimAndRenameRetryInInstall(t *testing.T) {
 	// The same failure under the immediate policy fails at once.
 	e2 := newEnv(t)
 	writeFile(t, filepath.Join(receipt.VersionDir(e2.homes.Install, "hello", "1.0.0"), "leftover"), "x", 0o644)
-	imm := receipt.ImmediateRenamer()
+	imm := atomicfs.ImmediateRenamer()
 	imm.Rename = func(from, to string) error {
 		return &os.LinkError{Op: "rename", Old: from, New: to, Err: syscall.EBUSY}
 	}

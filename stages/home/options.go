@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"piship.dev/piship/cache/atomicfs"
 	"time"
 
 	"piship.dev/piship/cache"
@@ -26,8 +27,8 @@ type Options struct {
 	// (receipt.DefaultMaintenanceWait when 0).
 	GateWait, LockWait time.Duration
 	// Renamer renames directories, shims and the receipt (nil:
-	// receipt.DefaultRenamer(), which retries on Windows only).
-	Renamer *receipt.Renamer
+	// atomicfs.DefaultRenamer(atomicfs.InstallDelays), which retries on Windows only).
+	Renamer *atomicfs.Renamer
 	// Now is the clock of the receipt's times (nil: time.Now).
 	Now func() time.Time
 	// Store, if set, is the content-addressed store: an archive install
@@ -42,7 +43,7 @@ func (o *Options) setDefaults() {
 		o.Log = io.Discard
 	}
 	if o.Renamer == nil {
-		r := receipt.DefaultRenamer()
+		r := atomicfs.DefaultRenamer(atomicfs.InstallDelays)
 		o.Renamer = &r
 	}
 	if o.Now == nil {

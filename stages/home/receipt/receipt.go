@@ -209,12 +209,14 @@ func (r *Receipt) Marshal() ([]byte, error) {
 }
 
 // Write replaces receipts/<id>.json atomically with DefaultRenamer.
-func Write(installHome string, r *Receipt) error { return WriteWith(installHome, r, DefaultRenamer()) }
+func Write(installHome string, r *Receipt) error {
+	return WriteWith(installHome, r, atomicfs.DefaultRenamer(atomicfs.InstallDelays))
+}
 
 // WriteWith writes r to a temporary sibling, flushes it, renames it over
 // the receipt with rn and flushes the directory. On any error the previous
 // receipt is untouched and the temporary file is removed.
-func WriteWith(installHome string, r *Receipt, rn Renamer) error {
+func WriteWith(installHome string, r *Receipt, rn atomicfs.Renamer) error {
 	if err := CheckID(r.App); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"piship.dev/piship/cache/atomicfs"
 	"strings"
 	"syscall"
 	"testing"
@@ -101,7 +102,7 @@ func TestReceiptWriteAtomic(t *testing.T) {
 	next := sample(home)
 	next.Put(Release{Version: "2.0.0", Dir: filepath.Join(home, "v2"), Payload: filepath.Join(home, "v2", "payload")})
 	next.Active, next.Previous = "2.0.0", "1.0.0"
-	failing := Renamer{Rename: func(string, string) error { return &os.LinkError{Op: "rename", Err: syscall.EIO} }}
+	failing := atomicfs.Renamer{Rename: func(string, string) error { return &os.LinkError{Op: "rename", Err: syscall.EIO} }}
 	if err := WriteWith(home, next, failing); err == nil {
 		t.Fatal("write with a failing rename succeeded")
 	}
@@ -127,7 +128,7 @@ func TestRenamerWindowsSchedule(t *testing.T) {
 	for _, errno := range []syscall.Errno{syscall.EBUSY, syscall.EACCES, syscall.EPERM} {
 		var slept []time.Duration
 		calls := 0
-		r := WindowsRenamer()
+		r := atomicfs.WindowsRenamer(atomicfs.InstallDelays)
 		r.Sleep = func(d time.Duration) { slept = append(slept, d) }
 		r.Rename = func(from, to string) error {
 			calls++
@@ -155,7 +156,7 @@ func TestRenamerWindowsSchedule(t *testing.T) {
 	// Success on the third try stops the retries.
 	var slept []time.Duration
 	calls := 0
-	r := WindowsRenamer()
+	r := atomicfs.WindowsRenamer(atomicfs.InstallDelays)
 	r.Sleep = func(d time.Duration) { slept = append(slept, d) }
 	r.Rename = func(string, string) error {
 		if calls++; calls < 3 {
@@ -167,7 +168,7 @@ func TestRenamerWindowsSchedule(t *testing.T) {
 		t.Fatalf("err %v, slept %v", err, slept)
 	}
 	// Other errors are not retried on Windows; nothing is retried elsewhere.
-	for name, r := range map[string]Renamer{"windows ENOENT": WindowsRenamer(), "immediate EBUSY": ImmediateRenamer()} {
+	for name, r := range map[string]atomicfs.Renamer{"windows ENOENT": atomicfs.WindowsRenamer(atomicfs.InstallDelays), "immediate EBUSY": atomicfs.ImmediateRenamer()} {
 		calls := 0
 		r.Sleep = func(time.Duration) { t.Fatalf("%s slept", name) }
 		errno := syscall.ENOENT
