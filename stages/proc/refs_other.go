@@ -1,0 +1,6 @@
+//go:build !linux
+
+package proc
+
+// Referencing cannot tell without starting a process here: ok is false.
+func Referencing([]string) (refs []Ref, ok bool) { return nil, false }
