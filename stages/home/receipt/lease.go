@@ -82,7 +82,12 @@ var SelfStart = sync.OnceValue(func() time.Time {
 
 // WriteLease records that this process runs version of id:
 // apps/<id>/.runtime-leases/<version>/<instance>.json, written in one
-// write and not flushed. remove deletes it (safe to call more than once).
+// write and not flushed. When the install home refuses it (full,
+// read-only), the lease goes to the first of FallbackLeaseRoots that takes
+// it (Lease.Path says where). Only when none does is the error returned
+// (CONFIG_UNAVAILABLE, naming every place tried): the run is then
+// unregistered, and only a process scan (Linux) finds it. remove deletes
+// the lease (safe to call more than once).
 func WriteLease(installHome, id, version string) (*Lease, func(), error) {
 	if err := CheckID(id); err != nil {
 		return nil, nil, err
@@ -93,10 +98,35 @@ func WriteLease(installHome, id, version string) (*Lease, func(), error) {
 	l := &Lease{Schema: LeaseSchema, App: id, Version: version, PID: os.Getpid(), Host: Hostname(),
 		Start: SelfStart().UTC(), Instance: RandomHex(8)}
 	data, _ := json.Marshal(l)
-	dir := filepath.Join(LeasesDir(installHome, id), version)
-	l.Path = filepath.Join(dir, l.Instance+".json")
+	l.Path = filepath.Join(LeasesDir(installHome, id), version, l.Instance+".json")
+	l.Live, l.Reason = true, "this process"
+	err := writeLeaseFile(l.Path, data)
+	if err == nil {
+		var once sync.Once
+		return l, func() { once.Do(func() { os.Remove(l.Path) }) }, nil
+	}
+	path, errs := writeFallbackLease(l, data, installHome)
+	if path == "" {
+		return nil, nil, Errorf(CodeUnavailable, "cannot write the runtime lease: %w", errors.New(strings.Join(append([]string{err.Error()}, errs...), "; ")))
+	}
+	l.Path, l.Reason = path, "this process (registered outside the install home: "+err.Error()+")"
+	var once sync.Once
+	return l, func() {
+		once.Do(func() {
+			os.Remove(l.Path)
+			os.Remove(filepath.Dir(l.Path)) // the version's directory, once empty
+		})
+	}, nil
+}
+
+// writeLeaseFile creates path (and its directory if missing) holding data
+// in one write; a failed write leaves no file.
+func writeLeaseFile(path string, data []byte) error {
 	write := func() error {
-		f, err := os.OpenFile(l.Path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err := fault(path); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 		if err != nil {
 			return err
 		}
@@ -104,36 +134,68 @@ func WriteLease(installHome, id, version string) (*Lease, func(), error) {
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
+		if err != nil {
+			os.Remove(path)
+		}
 		return err
 	}
 	err := write()
 	if errors.Is(err, fs.ErrNotExist) {
-		if err = os.MkdirAll(dir, 0o755); err == nil {
+		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
 			err = write()
 		}
 	}
-	if err != nil {
-		os.Remove(l.Path)
-		return nil, nil, Errorf(CodeUnavailable, "cannot write the runtime lease %s: %w", l.Path, err)
-	}
-	l.Live, l.Reason = true, "this process"
-	var once sync.Once
-	return l, func() { once.Do(func() { os.Remove(l.Path) }) }, nil
+	return err
 }
 
 // ListLeases returns every lease of id, each with Live and Reason decided,
-// sorted by version and path. Nothing is started to decide liveness.
+// sorted by version and path: those in apps/<id>/.runtime-leases, those
+// in the fallback roots (FallbackLeaseRoots) and, on Linux, one live record
+// (with no Path) for each process found running from a version of
+// apps/<id> that no live lease holds: a run that could register nowhere
+// (see WriteLease). Nothing is started to decide liveness.
 func ListLeases(installHome, id string) ([]Lease, error) {
 	if err := CheckID(id); err != nil {
 		return nil, err
 	}
-	root := LeasesDir(installHome, id)
+	out, err := listLeasesIn(LeasesDir(installHome, id))
+	if err != nil {
+		return nil, Errorf(CodeUnavailable, "cannot list the runtime leases of %s: %w", id, err)
+	}
+	for _, root := range fallbackLeaseDirs(installHome, id) {
+		more, _ := listLeasesIn(root)
+		for _, l := range more {
+			l.Reason += "; registered outside the install home, in " + root
+			out = append(out, l)
+		}
+	}
+	held := map[string]bool{}
+	for _, l := range out {
+		if l.Live {
+			held[l.Version] = true
+		}
+	}
+	out = append(out, unregisteredUses(installHome, id, held)...)
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Version != out[j].Version {
+			return out[i].Version < out[j].Version
+		}
+		if out[i].Path != out[j].Path {
+			return out[i].Path < out[j].Path
+		}
+		return out[i].PID < out[j].PID
+	})
+	return out, nil
+}
+
+// listLeasesIn reads root/<version>/*.json; a missing root holds none.
+func listLeasesIn(root string) ([]Lease, error) {
 	versions, err := os.ReadDir(root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, Errorf(CodeUnavailable, "cannot list the runtime leases of %s: %w", id, err)
+		return nil, err
 	}
 	var out []Lease
 	now := time.Now()
@@ -153,12 +215,6 @@ func ListLeases(installHome, id string) ([]Lease, error) {
 			out = append(out, readLease(filepath.Join(dir, f.Name()), v.Name(), now))
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Version != out[j].Version {
-			return out[i].Version < out[j].Version
-		}
-		return out[i].Path < out[j].Path
-	})
 	return out, nil
 }
 

@@ -2,6 +2,8 @@ package receipt
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -46,11 +48,11 @@ func TakeMaintenance(ctx context.Context, installHome, id string, wait time.Dura
 // with short sleeps for at most wait. what names the lock in the error.
 func TakeLock(ctx context.Context, path string, wait time.Duration, what string) (release func(), err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, Errorf(CodeUnavailable, "cannot create %s: %w", filepath.Dir(path), err)
+		return nil, Errorf(CodeUnavailable, "cannot create %s: %w", filepath.Dir(path), unopenable{err})
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := openLock(path)
 	if err != nil {
-		return nil, Errorf(CodeUnavailable, "cannot open %s: %w", path, err)
+		return nil, Errorf(CodeUnavailable, "cannot open %s: %w", path, unopenable{err})
 	}
 	deadline := time.Now().Add(wait)
 	delay := time.Millisecond
@@ -76,4 +78,37 @@ func TakeLock(ctx context.Context, path string, wait time.Duration, what string)
 		}
 		delay = min(delay*2, 25*time.Millisecond)
 	}
+}
+
+// ErrLockUnopenable is in the chain of a TakeLock (TakeGate, TakeMaintenance)
+// error when the lock file could not be created or opened at all (a
+// read-only or full file system, a directory in its place), as opposed to
+// held by another process: a launch then runs without the gate (see
+// package launch).
+var ErrLockUnopenable = errors.New("the lock file cannot be opened")
+
+type unopenable struct{ err error }
+
+func (u unopenable) Error() string        { return u.err.Error() }
+func (u unopenable) Unwrap() error        { return u.err }
+func (u unopenable) Is(target error) bool { return target == ErrLockUnopenable }
+
+// openLock opens the lock file for writing, creating it if missing; an
+// existing lock file on a read-only file system is opened read-only, which
+// flock and LockFileEx accept: a launch of a home mounted read-only still
+// takes the gate, so a remount read-write cannot slip a commit past it.
+func openLock(path string) (*os.File, error) {
+	if err := fault(path); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if rf, rerr := os.Open(path); rerr == nil {
+			if fi, serr := rf.Stat(); serr == nil && fi.Mode().IsRegular() {
+				return rf, nil
+			}
+			rf.Close()
+		}
+	}
+	return f, err
 }
