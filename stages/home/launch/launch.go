@@ -113,9 +113,17 @@ func Run(ctx context.Context, installHome, id string, args []string, o Options) 
 	defer func() { tr.End = time.Now() }()
 	mark := tr.mark
 
-	rel, removeLease, err := register(ctx, installHome, id, o.GateWait, mark)
+	rel, removeLease, warning, err := register(ctx, installHome, id, o.GateWait, mark)
 	if err != nil {
 		return 1, tr, err
+	}
+	if warning != "" {
+		stderr := o.Stderr
+		if stderr == nil {
+			stderr = os.Stderr
+		}
+		fmt.Fprintln(stderr, warning)
+		tr.Attrs["piship.lease"] = "unregistered"
 	}
 	defer removeLease()
 	tr.Attrs["piship.app.id"], tr.Attrs["piship.app.version"] = id, rel.Version
@@ -194,11 +202,17 @@ func Run(ctx context.Context, installHome, id string, args []string, o Options) 
 }
 
 // register takes the gate, reads the receipt, writes the lease and lets
-// the gate go.
-func register(ctx context.Context, installHome, id string, wait time.Duration, mark func(string)) (*receipt.Release, func(), error) {
+// the gate go. A home that refuses the gate's file or every lease (full,
+// read-only) does not stop the start: the receipt is written atomically, so
+// it is read without the gate, and a run that could register nowhere says
+// so once on stderr (the returned warning) and runs.
+func register(ctx context.Context, installHome, id string, wait time.Duration, mark func(string)) (rel *receipt.Release, remove func(), warning string, err error) {
 	release, err := receipt.TakeGate(ctx, installHome, id, wait)
+	if errors.Is(err, receipt.ErrLockUnopenable) {
+		release, err = func() {}, nil
+	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	mark(PhaseGateAcquired)
 	defer func() {
@@ -207,21 +221,26 @@ func register(ctx context.Context, installHome, id string, wait time.Duration, m
 	}()
 	r, err := receipt.Read(installHome, id)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
-	rel, err := r.ActiveRelease()
+	rel, err = r.ActiveRelease()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	if rel.Entry == "" || !filepath.IsLocal(filepath.FromSlash(rel.Entry)) {
-		return nil, nil, receipt.Errorf(receipt.CodeConfigInvalid, "the receipt of %s names no valid entry for %s (%q): reinstall it", id, rel.Version, rel.Entry)
+		return nil, nil, "", receipt.Errorf(receipt.CodeConfigInvalid, "the receipt of %s names no valid entry for %s (%q): reinstall it", id, rel.Version, rel.Entry)
 	}
-	_, remove, err := receipt.WriteLease(installHome, id, rel.Version)
+	_, remove, err = receipt.WriteLease(installHome, id, rel.Version)
 	if err != nil {
-		return nil, nil, err
+		var e *receipt.Error
+		if !errors.As(err, &e) || e.Code != receipt.CodeUnavailable {
+			return nil, nil, "", err
+		}
+		remove = func() {}
+		warning = fmt.Sprintf("%s: cannot register this run (%s); an uninstall or reclaim meanwhile may remove the running version", id, e.Msg)
 	}
 	mark(PhaseLeaseHeld)
-	return rel, remove, nil
+	return rel, remove, warning, nil
 }
 
 // maxLock bounds the lock read at launch.
