@@ -78,6 +78,11 @@ func TestUnregisteredLaunchHoldsItsVersion(t *testing.T) {
 				if _, err := os.Stat(ready); err == nil {
 					break
 				}
+				select {
+				case res := <-done:
+					t.Fatalf("the launch ended before node was ready: code %d, %v, stderr %q", res.code, res.err, errOut.String())
+				default:
+				}
 				if time.Now().After(deadline) {
 					t.Fatalf("node never got ready: %q", errOut.String())
 				}
