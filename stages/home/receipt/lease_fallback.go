@@ -14,8 +14,9 @@ import (
 )
 
 // FaultHook, when set, is called with the path of each lease file a launch
-// is about to create and of each lock file about to be opened; an error it
-// returns is taken as that create's or open's error. Tests set it to
+// is about to create and of each lock file about to be opened for writing;
+// an error it returns is taken as that create's or open's error (a lock
+// file is then opened read-only, as on a read-only file system). Tests set it to
 // simulate a full or read-only file system where file modes cannot (root
 // ignores them). It is nil in production.
 var FaultHook func(path string) error

@@ -97,11 +97,10 @@ func (u unopenable) Is(target error) bool { return target == ErrLockUnopenable }
 // existing lock file on a read-only file system is opened read-only, which
 // flock and LockFileEx accept: a launch of a home mounted read-only still
 // takes the gate, so a remount read-write cannot slip a commit past it.
-func openLock(path string) (*os.File, error) {
-	if err := fault(path); err != nil {
-		return nil, err
+func openLock(path string) (f *os.File, err error) {
+	if err = fault(path); err == nil {
+		f, err = os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		if rf, rerr := os.Open(path); rerr == nil {
 			if fi, serr := rf.Stat(); serr == nil && fi.Mode().IsRegular() {
