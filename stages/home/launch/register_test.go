@@ -116,3 +116,21 @@ func waitFor(t *testing.T, ready string, done chan error) {
 	}
 	t.Fatal("node never got ready")
 }
+
+// A gate that cannot be opened at all (here a directory in its place)
+// does not stop a start: the receipt is read without it, the lease is
+// written as always, and nothing is said.
+func TestRunWithAnUnopenableGate(t *testing.T) {
+	needNode(t)
+	f := install(t, nil)
+	gate := receipt.GatePath(f.home, "hello")
+	os.Remove(gate)
+	if err := os.Mkdir(gate, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code, _, err := Run(context.Background(), f.home, "hello", []string{"x"}, Options{Stdout: &out, Stderr: &errOut})
+	if err != nil || code != 0 || strings.TrimSpace(out.String()) != `["x"]` || errOut.Len() != 0 {
+		t.Fatalf("code %d err %v out %q stderr %q", code, err, out.String(), errOut.String())
+	}
+}
