@@ -31,6 +31,12 @@
 //	apps/<id>/.runtime-leases/<version>/<rand>.json   one per running launch
 //	apps/<id>/.downloads/                     update downloads
 //
+// and, outside it, where a launch registers when the install home refuses
+// its lease (see "A home that refuses the lease"):
+//
+//	$XDG_RUNTIME_DIR/piship/leases/<id>-<key>/<version>/<rand>.json
+//	<os.TempDir()>/piship-<uid>/leases/<id>-<key>/<version>/<rand>.json
+//
 // # Receipt
 //
 // Write replaces the receipt through a temporary sibling that is flushed,
@@ -54,6 +60,61 @@
 // (/proc on Linux, GetProcessTimes on Windows), that start must be within
 // 30 s of the recorded one; otherwise the pid was reused and the lease is
 // dead.
+//
+// # A home that refuses the lease
+//
+// A full or read-only install home must not stop the installed app from
+// starting, nor let an uninstall or reclaim remove a version that runs.
+// A launch therefore never fails for want of registering; it registers in
+// the first place that takes it, and ListLeases (which uninstall, install
+// and doctor's reclaim all use) looks in every one of them:
+//
+//  1. apps/<id>/.runtime-leases/, as always;
+//  2. a fallback lease (WriteLease, FallbackLeaseRoots), in
+//     $XDG_RUNTIME_DIR/piship or else <os.TempDir()>/piship-<uid>, under
+//     <id>-<key>, key a hash of the install home's absolute path and the
+//     id, so two homes never share a directory. The directory must be
+//     this user's and writable by nobody else (one another user planted
+//     in a shared /tmp is neither written nor read: they could delete the
+//     leases in it). The state home is not a fallback: it usually lies on
+//     the install home's file system (both under ~), so the fault that
+//     refused the lease refuses it too, where the runtime directory and
+//     /tmp are usually a tmpfs;
+//  3. on Linux, a scan of /proc (proc.Referencing): a process whose
+//     command line, executable or working directory lies in
+//     apps/<id>/<version>/ or a .retained-<version>-* directory holds
+//     that version as "possibly in use" (a Lease with no Path). It needs
+//     nothing written anywhere, so it also covers a launch that could
+//     register nowhere, an uninstall run with another $XDG_RUNTIME_DIR or
+//     $TMPDIR than the launch had, and node started by hand on a payload.
+//     It costs a few reads of /proc per process, in the maintenance
+//     commands only, never in a launch.
+//
+// Both, because each covers what the other cannot. The realistic cases
+// are a disk that fills and is freed later and a read-only home remounted
+// read-write: in both, the uninstall or reclaim runs on a writable home
+// while a launch that could not write there still runs. The fallback
+// lease is the portable answer (macOS and Windows have no /proc) and
+// names the launching process exactly; the scan is the answer when the
+// fallback fails too (/tmp on the same full disk, no runtime directory)
+// or lies where the uninstall does not look. A run that could write no
+// lease at all says so once on stderr ("<id>: cannot register this run
+// (...); an uninstall or reclaim meanwhile may remove the running
+// version"): off Linux nothing protects it. A run registered in a
+// fallback place is registered and says nothing, so an app on a home
+// that is read-only by design (an image) starts without noise.
+//
+// The gate is opened read-only where the lock file exists but the file
+// system refuses writing (flock and LockFileEx accept that), so a
+// read-only home still orders launches against a remount's commits. A
+// gate that cannot be opened at all (ErrLockUnopenable: missing on a
+// read-only home, a directory in its place) does not stop a launch: the
+// receipt is replaced atomically, so it is read without the gate; an
+// uninstall or reclaim deciding in the same milliseconds might then miss
+// the run's lease, which is the price of starting at all.
+//
+// FaultHook lets tests make lease and lock creates fail as a full or
+// read-only file system does, where file modes cannot (root).
 //
 // Errors carry the codes users see (see Error): INTEGRITY_FAILED,
 // CONFIG_INVALID, CONFIG_UNAVAILABLE, ROLLBACK_FAILED, UPDATE_FAILED.
