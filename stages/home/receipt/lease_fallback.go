@@ -158,7 +158,8 @@ func unregisteredUses(installHome, id string, held map[string]bool) []Lease {
 		if r.Via == "command line" {
 			verb = "names"
 		}
-		out = append(out, Lease{App: id, Version: version, PID: r.PID, Host: Hostname(), Live: true,
+		start, _ := proc.StartTime(r.PID)
+		out = append(out, Lease{App: id, Version: version, PID: r.PID, Host: Hostname(), Start: start.UTC(), Live: true,
 			Reason: fmt.Sprintf("not registered: its %s %s %s, so the version is possibly in use", r.Via, verb, r.Path)})
 	}
 	return out
