@@ -134,6 +134,7 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 	rec := receipt.Release{
 		Version: s.version, Dir: dest, Payload: filepath.Join(dest, "payload"), InstalledAt: o.Now().UTC(),
 		LockSHA256: in.lockSHA, ArchiveSHA256: put.SHA256, InventorySHA256: in.inventorySHA,
+		ReleaseSHA256: in.releaseSHA,
 		Target: s.target, Channel: channel, Command: in.command, Entry: in.entry,
 		VerifyAtLaunch: in.verifyAtLaunch, Source: s.kind,
 	}

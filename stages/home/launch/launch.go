@@ -6,9 +6,11 @@
 // A start, in order:
 //
 //  1. takes the launch gate (bounded wait, 5 s by default), reads the
-//     receipt, writes a runtime lease for the active version (not flushed)
-//     and releases the gate: the gate is held for milliseconds, never for
-//     a cold load;
+//     receipt, refuses an active record whose directory or payload is not
+//     inside apps/<id>/ (receipt.CheckInside: INTEGRITY_FAILED, links
+//     resolved, nothing of it read), writes a runtime lease for the active
+//     version (not flushed) and releases the gate: the gate is held for
+//     milliseconds, never for a cold load;
 //  2. reads payload/metadata/target.json (the payload must be for this
 //     platform) and hashes payload/piship.lock against the digest the
 //     receipt recorded at install: a mismatch is INTEGRITY_FAILED and
@@ -211,6 +213,9 @@ func register(ctx context.Context, installHome, id string, wait time.Duration, m
 	}
 	rel, err := r.ActiveRelease()
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := receipt.CheckInside(installHome, id, rel); err != nil {
 		return nil, nil, err
 	}
 	if rel.Entry == "" || !filepath.IsLocal(filepath.FromSlash(rel.Entry)) {
