@@ -135,7 +135,7 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 		Version: s.version, Dir: dest, Payload: filepath.Join(dest, "payload"), InstalledAt: o.Now().UTC(),
 		LockSHA256: in.lockSHA, ArchiveSHA256: put.SHA256, InventorySHA256: in.inventorySHA,
 		ReleaseSHA256: in.releaseSHA,
-		Target: s.target, Channel: channel, Command: in.command, Entry: in.entry,
+		Target:        s.target, Channel: channel, Command: in.command, Entry: in.entry,
 		VerifyAtLaunch: in.verifyAtLaunch, Source: s.kind,
 	}
 	prev, shims, err := o.activate(ctx, id, rec)
