@@ -20,8 +20,8 @@ func TestDoctorReportTravelsAsAValue(t *testing.T) {
 		"empty lists": {ID: "hello", Active: "1.0.0", Verified: true, DiskBytes: 42},
 		"everything": {
 			ID: "hello", Active: "2.0.0", Previous: "1.0.0", Verified: true,
-			Found:    []home.DoctorItem{{Code: home.DoctorShimModified, Path: "/b/hello", Detail: "changed"}},
-			Repaired: []home.DoctorItem{{Code: home.DoctorShimModified, Path: "/b/hello", Detail: "rewritten"}, {Code: home.DoctorLauncherOutdated, Path: "/l", Detail: "replaced"}},
+			Found:     []home.DoctorItem{{Code: home.DoctorShimModified, Path: "/b/hello", Detail: "changed"}},
+			Repaired:  []home.DoctorItem{{Code: home.DoctorShimModified, Path: "/b/hello", Detail: "rewritten"}, {Code: home.DoctorLauncherOutdated, Path: "/l", Detail: "replaced"}},
 			Reclaimed: []string{"a", "b"}, Remaining: []string{"c"}, DiskBytes: 7, TrustFile: "/t/hello.json",
 			Leases: []home.DoctorLease{{Schema: "piship-lease/v1", App: "hello", Version: "2.0.0", PID: 12, Host: "h",
 				Start: start.Format(time.RFC3339Nano), Instance: "i"}},
