@@ -327,6 +327,15 @@ func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*D
 		// Reclaiming needs the gate: it waits for the next doctor.
 		return rep, nil
 	}
+	for i, f := range rep.Found {
+		if f.Code == DoctorPayloadOutside {
+			// The receipt is not to be trusted about what to keep: it
+			// could name a copy elsewhere so that the real directory looks
+			// obsolete. Nothing is reclaimed until it is reinstalled.
+			rep.Found[i].Detail += " (nothing was reclaimed: the receipt does not say what apps/" + id + " must keep)"
+			return rep, nil
+		}
+	}
 
 	if budget <= 0 {
 		budget = DefaultReclaimBudget

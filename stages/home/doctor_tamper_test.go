@@ -157,6 +157,9 @@ func TestDoctorFindsTampering(t *testing.T) {
 	if _, err := os.Stat(elsewhere); err != nil {
 		t.Fatalf("doctor touched the copy outside: %v", err)
 	}
+	if _, err := os.Stat(filepath.Join(r.Payload, "piship.lock")); err != nil || len(rep.Reclaimed) != 0 {
+		t.Fatalf("doctor reclaimed %v while the receipt pointed elsewhere (%v)", rep.Reclaimed, err)
+	}
 }
 
 // A previous release whose lock changed or went is found too.
