@@ -289,3 +289,29 @@ func TestDoctorReportOfACorruptReceipt(t *testing.T) {
 		t.Fatalf("%s", data)
 	}
 }
+
+// Install never reuses a record outside apps/<id>/: installing the same
+// archive again is what doctor tells the user to do, and it writes a
+// fresh copy inside, after which doctor finds nothing.
+func TestReinstallDoesNotReuseAPayloadOutside(t *testing.T) {
+	e := newEnv(t)
+	arc, _ := makeArchive(t, makeRelease(t, e.src, spec("1.0.0")))
+	e.mustInstall(arc)
+	r := *e.receipt().Find("1.0.0")
+	elsewhere := filepath.Join(e.root, "elsewhere")
+	if err := os.CopyFS(elsewhere, os.DirFS(r.Dir)); err != nil {
+		t.Fatal(err)
+	}
+	rc := e.receipt()
+	rc.Releases[0].Dir, rc.Releases[0].Payload = elsewhere, filepath.Join(elsewhere, "payload")
+	if err := receipt.Write(e.homes.Install, rc); err != nil {
+		t.Fatal(err)
+	}
+	e.wantFound("payload outside", DoctorPayloadOutside)
+	if res := e.mustInstall(arc); res.Reused || res.Dir != r.Dir {
+		t.Fatalf("reinstall reused %s (reused %v)", res.Dir, res.Reused)
+	}
+	if rep := e.doctor(); rep.Damaged() || !rep.Verified {
+		t.Fatalf("after the reinstall: %s", foundText(rep))
+	}
+}
