@@ -315,3 +315,27 @@ func TestReinstallDoesNotReuseAPayloadOutside(t *testing.T) {
 		t.Fatalf("after the reinstall: %s", foundText(rep))
 	}
 }
+
+// Rollback refuses a previous release whose record points outside
+// apps/<id>/, and the receipt stays as it was.
+func TestRollbackRefusesAPreviousOutside(t *testing.T) {
+	e := newEnv(t)
+	e.mustInstall(makeRelease(t, e.src, spec("1.0.0")))
+	e.mustInstall(makeRelease(t, e.src, spec("2.0.0")))
+	p := *e.receipt().Find("1.0.0")
+	elsewhere := filepath.Join(e.root, "elsewhere")
+	if err := os.CopyFS(elsewhere, os.DirFS(p.Dir)); err != nil {
+		t.Fatal(err)
+	}
+	rc := e.receipt()
+	rc.Find("1.0.0").Dir, rc.Find("1.0.0").Payload = elsewhere, filepath.Join(elsewhere, "payload")
+	if err := receipt.Write(e.homes.Install, rc); err != nil {
+		t.Fatal(err)
+	}
+	before := e.receiptBytes()
+	_, err := Rollback(context.Background(), e.opts(), "hello")
+	wantCode(t, err, receipt.CodeRollback)
+	if !strings.Contains(err.Error(), "outside") || e.receiptBytes() != before {
+		t.Fatalf("%v (receipt changed: %v)", err, e.receiptBytes() != before)
+	}
+}
