@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -496,7 +497,9 @@ func UnsafeMode(m fs.FileMode) string {
 	if m&fs.ModeSticky != 0 {
 		why = append(why, "sticky")
 	}
-	if m&fs.ModeSymlink == 0 && m.Perm()&0o022 != 0 {
+	// Windows has no group or other bits: Go reports every writable file
+	// as 0666 there.
+	if m&fs.ModeSymlink == 0 && m.Perm()&0o022 != 0 && runtime.GOOS != "windows" {
 		why = append(why, "writable by group or others")
 	}
 	return strings.Join(why, ", ")
