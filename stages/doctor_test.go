@@ -1,6 +1,10 @@
 package stages
 
 import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -53,5 +57,26 @@ func TestDoctorReportTravelsAsAValue(t *testing.T) {
 		if err != nil || string(data) != string(want) {
 			t.Errorf("%s: JSON after the trip\n%s(%v)\nwant\n%s", name, data, err, want)
 		}
+	}
+}
+
+// In a pipeline of one's own the doctor stage fails with INTEGRITY_FAILED
+// when it found damage; with fail_on_damage = false it returns the report
+// (what piship doctor runs, to print it before exiting 1).
+func TestDoctorStageFailsOnDamage(t *testing.T) {
+	root := t.TempDir()
+	env := map[string]string{"PISHIP_INSTALL_HOME": filepath.Join(root, "i"), "PISHIP_BIN_HOME": filepath.Join(root, "b"),
+		"PISHIP_STATE_HOME": filepath.Join(root, "s"), "PISHIP_STORE": "off"}
+	inv := &stage.Invocation{Pipeline: "p", Name: "doctor", Log: io.Discard, Getenv: func(k string) string { return env[k] }}
+	os.MkdirAll(filepath.Join(root, "i", "receipts"), 0o755)
+	os.WriteFile(filepath.Join(root, "i", "receipts", "hello.json"), []byte("{not json"), 0o644)
+	_, err := Doctor{}.Run(context.Background(), inv, DoctorConfig{ID: "hello"})
+	if err == nil || !strings.HasPrefix(err.Error(), "INTEGRITY_FAILED: hello: doctor found 1 problem(s): RECEIPT_INVALID ") {
+		t.Fatalf("default: %v", err)
+	}
+	no := false
+	out, err := Doctor{}.Run(context.Background(), inv, DoctorConfig{ID: "hello", FailOnDamage: &no})
+	if err != nil || len(out.Problems) != 1 || !strings.HasPrefix(out.Problems[0], "RECEIPT_INVALID ") || out.Report.Found[0].Code != home.DoctorReceiptInvalid || out.Verified {
+		t.Fatalf("fail_on_damage = false: %+v, %v", out, err)
 	}
 }

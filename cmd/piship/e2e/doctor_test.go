@@ -97,6 +97,15 @@ func checkDoctorTampering(w *consumerWorld, home string) {
 	undoMotd()
 	undoInv()
 
+	// release.json, bound by the receipt since the install.
+	rj := filepath.Join(dir, "release.json")
+	undoRJ := save(rj)
+	b, _ = os.ReadFile(rj)
+	os.Chmod(rj, 0o644)
+	os.WriteFile(rj, append(b, '\n'), 0o644)
+	w.doctorFinds("release.json rewritten", "RELEASE_MODIFIED", false)
+	undoRJ()
+
 	// chmod 4777.
 	undoMotd = save(motd)
 	os.Chmod(motd, 0o777|os.ModeSetuid)
