@@ -573,7 +573,7 @@ func parseShimScript(s, id string) (string, receipt.Homes, bool) {
 			}
 		}
 		if rest, ok := strings.CutPrefix(line, "exec "); ok {
-			if l, ok := shUnquote(strings.SplitN(rest, " ", 2)[0]); ok {
+			if l, _, ok := shWord(rest); ok {
 				launcher = l
 			}
 		}
@@ -584,10 +584,33 @@ func parseShimScript(s, id string) (string, receipt.Homes, bool) {
 
 // shUnquote undoes shQuote ("" and false when s is not its output).
 func shUnquote(s string) (string, bool) {
-	if len(s) < 2 || s[0] != '\'' || s[len(s)-1] != '\'' {
-		return "", false
+	w, rest, ok := shWord(s)
+	return w, ok && rest == ""
+}
+
+// shWord reads one word of shQuote's output from the start of s: quoted
+// runs and escaped quotes, up to a space or the end. It returns the word
+// and what follows it.
+func shWord(s string) (string, string, bool) {
+	var b strings.Builder
+	i := 0
+	for i < len(s) && s[i] != ' ' {
+		switch {
+		case s[i] == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return "", "", false
+			}
+			b.WriteString(s[i+1 : i+1+j])
+			i += j + 2
+		case strings.HasPrefix(s[i:], `\'`):
+			b.WriteByte('\'')
+			i += 2
+		default:
+			return "", "", false
+		}
 	}
-	return strings.ReplaceAll(s[1:len(s)-1], `'\''`, "'"), true
+	return b.String(), s[i:], i > 0
 }
 
 // parseShimCmd reads the launcher and homes out of a Windows shim of id as

@@ -339,3 +339,21 @@ func TestRollbackRefusesAPreviousOutside(t *testing.T) {
 		t.Fatalf("%v (receipt changed: %v)", err, e.receiptBytes() != before)
 	}
 }
+
+// Doctor reads back the launcher and homes of the shims it writes, for
+// both forms, whatever the paths hold; anything else is not a shim of
+// another launcher.
+func TestShimsParseBack(t *testing.T) {
+	h := receipt.Homes{Install: `C:\Users\o'k\100%\i`, Bin: `/b in/x`, State: `/s'"/y`}
+	for _, l := range []string{`C:\Program Files\piship\piship-launch.exe`, "/opt/it's/piship"} {
+		if gl, gh, ok := parseShimScript(ShimScript(l, "hello", h), "hello"); !ok || gl != l || gh != h {
+			t.Errorf("sh: %q %+v %v", gl, gh, ok)
+		}
+		if gl, gh, ok := parseShimCmd(ShimCmd(l, "hello", h), "hello"); !ok || gl != l || gh != h {
+			t.Errorf("cmd: %q %+v %v", gl, gh, ok)
+		}
+	}
+	if _, _, ok := parseShimScript("#!/bin/sh\n# piship command shim for hello:\nexec evil\n", "hello"); ok {
+		t.Error("a script without homes parsed as a shim")
+	}
+}
