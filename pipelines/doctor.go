@@ -14,8 +14,11 @@ import (
 
 // DoctorAll runs doctor for id, or with id empty for every distribution
 // the install home knows, one after another, and prints the reports to
-// stdout: for people, or as JSON (an array without id). It returns the
-// exit code: the worst of the runs'.
+// stdout: for people, or as JSON (the report object with id, an array of
+// them without; see home.DoctorReport for the piship-doctor/v1 format).
+// It returns the exit code: the worst of the runs' (ExitFailed, with an
+// INTEGRITY_FAILED line on stderr, for a report that found damage, even
+// when doctor repaired it all).
 func DoctorAll(ctx context.Context, c Config, stdout io.Writer, id string, asJSON bool) int {
 	if id != "" {
 		d, code := Doctor(ctx, c, id)
@@ -74,19 +77,28 @@ func writeDoctor(c Config, w io.Writer, d *Doctored) bool {
 	return true
 }
 
-// WriteDoctorReport prints a doctor report for people.
+// WriteDoctorReport prints a doctor report for people: the verdict line,
+// what doctor found (damage), what it repaired or refreshed, then the
+// state of the installation.
 func WriteDoctorReport(w io.Writer, r home.DoctorReport) {
-	if r.NotInstalled {
+	switch {
+	case r.Damaged():
+		fmt.Fprintf(w, "%s: DAMAGED: found %d problem(s), repaired %d\n", r.ID, len(r.Found), len(r.Repaired))
+	case r.NotInstalled:
 		fmt.Fprintf(w, "%s: not installed; apps/%s held leftovers of a failed install\n", r.ID, r.ID)
-	} else {
+	case len(r.Repaired) > 0:
+		fmt.Fprintf(w, "%s: verified; refreshed what was outdated\n", r.ID)
+	default:
 		fmt.Fprintf(w, "%s: verified, nothing to repair\n", r.ID)
-		fmt.Fprintf(w, "  active %s, previous %s\n", r.Active, cmp.Or(r.Previous, "none"))
 	}
-	if r.ShimRefreshed {
-		fmt.Fprintf(w, "  command shim: rewritten (it ran an outdated launcher or homes)\n")
+	for _, f := range r.Found {
+		fmt.Fprintf(w, "  found: %s\n", f)
 	}
-	if r.LauncherReplaced {
-		fmt.Fprintf(w, "  launcher: replaced by the piship-launch of this piship (it was outdated)\n")
+	for _, d := range r.Repaired {
+		fmt.Fprintf(w, "  repaired: %s\n", d)
+	}
+	if !r.NotInstalled {
+		fmt.Fprintf(w, "  active %s, previous %s\n", cmp.Or(r.Active, "none"), cmp.Or(r.Previous, "none"))
 	}
 	fmt.Fprintf(w, "  reclaimed: %d", len(r.Reclaimed))
 	if len(r.Remaining) > 0 {

@@ -322,7 +322,10 @@ func (d *Doctored) JSON() string {
 func (d *Doctored) Report() (home.DoctorReport, error) { return d.report, nil }
 
 // Doctor runs the built-in doctor pipeline for id. The report is nil when
-// the pipeline failed or wrote none.
+// the pipeline failed or wrote none. The pipeline's stage returns the
+// report whatever it found (fail_on_damage = false); a report that found
+// damage is ExitFailed here, with its INTEGRITY_FAILED line (what was
+// found and repaired) last on stderr.
 func Doctor(ctx context.Context, c Config, id string) (*Doctored, int) {
 	o := runBuiltin(ctx, c, "doctor", map[string]cty.Value{"id": cty.StringVal(id)})
 	ran := false
@@ -333,6 +336,10 @@ func Doctor(ctx context.Context, c Config, id string) (*Doctored, int) {
 	})
 	if d != nil && !ran {
 		return nil, code
+	}
+	if d != nil && d.report.Damaged() {
+		fmt.Fprintln(c.Stderr, stages.DamageError(d.report))
+		code = max(code, ExitFailed)
 	}
 	return d, code
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"piship.dev/piship/cache"
@@ -73,9 +74,20 @@ func keepLauncher(installHome string) error {
 	return err
 }
 
-// keepLauncherFrom keeps src as the launcher of installHome and reports
-// whether it wrote it.
-func keepLauncherFrom(src, installHome string) (bool, error) {
+// What keepLauncherFrom found at the kept launcher before writing it.
+const (
+	launcherCurrent  = ""         // the same bytes as src: nothing written
+	launcherMissing  = "missing"  // nothing there
+	launcherOutdated = "outdated" // what piship last kept, and src changed since (piship was updated)
+	launcherModified = "modified" // not what piship last kept: something changed it
+)
+
+// keepLauncherFrom keeps src as the launcher of installHome and says what
+// stood there: launcherCurrent when nothing was written. A kept launcher
+// that differs from src is outdated when the stamp shows it is the file
+// piship last wrote or found equal (its identity unchanged since), and
+// modified otherwise (doctor reports that as damage).
+func keepLauncherFrom(src, installHome string) (string, error) {
 	dst := keptLauncher(src, installHome)
 	stampPath := dst + ".stamp"
 	stamp := func() (string, bool) {
@@ -83,27 +95,34 @@ func keepLauncherFrom(src, installHome string) (bool, error) {
 		dstID, ok2 := cache.FileIdentity(dst)
 		return srcID + "\n" + dstID + "\n", ok1 && ok2
 	}
-	if st, ok := stamp(); ok {
-		if b, err := os.ReadFile(stampPath); err == nil && string(b) == st {
-			return false, nil
-		}
+	old, _ := os.ReadFile(stampPath)
+	if st, ok := stamp(); ok && string(old) == st {
+		return launcherCurrent, nil
 	}
 	data, err := os.ReadFile(src)
 	if err != nil {
-		return false, err
+		return launcherCurrent, err
 	}
-	wrote := false
-	if have, err := os.ReadFile(dst); err != nil || !bytes.Equal(have, data) {
-		if err := atomicfs.WriteFileAll(dst, data, 0o755); err != nil {
-			return false, fmt.Errorf("CONFIG_UNAVAILABLE: cannot keep the launcher in %s: %v", filepath.Dir(dst), err)
+	state := launcherCurrent
+	if have, err := os.ReadFile(dst); err != nil {
+		state = launcherMissing
+	} else if !bytes.Equal(have, data) {
+		state = launcherModified
+		lines := strings.Split(string(old), "\n")
+		if dstID, ok := cache.FileIdentity(dst); ok && len(lines) >= 2 && lines[1] == dstID {
+			state = launcherOutdated
 		}
-		wrote = true
+	}
+	if state != launcherCurrent {
+		if err := atomicfs.WriteFileAll(dst, data, 0o755); err != nil {
+			return state, fmt.Errorf("CONFIG_UNAVAILABLE: cannot keep the launcher in %s: %v", filepath.Dir(dst), err)
+		}
 	}
 	if st, ok := stamp(); ok {
 		// Failing to write the stamp only costs the next install a compare.
 		_ = atomicfs.WriteFileAll(stampPath, []byte(st), 0o644)
 	}
-	return wrote, nil
+	return state, nil
 }
 
 // reclaimBudget reads PISHIP_RECLAIM_BUDGET_MS (default def).

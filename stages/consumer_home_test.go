@@ -10,17 +10,18 @@ import (
 // The kept launcher is written when missing or different, and otherwise
 // left alone without reading it (the stamp of both files' identities);
 // a change to either file, even one that keeps its size and modification
-// time, brings the compare back.
+// time, brings the compare back. A kept launcher someone changed is told
+// from one piship kept before it was itself updated.
 func TestKeepLauncher(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "piship-launch")
 	home := filepath.Join(dir, "install")
 	os.WriteFile(src, []byte("launcher v1"), 0o755)
-	keep := func(want bool, when string) {
+	keep := func(want string, when string) {
 		t.Helper()
-		wrote, err := keepLauncherFrom(src, home)
-		if err != nil || wrote != want {
-			t.Fatalf("%s: wrote %v, %v; want %v", when, wrote, err, want)
+		state, err := keepLauncherFrom(src, home)
+		if err != nil || state != want {
+			t.Fatalf("%s: found %q, %v; want %q", when, state, err, want)
 		}
 		got, _ := os.ReadFile(keptLauncher(src, home))
 		orig, _ := os.ReadFile(src)
@@ -28,8 +29,8 @@ func TestKeepLauncher(t *testing.T) {
 			t.Fatalf("%s: kept %q, want %q", when, got, orig)
 		}
 	}
-	keep(true, "first install")
-	keep(false, "second install")
+	keep(launcherMissing, "first install")
+	keep(launcherCurrent, "second install")
 	if _, err := os.Stat(keptLauncher(src, home) + ".stamp"); err != nil {
 		t.Errorf("no stamp: %v", err)
 	}
@@ -39,10 +40,10 @@ func TestKeepLauncher(t *testing.T) {
 	fi, _ := os.Stat(dst)
 	os.WriteFile(dst, []byte("launcher XX"), 0o755)
 	os.Chtimes(dst, time.Time{}, fi.ModTime())
-	keep(true, "after the kept launcher changed")
+	keep(launcherModified, "after the kept launcher changed")
 
 	// A new piship beside it.
 	os.WriteFile(src, []byte("launcher v2!"), 0o755)
-	keep(true, "after piship was updated")
-	keep(false, "again")
+	keep(launcherOutdated, "after piship was updated")
+	keep(launcherCurrent, "again")
 }

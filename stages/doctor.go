@@ -13,26 +13,35 @@ import (
 	"piship.dev/piship/stages/stage"
 )
 
-// Doctor verifies an installation and reclaims what it no longer needs.
+// Doctor verifies an installation, repairs what it can and reclaims what
+// it no longer needs.
 type Doctor struct{}
 
 func (Doctor) Name() string    { return "doctor" }
-func (Doctor) Version() string { return "1" }
+func (Doctor) Version() string { return "2" }
 func (Doctor) Doc() string {
-	return "Verifies the active payload against its inventory and the receipt, reclaims obsolete versions and .retained-* directories within " +
-		"PISHIP_RECLAIM_BUDGET_MS (default 5000; never active, previous or leased versions), refreshes an outdated shim, and reports leases, trust and disk use."
+	return "Checks the active release (inside apps/<id>/; inventory, lock and release.json against the receipt; every payload file against the inventory; " +
+		"no setuid, setgid or group/world-writable mode), the previous release's lock, the command shim, the kept launcher and the launch gate; " +
+		"recreates or rewrites a missing, modified or outdated shim or launcher and removes a launch gate that is a directory; reclaims obsolete " +
+		"versions and .retained-* directories within PISHIP_RECLAIM_BUDGET_MS (default 5000; never active, previous or leased versions), and " +
+		"reports what it found apart from what it did. Damage found (repaired or not) fails the stage with INTEGRITY_FAILED unless fail_on_damage = false."
 }
 
 // DoctorConfig is the configuration of a doctor stage.
 type DoctorConfig struct {
 	ID string `cty:"id" required:"true"`
+	// FailOnDamage (default true) fails the stage when doctor found
+	// damage; false succeeds with the report (what `piship doctor` runs,
+	// so it can print the report and then exit 1).
+	FailOnDamage *bool `cty:"fail_on_damage" doc:"fail with INTEGRITY_FAILED when damage was found (default true); false returns the report and leaves the verdict to the reader"`
 }
 
 // DoctorOutputs is what a doctor stage produces.
 type DoctorOutputs struct {
 	Report   home.DoctorReport `cty:"report" doc:"the report (piship doctor --json prints it as JSON)"`
-	Verified bool              `cty:"verified"`
-	Problems []string          `cty:"problems"`
+	Verified bool              `cty:"verified" doc:"the active release passed every check"`
+	// Problems is the report's Found, one line each.
+	Problems []string `cty:"problems" doc:"what doctor found, one line each (CODE path: detail); empty when healthy"`
 }
 
 // Run implements stage.Typed.
@@ -48,19 +57,50 @@ func (Doctor) Run(ctx context.Context, inv *stage.Invocation, cfg DoctorConfig) 
 	if err != nil {
 		return DoctorOutputs{}, err
 	}
-	// An outdated kept launcher (piship was updated since the install) is
-	// replaced; the shims name the kept one, so they need nothing.
+	// The kept launcher (the shims name it): an outdated one (piship was
+	// updated since the install) is replaced as a routine refresh; a
+	// missing or modified one is damage, and replaced too.
 	if src := launcherBeside(); src != "" && rep.Active != "" {
 		if _, serr := os.Stat(filepath.Dir(keptLauncher(src, o.Homes.Install))); serr == nil {
-			replaced, err := keepLauncherFrom(src, o.Homes.Install)
-			if err != nil {
-				fmt.Fprintf(inv.Log, "%s: warning: %v\n", inv.Pipeline, err)
+			kept := keptLauncher(src, o.Homes.Install)
+			state, err := keepLauncherFrom(src, o.Homes.Install)
+			switch state {
+			case launcherOutdated:
+				rep.Repaired = append(rep.Repaired, home.DoctorItem{Code: home.DoctorLauncherOutdated, Path: kept, Detail: "replaced by the piship-launch beside this piship (piship was updated since it was kept)"})
+			case launcherModified, launcherMissing:
+				rep.Found = append(rep.Found, home.DoctorItem{Code: home.DoctorLauncherModified, Path: kept,
+					Detail: map[string]string{launcherModified: "the kept launcher is not the one piship kept: something changed it", launcherMissing: "the kept launcher is missing: the command shims do not run"}[state]})
 			}
-			rep.LauncherReplaced = replaced
+			if err != nil {
+				rep.Found = append(rep.Found, home.DoctorItem{Code: home.DoctorLauncherModified, Path: kept, Detail: fmt.Sprintf("could not be replaced: %v", err)})
+			} else if state == launcherModified || state == launcherMissing {
+				rep.Repaired = append(rep.Repaired, home.DoctorItem{Code: home.DoctorLauncherModified, Path: kept, Detail: "replaced by the piship-launch beside this piship"})
+			}
 		}
 	}
-	if len(rep.Problems) > 0 {
-		return DoctorOutputs{}, fmt.Errorf("INTEGRITY_FAILED: %s: %s", rep.ID, strings.Join(rep.Problems, "; "))
+	out := DoctorOutputs{Report: *rep, Verified: rep.Verified, Problems: []string{}}
+	for _, f := range rep.Found {
+		out.Problems = append(out.Problems, f.String())
 	}
-	return DoctorOutputs{Report: *rep, Verified: rep.Verified, Problems: rep.Problems}, nil
+	if rep.Damaged() && (cfg.FailOnDamage == nil || *cfg.FailOnDamage) {
+		return DoctorOutputs{}, DamageError(*rep)
+	}
+	return out, nil
+}
+
+// DamageError is the INTEGRITY_FAILED error of a report that found
+// damage: what was found and what was repaired, and what to do.
+func DamageError(rep home.DoctorReport) error {
+	var found, done []string
+	for _, f := range rep.Found {
+		found = append(found, f.String())
+	}
+	for _, d := range rep.Repaired {
+		done = append(done, d.Code+" "+d.Path+": "+d.Detail)
+	}
+	msg := fmt.Sprintf("INTEGRITY_FAILED: %s: doctor found %d problem(s): %s", rep.ID, len(rep.Found), strings.Join(found, "; "))
+	if len(done) > 0 {
+		msg += "; repaired: " + strings.Join(done, "; ")
+	}
+	return fmt.Errorf("%s; run piship doctor %s again to check, and reinstall the release for what was not repaired", msg, rep.ID)
 }

@@ -103,7 +103,7 @@ func cmdRollback(e *env, args []string) int {
 
 func cmdDoctor(e *env, args []string) int {
 	fs := newFlags(e, "doctor")
-	asJSON := fs.Bool("json", false, "print the report as JSON (an array of reports without ID)")
+	asJSON := fs.Bool("json", false, "print the report as JSON, schema piship-doctor/v1 (an array of reports without ID)")
 	rc := runFlags(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {

@@ -92,7 +92,7 @@ func commands() []command {
 		{"install", "install SOURCE [--sha256 HEX] [--expect-key sha256:FP]", "install a release archive, release directory or payload directory", cmdInstall},
 		{"update", "update ID [--from DIR|URL] [--check] [--channel c]", "update from the signed channel", cmdUpdate},
 		{"rollback", "rollback ID", "switch back to the previous release", cmdRollback},
-		{"doctor", "doctor [ID] [--json]", "verify an installation (every one without ID) and reclaim old versions and leftovers", cmdDoctor},
+		{"doctor", "doctor [ID] [--json]", "verify and repair an installation (every one without ID), reclaim old versions and leftovers; exit 1 when it found damage", cmdDoctor},
 		{"uninstall", "uninstall ID [--purge]", "remove an installed distribution", cmdUninstall},
 		{"launch", "launch ID [--] ARGS...", "run the active release (what the command shims do)", cmdLaunch},
 		{"lock", "lock DIST", "write DIST/piship.lock from distribution.hcl, the npm lock, resources and tools", cmdLock},

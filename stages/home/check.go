@@ -17,6 +17,7 @@ import (
 // installed is what the checks of a freshly written version learned.
 type installed struct {
 	lockSHA, inventorySHA string
+	releaseSHA            string // "" for a payload directory
 	command, entry        string
 	channel               string
 	verifyAtLaunch        bool
@@ -113,6 +114,7 @@ func checkInstalled(dir string, s *source, digests map[string]string, archiveSHA
 		}
 		s.target = rel.Target
 		in.channel = rel.Channel
+		in.releaseSHA = digests["release.json"]
 		if _, ok := digests["checksums.txt"]; ok {
 			raw, err := read("checksums.txt")
 			if err != nil {

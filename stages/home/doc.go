@@ -72,6 +72,45 @@
 // pinned so that the command finds the installation it belongs to whatever
 // the caller's environment says.
 //
+// # Doctor
+//
+// Doctor holds the maintenance lock and checks, in order: the launch gate
+// (a directory at receipts/.<id>.launch.lock, which no launch or commit
+// could take, is removed when empty and set aside beside itself
+// otherwise); the receipt (one that does not parse is RECEIPT_INVALID and
+// nothing else is done); the active release: inside apps/<id>/
+// (receipt.CheckInside, the rule every launch applies; links resolved; a
+// record outside is PAYLOAD_OUTSIDE, nothing of it is read, and nothing is
+// reclaimed, since the receipt can no longer say what apps/<id> must
+// keep), payload/metadata/inventory.json, payload/piship.lock and
+// release.json against the digests the receipt recorded at install
+// (InventorySHA256, LockSHA256, ReleaseSHA256: a payload file and its
+// inventory line rewritten together is caught here), every payload file
+// against the inventory (payload.Verify), and every mode under the
+// version directory (UnsafeMode: setuid, setgid, sticky, or writable by
+// group or others, which install never writes); the previous release's
+// place and lock; the command shim(s). A shim that is exactly what
+// ShimScript (ShimCmd) writes for another launcher or other homes is
+// rewritten as a routine refresh (SHIM_OUTDATED); one with piship's
+// marker but other content is SHIM_MODIFIED, a deleted one SHIM_MISSING,
+// both rewritten; a file without the marker is SHIM_FOREIGN and left
+// alone. It then reclaims as Reclaim does.
+//
+// The report (DoctorReport, schema piship-doctor/v1) keeps apart what was
+// found (Found: damage, each {code, path, detail}), what was done about it
+// and the routine refreshes (Repaired), and what was removed (Reclaimed).
+// Every found item is damage whether or not it was repaired: the doctor
+// stage fails with INTEGRITY_FAILED (unless fail_on_damage = false) and
+// `piship doctor` exits 1, so a script notices that something had been
+// changed; a healthy installation, or one with only routine refreshes and
+// reclaiming, exits 0. Its JSON has stable camelCase keys and every list
+// as an array, never null.
+//
+// What doctor does not check: whether an executable bit was added or
+// removed (modes are not recorded at install; only the unsafe bits are
+// refused), and release files other than release.json (checksums.txt,
+// the SBOM and notices) against checksums.txt.
+//
 // # Locks
 //
 // Install, rollback, doctor and uninstall hold receipts/.<id>.install.lock

@@ -1,12 +1,14 @@
 package home
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -26,58 +28,123 @@ const DefaultReclaimBudget = 5 * time.Second
 // reclaimCheckEvery is how many unlinks pass between budget checks.
 const reclaimCheckEvery = 64
 
+// DoctorSchema names the format of the doctor report (`piship doctor
+// --json`).
+const DoctorSchema = "piship-doctor/v1"
+
+// The codes of what doctor finds (DoctorReport.Found) and does
+// (DoctorReport.Repaired). Every found item is damage: doctor then ends
+// with INTEGRITY_FAILED (exit 1), whether it repaired it or not. The two
+// *_OUTDATED codes are routine refreshes: they appear in Repaired only.
+const (
+	DoctorReceiptInvalid     = "RECEIPT_INVALID"     // the receipt does not parse; nothing else is checked
+	DoctorNoActive           = "NO_ACTIVE_RELEASE"   // the receipt names no active release
+	DoctorPayloadOutside     = "PAYLOAD_OUTSIDE"     // a record's directory or payload is outside apps/<id>/
+	DoctorPayloadModified    = "PAYLOAD_MODIFIED"    // the payload does not match its inventory
+	DoctorInventoryModified  = "INVENTORY_MODIFIED"  // the inventory is not the one installed (receipt digest)
+	DoctorLockModified       = "LOCK_MODIFIED"       // payload/piship.lock is not the one installed
+	DoctorReleaseModified    = "RELEASE_MODIFIED"    // release.json is not the one installed
+	DoctorModeUnsafe         = "MODE_UNSAFE"         // setuid, setgid, sticky, or writable by group or others
+	DoctorPreviousIncomplete = "PREVIOUS_INCOMPLETE" // the rollback target lost its lock
+	DoctorShimMissing        = "SHIM_MISSING"        // the command shim was deleted (recreated)
+	DoctorShimModified       = "SHIM_MODIFIED"       // the shim is not what piship writes (rewritten)
+	DoctorShimForeign        = "SHIM_FOREIGN"        // a file that is not a piship shim of id stands there (left alone)
+	DoctorShimOutdated       = "SHIM_OUTDATED"       // routine: a piship shim naming another launcher or homes (rewritten)
+	DoctorLauncherModified   = "LAUNCHER_MODIFIED"   // the kept launcher is not what piship wrote (replaced)
+	DoctorLauncherOutdated   = "LAUNCHER_OUTDATED"   // routine: piship was updated since the launcher was kept (replaced)
+	DoctorLaunchLockInvalid  = "LAUNCH_LOCK_INVALID" // receipts/.<id>.launch.lock is not a file (removed or set aside)
+)
+
+// DoctorItem is one thing doctor found or did: a code above, the path it
+// is about and what happened, in words.
+type DoctorItem struct {
+	Code   string `json:"code" cty:"code"`
+	Path   string `json:"path" cty:"path"`
+	Detail string `json:"detail" cty:"detail"`
+}
+
+// String is the one-line form doctor prints.
+func (i DoctorItem) String() string {
+	if i.Path == "" {
+		return i.Code + ": " + i.Detail
+	}
+	return i.Code + " " + i.Path + ": " + i.Detail
+}
+
 // DoctorReport is what Doctor found and did. It travels as the doctor
 // stage's `report` output (the cty tags) and is printed by `piship doctor
-// --json` (the json names: the Go field names unless tagged; see JSON).
+// --json` (the json tags: schema piship-doctor/v1, camelCase keys, every
+// list an array, never null).
 type DoctorReport struct {
-	ID       string `cty:"id"`
-	Active   string `cty:"active"`
-	Previous string `cty:"previous"`
+	Schema   string `json:"schema" cty:"schema"`
+	ID       string `json:"id" cty:"id"`
+	Active   string `json:"active" cty:"active"`
+	Previous string `json:"previous" cty:"previous"`
 	// NotInstalled is set when id has no receipt, only apps/<id> (what a
 	// failed first install set aside): doctor reclaimed what it could and
 	// verified nothing.
-	NotInstalled bool `json:",omitempty" cty:"not_installed"`
-	// Verified is set when the active payload matched its inventory and
-	// its lock the digest the receipt recorded.
-	Verified bool `cty:"verified"`
-	// Problems are what needs a repair or a reinstall.
-	Problems []string `cty:"problems"`
+	NotInstalled bool `json:"notInstalled" cty:"not_installed"`
+	// Verified is set when the active release passed every check: inside
+	// apps/<id>, its inventory, lock and release.json the files the
+	// receipt recorded, every payload file the inventory's, no unsafe mode.
+	Verified bool `json:"verified" cty:"verified"`
+	// Found is the damage doctor found (empty when healthy); Repaired what
+	// it did about it, and the routine refreshes (*_OUTDATED). A found
+	// item without a repair needs what its detail says (a reinstall).
+	Found    []DoctorItem `json:"found" cty:"found"`
+	Repaired []DoctorItem `json:"repaired" cty:"repaired"`
 	// Reclaimed lists what was removed (directories, dead leases);
 	// Remaining what the budget left for the next doctor.
-	Reclaimed []string `cty:"reclaimed"`
-	Remaining []string `cty:"remaining"`
+	Reclaimed []string `json:"reclaimed" cty:"reclaimed"`
+	Remaining []string `json:"remaining" cty:"remaining"`
 	// Leases are the live runtime leases.
-	Leases []DoctorLease `cty:"leases"`
+	Leases []DoctorLease `json:"leases" cty:"leases"`
 	// DiskBytes is the size of apps/<id> after reclaiming.
-	DiskBytes int64 `cty:"disk_bytes"`
+	DiskBytes int64 `json:"diskBytes" cty:"disk_bytes"`
 	// Trust is what updates of the active release trust: the channel and
 	// keys its lock records and the replay floor the receipt keeps.
-	Trust TrustState `cty:"trust"`
+	Trust TrustState `json:"trust" cty:"trust"`
 	// TrustFile is trust/<id>.json when it exists, else "".
-	TrustFile string `json:",omitempty" cty:"trust_file"`
-	// ShimRefreshed is set when the command shim was outdated (another
-	// launcher or homes) and was rewritten.
-	ShimRefreshed bool `cty:"shim_refreshed"`
-	// LauncherReplaced is set when the launcher kept in the install home
-	// differed from the one beside this piship and was replaced.
-	LauncherReplaced bool `json:",omitempty" cty:"launcher_replaced"`
-	// Store is what the store's GC did (nil without a store).
-	Store *StoreReport `json:",omitempty" cty:"store"`
+	TrustFile string `json:"trustFile" cty:"trust_file"`
+	// Store is what the store's GC did (absent without a store).
+	Store *StoreReport `json:"store,omitempty" cty:"store"`
+}
+
+// Damaged reports whether doctor found anything wrong.
+func (r DoctorReport) Damaged() bool { return len(r.Found) > 0 }
+
+func (r *DoctorReport) found(code, path, format string, args ...any) {
+	r.Found = append(r.Found, DoctorItem{Code: code, Path: path, Detail: fmt.Sprintf(format, args...)})
+}
+
+func (r *DoctorReport) repaired(code, path, format string, args ...any) {
+	r.Repaired = append(r.Repaired, DoctorItem{Code: code, Path: path, Detail: fmt.Sprintf(format, args...)})
 }
 
 // JSON is the report as `piship doctor --json` prints it (indented, one
-// line per field, a newline at the end). Doctor leaves a list it found
-// nothing for nil, written as null; a report that travelled as a stage
-// output holds empty lists instead, so they are written as null too and
-// the JSON is the same either way.
+// line per field, a newline at the end). Every list is an array, empty
+// when there is nothing in it, whether the report came from Doctor or
+// travelled as a stage output.
 func (r DoctorReport) JSON() ([]byte, error) {
-	for _, l := range []*[]string{&r.Problems, &r.Reclaimed, &r.Remaining} {
-		if len(*l) == 0 {
-			*l = nil
+	r.Schema = DoctorSchema
+	for _, l := range []*[]string{&r.Reclaimed, &r.Remaining} {
+		if *l == nil {
+			*l = []string{}
 		}
 	}
-	if len(r.Leases) == 0 {
-		r.Leases = nil
+	for _, l := range []*[]DoctorItem{&r.Found, &r.Repaired} {
+		if *l == nil {
+			*l = []DoctorItem{}
+		}
+	}
+	if r.Leases == nil {
+		r.Leases = []DoctorLease{}
+	}
+	if r.Trust.Keys == nil {
+		r.Trust.Keys = []distribution.LockUpdateKey{}
+	}
+	if r.Trust.Sequences == nil {
+		r.Trust.Sequences = map[string]int64{}
 	}
 	return canon.JSON(r)
 }
@@ -114,12 +181,12 @@ func doctorLeases(ls []receipt.Lease) []DoctorLease {
 
 // StoreReport is the content-addressed store as doctor left it.
 type StoreReport struct {
-	Dir       string `cty:"dir"`
-	Objects   int    `cty:"objects"`   // objects looked at
-	Removed   int    `cty:"removed"`   // objects nothing linked any more, past the grace
-	Bytes     int64  `cty:"bytes"`     // bytes those held
-	Exhausted bool   `cty:"exhausted"` // the budget ran out first
-	Problem   string `json:",omitempty" cty:"problem"`
+	Dir       string `json:"dir" cty:"dir"`
+	Objects   int    `json:"objects" cty:"objects"`     // objects looked at
+	Removed   int    `json:"removed" cty:"removed"`     // objects nothing linked any more, past the grace
+	Bytes     int64  `json:"bytes" cty:"bytes"`         // bytes those held
+	Exhausted bool   `json:"exhausted" cty:"exhausted"` // the budget ran out first
+	Problem   string `json:"problem" cty:"problem"`
 }
 
 // TrustState is the update trust of an installation.
@@ -127,15 +194,15 @@ type TrustState struct {
 	// Channel, Source, Keys and Threshold come from the active release's
 	// lock (its updates block); empty when it has none, and then updates
 	// are refused.
-	Channel   string                       `json:",omitempty" cty:"channel"`
-	Source    string                       `json:",omitempty" cty:"source"`
-	Keys      []distribution.LockUpdateKey `json:",omitempty" cty:"keys"`
-	Threshold int                          `json:",omitempty" cty:"threshold"`
+	Channel   string                       `json:"channel" cty:"channel"`
+	Source    string                       `json:"source" cty:"source"`
+	Keys      []distribution.LockUpdateKey `json:"keys" cty:"keys"`
+	Threshold int                          `json:"threshold" cty:"threshold"`
 	// Sequences is the replay floor: the highest channel sequence
 	// installed, per channel.
-	Sequences map[string]int64 `json:",omitempty" cty:"sequences"`
+	Sequences map[string]int64 `json:"sequences" cty:"sequences"`
 	// Problem says why the lock could not be read.
-	Problem string `json:",omitempty" cty:"problem"`
+	Problem string `json:"problem" cty:"problem"`
 }
 
 func trustState(rc *receipt.Receipt) TrustState {
@@ -187,13 +254,18 @@ func (t TrustState) String() string {
 	return b.String()
 }
 
-// Doctor runs the full verification of the active release (every payload
-// file against the inventory, as payload.Verify does, and the lock against
-// the receipt), checks that the previous release and the command shim
-// stand, removes dead leases and reclaims obsolete versions and .retained-*
-// directories within budget (DefaultReclaimBudget when 0), never the
-// active or previous version nor one a live lease holds. Problems are
-// reported, not returned as errors.
+// Doctor checks an installation and repairs what it can (see the package
+// documentation, "Doctor"): the active release in full (inside
+// apps/<id>/; inventory, lock and release.json against the digests the
+// receipt recorded; every payload file against the inventory; no unsafe
+// mode), the previous release's lock, the command shim(s) (a deleted shim
+// is recreated, a modified or outdated one rewritten) and the launch gate
+// (a directory there is removed or set aside); it removes dead leases and
+// reclaims obsolete versions and .retained-* directories within budget
+// (DefaultReclaimBudget when 0), never the active or previous version nor
+// one a live lease holds. What it finds is reported (DoctorReport.Found),
+// apart from what it did (Repaired, Reclaimed), not returned as an error:
+// an error means doctor could not run (a lock held, an unreadable home).
 func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*DoctorReport, error) {
 	o.setDefaults()
 	if err := receipt.CheckID(id); err != nil {
@@ -209,60 +281,61 @@ func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*D
 		return nil, err
 	}
 	defer unlock()
+	rep := &DoctorReport{Schema: DoctorSchema, ID: id}
+	gateOK := repairGate(rep, home, id)
 	rc, err := receipt.Read(home, id)
 	notInstalled := errors.Is(err, receipt.ErrNotInstalled)
 	if notInstalled {
-		if _, serr := os.Stat(receipt.AppDir(home, id)); serr != nil {
+		if _, serr := os.Stat(receipt.AppDir(home, id)); serr != nil && len(rep.Found) == 0 {
 			return nil, err
 		}
 		// No receipt, but apps/<id> stands: a failed first install's
 		// leftovers. Nothing to verify; reclaim them.
 		rc, err = receipt.New(id), nil
 	}
+	if receipt.CodeOf(err) == receipt.CodeConfigInvalid {
+		rep.found(DoctorReceiptInvalid, receipt.ReceiptPath(home, id), "%v: nothing else was checked or reclaimed; reinstall %s (piship install) to write a new receipt", err, id)
+		return rep, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	rep := &DoctorReport{ID: id, Active: rc.Active, Previous: rc.Previous, NotInstalled: notInstalled}
-	switch a := rc.Find(rc.Active); {
+	rep.Active, rep.Previous, rep.NotInstalled = rc.Active, rc.Previous, notInstalled
+	a := rc.Find(rc.Active)
+	switch {
 	case rep.NotInstalled:
 		// Nothing to verify: only leftovers to reclaim, below.
 	case a == nil:
-		rep.Problems = append(rep.Problems, fmt.Sprintf("%s has no active release: install it", id))
+		rep.found(DoctorNoActive, receipt.ReceiptPath(home, id), "%s has no active release: install it", id)
 	default:
-		rep.Verified = true
-		if err := phase.Run(ctx, "verify", func(ctx context.Context) error { return payload.Verify(ctx, a.Payload) }); err != nil {
-			rep.Verified = false
-			rep.Problems = append(rep.Problems, fmt.Sprintf("active %s %s: %v", id, a.Version, err))
-		}
-		if a.LockSHA256 != "" {
-			if got, err := cache.HashFile(filepath.Join(a.Payload, "piship.lock")); err != nil || got != a.LockSHA256 {
-				rep.Verified = false
-				rep.Problems = append(rep.Problems, fmt.Sprintf("active %s %s: payload/piship.lock is not the lock installed (sha256 %s, recorded %s)", id, a.Version, got, a.LockSHA256))
-			}
-		}
-		shim := shimPaths(o.Homes.Bin, a.Command)[0]
-		if !isShimOf(shim, id) {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("the command shim %s is missing or not piship's: install again to restore it", shim))
-		} else if launcher, err := o.launcher(); err == nil {
-			// An outdated shim (an older launcher, moved homes) is
-			// replaced by what an install would write now.
-			if b, err := os.ReadFile(shim); err == nil && string(b) != ShimScript(launcher, id, o.Homes) {
-				if _, err := o.writeShims(id, a.Command, a.Target); err == nil {
-					rep.ShimRefreshed = true
-				} else {
-					rep.Problems = append(rep.Problems, fmt.Sprintf("the command shim %s is outdated and could not be rewritten: %v", shim, err))
-				}
-			}
-		}
+		_, ph := phase.Start(ctx, "verify")
+		rep.Verified = o.checkRelease(ctx, rep, id, "active", a, true)
+		ph.End(nil)
+		o.checkShims(rep, id, a)
 	}
 	if p := rc.Find(rc.Previous); p != nil {
-		if _, err := os.Stat(filepath.Join(p.Payload, "piship.lock")); err != nil {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("previous %s %s is no longer complete: a rollback would fail", id, p.Version))
-		}
+		o.checkRelease(ctx, rep, id, "previous", p, false)
 	}
-	rep.Trust = trustState(rc)
+	if a != nil && receipt.CheckInside(home, id, a) == nil {
+		rep.Trust = trustState(rc)
+	} else {
+		rep.Trust = TrustState{Sequences: rc.Sequences}
+	}
 	if _, err := os.Stat(receipt.TrustPath(home, id)); err == nil {
 		rep.TrustFile = receipt.TrustPath(home, id)
+	}
+	if !gateOK {
+		// Reclaiming needs the gate: it waits for the next doctor.
+		return rep, nil
+	}
+	for i, f := range rep.Found {
+		if f.Code == DoctorPayloadOutside {
+			// The receipt is not to be trusted about what to keep: it
+			// could name a copy elsewhere so that the real directory looks
+			// obsolete. Nothing is reclaimed until it is reinstalled.
+			rep.Found[i].Detail += " (nothing was reclaimed: the receipt does not say what apps/" + id + " must keep)"
+			return rep, nil
+		}
 	}
 
 	if budget <= 0 {
@@ -293,6 +366,274 @@ func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*D
 	rep.DiskBytes = diskUsage(receipt.AppDir(home, id))
 	ph.End(nil)
 	return rep, nil
+}
+
+// repairGate finds a launch gate that is not a file (a directory stands
+// at receipts/.<id>.launch.lock, so no launch or commit can take it) and
+// removes it when empty or sets it aside beside itself. It reports
+// whether the gate can be taken now.
+func repairGate(rep *DoctorReport, home, id string) bool {
+	gate := receipt.GatePath(home, id)
+	fi, err := os.Lstat(gate)
+	if err != nil || fi.Mode().IsRegular() {
+		return true // missing (created when taken) or a file
+	}
+	rep.found(DoctorLaunchLockInvalid, gate, "the launch gate is a %s, not a file: no launch, install or rollback of %s could take it", kindOf(fi.Mode()), id)
+	if fi.IsDir() && os.Remove(gate) == nil {
+		rep.repaired(DoctorLaunchLockInvalid, gate, "removed (it was an empty directory)")
+		return true
+	}
+	aside := gate + ".aside-" + receipt.RandomHex(4)
+	if err := os.Rename(gate, aside); err != nil {
+		rep.Found[len(rep.Found)-1].Detail += fmt.Sprintf("; it could not be set aside (%v): remove it by hand", err)
+		return false
+	}
+	rep.repaired(DoctorLaunchLockInvalid, gate, "set aside to %s (it was not empty: look at it, then remove it)", aside)
+	return true
+}
+
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeSymlink != 0:
+		return "symbolic link"
+	default:
+		return "special file"
+	}
+}
+
+// checkRelease checks one release record and reports what is wrong with
+// it: its place (receipt.CheckInside, before anything of it is read), its
+// inventory, lock and release.json against the receipt's digests, and in
+// full (every payload file against the inventory, and every mode) for
+// the active release. It returns whether nothing was found.
+func (o *Options) checkRelease(ctx context.Context, rep *DoctorReport, id, role string, r *receipt.Release, full bool) bool {
+	home := o.Homes.Install
+	n := len(rep.Found)
+	what := fmt.Sprintf("%s %s %s", role, id, r.Version)
+	if err := receipt.CheckInside(home, id, r); err != nil {
+		rep.found(DoctorPayloadOutside, r.Payload, "%s: %v", what, err)
+		return false
+	}
+	digest := func(code, path, want, name string) {
+		if want == "" {
+			return // an older receipt recorded none
+		}
+		got, err := cache.HashFile(path)
+		switch {
+		case err != nil:
+			rep.found(code, path, "%s: cannot read %s (%v): reinstall %s %s", what, name, err, id, r.Version)
+		case !strings.EqualFold(got, want):
+			rep.found(code, path, "%s: %s is not the one installed (sha256 %s, the receipt recorded %s): reinstall %s %s", what, name, got, want, id, r.Version)
+		}
+	}
+	lock := filepath.Join(r.Payload, distribution.LockFileName)
+	if !full {
+		// The rollback target: its lock, what a rollback activates.
+		if _, err := os.Stat(lock); err != nil {
+			rep.found(DoctorPreviousIncomplete, r.Payload, "%s is no longer complete (%v): a rollback would fail", what, err)
+			return false
+		}
+		digest(DoctorLockModified, lock, r.LockSHA256, "payload/"+distribution.LockFileName)
+		if len(rep.Found) > n {
+			rep.Found[n].Detail += "; a rollback to it would fail"
+		}
+		return len(rep.Found) == n
+	}
+	digest(DoctorLockModified, lock, r.LockSHA256, "payload/"+distribution.LockFileName)
+	digest(DoctorInventoryModified, filepath.Join(r.Payload, filepath.FromSlash(payload.InventoryName)), r.InventorySHA256, "payload/"+payload.InventoryName)
+	digest(DoctorReleaseModified, filepath.Join(r.Dir, "release.json"), r.ReleaseSHA256, "release.json")
+	if err := payload.Verify(ctx, r.Payload); err != nil {
+		rep.found(DoctorPayloadModified, r.Payload, "%s: %v: reinstall %s %s", what, strings.TrimPrefix(err.Error(), receipt.CodeIntegrity+": "), id, r.Version)
+	}
+	for _, u := range unsafeModes(r.Dir) {
+		rep.found(DoctorModeUnsafe, u.path, "%s: mode %s (%s): an installed release is never %s; reinstall %s %s", what, u.mode, u.why, u.why, id, r.Version)
+	}
+	return len(rep.Found) == n
+}
+
+type unsafeMode struct {
+	path string
+	mode fs.FileMode
+	why  string
+}
+
+// maxUnsafeModes bounds the mode findings of one release.
+const maxUnsafeModes = 20
+
+// unsafeModes walks dir and returns the entries whose mode install never
+// writes: setuid, setgid or sticky, or writable by group or others
+// (extraction and copies write 0644 and 0755 files, 0755 directories, less
+// the umask).
+func unsafeModes(dir string) []unsafeMode {
+	var out []unsafeMode
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || len(out) >= maxUnsafeModes {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		if why := UnsafeMode(fi.Mode()); why != "" {
+			out = append(out, unsafeMode{p, fi.Mode(), why})
+		}
+		return nil
+	})
+	return out
+}
+
+// UnsafeMode says what is unsafe about the mode of an installed file or
+// directory ("" when nothing): the one rule doctor checks modes by.
+func UnsafeMode(m fs.FileMode) string {
+	var why []string
+	if m&fs.ModeSetuid != 0 {
+		why = append(why, "setuid")
+	}
+	if m&fs.ModeSetgid != 0 {
+		why = append(why, "setgid")
+	}
+	if m&fs.ModeSticky != 0 {
+		why = append(why, "sticky")
+	}
+	// Windows has no group or other bits: Go reports every writable file
+	// as 0666 there.
+	if m&fs.ModeSymlink == 0 && m.Perm()&0o022 != 0 && runtime.GOOS != "windows" {
+		why = append(why, "writable by group or others")
+	}
+	return strings.Join(why, ", ")
+}
+
+// checkShims checks the command shim(s) of the active release r: a
+// missing one is recreated, one that is not what piship writes (though it
+// carries piship's marker) rewritten, both reported as found and
+// repaired; one that piship wrote for another launcher or homes is
+// rewritten as a routine refresh; a file that is not a piship shim of id
+// is reported and left alone.
+func (o *Options) checkShims(rep *DoctorReport, id string, r *receipt.Release) {
+	launcher, err := o.launcher()
+	if err != nil {
+		rep.found(DoctorShimMissing, o.Homes.Bin, "cannot tell what the shim of %s should be: %v", id, err)
+		return
+	}
+	paths := shimPaths(o.Homes.Bin, r.Command)
+	type want struct {
+		path, text string
+		parse      func(string) (string, receipt.Homes, bool)
+		write      func(string, receipt.Homes) string
+	}
+	ws := []want{{paths[0], ShimScript(launcher, id, o.Homes), func(s string) (string, receipt.Homes, bool) { return parseShimScript(s, id) }, func(l string, h receipt.Homes) string { return ShimScript(l, id, h) }}}
+	if strings.HasPrefix(r.Target, "win32-") {
+		ws = append(ws, want{paths[1], ShimCmd(launcher, id, o.Homes), func(s string) (string, receipt.Homes, bool) { return parseShimCmd(s, id) }, func(l string, h receipt.Homes) string { return ShimCmd(l, id, h) }})
+	}
+	var rewrite []DoctorItem
+	for _, w := range ws {
+		b, err := os.ReadFile(w.path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			rep.found(DoctorShimMissing, w.path, "the command shim of %s is missing: the command does not run", id)
+			rewrite = append(rewrite, DoctorItem{DoctorShimMissing, w.path, "recreated"})
+		case err != nil:
+			rep.found(DoctorShimModified, w.path, "cannot read the command shim of %s: %v", id, err)
+		case string(b) == w.text:
+		case !bytes.Contains(b, []byte(shimMarker(id))):
+			rep.found(DoctorShimForeign, w.path, "this is not a piship command shim of %s, so %s does not run it: remove or rename it, then run piship doctor %s", id, r.Command, id)
+		default:
+			if l, h, ok := w.parse(string(b)); ok && w.write(l, h) == string(b) {
+				rewrite = append(rewrite, DoctorItem{DoctorShimOutdated, w.path, fmt.Sprintf("rewritten: it ran %s with homes %s, %s, %s", l, h.Install, h.Bin, h.State)})
+				continue
+			}
+			rep.found(DoctorShimModified, w.path, "the command shim of %s is not what piship writes: something changed it", id)
+			rewrite = append(rewrite, DoctorItem{DoctorShimModified, w.path, "rewritten"})
+		}
+	}
+	if len(rewrite) == 0 {
+		return
+	}
+	if _, err := o.writeShims(id, r.Command, r.Target); err != nil {
+		for _, it := range rewrite {
+			rep.found(it.Code, it.Path, "could not be rewritten: %v", err)
+		}
+		return
+	}
+	rep.Repaired = append(rep.Repaired, rewrite...)
+}
+
+// parseShimScript reads the launcher and homes out of a POSIX sh shim of
+// id as ShimScript writes it (false when it is not one).
+func parseShimScript(s, id string) (string, receipt.Homes, bool) {
+	var h receipt.Homes
+	var launcher string
+	vals := map[string]*string{receipt.EnvInstallHome: &h.Install, receipt.EnvBinHome: &h.Bin, receipt.EnvStateHome: &h.State}
+	for _, line := range strings.Split(s, "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok && vals[k] != nil {
+			if u, ok := shUnquote(v); ok {
+				*vals[k] = u
+			}
+		}
+		if rest, ok := strings.CutPrefix(line, "exec "); ok {
+			if l, _, ok := shWord(rest); ok {
+				launcher = l
+			}
+		}
+	}
+	ok := launcher != "" && h.Install != "" && h.Bin != "" && h.State != ""
+	return launcher, h, ok
+}
+
+// shUnquote undoes shQuote ("" and false when s is not its output).
+func shUnquote(s string) (string, bool) {
+	w, rest, ok := shWord(s)
+	return w, ok && rest == ""
+}
+
+// shWord reads one word of shQuote's output from the start of s: quoted
+// runs and escaped quotes, up to a space or the end. It returns the word
+// and what follows it.
+func shWord(s string) (string, string, bool) {
+	var b strings.Builder
+	i := 0
+	for i < len(s) && s[i] != ' ' {
+		switch {
+		case s[i] == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return "", "", false
+			}
+			b.WriteString(s[i+1 : i+1+j])
+			i += j + 2
+		case strings.HasPrefix(s[i:], `\'`):
+			b.WriteByte('\'')
+			i += 2
+		default:
+			return "", "", false
+		}
+	}
+	return b.String(), s[i:], i > 0
+}
+
+// parseShimCmd reads the launcher and homes out of a Windows shim of id as
+// ShimCmd writes it.
+func parseShimCmd(s, id string) (string, receipt.Homes, bool) {
+	var h receipt.Homes
+	var launcher string
+	unesc := func(v string) string { return strings.ReplaceAll(v, "%%", "%") }
+	vals := map[string]*string{receipt.EnvInstallHome: &h.Install, receipt.EnvBinHome: &h.Bin, receipt.EnvStateHome: &h.State}
+	for _, line := range strings.Split(s, "\r\n") {
+		if rest, ok := strings.CutPrefix(line, `set "`); ok {
+			if k, v, ok := strings.Cut(strings.TrimSuffix(rest, `"`), "="); ok && vals[k] != nil {
+				*vals[k] = unesc(v)
+			}
+		}
+		if rest, ok := strings.CutPrefix(line, `"`); ok {
+			if l, _, ok := strings.Cut(rest, `"`); ok {
+				launcher = unesc(l)
+			}
+		}
+	}
+	ok := launcher != "" && h.Install != "" && h.Bin != "" && h.State != ""
+	return launcher, h, ok
 }
 
 // ReclaimResult says what Reclaim removed and left.

@@ -62,7 +62,7 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 	res := &InstallResult{ID: id, Version: s.version, Target: s.target, Source: s.kind, Warnings: s.warnings}
 
 	// A recorded release of the same bytes is activated as it stands.
-	if rec := reusable(rc, s); rec != nil {
+	if rec := reusable(home, rc, s); rec != nil {
 		if err := checkReusedKey(s, rec); err != nil {
 			return nil, err
 		}
@@ -134,7 +134,8 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 	rec := receipt.Release{
 		Version: s.version, Dir: dest, Payload: filepath.Join(dest, "payload"), InstalledAt: o.Now().UTC(),
 		LockSHA256: in.lockSHA, ArchiveSHA256: put.SHA256, InventorySHA256: in.inventorySHA,
-		Target: s.target, Channel: channel, Command: in.command, Entry: in.entry,
+		ReleaseSHA256: in.releaseSHA,
+		Target:        s.target, Channel: channel, Command: in.command, Entry: in.entry,
 		VerifyAtLaunch: in.verifyAtLaunch, Source: s.kind,
 	}
 	prev, shims, err := o.activate(ctx, id, rec)
@@ -165,8 +166,9 @@ func checkSequence(rc *receipt.Receipt, channel string, seq int64) error {
 }
 
 // reusable returns a recorded release of s's version holding the same
-// bytes, whose directory still stands, or nil.
-func reusable(rc *receipt.Receipt, s *source) *receipt.Release {
+// bytes, whose directory still stands inside apps/<id>/
+// (receipt.CheckInside), or nil.
+func reusable(home string, rc *receipt.Receipt, s *source) *receipt.Release {
 	var cands []receipt.Release
 	if r := rc.Find(s.version); r != nil {
 		cands = append(cands, *r)
@@ -181,6 +183,9 @@ func reusable(rc *receipt.Receipt, s *source) *receipt.Release {
 		case s.kind == receipt.SourceArchive && (s.expectSHA == "" || r.ArchiveSHA256 != s.expectSHA):
 			continue
 		case s.kind != receipt.SourceArchive && (s.inventorySHA == "" || r.InventorySHA256 != s.inventorySHA):
+			continue
+		}
+		if receipt.CheckInside(home, s.id, &r) != nil {
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(r.Payload, "piship.lock")); err != nil {

@@ -172,7 +172,7 @@ func TestDoctor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.Verified || len(rep.Problems) != 0 || rep.Active != "5.0.0" || rep.Previous != "4.0.0" {
+	if !rep.Verified || len(rep.Found) != 0 || rep.Active != "5.0.0" || rep.Previous != "4.0.0" {
 		t.Fatalf("%+v", rep)
 	}
 	app := receipt.AppDir(e.homes.Install, "hello")
@@ -200,7 +200,7 @@ func TestDoctor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Verified || len(rep.Problems) == 0 || !strings.Contains(strings.Join(rep.Problems, "\n"), "node_modules/x/cli.js") {
+	if rep.Verified || len(rep.Found) == 0 || !strings.Contains(foundText(rep), "node_modules/x/cli.js") {
 		t.Fatalf("%+v", rep)
 	}
 }
@@ -323,7 +323,7 @@ func TestDoctorReclaimsAFailedFirstInstall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.NotInstalled || rep.Verified || len(rep.Problems) != 0 || len(rep.Reclaimed) != 1 || !strings.Contains(rep.Reclaimed[0], filepath.Base(left[0])) {
+	if !rep.NotInstalled || rep.Verified || len(rep.Found) != 0 || len(rep.Reclaimed) != 1 || !strings.Contains(rep.Reclaimed[0], filepath.Base(left[0])) {
 		t.Fatalf("%+v", rep)
 	}
 	if _, err := os.Stat(app); !errors.Is(err, fs.ErrNotExist) {

@@ -49,6 +49,9 @@ func Rollback(ctx context.Context, o Options, id string) (*receipt.Receipt, erro
 		return nil, receipt.Errorf(receipt.CodeRollback, "%s %s has no previous release to roll back to", id, rc.Active)
 	}
 	prev := rc.Find(rc.Previous)
+	if err := receipt.CheckInside(home, id, prev); err != nil {
+		return nil, receipt.Errorf(receipt.CodeRollback, "the previous release %s %s cannot be rolled back to: %w", id, prev.Version, err)
+	}
 	for _, p := range []string{filepath.Join(prev.Payload, "piship.lock"), filepath.Join(prev.Payload, filepath.FromSlash(prev.Entry))} {
 		if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
 			return nil, receipt.Errorf(receipt.CodeRollback, "the previous release %s %s is no longer complete (%s is missing): reinstall it instead", id, prev.Version, p)

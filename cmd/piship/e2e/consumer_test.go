@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"piship.dev/piship/cache"
 	"piship.dev/piship/cmd/piship/internal/fixture"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/proc"
@@ -214,24 +215,36 @@ func TestTamperingAndLeases(t *testing.T) {
 	os.WriteFile(lock, b, 0o644)
 	os.WriteFile(motd, []byte("motd 1.0.0\n"), 0o644)
 
-	// An outdated kept launcher (piship was updated since) is replaced by
-	// doctor; the one beside piship is then what the shim runs.
+	// A kept launcher someone changed is damage: doctor replaces it and
+	// exits 1. One piship kept before piship itself was updated (the stamp
+	// vouches for the file) is a routine refresh: replaced, exit 0.
 	kept := filepath.Join(home, "launcher", "piship-launch")
 	orig, err := os.ReadFile(kept)
 	if err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(kept, append(append([]byte{}, orig...), 0), 0o755) // still an executable that runs
-	if out := w.run("doctor", "hello"); !strings.Contains(out, "launcher: replaced") {
-		t.Errorf("doctor did not replace the outdated launcher:\n%s", out)
+	if out, err := w.try("doctor", "hello"); err == nil || !strings.Contains(out, "found: LAUNCHER_MODIFIED "+kept) ||
+		!strings.Contains(out, "repaired: LAUNCHER_MODIFIED") || !strings.Contains(out, "INTEGRITY_FAILED") {
+		t.Errorf("doctor on a modified launcher: %v\n%s", err, out)
 	}
 	if now, _ := os.ReadFile(kept); string(now) != string(orig) {
 		t.Error("the kept launcher is not the one beside piship")
 	}
-	if out := w.run("doctor", "hello"); strings.Contains(out, "launcher: replaced") {
+	os.WriteFile(kept, append(append([]byte{}, orig...), 0), 0o755)
+	keptID, _ := cache.FileIdentity(kept)
+	os.WriteFile(kept+".stamp", []byte("an older piship-launch\n"+keptID+"\n"), 0o644)
+	if out := w.run("doctor", "hello"); !strings.Contains(out, "repaired: LAUNCHER_OUTDATED") || strings.Contains(out, "found:") {
+		t.Errorf("doctor did not refresh the outdated launcher:\n%s", out)
+	}
+	if now, _ := os.ReadFile(kept); string(now) != string(orig) {
+		t.Error("the kept launcher is not the one beside piship")
+	}
+	if out := w.run("doctor", "hello"); strings.Contains(out, "LAUNCHER") || !strings.Contains(out, "hello: verified, nothing to repair") {
 		t.Errorf("doctor replaced a current launcher:\n%s", out)
 	}
 	w.launchOK("after doctor replaced the launcher")
+	checkDoctorTampering(w, home)
 
 	// A running process's lease (written the way launch writes its own)
 	// blocks uninstall; once the process is gone the lease is dead.

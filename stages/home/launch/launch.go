@@ -6,15 +6,17 @@
 // A start, in order:
 //
 //  1. takes the launch gate (bounded wait, 5 s by default), reads the
-//     receipt, writes a runtime lease for the active version (not flushed)
-//     and releases the gate: the gate is held for milliseconds, never for
-//     a cold load. A home that refuses the lease (full, read-only) does
-//     not stop the start: the lease goes to the runtime directory instead
-//     and, where nothing takes it, the start runs unregistered after one
-//     line on stderr saying an uninstall or reclaim may remove it (on
-//     Linux those still find it by its process); a gate whose file cannot
-//     be opened is skipped (see package receipt, "A home that refuses the
-//     lease");
+//     receipt, refuses an active record whose directory or payload is not
+//     inside apps/<id>/ (receipt.CheckInside: INTEGRITY_FAILED, links
+//     resolved, nothing of it read), writes a runtime lease for the active
+//     version (not flushed) and releases the gate: the gate is held for
+//     milliseconds, never for a cold load. A home that refuses the lease
+//     (full, read-only) does not stop the start: the lease goes to the
+//     runtime directory instead and, where nothing takes it, the start runs
+//     unregistered after one line on stderr saying an uninstall or reclaim
+//     may remove it (on Linux those still find it by its process); a gate
+//     whose file cannot be opened is skipped (see package receipt, "A home
+//     that refuses the lease");
 //  2. reads payload/metadata/target.json (the payload must be for this
 //     platform) and hashes payload/piship.lock against the digest the
 //     receipt recorded at install: a mismatch is INTEGRITY_FAILED and
@@ -231,6 +233,9 @@ func register(ctx context.Context, installHome, id string, wait time.Duration, m
 	}
 	rel, err = r.ActiveRelease()
 	if err != nil {
+		return nil, nil, "", err
+	}
+	if err := receipt.CheckInside(installHome, id, rel); err != nil {
 		return nil, nil, "", err
 	}
 	if rel.Entry == "" || !filepath.IsLocal(filepath.FromSlash(rel.Entry)) {

@@ -145,6 +145,63 @@ func TestRunRefusesChangedLock(t *testing.T) {
 	}
 }
 
+// A receipt whose active record points at a consistent copy of the
+// payload outside apps/<id>/ (moved there, or reached through a link) is
+// refused before anything of it is read or run; one under a .retained-*
+// directory of apps/<id> still runs.
+func TestRunRefusesPayloadOutsideTheAppDir(t *testing.T) {
+	needNode(t)
+	f := install(t, nil)
+	elsewhere := filepath.Join(t.TempDir(), "copy")
+	if err := os.CopyFS(elsewhere, os.DirFS(filepath.Dir(f.payload))); err != nil {
+		t.Fatal(err)
+	}
+	retained := filepath.Join(f.home, "apps", "hello", ".retained-1.0.0-abcd")
+	if err := os.CopyFS(retained, os.DirFS(filepath.Dir(f.payload))); err != nil {
+		t.Fatal(err)
+	}
+	point := func(dir, pay string) {
+		rc, err := receipt.Read(f.home, "hello")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc.Releases[0].Dir, rc.Releases[0].Payload = dir, pay
+		if err := receipt.Write(f.home, rc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mark := filepath.Join(t.TempDir(), "mark")
+	refused := func(what string) {
+		t.Helper()
+		_, _, err := Run(context.Background(), f.home, "hello", nil, Options{Env: []string{"MARK=" + mark}, Stdout: &bytes.Buffer{}})
+		wantCode(t, err, receipt.CodeIntegrity)
+		if !strings.Contains(err.Error(), "outside") || !strings.Contains(err.Error(), "piship doctor") {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if _, err := os.Stat(mark); err == nil {
+			t.Fatalf("%s: node ran", what)
+		}
+	}
+	point(elsewhere, filepath.Join(elsewhere, "payload"))
+	refused("a copy elsewhere")
+	point(f.rec.Dir, filepath.Join(elsewhere, "payload"))
+	refused("the payload elsewhere")
+	point(filepath.Join(f.rec.Dir, "..", "..", "..", "..", filepath.Base(filepath.Dir(elsewhere)), "copy"), filepath.Join(elsewhere, "payload"))
+	refused("dot-dot")
+	// A link inside apps/hello leading out.
+	link := filepath.Join(f.home, "apps", "hello", "2.0.0")
+	if err := os.Symlink(elsewhere, link); err != nil {
+		t.Fatal(err)
+	}
+	point(link, filepath.Join(link, "payload"))
+	refused("a link out")
+
+	point(retained, filepath.Join(retained, "payload"))
+	if code, _, err := Run(context.Background(), f.home, "hello", nil, Options{Stdout: &bytes.Buffer{}}); err != nil || code != 0 {
+		t.Fatalf("retained: code %d err %v", code, err)
+	}
+}
+
 func TestRunVerifyAtLaunch(t *testing.T) {
 	needNode(t)
 	// Without verifyAtLaunch a changed payload file is not looked at.

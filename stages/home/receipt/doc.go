@@ -46,6 +46,14 @@
 // a crash before the rename leaves the previous receipt, and so the
 // previous installation, in force.
 //
+// # Where a release lives
+//
+// CheckInside is the one rule of where an installed release may be: a
+// record's Dir and Payload must lie inside apps/<id>/ (a .retained-*
+// directory there included), after cleaning and resolving links, and the
+// payload inside the Dir. Launch refuses a record outside it
+// (INTEGRITY_FAILED, before reading anything of it) and doctor reports it.
+//
 // # Gate and leases
 //
 // TakeGate takes an exclusive lock on receipts/.<id>.launch.lock (flock on

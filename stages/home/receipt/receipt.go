@@ -41,9 +41,13 @@ type Release struct {
 	// compares; "" skips the comparison (an older receipt).
 	LockSHA256 string `json:"lockSha256"`
 	// ArchiveSHA256 is the digest of the archive installed ("" for a
-	// directory install); InventorySHA256 that of the payload inventory.
+	// directory install); InventorySHA256 that of the payload inventory
+	// (payload/metadata/inventory.json, every install); ReleaseSHA256 that
+	// of release.json ("" for a payload-directory install, which has none,
+	// and in an older receipt). Doctor compares the files with them.
 	ArchiveSHA256   string `json:"archiveSha256"`
 	InventorySHA256 string `json:"inventorySha256"`
+	ReleaseSHA256   string `json:"releaseSha256"`
 	Target          string `json:"target"`
 	Channel         string `json:"channel"`
 	// Command is the shim's name in the bin home; Entry the file node runs,
