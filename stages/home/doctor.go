@@ -15,7 +15,6 @@ import (
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home/receipt"
-	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/tracing/phase"
 )
 
@@ -187,9 +186,9 @@ func (t TrustState) String() string {
 	return b.String()
 }
 
-// Doctor runs the full verification of the active release (every payload
-// file against the inventory, as payload.Verify does, and the lock against
-// the receipt), checks that the previous release and the command shim
+// Doctor runs the full verification of the active release (the release
+// rules of stages/release on every file of its directory, as install
+// applied them, and the lock against the receipt), checks that the previous release and the command shim
 // stand, removes dead leases and reclaims obsolete versions and .retained-*
 // directories within budget (DefaultReclaimBudget when 0), never the
 // active or previous version nor one a live lease holds. Problems are
@@ -230,7 +229,7 @@ func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*D
 		rep.Problems = append(rep.Problems, fmt.Sprintf("%s has no active release: install it", id))
 	default:
 		rep.Verified = true
-		if err := phase.Run(ctx, "verify", func(ctx context.Context) error { return payload.Verify(ctx, a.Payload) }); err != nil {
+		if err := phase.Run(ctx, "verify", func(ctx context.Context) error { return checkRecorded(ctx, id, a) }); err != nil {
 			rep.Verified = false
 			rep.Problems = append(rep.Problems, fmt.Sprintf("active %s %s: %v", id, a.Version, err))
 		}
