@@ -3,6 +3,7 @@ package hostile
 import (
 	"archive/tar"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -289,13 +290,17 @@ var Cases = []Case{
 
 	// Archive rules (stages/archive, archive.Extract).
 	{"dotdot-name", "a tar name with .. segments: payload/../../evil.txt", "dot-segment", IntegrityFailed,
-		Tar(func(g *Gen, es []Entry) []Entry { return insert(es, "payload/", File("payload/../../evil.txt", "evil")) })},
+		Tar(func(g *Gen, es []Entry) []Entry {
+			return insert(es, "payload/", File("payload/../../evil.txt", "evil"))
+		})},
 	{"absolute-name", "a tar name that is an absolute path into the directory outside", "absolute-path", IntegrityFailed,
 		Tar(func(g *Gen, es []Entry) []Entry {
 			return insert(es, "payload/", File(filepath.ToSlash(filepath.Join(g.Outside, "evil.txt")), "evil"))
 		})},
 	{"backslash-name", `a tar name with backslashes: payload\..\..\evil.txt`, "backslash", IntegrityFailed,
-		Tar(func(g *Gen, es []Entry) []Entry { return insert(es, "payload/", File(`payload\..\..\evil.txt`, "evil")) })},
+		Tar(func(g *Gen, es []Entry) []Entry {
+			return insert(es, "payload/", File(`payload\..\..\evil.txt`, "evil"))
+		})},
 	{"reserved-name", "a name Windows reserves: payload/con.txt", "reserved-name", IntegrityFailed,
 		Tar(func(g *Gen, es []Entry) []Entry { return insert(es, "payload/", File("payload/con.txt", "x")) })},
 	{"symlink-escape", "a symlink to the directory outside, then a file through it", "entry-type", IntegrityFailed,
@@ -368,4 +373,23 @@ func editInventory(dir string, edit func(inv map[string]string) error) error {
 		return err
 	}
 	return Reseal(dir, Seal{KeepInventory: true})
+}
+
+// WriteAll writes every case's archive into <dir>/<case name>/ (and the
+// directory the cases aim at, <dir>/outside).
+func WriteAll(dir string) error {
+	base, err := Release(filepath.Join(dir, "base"), Version)
+	if err != nil {
+		return err
+	}
+	for _, c := range Cases {
+		g := &Gen{Dir: filepath.Join(dir, c.Name), Outside: filepath.Join(dir, "outside"), Base: base}
+		if _, err := c.Make(g); err != nil {
+			return fmt.Errorf("%s: %v", c.Name, err)
+		}
+		if err := os.RemoveAll(filepath.Join(g.Dir, "tree")); err != nil {
+			return err
+		}
+	}
+	return nil
 }

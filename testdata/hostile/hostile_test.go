@@ -22,9 +22,9 @@ import (
 	"piship.dev/piship/stages/verify"
 )
 
-// -out DIR writes the corpus there instead of testing it:
-// go test ./testdata/hostile -run TestWrite -out DIR
-var out = flag.String("out", "", "write every case's archive into this directory (TestWrite)")
+// -out DIR also writes the corpus there, for a human to look at:
+// go test ./testdata/hostile -run TestCorpus -out DIR
+var out = flag.String("out", "", "also write every case's archive into this directory")
 
 type world struct {
 	t       *testing.T
@@ -170,6 +170,11 @@ func TestCorpus(t *testing.T) {
 	}
 	wantLaunch := filepath.Join(receipt.VersionDir(w.homes.Install, ID, Installed), "payload", "node_modules", "x", "cli.js") + "\nhi"
 
+	if *out != "" {
+		if err := WriteAll(*out); err != nil {
+			t.Fatal(err)
+		}
+	}
 	names := map[string]bool{}
 	for _, c := range Cases {
 		if names[c.Name] || c.Rule == "" || c.Code == "" || c.Description == "" || c.Make == nil {
@@ -251,26 +256,35 @@ func TestCorpus(t *testing.T) {
 	}
 }
 
-// TestWrite writes the corpus into -out for a human to look at (or to
-// feed another tool); without -out it only checks every case writes.
-func TestWrite(t *testing.T) {
-	dir := *out
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	for _, c := range Cases {
-		g := &Gen{Dir: filepath.Join(dir, c.Name), Outside: filepath.Join(dir, "outside")}
-		if _, err := c.Make(g); err != nil {
-			t.Fatalf("%s: %v", c.Name, err)
-		}
-		if err := os.RemoveAll(filepath.Join(g.Dir, "tree")); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 func needNode(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatal("node is not on PATH: the tests need Node.js (see README)")
+	}
+}
+
+// TestManual: the package comment lists every case with its rule, and
+// nothing else.
+func TestManual(t *testing.T) {
+	raw, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]string{}
+	_, rest, _ := strings.Cut(string(raw), "what the archive does\n")
+	for _, line := range strings.Split(rest, "\n") {
+		f := strings.Fields(strings.TrimPrefix(line, "//"))
+		if len(f) < 3 {
+			break
+		}
+		listed[f[0]] = f[1]
+	}
+	for _, c := range Cases {
+		if listed[c.Name] != c.Rule {
+			t.Errorf("doc.go lists %s with rule %q, the case says %q", c.Name, listed[c.Name], c.Rule)
+		}
+		delete(listed, c.Name)
+	}
+	for n := range listed {
+		t.Errorf("doc.go lists %s, which is not a case", n)
 	}
 }
