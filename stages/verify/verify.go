@@ -1,8 +1,10 @@
 // Package verify checks a release the way a consumer would trust it: the
 // archive digest against the expected one and the sidecar, a hardened
-// extraction, the checksums, release.json, the payload inventory, and the
-// agreement of release.json, the SBOM, the notices and the qualification
-// verdicts with the payload. Every failed check names itself and the file.
+// extraction (which hashes every file once), the archive's name, the
+// release rules of stages/release (release.Check, one check per rule, the
+// rules install and doctor apply), and the agreement of the SBOM, the
+// notices and the qualification verdicts with the payload. Every failed
+// check names itself and the file.
 package verify
 
 import (
