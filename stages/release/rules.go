@@ -488,10 +488,11 @@ func Scan(ctx context.Context, dir string) (map[string]string, error) {
 }
 
 // ParseSidecar reads <archive>.sha256 beside the archive named base: one
-// sha256sum line, `<sha256>  <base>`.
+// sha256sum line, `<sha256>  <base>` (the name may carry sha256sum's "*"
+// and the directory it was hashed in).
 func ParseSidecar(data []byte, base string) (string, error) {
 	fields := strings.Fields(string(data))
-	if len(fields) != 2 || !IsSHA256(strings.ToLower(fields[0])) || strings.TrimPrefix(fields[1], "*") != base {
+	if len(fields) != 2 || !IsSHA256(strings.ToLower(fields[0])) || path.Base(strings.TrimPrefix(fields[1], "*")) != base {
 		return "", fmt.Errorf("%s.sha256 is not a sha256sum line `<sha256>  %s`", base, base)
 	}
 	return strings.ToLower(fields[0]), nil
