@@ -151,7 +151,7 @@ func (v *verifier) extract(ctx context.Context, path, dest string, o Options) bo
 	if why != "" {
 		nameErr = fmt.Errorf("cannot tell the distribution, version and target from the archive name (%s): keep the release name <id>-<version>-<target>.tar.gz", why)
 	}
-	ok = v.add("archive-name", name, nameErr) && ok
+	v.add("archive-name", name, nameErr) // the release's own checks still run
 	v.name = n
 	if o.SHA256 != "" {
 		var e error
