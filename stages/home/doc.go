@@ -24,14 +24,18 @@
 // files of one directory at a time (see archive's package comment). Nothing references the new
 // directory until the receipt is written. Before the receipt is written,
 // the archive's SHA-256 is compared with --sha256 and with the
-// <archive>.sha256 sidecar beside it, every payload file's digest with
-// payload/metadata/inventory.json (the exact set), the inventory's digest
-// and the lock's with release.json, every other release file with
-// checksums.txt, and the identity (id, version, target) of the archive's
-// name with release.json, the lock and metadata/target.json. No file is
-// read a second time for this: the digests come from the extraction. A
-// mismatch is INTEGRITY_FAILED; the new directory, never referenced, is set
-// aside with one rename to .retained-<version>-<rand> for doctor to remove.
+// <archive>.sha256 sidecar beside it, and the release rules (release.Check,
+// the table in stages/release's package comment, which verify-release and
+// doctor apply too) judge what was written: the required files, every
+// release file against checksums.txt, every payload file's digest against
+// payload/metadata/inventory.json (the exact set, every entry a path inside
+// the payload), release.json's binding of the inventory and the lock, the
+// lock's entry, and one identity (id, version, command, target) in the
+// archive's name, release.json, the lock and metadata/target.json. No file
+// is read a second time for this: the digests come from the extraction. A
+// refusal is INTEGRITY_FAILED naming the rule; the new directory, never
+// referenced, is set aside with one rename to .retained-<version>-<rand>
+// for doctor to remove.
 //
 // The id and version of an archive come from its name,
 // <id>-<version>-<target>.tar.gz (InstallOptions.ID and Version override

@@ -18,6 +18,7 @@ import (
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/release"
 	"piship.dev/piship/tracing/phase"
 )
 
@@ -44,6 +45,7 @@ const (
 	DoctorInventoryModified  = "INVENTORY_MODIFIED"  // the inventory is not the one installed (receipt digest)
 	DoctorLockModified       = "LOCK_MODIFIED"       // payload/piship.lock is not the one installed
 	DoctorReleaseModified    = "RELEASE_MODIFIED"    // release.json is not the one installed
+	DoctorReleaseInvalid     = "RELEASE_INVALID"     // the version directory breaks a release rule (stages/release) other than the inventory's
 	DoctorModeUnsafe         = "MODE_UNSAFE"         // setuid, setgid, sticky, or writable by group or others
 	DoctorPreviousIncomplete = "PREVIOUS_INCOMPLETE" // the rollback target lost its lock
 	DoctorShimMissing        = "SHIM_MISSING"        // the command shim was deleted (recreated)
@@ -263,7 +265,9 @@ func (t TrustState) String() string {
 // (a directory there is removed or set aside); it removes dead leases and
 // reclaims obsolete versions and .retained-* directories within budget
 // (DefaultReclaimBudget when 0), never the active or previous version nor
-// one a live lease holds. What it finds is reported (DoctorReport.Found),
+// one a live lease holds. The active release is held to the release rules
+// of stages/release on every file of its directory, as install applied
+// them. What it finds is reported (DoctorReport.Found),
 // apart from what it did (Repaired, Reclaimed), not returned as an error:
 // an error means doctor could not run (a lock held, an unreadable home).
 func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*DoctorReport, error) {
@@ -444,8 +448,14 @@ func (o *Options) checkRelease(ctx context.Context, rep *DoctorReport, id, role 
 	digest(DoctorLockModified, lock, r.LockSHA256, "payload/"+distribution.LockFileName)
 	digest(DoctorInventoryModified, filepath.Join(r.Payload, filepath.FromSlash(payload.InventoryName)), r.InventorySHA256, "payload/"+payload.InventoryName)
 	digest(DoctorReleaseModified, filepath.Join(r.Dir, "release.json"), r.ReleaseSHA256, "release.json")
-	if err := payload.Verify(ctx, r.Payload); err != nil {
-		rep.found(DoctorPayloadModified, r.Payload, "%s: %v: reinstall %s %s", what, strings.TrimPrefix(err.Error(), receipt.CodeIntegrity+": "), id, r.Version)
+	// Every file of the version directory under the release rules, as
+	// install applied them (the payload against its inventory included).
+	if err := checkRecorded(ctx, id, r); err != nil {
+		code := DoctorReleaseInvalid
+		if e, ok := release.AsError(err); ok && e.Rule == release.RuleInventory {
+			code = DoctorPayloadModified
+		}
+		rep.found(code, r.Dir, "%s: %v", what, strings.TrimPrefix(err.Error(), receipt.CodeIntegrity+": "))
 	}
 	for _, u := range unsafeModes(r.Dir) {
 		rep.found(DoctorModeUnsafe, u.path, "%s: mode %s (%s): an installed release is never %s; reinstall %s %s", what, u.mode, u.why, u.why, id, r.Version)

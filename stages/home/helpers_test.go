@@ -4,10 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -80,21 +80,28 @@ func makePayload(t *testing.T, dir string, s relSpec) {
 }
 
 // makeRelease writes <root>/<name>/ (payload/, release.json, sbom,
-// checksums.txt) and returns its path.
+// notices, vulnerabilities.json, checksums.txt) and returns its path.
 func makeRelease(t *testing.T, root string, s relSpec) string {
 	t.Helper()
 	dir := filepath.Join(root, s.name())
 	makePayload(t, filepath.Join(dir, "payload"), s)
 	writeFile(t, filepath.Join(dir, "sbom.spdx.json"), `{"spdxVersion":"SPDX-2.3"}`+"\n", 0o644)
 	writeFile(t, filepath.Join(dir, "install.sh"), "#!/bin/sh\nexec piship install \"$(dirname \"$0\")\"\n", 0o755)
+	writeFile(t, filepath.Join(dir, "licenses", "THIRD_PARTY_NOTICES.txt"), "x 1.0.0: MIT\n", 0o644)
+	writeFile(t, filepath.Join(dir, "licenses", "index.json"), `{"packages":[{"name":"x","version":"1.0.0"}]}`+"\n", 0o644)
+	writeFile(t, filepath.Join(dir, "vulnerabilities.json"), `{"verdict":"passed"}`+"\n", 0o644)
 	inv, _ := os.ReadFile(filepath.Join(dir, "payload", "metadata", "inventory.json"))
+	var invMap map[string]string
+	if err := json.Unmarshal(inv, &invMap); err != nil {
+		t.Fatal(err)
+	}
 	lock, _ := os.ReadFile(filepath.Join(dir, "payload", "piship.lock"))
 	rel := map[string]any{
 		"schema":       ReleaseSchema,
 		"distribution": map[string]string{"id": s.id, "name": "Hello", "version": s.version, "command": s.command},
 		"lockSha256":   sum(lock), "target": platform.HostTarget(), "channel": "stable",
 		"created": "1970-01-01T00:00:00Z", "qualification": "qualified",
-		"payload": map[string]any{"path": "payload", "inventorySha256": sum(inv), "files": 6},
+		"payload": map[string]any{"path": "payload", "inventorySha256": sum(inv), "files": len(invMap) + 1},
 	}
 	data, _ := canon.JSON(rel)
 	writeFile(t, filepath.Join(dir, "release.json"), string(data), 0o644)
@@ -114,9 +121,8 @@ func writeChecksums(t *testing.T, dir string) {
 			continue
 		}
 		data, _ := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.Path)))
-		lines = append(lines, sum(data)+"  "+f.Path)
+		lines = append(lines, sum(data)+"  "+f.Path) // sorted by path, as payload.Walk lists them
 	}
-	sort.Strings(lines)
 	writeFile(t, filepath.Join(dir, "checksums.txt"), strings.Join(lines, "\n")+"\n", 0o644)
 }
 

@@ -15,6 +15,7 @@ import (
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/release"
 )
 
 // source is what Install was given, identified.
@@ -30,26 +31,8 @@ type source struct {
 	warnings             []string
 }
 
-// ReleaseSchema is release.json's schema (release.Schema of stages/release).
-const ReleaseSchema = "piship-release/v1"
-
-// releaseJSON is the part of release.json an install checks.
-type releaseJSON struct {
-	Schema       string `json:"schema"`
-	Distribution struct {
-		ID      string `json:"id"`
-		Version string `json:"version"`
-		Command string `json:"command"`
-	} `json:"distribution"`
-	LockSHA256    string `json:"lockSha256"`
-	Target        string `json:"target"`
-	Channel       string `json:"channel"`
-	Qualification string `json:"qualification"`
-	Payload       struct {
-		Path            string `json:"path"`
-		InventorySHA256 string `json:"inventorySha256"`
-	} `json:"payload"`
-}
+// ReleaseSchema is release.json's schema.
+const ReleaseSchema = release.Schema
 
 const maxMeta = 4 << 20
 
@@ -67,19 +50,21 @@ func readSmall(path string) ([]byte, error) {
 	return os.ReadFile(path)
 }
 
-func readRelease(path string) (*releaseJSON, []byte, error) {
+// readReleaseID reads the identity release.json claims; whether the
+// release is valid is release.Check's to say once it is copied.
+func readReleaseID(path string) (release.Identity, error) {
 	data, err := readSmall(path)
 	if err != nil {
-		return nil, nil, err
+		return release.Identity{}, err
 	}
-	var r releaseJSON
+	var r release.Metadata
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, nil, fmt.Errorf("%s: %v", path, err)
+		return release.Identity{}, fmt.Errorf("%s: %v", path, err)
 	}
-	if r.Schema != ReleaseSchema {
-		return nil, nil, fmt.Errorf("%s: schema is %q, not %q", path, r.Schema, ReleaseSchema)
+	if r.Schema != release.Schema {
+		return release.Identity{}, fmt.Errorf("%s: schema is %q, not %q", path, r.Schema, release.Schema)
 	}
-	return &r, data, nil
+	return release.Identity{ID: r.Distribution.ID, Version: r.Distribution.Version, Target: r.Target}, nil
 }
 
 func readTarget(path string) (string, error) {
@@ -182,14 +167,11 @@ func identifyDir(s *source) error {
 	payloadDir := s.path
 	if _, err := os.Stat(filepath.Join(s.path, "release.json")); err == nil {
 		s.kind = receipt.SourceRelease
-		rel, _, err := readRelease(filepath.Join(s.path, "release.json"))
+		rel, err := readReleaseID(filepath.Join(s.path, "release.json"))
 		if err != nil {
 			return receipt.Errorf(receipt.CodeConfigInvalid, "%s is not a readable release directory: %v", s.path, err)
 		}
-		s.id, s.version, s.target = rel.Distribution.ID, rel.Distribution.Version, rel.Target
-		if rel.Qualification != "qualified" {
-			s.warnings = append(s.warnings, fmt.Sprintf("%s is not a qualified release (qualification %q)", s.path, rel.Qualification))
-		}
+		s.id, s.version, s.target = rel.ID, rel.Version, rel.Target
 		payloadDir = filepath.Join(s.path, "payload")
 	} else if _, err := os.Stat(filepath.Join(s.path, filepath.FromSlash(inventoryName))); err == nil {
 		s.kind = receipt.SourcePayload
@@ -254,53 +236,19 @@ func readSidecar(archivePath string) (string, error) {
 	if err != nil {
 		return "", receipt.Errorf(receipt.CodeUnavailable, "cannot read %s.sha256: %w", archivePath, err)
 	}
-	fields := strings.Fields(string(data))
-	if len(fields) == 0 || !hexRE().MatchString(strings.ToLower(fields[0])) || len(fields) > 2 {
-		return "", receipt.Errorf(receipt.CodeIntegrity, "%s.sha256 is not a sha256sum line (<hex>  <file>)", filepath.Base(archivePath))
+	sum, err := release.ParseSidecar(data, filepath.Base(archivePath))
+	if err != nil {
+		return "", receipt.Errorf(receipt.CodeIntegrity, "%v: fix or remove it", err)
 	}
-	return strings.ToLower(fields[0]), nil
+	return sum, nil
 }
 
-// nodeTargetRE is <platform>-<arch> in Node's naming.
-var nodeTargetRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(aix|android|darwin|freebsd|linux|openbsd|sunos|win32)-(arm|arm64|ia32|loong64|mips|mipsel|ppc64|riscv64|s390x|x64)$`)
-})
-
-// parseArchiveName splits <id>-<version>-<target>.tar.gz. The target is
-// the last two segments; of the remaining name, every split into a valid
-// id and a semantic version is a candidate, and there must be exactly one.
+// parseArchiveName splits <id>-<version>-<target>.tar.gz
+// (release.ParseArchiveName).
 func parseArchiveName(base string) (id, version, target string, err error) {
-	name := strings.TrimSuffix(base, ".tar.gz")
-	bad := func(why string) (string, string, string, error) {
+	n, why := release.ParseArchiveName(base)
+	if why != "" {
 		return "", "", "", receipt.Errorf(receipt.CodeConfigInvalid, "cannot tell the distribution and version from the archive name %q (%s): keep the release name <id>-<version>-<target>.tar.gz, or pass the id and version", base, why)
 	}
-	i := strings.LastIndexByte(name, '-')
-	if i <= 0 {
-		return bad("no target")
-	}
-	j := strings.LastIndexByte(name[:i], '-')
-	if j <= 0 {
-		return bad("no target")
-	}
-	target, rest := name[j+1:], name[:j]
-	if !nodeTargetRE().MatchString(target) {
-		return bad(fmt.Sprintf("%q is not a target", target))
-	}
-	var found int
-	for k := 0; k < len(rest); k++ {
-		if rest[k] != '-' {
-			continue
-		}
-		if receipt.ValidName(rest[:k]) && receipt.ValidVersion(rest[k+1:]) {
-			id, version = rest[:k], rest[k+1:]
-			found++
-		}
-	}
-	switch found {
-	case 0:
-		return bad("no <id>-<version>")
-	case 1:
-		return id, version, target, nil
-	}
-	return bad("more than one way to split it")
+	return n.ID, n.Version, n.Target, nil
 }

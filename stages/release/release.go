@@ -1,9 +1,72 @@
-// Package release holds the rules of a release directory that both the
-// stages writing one and the verifier checking one follow: the names of its
-// files, release.json's schema and document, which files checksums.txt
-// covers, the digests of the piship binaries shipped beside install.sh, and
-// the unsigned <name>.build-info.json beside the release (buildinfo.go).
-// It is a domain package: it never imports the kind layer.
+// Package release holds the rules of a release directory that the stages
+// writing one, install, verify-release and doctor all follow: the names of
+// its files, release.json's schema and document, which files checksums.txt
+// covers, the digests of the piship binaries shipped beside install.sh, the
+// unsigned <name>.build-info.json beside the release (buildinfo.go), and
+// what a valid release is (rules.go). It is a domain package: it never
+// imports the kind layer.
+//
+// # What a valid release is
+//
+// This table is the one statement of it. Check applies every row, in this
+// order, to data: the digest of every file (computed by the consumer while
+// it extracted, copied or walked them, so install reads no payload file a
+// second time) and the bytes of the five small metadata files (checked
+// against their digests). Each rule is a verify-release check of the same
+// name, and install's and doctor's errors name it in parentheses
+// ("INTEGRITY_FAILED: hello 1.2.0: release refused (lock-entry): ...").
+// Every refusal is INTEGRITY_FAILED.
+//
+//	rule                     what must hold
+//	required-files           a release holds checksums.txt, release.json, sbom.spdx.json,
+//	                         licenses/THIRD_PARTY_NOTICES.txt, licenses/index.json,
+//	                         vulnerabilities.json, payload/piship.lock,
+//	                         payload/metadata/inventory.json, payload/metadata/target.json
+//	                         (a payload directory: the last three)
+//	checksums                checksums.txt is sorted `<sha256>  <path>` lines, one per file
+//	                         it covers (all but itself, payload/ but its inventory, and the
+//	                         shipped piship binaries), no other, each digest right
+//	release-json             release.json is piship-release/v1, no unknown field, every
+//	                         required field, qualification "qualified"
+//	inventory-path           every inventory entry is a slash path inside the payload (no
+//	                         "..", ".", empty segment, "/" prefix, "\", ":"), with a sha256
+//	payload-inventory        the payload's files are exactly the inventory's, each digest right
+//	lock                     payload/piship.lock parses as piship-lock/v1, strictly
+//	lock-entry               the lock's command is a file name; its runtime entry a slash
+//	                         path inside the payload, listed in the inventory
+//	target                   payload/metadata/target.json names a platform and an arch
+//	release-matches-payload  release.json puts the payload at payload/ and binds the
+//	                         inventory's and the lock's digests and the file count
+//	identity                 the archive's name (<id>-<version>-<target>.tar.gz, or what the
+//	                         caller passes), release.json, the lock (id, version, command)
+//	                         and target.json agree
+//
+// Who applies what:
+//
+//	install         every row, to the digests the extraction (or the copy) computed;
+//	                before: archive.Extract's rules (stages/archive), the archive
+//	                digest against --sha256 and the sidecar (ParseSidecar), the
+//	                archive name (ParseArchiveName); after: the lock's trust of
+//	                --expect-key and the host target
+//	verify-release  every row, to the digests its extraction computed (or, for a
+//	                directory, Scan); besides, the claims a release makes about
+//	                itself that install takes on trust of checksums.txt: the SBOM
+//	                against the payload's package-lock.json, the notices covering
+//	                the SBOM, vulnerabilities.json's verdict, the tests and the
+//	                signature verdict, and the shipped binaries against build-info
+//	doctor          every row, to the installed version's directory as it stands
+//	                (Scan), with the identity the receipt records; besides, the
+//	                lock's digest against the receipt
+//
+// Until this table, each consumer had its own copy and they disagreed:
+// install accepted an archive without checksums.txt, an SBOM or notices, an
+// unqualified release.json, unknown release.json fields and a lock whose
+// command differed from release.json's; verify-release accepted a lock entry
+// ../../x, an absolute or missing entry and a command ../../bin/sh, and
+// compared neither the archive's name nor the command; install accepted a
+// sidecar naming another file; doctor checked the payload only. Each row now
+// holds for all three, decided the strict way; testdata/hostile is the corpus
+// of one archive per rule that both install and verify-release must refuse.
 package release
 
 import (

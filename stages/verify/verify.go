@@ -1,12 +1,13 @@
 // Package verify checks a release the way a consumer would trust it: the
 // archive digest against the expected one and the sidecar, a hardened
-// extraction, the checksums, release.json, the payload inventory, and the
-// agreement of release.json, the SBOM, the notices and the qualification
-// verdicts with the payload. Every failed check names itself and the file.
+// extraction (which hashes every file once), the archive's name, the
+// release rules of stages/release (release.Check, one check per rule, the
+// rules install and doctor apply), and the agreement of the SBOM, the
+// notices and the qualification verdicts with the payload. Every failed
+// check names itself and the file.
 package verify
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -63,8 +64,10 @@ type Options struct {
 }
 
 type verifier struct {
-	r   *Report
-	dir string // the release directory being checked
+	r     *Report
+	dir   string            // the release directory being checked
+	name  release.Identity  // what the archive's name says (zero for a directory)
+	files map[string]string // release-relative path -> sha256 of every file, hashed once
 }
 
 func (v *verifier) add(name, file string, err error) bool {
@@ -107,6 +110,20 @@ func Release(ctx context.Context, source string, o Options) (*Report, error) {
 	return finish(r), nil
 }
 
+// rules applies the release rules (release.Check, what install and doctor
+// apply too), one check per rule.
+func (v *verifier) rules() *release.Checked {
+	c := release.Check(release.Input{Name: v.name, Files: v.files, Read: release.DirReader(v.dir)})
+	for _, res := range c.Results {
+		ch := Check{Name: string(res.Rule), File: res.File, OK: res.Err == nil}
+		if res.Err != nil {
+			ch.Detail = res.Err.Detail
+		}
+		v.r.Checks = append(v.r.Checks, ch)
+	}
+	return c
+}
+
 func finish(r *Report) *Report {
 	r.OK = true
 	for _, c := range r.Checks {
@@ -127,8 +144,15 @@ func (v *verifier) extract(ctx context.Context, path, dest string, o Options) bo
 	if !v.add("archive-extract", name, err) {
 		return false
 	}
-	v.r.SHA256 = x.SHA256
+	v.r.SHA256, v.files = x.SHA256, x.Files
 	ok := true
+	n, why := release.ParseArchiveName(name)
+	var nameErr error
+	if why != "" {
+		nameErr = fmt.Errorf("cannot tell the distribution, version and target from the archive name (%s): keep the release name <id>-<version>-<target>.tar.gz", why)
+	}
+	v.add("archive-name", name, nameErr) // the release's own checks still run
+	v.name = n
 	if o.SHA256 != "" {
 		var e error
 		if !strings.EqualFold(o.SHA256, x.SHA256) {
@@ -137,13 +161,9 @@ func (v *verifier) extract(ctx context.Context, path, dest string, o Options) bo
 		ok = v.add("archive-digest", name, e) && ok
 	}
 	if side, err := os.ReadFile(path + ".sha256"); err == nil {
-		var e error
-		fields := strings.Fields(string(side))
-		switch {
-		case len(fields) != 2 || fields[1] != name:
-			e = fmt.Errorf("sidecar is not `<sha256>  %s`", name)
-		case !strings.EqualFold(fields[0], x.SHA256):
-			e = fmt.Errorf("archive sha256 is %s, the sidecar says %s", x.SHA256, fields[0])
+		sum, e := release.ParseSidecar(side, name)
+		if e == nil && sum != x.SHA256 {
+			e = fmt.Errorf("archive sha256 is %s, the sidecar says %s", x.SHA256, sum)
 		}
 		ok = v.add("archive-sidecar", name+".sha256", e) && ok
 	}
@@ -152,7 +172,9 @@ func (v *verifier) extract(ctx context.Context, path, dest string, o Options) bo
 
 func (v *verifier) checkDirectory(ctx context.Context) {
 	dir := v.dir
-	if _, err := os.Stat(filepath.Join(dir, release.JSONName)); os.IsNotExist(err) {
+	// A directory without release.json is most likely a build: say so. (An
+	// archive without one fails required-files, as it does at install.)
+	if _, err := os.Stat(filepath.Join(dir, release.JSONName)); v.files == nil && os.IsNotExist(err) {
 		reason := "no release.json: this is not a release"
 		if q, err := os.ReadFile(filepath.Join(filepath.Dir(dir), filepath.Base(dir)+".piship-qualification.json")); err == nil && bytes.Contains(q, []byte("unqualified-local")) {
 			reason = "this is an unqualified local build (piship build): make a release with piship release"
@@ -162,15 +184,17 @@ func (v *verifier) checkDirectory(ctx context.Context) {
 		v.add("qualified", dir, fmt.Errorf("%s", reason))
 		return
 	}
-	v.checkChecksums(ctx)
-	rel, ok := v.checkReleaseJSON()
-	payloadDir := filepath.Join(dir, "payload")
-	invOK := v.add("payload-inventory", "payload/"+payload.InventoryName, payload.Verify(ctx, payloadDir))
-	if ok {
-		v.r.Release = rel.Distribution.ID + "-" + rel.Distribution.Version + "-" + rel.Target
-		if invOK {
-			v.checkAgreement(rel, payloadDir)
+	if v.files == nil {
+		files, err := release.Scan(ctx, dir)
+		if !v.add("release-read", dir, err) {
+			return
 		}
+		v.files = files
+	}
+	c := v.rules()
+	if rel := c.Release; rel != nil {
+		v.r.Release = rel.Distribution.ID + "-" + rel.Distribution.Version + "-" + rel.Target
+		payloadDir := filepath.Join(dir, "payload")
 		v.checkSBOMAndNotices(rel, payloadDir)
 		v.checkVerdicts(rel)
 	}
@@ -211,123 +235,6 @@ func (v *verifier) checkTools() {
 		}
 	}
 	v.add("tools", filepath.Base(biPath), joinProblems(problems, nil))
-}
-
-func (v *verifier) checkChecksums(ctx context.Context) {
-	data, err := os.ReadFile(filepath.Join(v.dir, release.ChecksumsName))
-	if !v.add("checksums-present", release.ChecksumsName, err) {
-		return
-	}
-	listed := map[string]string{}
-	var order []string
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		sum, p, ok := strings.Cut(sc.Text(), "  ")
-		if !ok || len(sum) != 64 {
-			v.add("checksums-format", release.ChecksumsName, fmt.Errorf("line %q is not `<sha256>  <path>`", sc.Text()))
-			return
-		}
-		listed[p] = sum
-		order = append(order, p)
-	}
-	if !sort.StringsAreSorted(order) {
-		v.add("checksums-format", release.ChecksumsName, fmt.Errorf("lines are not sorted by path"))
-	}
-	want, err := release.ChecksumPaths(v.dir)
-	if !v.add("checksums-walk", v.dir, err) {
-		return
-	}
-	var problems []string
-	for _, p := range want {
-		if _, ok := listed[p]; !ok {
-			problems = append(problems, "not listed: "+p)
-		}
-	}
-	wantSet := map[string]bool{}
-	for _, p := range want {
-		wantSet[p] = true
-	}
-	for _, p := range order {
-		if !wantSet[p] {
-			problems = append(problems, "listed but missing: "+p)
-		}
-	}
-	sums, err := payload.HashFiles(ctx, v.dir, want)
-	if err == nil {
-		for i, p := range want {
-			if s, ok := listed[p]; ok && s != sums[i] {
-				problems = append(problems, "changed: "+p)
-			}
-		}
-	}
-	v.add("checksums", release.ChecksumsName, joinProblems(problems, err))
-}
-
-func (v *verifier) checkReleaseJSON() (*release.Metadata, bool) {
-	var rel release.Metadata
-	data, err := os.ReadFile(filepath.Join(v.dir, release.JSONName))
-	if err == nil {
-		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.DisallowUnknownFields()
-		err = dec.Decode(&rel)
-	}
-	if err == nil {
-		var missing []string
-		for name, val := range map[string]string{
-			"schema": rel.Schema, "distribution.id": rel.Distribution.ID, "distribution.version": rel.Distribution.Version,
-			"distribution.command": rel.Distribution.Command, "lockSha256": rel.LockSHA256, "target": rel.Target,
-			"created": rel.Created, "payload.inventorySha256": rel.Payload.InventorySHA256,
-		} {
-			if val == "" {
-				missing = append(missing, name)
-			}
-		}
-		sort.Strings(missing)
-		switch {
-		case rel.Schema != release.Schema:
-			err = fmt.Errorf("schema is %q, expected %q", rel.Schema, release.Schema)
-		case len(missing) > 0:
-			err = fmt.Errorf("missing fields: %s", strings.Join(missing, ", "))
-		case rel.Qualification != "qualified":
-			err = fmt.Errorf("qualification is %q: only qualified releases verify", rel.Qualification)
-		}
-	}
-	return &rel, v.add("release-json", release.JSONName, err)
-}
-
-// checkAgreement compares release.json with the payload it describes.
-func (v *verifier) checkAgreement(rel *release.Metadata, payloadDir string) {
-	var problems []string
-	invBytes, err := os.ReadFile(filepath.Join(payloadDir, filepath.FromSlash(payload.InventoryName)))
-	if err == nil {
-		if d := payload.InventoryDigest(invBytes); d != rel.Payload.InventorySHA256 {
-			problems = append(problems, fmt.Sprintf("inventory sha256 %s, release.json says %s", d, rel.Payload.InventorySHA256))
-		}
-		var inv map[string]string
-		if json.Unmarshal(invBytes, &inv) == nil && len(inv)+1 != rel.Payload.Files {
-			problems = append(problems, fmt.Sprintf("payload has %d files, release.json says %d", len(inv)+1, rel.Payload.Files))
-		}
-	}
-	lockBytes, err2 := os.ReadFile(filepath.Join(payloadDir, distribution.LockFileName))
-	if err2 == nil {
-		if d := canon.SHA256Hex(lockBytes); d != rel.LockSHA256 {
-			problems = append(problems, fmt.Sprintf("payload lock sha256 %s, release.json says %s", d, rel.LockSHA256))
-		}
-		if l, err := distribution.ParseLock(lockBytes); err == nil {
-			if l.Distribution.ID != rel.Distribution.ID || l.Distribution.Version != rel.Distribution.Version {
-				problems = append(problems, fmt.Sprintf("payload is %s %s, release.json says %s %s",
-					l.Distribution.ID, l.Distribution.Version, rel.Distribution.ID, rel.Distribution.Version))
-			}
-		} else {
-			problems = append(problems, "payload lock unreadable: "+err.Error())
-		}
-	}
-	var target struct{ Platform, Arch string }
-	err3 := canon.ReadJSON(filepath.Join(payloadDir, "metadata", "target.json"), &target)
-	if err3 == nil && target.Platform+"-"+target.Arch != rel.Target {
-		problems = append(problems, fmt.Sprintf("payload target %s-%s, release.json says %s", target.Platform, target.Arch, rel.Target))
-	}
-	v.add("release-matches-payload", release.JSONName, joinProblems(problems, firstErr(err, err2, err3)))
 }
 
 // checkSBOMAndNotices compares the SBOM's packages with the payload's
@@ -486,13 +393,4 @@ func joinProblems(problems []string, err error) error {
 		return nil
 	}
 	return fmt.Errorf("%s", strings.Join(problems, "; "))
-}
-
-func firstErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
 }
