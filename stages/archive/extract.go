@@ -126,6 +126,7 @@ func Extract(ctx context.Context, r io.Reader, dest string, lim Limits) (*Extrac
 		src:    src,
 		droots: newDirRoots(root),
 		seen:   make(map[string]uint8),
+		names:  NewNames(),
 		files:  make(map[string]string),
 		jobs:   make(chan job),
 		free:   make(chan []byte, lim.Writers),
@@ -284,6 +285,7 @@ type extractor struct {
 	total   int64
 	dirs    int
 	seen    map[string]uint8
+	names   *Names // the folded paths: collisions on case-insensitive or normalising file systems
 
 	jobs   chan job
 	free   chan []byte // one token (a reusable buffer) per writer
@@ -464,6 +466,17 @@ func (x *extractor) entry(h *header) error {
 	missing, err := x.missingParents(name, idx, h.name)
 	if err != nil {
 		return err
+	}
+	if state == 0 {
+		// New paths: none may fold to a path of another spelling.
+		for _, p := range missing {
+			if rule, detail := x.names.collides(p); rule != "" {
+				return integrity(rule, idx, h.name, "%s", detail)
+			}
+		}
+		if rule, detail := x.names.collides(name); rule != "" {
+			return integrity(rule, idx, h.name, "%s", detail)
+		}
 	}
 	need := len(missing)
 	if !dir || state == 0 {

@@ -172,6 +172,7 @@ func walk(ctx context.Context, root string) ([]entry, error) {
 		return nil, fmt.Errorf("archive: %s is not a directory", root)
 	}
 	var entries []entry
+	names := NewNames()
 	var visit func(abs, rel string) error
 	visit = func(abs, rel string) error {
 		if err := ctx.Err(); err != nil {
@@ -184,8 +185,8 @@ func walk(ctx context.Context, root string) ([]entry, error) {
 		for _, d := range des {
 			name := rel + d.Name()
 			p := filepath.Join(abs, d.Name())
-			if rule, detail := checkPath(name); rule != "" {
-				return fmt.Errorf("archive: %s: %s (%s): an install would refuse it", p, detail, rule)
+			if rule, detail := names.check(name); rule != "" {
+				return &Error{Code: CodeInvalid, Rule: rule, Entry: name, Detail: fmt.Sprintf("%s, in %s: every install would refuse it, on every target", detail, root)}
 			}
 			switch t := d.Type(); {
 			case t.IsDir():
