@@ -39,6 +39,7 @@ const (
 	RuleTrailingDotSpace Rule = "trailing-dot-space" // a segment ending in "." or " " (Windows drops them)
 	RuleTrailingData     Rule = "trailing-data"      // anything but zero padding after the end marker, or after the gzip member
 	RuleMaxBytes         Rule = "max-bytes"          // total file content over Limits.MaxBytes
+	RuleDeclared         Rule = "declared"           // a malformed declaration, or an entry or byte beyond what the archive declares, or fewer (see Declared)
 	RuleMaxEntries       Rule = "max-entries"        // more files and directories (implied parents included) than Limits.MaxEntries
 )
 
