@@ -90,15 +90,11 @@ const (
 func keepLauncherFrom(src, installHome string) (string, error) {
 	dst := keptLauncher(src, installHome)
 	stampPath := dst + ".stamp"
-	stamp := func() (string, bool) {
-		srcID, ok1 := cache.FileIdentity(src)
-		dstID, ok2 := cache.FileIdentity(dst)
-		return srcID + "\n" + dstID + "\n", ok1 && ok2
-	}
-	old, _ := os.ReadFile(stampPath)
-	if st, ok := stamp(); ok && string(old) == st {
+	stamp := func() (string, bool) { return launcherStamp(src, dst) }
+	if keptAlready(src, dst) {
 		return launcherCurrent, nil
 	}
+	old, _ := os.ReadFile(stampPath)
 	data, err := os.ReadFile(src)
 	if err != nil {
 		return launcherCurrent, err
@@ -123,6 +119,38 @@ func keepLauncherFrom(src, installHome string) (string, error) {
 		_ = atomicfs.WriteFileAll(stampPath, []byte(st), 0o644)
 	}
 	return state, nil
+}
+
+// launcherStamp is the stamp of src kept as dst: both files' identities.
+func launcherStamp(src, dst string) (string, bool) {
+	srcID, ok1 := cache.FileIdentity(src)
+	dstID, ok2 := cache.FileIdentity(dst)
+	return srcID + "\n" + dstID + "\n", ok1 && ok2
+}
+
+// keptAlready reports whether dst's stamp says it holds src's bytes.
+func keptAlready(src, dst string) bool {
+	st, ok := launcherStamp(src, dst)
+	if !ok {
+		return false
+	}
+	b, err := os.ReadFile(dst + ".stamp")
+	return err == nil && string(b) == st
+}
+
+// launcherSpace is what keepLauncher may write into installHome: the
+// launcher's size, unless the stamp says the same bytes are kept already
+// (install's free space check counts it).
+func launcherSpace(installHome string) int64 {
+	src := launcherBeside()
+	if src == "" || keptAlready(src, keptLauncher(src, installHome)) {
+		return 0
+	}
+	fi, err := os.Stat(src)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }
 
 // reclaimBudget reads PISHIP_RECLAIM_BUDGET_MS (default def).

@@ -65,6 +65,8 @@ func (Install) Run(ctx context.Context, inv *stage.Invocation, cfg InstallConfig
 		return InstallOutputs{}, err
 	}
 	io.Store = store
+	// Counted by the free space check, taken before the copy starts.
+	io.LauncherBytes = launcherSpace(o.Homes.Install)
 	// The launcher the shims run is copied while the release is extracted;
 	// the commit waits for it, and so does every return from here.
 	kept := make(chan error, 1)

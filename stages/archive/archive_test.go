@@ -103,6 +103,9 @@ func roundTrip(t *testing.T, src string, arch []byte, res Result, writers, wantF
 			t.Errorf("%s: digest %s, want %s", p, ex.Files[p], sha([]byte(data)))
 		}
 	}
+	if d := ex.Declared; d == nil || d.Files != wantFiles || d.Dirs != wantDirs || d.Bytes != total {
+		t.Errorf("Declared %+v, want %d files, %d dirs, %d bytes", ex.Declared, wantFiles, wantDirs, total)
+	}
 	if len(ex.Files) != wantFiles || ex.Bytes != total || ex.Dirs != wantDirs {
 		t.Errorf("Extracted: %d files, %d bytes, %d dirs; want %d, %d, %d", len(ex.Files), ex.Bytes, ex.Dirs, wantFiles, total, wantDirs)
 	}
@@ -149,6 +152,16 @@ func TestFormat(t *testing.T) {
 	}
 	tr := tar.NewReader(bytes.NewReader(raw))
 	var names []string
+	var declared string
+	var want Declared
+	for p, data := range readTree(t, src) {
+		if strings.HasSuffix(p, "/") {
+			want.Dirs++
+		} else {
+			want.Files++
+			want.Bytes += int64(len(data))
+		}
+	}
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -156,6 +169,14 @@ func TestFormat(t *testing.T) {
 		}
 		if err != nil {
 			t.Fatal(err)
+		}
+		if h.Typeflag == tar.TypeXGlobalHeader {
+			// The declaration: the first header, and only there.
+			if names != nil || declared != "" || len(h.PAXRecords) != 1 {
+				t.Fatalf("global header %+v after %q", h, names)
+			}
+			declared = h.PAXRecords["comment"]
+			continue
 		}
 		names = append(names, h.Name)
 		wantFormat := tar.FormatUSTAR
@@ -198,9 +219,18 @@ func TestFormat(t *testing.T) {
 	if i, j := indexOf(names, "node_modules/a-b/"), indexOf(names, "node_modules/a/"); i < 0 || j < 0 || i > j {
 		t.Errorf("byte order of a-b/ and a/: %d %d", i, j)
 	}
-	// The ustar magic of the first header, and no PAX header before it.
-	if string(raw[257:265]) != "ustar\x0000" || raw[156] != '5' {
-		t.Errorf("first header: magic %q type %q", raw[257:265], raw[156])
+	if wantDecl := fmt.Sprintf(`{"schema":"piship-archive/v1","files":%d,"dirs":%d,"bytes":%d}`, want.Files, want.Dirs, want.Bytes); declared != wantDecl {
+		t.Errorf("declaration %s, want %s", declared, wantDecl)
+	}
+	// The first header is the declaration (a PAX global header of
+	// archive/tar's fixed fields), then the ustar magic of the first
+	// entry, and no PAX header before it.
+	if string(raw[257:265]) != "ustar\x0000" || raw[156] != 'g' || cstring(raw[:100]) != "GlobalHead.0.0" {
+		t.Errorf("first header: %q magic %q type %q", cstring(raw[:100]), raw[257:265], raw[156])
+	}
+	first := 1024 // the declaration's header and one block of records
+	if string(raw[first+257:first+265]) != "ustar\x0000" || raw[first+156] != '5' {
+		t.Errorf("first entry: magic %q type %q", raw[first+257:first+265], raw[first+156])
 	}
 }
 

@@ -2,7 +2,9 @@
 // ustar stream of a payload directory.
 //
 // Write (and Create, which adds a temp sibling and a rename) produces a
-// reproducible archive: entries sorted by the bytes of their path ("a/b",
+// reproducible archive: first a declaration (a PAX global header whose
+// comment record is {"schema":"piship-archive/v1","files","dirs","bytes"},
+// see Declared; tar ignores it), then entries sorted by the bytes of their path ("a/b",
 // directories with a trailing "/", no "./" prefix), ustar headers with PAX
 // records only where ustar cannot say it (paths over 256 bytes or not
 // splittable, non-ASCII paths, sizes of 8 GiB and more), uid/gid 0, no
@@ -11,8 +13,10 @@
 // size of the compressed stream are computed as it is written. Identical
 // trees give identical bytes whatever the file system order, umask, owner,
 // timezone, locale or number of cores. Write refuses symlinks, special
-// files and any path that Extract would refuse, so a release can never
-// ship an archive that cannot be installed.
+// files and any path that Extract would refuse (CONFIG_INVALID), so a
+// release can never ship an archive that cannot be installed, on any
+// target: the path rules (path.go, Names) are one copy that Write,
+// Extract and stages/home's directory install call.
 //
 // The gzip stream is made of block members (see pgzip.go): every 1 MiB of
 // the tar stream is compressed on its own goroutine from an empty
@@ -42,7 +46,17 @@
 // can land outside it. Corrupt or hostile archives fail with an *Error
 // whose Code is INTEGRITY_FAILED and whose Rule and Entry say what was
 // refused. Beyond the rules of the reference, paths are bounded
-// (MaxPathBytes, MaxDepth), must be valid UTF-8 without C1 controls, and
-// implied parent directories count toward Limits.MaxEntries, so no archive
-// can make the extractor do unbounded work.
+// (MaxPathBytes, MaxDepth, MaxSegmentBytes), must be valid UTF-8 without
+// C1 controls, may not end a segment in a dot or a space (Windows drops
+// them), and no two may fold to one path (Unicode case folding and
+// normalisation: "A.js" beside "a.js", "é" beside "e"+U+0301, one file
+// on macOS and Windows); implied parent directories count toward
+// Limits.MaxEntries, so no archive can make the extractor do unbounded
+// work. An archive that declares itself is held to its declaration: an
+// entry or a byte beyond it is refused on the entry's header, before
+// anything of it is written, and fewer than declared is refused at the
+// end; ReadDeclared gives a caller the expanded size before it extracts
+// (install's free space check). An archive without one (every archive of
+// a piship before the declaration) is read as before, under Limits'
+// ceiling (2 GiB, 200,000 entries).
 package archive

@@ -83,6 +83,9 @@ type Extracted struct {
 	Bytes  int64             // total bytes of file content
 	Dirs   int               // directories created (explicit and implied)
 	Linked int               // files placed by linking a stored object (Limits.Store), included in Files
+	// Declared is the archive's declaration, which the tree matched
+	// exactly; nil for an archive without one (see Declared).
+	Declared *Declared
 }
 
 // Extract reads a tar.gz once from r and writes it into dest, which must
@@ -126,6 +129,7 @@ func Extract(ctx context.Context, r io.Reader, dest string, lim Limits) (*Extrac
 		src:    src,
 		droots: newDirRoots(root),
 		seen:   make(map[string]uint8),
+		names:  NewNames(),
 		files:  make(map[string]string),
 		jobs:   make(chan job),
 		free:   make(chan []byte, lim.Writers),
@@ -179,12 +183,13 @@ func Extract(ctx context.Context, r io.Reader, dest string, lim Limits) (*Extrac
 		return nil, x.readErr(err, "after the gzip stream")
 	}
 	return &Extracted{
-		Linked: int(x.linked.Load()),
-		SHA256: hex.EncodeToString(src.h.Sum(nil)),
-		Size:   src.n,
-		Files:  x.files,
-		Bytes:  x.total,
-		Dirs:   x.dirs,
+		Declared: x.decl,
+		Linked:   int(x.linked.Load()),
+		SHA256:   hex.EncodeToString(src.h.Sum(nil)),
+		Size:     src.n,
+		Files:    x.files,
+		Bytes:    x.total,
+		Dirs:     x.dirs,
 	}, nil
 }
 
@@ -279,11 +284,15 @@ type extractor struct {
 	tr     *bufio.Reader // the decompressed tar stream
 
 	blk     [512]byte
-	entries int // entries accepted so far
-	created int // files and directories created, implied parents included
+	begun   bool      // a header was read: a declaration can only come first
+	decl    *Declared // the archive's declaration, nil without one
+	nfiles  int       // regular files accepted so far
+	entries int       // entries accepted so far
+	created int       // files and directories created, implied parents included
 	total   int64
 	dirs    int
 	seen    map[string]uint8
+	names   *Names // the folded paths: collisions on case-insensitive or normalising file systems
 
 	jobs   chan job
 	free   chan []byte // one token (a reusable buffer) per writer
@@ -353,6 +362,8 @@ func (x *extractor) next() (*header, error) {
 		if !checksumOK(b) {
 			return nil, integrity(RuleChecksum, idx, rawName, "header checksum mismatch")
 		}
+		first := !x.begun
+		x.begun = true
 		var prefix string
 		switch {
 		case string(b[257:263]) == "ustar\x00":
@@ -395,7 +406,13 @@ func (x *extractor) next() (*header, error) {
 			}
 			continue
 		case 'g':
-			return nil, integrity(RuleEntryType, idx, name, "global extended headers are not accepted")
+			if !first {
+				return nil, integrity(RuleEntryType, idx, name, "global extended headers are not accepted (but for the declaration, as the first header)")
+			}
+			if err := x.declaration(name, size, idx); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if p, ok := pax["path"]; ok {
 			name = p
@@ -409,6 +426,34 @@ func (x *extractor) next() (*header, error) {
 		}
 		return &header{name: name, typ: typ, size: size, mode: mode}, nil
 	}
+}
+
+// declaration reads the archive's declaration, the content of a global
+// extended header of size bytes that is the first header, and refuses one
+// over the limits at once.
+func (x *extractor) declaration(name string, size int64, idx int) error {
+	if size > maxDeclaration {
+		return integrity(RuleDeclared, idx, name, "a declaration of %d bytes (at most %d)", size, maxDeclaration)
+	}
+	data := make([]byte, size)
+	if err := x.readFull(data, idx, name, "inside the declaration"); err != nil {
+		return err
+	}
+	if err := x.skipPadding(size, idx, name); err != nil {
+		return err
+	}
+	d, err := parseDeclaration(data, idx, name)
+	if err != nil {
+		return err
+	}
+	if d.Bytes > x.lim.MaxBytes {
+		return integrity(RuleMaxBytes, idx, name, "the archive declares %d bytes of content, over the limit of %d", d.Bytes, x.lim.MaxBytes)
+	}
+	if int64(d.Files)+int64(d.Dirs) > int64(x.lim.MaxEntries) {
+		return integrity(RuleMaxEntries, idx, name, "the archive declares %d files and %d directories, over the limit of %d", d.Files, d.Dirs, x.lim.MaxEntries)
+	}
+	x.decl = d
+	return nil
 }
 
 // typeNames describes the entry types that are refused.
@@ -465,9 +510,36 @@ func (x *extractor) entry(h *header) error {
 	if err != nil {
 		return err
 	}
+	if state == 0 {
+		// New paths: none may fold to a path of another spelling.
+		for _, p := range missing {
+			if rule, detail := x.names.collides(p); rule != "" {
+				return integrity(rule, idx, h.name, "%s", detail)
+			}
+		}
+		if rule, detail := x.names.collides(name); rule != "" {
+			return integrity(rule, idx, h.name, "%s", detail)
+		}
+	}
 	need := len(missing)
 	if !dir || state == 0 {
 		need++
+	}
+	if d := x.decl; d != nil {
+		// Nothing beyond what the archive declared: checked on the
+		// header, so not one byte of the entry is written.
+		newDirs := len(missing)
+		if dir && state == 0 {
+			newDirs++
+		}
+		switch {
+		case x.dirs+newDirs > d.Dirs:
+			return integrity(RuleDeclared, idx, h.name, "more directories than the %d the archive declares", d.Dirs)
+		case !dir && x.nfiles >= d.Files:
+			return integrity(RuleDeclared, idx, h.name, "more files than the %d the archive declares", d.Files)
+		case !dir && h.size > d.Bytes-x.total:
+			return integrity(RuleDeclared, idx, h.name, "content beyond the %d bytes the archive declares (%d bytes before this file of %d)", d.Bytes, x.total, h.size)
+		}
 	}
 	if need > x.lim.MaxEntries-x.created {
 		return integrity(RuleMaxEntries, idx, h.name, "more than %d files and directories", x.lim.MaxEntries)
@@ -496,6 +568,7 @@ func (x *extractor) entry(h *header) error {
 		return x.dispatch(job{mkdirs: missing})
 	}
 	x.seen[name] = seenFile
+	x.nfiles++
 	x.total += h.size
 	perm := os.FileMode(0o644)
 	if h.mode&0o111 != 0 {
@@ -840,11 +913,19 @@ func (x *extractor) stream(name string, mkdirs []string, h *header, perm os.File
 	return x.skipPadding(h.size, idx, h.name)
 }
 
-// finish checks that only zero padding follows the end marker, up to the
-// end of the gzip member (whose CRC and length the gzip reader verifies).
-// The padding is bounded by what is left of the byte limit.
+// finish checks that the tree is what the archive declared, if it did,
+// and that only zero padding follows the end marker, up to the end of the
+// gzip member (whose CRC and length the gzip reader verifies). The padding
+// is bounded by one tar record with a declaration, else by what is left
+// of the byte limit.
 func (x *extractor) finish() error {
+	if d := x.decl; d != nil && (x.nfiles != d.Files || x.dirs != d.Dirs || x.total != d.Bytes) {
+		return integrity(RuleDeclared, 0, "", "the archive declares %d files, %d directories and %d bytes, and holds %d, %d and %d", d.Files, d.Dirs, d.Bytes, x.nfiles, x.dirs, x.total)
+	}
 	budget := x.lim.MaxBytes - x.total
+	if x.decl != nil {
+		budget = tarRecord
+	}
 	buf := make([]byte, 64<<10)
 	var pad int64
 	for {

@@ -86,6 +86,20 @@ func Write(ctx context.Context, w io.Writer, root string, opts Options) (Result,
 	tw := tar.NewWriter(gz)
 	buf := make([]byte, 256<<10)
 	var res Result
+	// The declaration first: what follows, so an install knows the
+	// expanded size before it writes anything (see Declared).
+	var decl Declared
+	for _, e := range entries {
+		if e.dir {
+			decl.Dirs++
+		} else {
+			decl.Files++
+			decl.Bytes += e.size
+		}
+	}
+	if err := tw.WriteHeader(declarationHeader(decl)); err != nil {
+		return Result{}, fmt.Errorf("archive: %w", err)
+	}
 	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
@@ -114,6 +128,13 @@ func Write(ctx context.Context, w io.Writer, root string, opts Options) (Result,
 	res.SHA256 = hex.EncodeToString(hw.h.Sum(nil))
 	res.Size = hw.n
 	return res, nil
+}
+
+// declarationHeader is the PAX global extended header carrying d: its
+// name (GlobalHead.0.0), mode, owner and times are archive/tar's fixed
+// ones, so its bytes are a function of d.
+func declarationHeader(d Declared) *tar.Header {
+	return &tar.Header{Typeflag: tar.TypeXGlobalHeader, PAXRecords: map[string]string{"comment": d.comment()}}
 }
 
 // tarHeader returns the tar header of one entry. The format is left to
@@ -172,6 +193,7 @@ func walk(ctx context.Context, root string) ([]entry, error) {
 		return nil, fmt.Errorf("archive: %s is not a directory", root)
 	}
 	var entries []entry
+	names := NewNames()
 	var visit func(abs, rel string) error
 	visit = func(abs, rel string) error {
 		if err := ctx.Err(); err != nil {
@@ -184,8 +206,8 @@ func walk(ctx context.Context, root string) ([]entry, error) {
 		for _, d := range des {
 			name := rel + d.Name()
 			p := filepath.Join(abs, d.Name())
-			if rule, detail := checkPath(name); rule != "" {
-				return fmt.Errorf("archive: %s: %s (%s): an install would refuse it", p, detail, rule)
+			if rule, detail := names.check(name); rule != "" {
+				return &Error{Code: CodeInvalid, Rule: rule, Entry: name, Detail: fmt.Sprintf("%s, in %s: every install would refuse it, on every target", detail, root)}
 			}
 			switch t := d.Type(); {
 			case t.IsDir():

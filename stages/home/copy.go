@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	par "piship.dev/piship/cache/parallel"
+	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/home/receipt"
 )
 
@@ -107,10 +108,22 @@ func planTree(root string) (*tree, error) {
 	if err != nil {
 		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "cannot install %s: %v", root, err)
 	}
+	// The path rules of an archive install, collisions included (see
+	// archive.Names), so a release directory installs where and only where
+	// its archive would.
 	t := &tree{}
+	names := archive.NewNames()
+	var bad error
 	var walk func(rel string)
 	walk = func(rel string) {
 		for _, it := range lists[rel] {
+			if bad != nil {
+				return
+			}
+			if err := names.Check(it.rel); err != nil {
+				bad = err
+				return
+			}
 			if it.dir {
 				t.dirs = append(t.dirs, it.rel)
 				walk(it.rel)
@@ -121,6 +134,9 @@ func planTree(root string) (*tree, error) {
 		}
 	}
 	walk("")
+	if e, ok := bad.(*archive.Error); ok {
+		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "cannot install %s: path %q refused (%s): %s", root, e.Entry, e.Rule, e.Detail)
+	}
 	return t, nil
 }
 

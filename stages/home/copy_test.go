@@ -10,9 +10,12 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"piship.dev/piship/stages/home/receipt"
 )
 
 // A directory is copied in batches of one directory each: the files of a
@@ -248,5 +251,34 @@ func TestPlanTreeOrder(t *testing.T) {
 	os.Symlink("/etc/passwd", filepath.Join(src, "n", "p3", "lib", "zz"))
 	if _, err := planTree(src); err == nil || !strings.Contains(err.Error(), "n/p3/lib/zz is not a regular file") {
 		t.Fatalf("planTree with a symlink: %v", err)
+	}
+}
+
+// A release directory holding paths that are one file on macOS or
+// Windows is refused as its archive would be (archive.Names), for every
+// target, before anything is copied.
+func TestInstallDirectoryRefusesCollidingNames(t *testing.T) {
+	for name, extra := range map[string]map[string]string{
+		"case twins":     {"node_modules/x/A.js": "1", "node_modules/x/a.js": "2"},
+		"NFC/NFD twins":  {"resources/caf\u00e9.txt": "1", "resources/cafe\u0301.txt": "2"},
+		"trailing dot":   {"resources/notes.": "1"},
+		"trailing space": {"resources/notes ": "1"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			s := spec("1.0.0")
+			s.extra = extra
+			rel := makeRelease(t, e.src, s)
+			_, err := e.install(rel)
+			wantCode(t, err, receipt.CodeConfigInvalid)
+			for p := range extra {
+				if q := strings.Trim(strconv.QuoteToASCII(p), `"`); !strings.Contains(err.Error(), q) {
+					t.Errorf("%v does not name %q", err, p)
+				}
+			}
+			if _, err := os.Stat(receipt.VersionDir(e.homes.Install, "hello", "1.0.0")); err == nil {
+				t.Error("copied despite the refusal")
+			}
+		})
 	}
 }

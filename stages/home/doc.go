@@ -48,8 +48,18 @@
 // path, never overwritten). A recorded release is reused instead, with no
 // file written, when its recorded archive digest equals the expected one
 // (or, for a directory, its inventory digest equals the source's). Free
-// space below twice the archive (or directory) size is refused first
-// (CONFIG_UNAVAILABLE).
+// space is checked before anything is written (space.go,
+// CONFIG_UNAVAILABLE): the expanded size the archive declares in its
+// first header (archive.Declared, read without the rest) or the
+// directory's files, each file and directory counted 4 KiB more, plus the
+// launcher the install stage keeps (InstallOptions.LauncherBytes) and
+// 1 MiB; an archive from a piship before the declaration, which cannot
+// say its expanded size, needs twice its bytes plus the launcher. The
+// extraction is then held to the declared totals: a gzip bomb stops at
+// its first entry beyond them (INTEGRITY_FAILED) with nothing beyond
+// written. Paths that would collide or break on the file system of any
+// target (archive.Names: case or normalisation twins, a trailing dot or
+// space) are refused for a directory as for an archive.
 //
 // The commit takes the launch gate, writes the command shim(s) and then the
 // receipt (active = the new version, previous = the old active), and lets

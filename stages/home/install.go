@@ -76,13 +76,9 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 		return res, nil
 	}
 
-	// Free space: twice the archive (or the directory's bytes).
-	if free, err := o.FreeSpace(appDir); err == nil {
-		if need := 2 * s.size; free < need {
-			return nil, receipt.Errorf(receipt.CodeUnavailable, "not enough free space to install %s %s: %d bytes free in %s, %d needed (twice the %s)", id, s.version, free, appDir, need, map[bool]string{true: "archive", false: "release"}[s.kind == receipt.SourceArchive])
-		}
-	} else if !errors.Is(err, errors.ErrUnsupported) {
-		o.logf("warning: cannot tell the free space of %s: %v", appDir, err)
+	// Free space for the expanded release and the launcher (space.go).
+	if err := o.checkSpace(s, appDir); err != nil {
+		return nil, err
 	}
 
 	dest := receipt.VersionDir(home, id, s.version)
@@ -212,6 +208,11 @@ func place(ctx context.Context, o *InstallOptions, s *source, dest string) (*arc
 		defer f.Close()
 		o.logf("%s %s: extracting %s into %s", s.id, s.version, filepath.Base(s.path), dest)
 		lim := archive.Limits{Writers: o.Writers}
+		if d := s.declared; d != nil {
+			// Not a byte or an entry beyond what the space was checked for,
+			// even if the file changed since.
+			lim.MaxBytes, lim.MaxEntries = max(d.Bytes, 1), max(d.Files+d.Dirs, 1)
+		}
 		if o.Store != nil { // a nil *cache.Store would be a non-nil Store
 			lim.Store = o.Store
 		}

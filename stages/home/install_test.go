@@ -232,30 +232,6 @@ func TestRetainedNeverOverwritten(t *testing.T) {
 	}
 }
 
-func TestInstallFreeSpaceRefused(t *testing.T) {
-	e := newEnv(t)
-	arch, _ := makeArchive(t, makeRelease(t, e.src, spec("1.0.0")))
-	fi, _ := os.Stat(arch)
-	var asked string
-	_, err := e.install(arch, func(o *InstallOptions) {
-		o.FreeSpace = func(dir string) (int64, error) { asked = dir; return 2*fi.Size() - 1, nil }
-	})
-	wantCode(t, err, receipt.CodeUnavailable)
-	if asked != receipt.AppDir(e.homes.Install, "hello") {
-		t.Fatalf("free space asked of %s", asked)
-	}
-	if _, err := os.Stat(receipt.VersionDir(e.homes.Install, "hello", "1.0.0")); err == nil {
-		t.Fatal("extracted despite the refusal")
-	}
-	e.mustInstall(arch, func(o *InstallOptions) {
-		o.FreeSpace = func(string) (int64, error) { return 2 * fi.Size(), nil }
-	})
-	// The real statfs answers on this platform.
-	if n, err := freeSpace(e.root); err != nil && !errors.Is(err, errors.ErrUnsupported) || err == nil && n <= 0 {
-		t.Fatalf("freeSpace = %d, %v", n, err)
-	}
-}
-
 func TestInstallReceiptAtomic(t *testing.T) {
 	e := newEnv(t)
 	e.mustInstall(makeRelease(t, e.src, spec("1.0.0")))

@@ -100,6 +100,10 @@ type InstallOptions struct {
 	// FreeSpace returns the bytes free for an unprivileged user on the file
 	// system holding dir (nil: the platform's; tests inject it).
 	FreeSpace func(dir string) (int64, error)
+	// LauncherBytes is what the caller writes into the install home beside
+	// the release (the launcher it keeps, see BeforeCommit): the free
+	// space check counts it.
+	LauncherBytes int64
 	// HostTarget is the target this machine runs (default
 	// platform.HostTarget()); a release for another target is refused.
 	HostTarget string

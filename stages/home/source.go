@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"piship.dev/piship/cache/canon"
+	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/release"
@@ -23,11 +24,12 @@ type source struct {
 	kind                 string // receipt.Source*
 	path                 string
 	id, version, target  string
-	expectSHA, expectWhy string // expected archive digest and where it came from
-	expectKey            string // a key fingerprint the release's lock must trust
-	inventorySHA         string // directory sources: digest of the source inventory
-	size                 int64  // archive bytes, or total bytes of a directory
-	tree                 *tree  // directory sources: what to copy
+	expectSHA, expectWhy string            // expected archive digest and where it came from
+	expectKey            string            // a key fingerprint the release's lock must trust
+	inventorySHA         string            // directory sources: digest of the source inventory
+	size                 int64             // archive bytes, or total bytes of a directory
+	tree                 *tree             // directory sources: what to copy
+	declared             *archive.Declared // archives: the declaration (nil without one), read by checkSpace
 	warnings             []string
 }
 

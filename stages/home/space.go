@@ -1,0 +1,88 @@
+package home
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"piship.dev/piship/stages/archive"
+	"piship.dev/piship/stages/home/receipt"
+)
+
+// What an install needs beyond the bytes of the release's files.
+const (
+	// entryOverhead is counted for every file and directory: the block a
+	// file system rounds each up to (4 KiB on ext4, APFS and NTFS), which
+	// is most of a node_modules tree's size on disk.
+	entryOverhead = 4 << 10
+	// spaceMargin covers the receipt, its temp sibling and the shims.
+	spaceMargin = 1 << 20
+)
+
+// checkSpace refuses, before anything is written, an install the file
+// system of appDir cannot hold: the expanded size of the release (an
+// archive's declaration, see archive.Declared, or a directory's files),
+// each file and directory counted a block more, plus o.LauncherBytes and
+// spaceMargin. An archive without a declaration (written by an older
+// piship) cannot say its expanded size: it needs twice its bytes, as
+// before, plus the launcher, and Extract's ceiling (archive.Limits)
+// bounds what it writes. It records the declaration in s, for place to
+// hold the extraction to it. The refusal is CONFIG_UNAVAILABLE.
+func (o *InstallOptions) checkSpace(s *source, appDir string) error {
+	var need int64
+	var what string
+	switch {
+	case s.kind == receipt.SourceArchive:
+		d, err := readDeclared(s.path)
+		if err != nil {
+			return err
+		}
+		s.declared = d
+		if d == nil {
+			need = 2*s.size + o.LauncherBytes
+			what = fmt.Sprintf("twice the %d bytes of the archive, which does not declare its expanded size, plus %d for the launcher", s.size, o.LauncherBytes)
+			break
+		}
+		need = d.Bytes + int64(d.Files+d.Dirs)*entryOverhead + o.LauncherBytes + spaceMargin
+		what = fmt.Sprintf("the archive expands to %d bytes in %d files and %d directories, each counted %d bytes more, plus %d for the launcher and %d of margin",
+			d.Bytes, d.Files, d.Dirs, entryOverhead, o.LauncherBytes, spaceMargin)
+	case s.tree != nil:
+		t := s.tree
+		need = t.bytes + int64(len(t.files)+len(t.dirs))*entryOverhead + o.LauncherBytes + spaceMargin
+		what = fmt.Sprintf("the release holds %d bytes in %d files and %d directories, each counted %d bytes more, plus %d for the launcher and %d of margin",
+			t.bytes, len(t.files), len(t.dirs), entryOverhead, o.LauncherBytes, spaceMargin)
+	default:
+		return nil
+	}
+	free, err := o.FreeSpace(appDir)
+	if err != nil {
+		if !errors.Is(err, errors.ErrUnsupported) {
+			o.logf("warning: cannot tell the free space of %s: %v", appDir, err)
+		}
+		return nil
+	}
+	if free < need {
+		return receipt.Errorf(receipt.CodeUnavailable, "not enough free space to install %s %s: %d bytes free in %s, %d needed (%s): free some space, or set PISHIP_INSTALL_HOME to another file system",
+			s.id, s.version, free, appDir, need, what)
+	}
+	return nil
+}
+
+// readDeclared reads the declaration at the start of the archive at path
+// (nil for an archive without one).
+func readDeclared(path string) (*archive.Declared, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, receipt.Errorf(receipt.CodeUnavailable, "cannot read %s: %w", path, err)
+	}
+	defer f.Close()
+	d, err := archive.ReadDeclared(f)
+	if err != nil {
+		if _, ok := archive.IsIntegrity(err); ok {
+			return nil, receipt.Errorf(receipt.CodeIntegrity, "%s: %w", filepath.Base(path), err)
+		}
+		return nil, receipt.Errorf(receipt.CodeUnavailable, "cannot read %s: %w", path, err)
+	}
+	return d, nil
+}
