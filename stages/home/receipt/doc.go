@@ -30,6 +30,7 @@
 //	apps/<id>/.retained-<version>-<rand>/     a directory set aside by one rename
 //	apps/<id>/.runtime-leases/<version>/<rand>.json   one per running launch
 //	apps/<id>/.downloads/                     update downloads
+//	apps/.<id>.uninstalling-<rand>/           apps/<id> renamed by an uninstall, being removed
 //
 // # Receipt
 //
