@@ -190,7 +190,8 @@ func (t TrustState) String() string {
 // Doctor runs the full verification of the active release (every payload
 // file against the inventory, as payload.Verify does, and the lock against
 // the receipt), checks that the previous release and the command shim
-// stand, removes dead leases and reclaims obsolete versions and .retained-*
+// stand, removes dead leases and the temporary receipts a killed commit
+// left (receipts/.<id>.json.tmp-*) and reclaims obsolete versions and .retained-*
 // directories within budget (DefaultReclaimBudget when 0), never the
 // active or previous version nor one a live lease holds. Problems are
 // reported, not returned as errors.
@@ -365,6 +366,7 @@ func (o *Options) reclaimLocked(ctx context.Context, id string, deadline time.Ti
 				os.Remove(filepath.Dir(l.Path)) // the version's lease directory, once empty
 			}
 		}
+		res.Reclaimed = append(res.Reclaimed, removeTempReceipts(home, id)...)
 		keep := map[string]bool{}
 		for _, v := range []string{rc.Active, rc.Previous} {
 			if r := rc.Find(v); r != nil {
@@ -515,4 +517,19 @@ func removeEmptyAppDir(app string) {
 		os.Remove(filepath.Join(app, name)) // only when empty
 	}
 	os.Remove(app) // only when empty
+}
+
+// removeTempReceipts removes the temporary receipts a killed commit left
+// (receipts/.<id>.json.tmp-*) and says what it removed. The caller holds
+// the maintenance lock, which every receipt writer holds, so none of them
+// is being written.
+func removeTempReceipts(home, id string) []string {
+	paths, _ := receipt.TempReceipts(home, id)
+	var removed []string
+	for _, p := range paths {
+		if os.Remove(p) == nil {
+			removed = append(removed, fmt.Sprintf("temporary receipt %s (left by an interrupted commit)", p))
+		}
+	}
+	return removed
 }

@@ -23,6 +23,7 @@
 // # Layout of the install home
 //
 //	receipts/<id>.json                        the receipt: the only thing that makes a version active
+//	receipts/.<id>.json.tmp-<rand>            a receipt being written (a kill leaves it; doctor removes it)
 //	receipts/.<id>.launch.lock                the launch gate (held for milliseconds)
 //	receipts/.<id>.install.lock               the maintenance lock: install, update, rollback, doctor, uninstall
 //	trust/<id>.json                           channel trust state (written by update, not here)
