@@ -373,6 +373,11 @@ func (o *Options) reclaimLocked(ctx context.Context, id string, deadline time.Ti
 				keep[filepath.Clean(r.Dir)] = true
 			}
 		}
+		// apps/.<id>.uninstalling-*: what a killed uninstall had renamed
+		// away (a reinstall followed it).
+		if left, _ := filepath.Glob(filepath.Join(filepath.Dir(app), receipt.UninstallingPrefix(id)+"*")); len(left) > 0 {
+			victims = append(victims, left...)
+		}
 		entries, err := os.ReadDir(app)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
