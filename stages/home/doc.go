@@ -100,7 +100,12 @@
 // Install, rollback, doctor and uninstall hold receipts/.<id>.install.lock
 // for their whole run, so a doctor never reclaims what an install is
 // writing; each takes the launch gate only for the moment it changes the
-// receipt.
+// receipt. An update holds it while it reads the receipt and the active
+// lock (update_check), lets it go while it fetches the channel and the
+// archive, and its install takes it again and decides anew (see
+// Concurrent commands). Doctor (and the reclaim after an install) removes
+// receipts/.<id>.json.tmp-*, the temporary receipt of a killed commit:
+// every receipt writer holds this lock, so any it sees is stale.
 //
 // Errors carry the codes users see: INTEGRITY_FAILED, CONFIG_INVALID,
 // CONFIG_UNAVAILABLE, ROLLBACK_FAILED, UPDATE_FAILED (see receipt.Error).
