@@ -285,8 +285,13 @@ func Update(ctx context.Context, c Config, a UpdateArgs) (*Updated, int) {
 	return finish(c, o, func(out *outputs) *Updated {
 		ch, _ := updateCheck.from(out)
 		in, _ := updateInstall.from(out)
-		return &Updated{Available: ch.Update, Current: ch.Current, Version: ch.Version, Channel: ch.Channel,
+		u := &Updated{Available: ch.Update, Current: ch.Current, Version: ch.Version, Channel: ch.Channel,
 			Sequence: ch.Sequence, Bytes: ch.Bytes, Linked: int64(in.Linked), Total: o.Total}
+		if in.UpToDate {
+			// Another command activated the version while this update ran.
+			u.Available, u.Current, u.Version = false, in.Version, in.Version
+		}
+		return u
 	})
 }
 

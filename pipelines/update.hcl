@@ -42,5 +42,6 @@ pipeline "update" {
     version  = stage.check.version
     channel  = stage.check.channel
     sequence = stage.check.sequence
+    update   = true
   }
 }

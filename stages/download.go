@@ -2,6 +2,7 @@ package stages
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 
@@ -51,6 +52,10 @@ func (Download) Run(ctx context.Context, inv *stage.Invocation, cfg DownloadConf
 	}
 	dst := filepath.Join(dir, cfg.Archive)
 	if err := source.Download(ctx, cfg.Archive, dst, cfg.Bytes, cfg.SHA256); err != nil {
+		if _, rerr := receipt.Read(o.Homes.Install, cfg.ID); errors.Is(rerr, receipt.ErrNotInstalled) {
+			// An uninstall removed apps/<id> under the download.
+			return DownloadOutputs{}, receipt.Errorf(receipt.CodeUpdate, "%s is not installed any more (it was uninstalled while the update downloaded %s): nothing was installed", cfg.ID, cfg.Archive)
+		}
 		return DownloadOutputs{}, err
 	}
 	return DownloadOutputs{Path: dst}, nil

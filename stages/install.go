@@ -2,11 +2,13 @@ package stages
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"piship.dev/piship/cache"
+	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/tracing/phase"
@@ -17,11 +19,12 @@ import (
 type Install struct{}
 
 func (Install) Name() string    { return "install" }
-func (Install) Version() string { return "1" }
+func (Install) Version() string { return "2" }
 func (Install) Doc() string {
 	return "Installs an archive (read once: its SHA-256 and every file's computed while extracting straight into apps/<id>/<version>, " +
 		"checked against the payload inventory), a release directory or a payload directory; commits the receipt atomically under the launch gate, " +
-		"writes the command shim, then reclaims obsolete versions within 1.5 s."
+		"writes the command shim, then reclaims obsolete versions within 1.5 s. With update set (the update pipeline), the version must be newer than " +
+		"the active one in the receipt read under the install lock: the same version is up to date (nothing written), an older one a refused downgrade."
 }
 
 // InstallConfig is the configuration of an install stage.
@@ -35,6 +38,11 @@ type InstallConfig struct {
 	// Sequence 0 (unset) raises nothing, as a channel's sequence is at
 	// least 1.
 	Sequence int64 `cty:"sequence" doc:"the signed channel's sequence (raises the replay floor)"`
+	// Update makes the install an update: the version/active comparison
+	// update_check made is made again under the install lock
+	// (channel.CheckUpgrade), since another command may have changed the
+	// active version since.
+	Update bool `cty:"update" doc:"an update: refuse a version not newer than the active one (decided under the install lock)"`
 }
 
 // InstallOutputs is what an install stage produces.
@@ -48,6 +56,7 @@ type InstallOutputs struct {
 	Reused   bool   `cty:"reused"`
 	Command  string `cty:"command"`
 	Linked   int    `cty:"linked" doc:"files placed by linking an object of the content-addressed store"`
+	UpToDate bool   `cty:"up_to_date" doc:"an update found the version already active: nothing written (version is the active one)"`
 }
 
 // Run implements stage.Typed.
@@ -59,6 +68,15 @@ func (Install) Run(ctx context.Context, inv *stage.Invocation, cfg InstallConfig
 	io := home.InstallOptions{
 		Options: o, Source: stage.Resolve(inv.Dir, cfg.Source), SHA256: cfg.SHA256, ExpectKey: cfg.ExpectKey,
 		ID: cfg.ID, Version: cfg.Version, Channel: cfg.Channel, Sequence: cfg.Sequence,
+	}
+	if cfg.Update {
+		io.Update = func(active string) error {
+			err := channel.CheckUpgrade(active, cfg.Version)
+			if errors.Is(err, channel.ErrUpToDate) {
+				return home.ErrUpToDate
+			}
+			return err
+		}
 	}
 	store, err := cache.OpenStore(inv.Getenv)
 	if err != nil {
@@ -79,6 +97,9 @@ func (Install) Run(ctx context.Context, inv *stage.Invocation, cfg InstallConfig
 	_ = waitKept() // its error, if any, already failed the commit
 	if err != nil {
 		return InstallOutputs{}, err
+	}
+	if res.UpToDate {
+		return InstallOutputs{ID: res.ID, Version: res.Version, UpToDate: true}, nil
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintf(inv.Log, "%s: %s\n", inv.Pipeline, w)

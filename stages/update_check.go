@@ -9,6 +9,7 @@ import (
 
 	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/platform"
 	"piship.dev/piship/stages/stage"
@@ -20,7 +21,7 @@ import (
 type UpdateCheck struct{}
 
 func (UpdateCheck) Name() string    { return "update_check" }
-func (UpdateCheck) Version() string { return "1" }
+func (UpdateCheck) Version() string { return "2" }
 func (UpdateCheck) Doc() string {
 	return "Fetches <channel>.json and its signatures from the channel source (a directory, or http(s); plain http only on loopback), verifies " +
 		"the threshold of distinct keys trusted by the active release's lock, expiry, distribution and channel names and the replay floor in the " +
@@ -56,22 +57,9 @@ func (UpdateCheck) Run(ctx context.Context, inv *stage.Invocation, cfg UpdateChe
 		return none, err
 	}
 	id := cfg.ID
-	r, err := receipt.Read(o.Homes.Install, id)
+	r, raw, err := readActiveLock(ctx, o, id)
 	if err != nil {
 		return none, err
-	}
-	var active *receipt.Release
-	for i := range r.Releases {
-		if r.Releases[i].Version == r.Active {
-			active = &r.Releases[i]
-		}
-	}
-	if active == nil {
-		return none, receipt.Errorf("UPDATE_FAILED", "%s has no active release in its receipt: reinstall it", id)
-	}
-	raw, err := os.ReadFile(filepath.Join(active.Payload, distribution.LockFileName))
-	if err != nil {
-		return none, receipt.Errorf("UPDATE_FAILED", "cannot read the active release's lock: %v", err)
 	}
 	lock, err := distribution.ParseLock(raw)
 	if err != nil {
@@ -129,4 +117,33 @@ func (UpdateCheck) Run(ctx context.Context, inv *stage.Invocation, cfg UpdateChe
 	out.Version, out.Update = rel.Version, true
 	out.Archive, out.SHA256, out.Bytes = rel.Archive, rel.SHA256, rel.Bytes
 	return out, nil
+}
+
+// readActiveLock reads the receipt of id and the lock of its active
+// release under the maintenance lock, so that an install, rollback or
+// uninstall running meanwhile is seen whole (before or after), never as a
+// receipt naming a release it has just removed. The lock is let go before
+// the channel is fetched: the install stage decides again under it.
+func readActiveLock(ctx context.Context, o home.Options, id string) (*receipt.Receipt, []byte, error) {
+	if err := receipt.CheckID(id); err != nil {
+		return nil, nil, err
+	}
+	unlock, err := receipt.TakeMaintenance(ctx, o.Homes.Install, id, o.LockWait)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unlock()
+	r, err := receipt.Read(o.Homes.Install, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	active := r.Find(r.Active)
+	if active == nil {
+		return nil, nil, receipt.Errorf("UPDATE_FAILED", "%s has no active release in its receipt: reinstall it", id)
+	}
+	raw, err := os.ReadFile(filepath.Join(active.Payload, distribution.LockFileName))
+	if err != nil {
+		return nil, nil, receipt.Errorf("UPDATE_FAILED", "cannot read the active release's lock: %v", err)
+	}
+	return r, raw, nil
 }

@@ -33,9 +33,13 @@
 // lock's entry, and one identity (id, version, command, target) in the
 // archive's name, release.json, the lock and metadata/target.json. No file
 // is read a second time for this: the digests come from the extraction. A
-// refusal is INTEGRITY_FAILED naming the rule; the new directory, never
-// referenced, is set aside with one rename to .retained-<version>-<rand>
-// for doctor to remove.
+// refusal is INTEGRITY_FAILED naming the rule. On every failure after the
+// first byte is written (extraction, the checks, and the commit: a shim in
+// the way, no space for the launcher or the receipt) the new directory,
+// never referenced, is set aside with one rename to
+// .retained-<version>-<rand> and removed within 1.5 s, so retries never
+// pile up copies; what that budget leaves doctor reclaims. A failed first
+// install leaves no apps/<id>.
 //
 // The id and version of an archive come from its name,
 // <id>-<version>-<target>.tar.gz (InstallOptions.ID and Version override
@@ -65,8 +69,26 @@
 // receipt (active = the new version, previous = the old active), and lets
 // the gate go. The shim does not depend on the version, so writing it
 // first is harmless and leaves the receipt the single commit point.
-// Install, update and launch never delete a version directory: doctor
-// reclaims them within a time budget.
+// Install, update and launch never delete a version directory a receipt
+// ever named (only the one a failed install wrote): doctor reclaims them
+// within a time budget.
+//
+// # Concurrent commands
+//
+// Install, update, rollback, doctor and uninstall each decide what they
+// commit on the receipt read after taking the maintenance lock, so two of
+// them on one home end as if they had run one after the other. An update
+// chooses its release from the channel before downloading it, without
+// the lock; its install (InstallOptions.Update) compares the channel's
+// version with the active one again under the lock: the same version is
+// "up to date" (exit 0, nothing written), an older one a refused
+// downgrade (UPDATE_FAILED), as if the update had started after the
+// command that changed it, and a receipt gone (an uninstall ran) is
+// UPDATE_FAILED with the download removed. An explicit install of an
+// older version is a deliberate downgrade and is not refused. A rollback
+// computes its target from the receipt under the lock; an uninstall
+// renames apps/<id> away before removing it, so that an update
+// downloading into it meanwhile cannot make the removal fail.
 //
 // # Command shim
 //
@@ -130,7 +152,12 @@
 // Install, rollback, doctor and uninstall hold receipts/.<id>.install.lock
 // for their whole run, so a doctor never reclaims what an install is
 // writing; each takes the launch gate only for the moment it changes the
-// receipt.
+// receipt. An update holds it while it reads the receipt and the active
+// lock (update_check), lets it go while it fetches the channel and the
+// archive, and its install takes it again and decides anew (see
+// Concurrent commands). Doctor (and the reclaim after an install) removes
+// receipts/.<id>.json.tmp-*, the temporary receipt of a killed commit:
+// every receipt writer holds this lock, so any it sees is stale.
 //
 // Errors carry the codes users see: INTEGRITY_FAILED, CONFIG_INVALID,
 // CONFIG_UNAVAILABLE, ROLLBACK_FAILED, UPDATE_FAILED (see receipt.Error).

@@ -263,6 +263,7 @@ func (t TrustState) String() string {
 // mode), the previous release's lock, the command shim(s) (a deleted shim
 // is recreated, a modified or outdated one rewritten) and the launch gate
 // (a directory there is removed or set aside); it removes dead leases and
+// the temporary receipts a killed commit left (receipts/.<id>.json.tmp-*) and
 // reclaims obsolete versions and .retained-* directories within budget
 // (DefaultReclaimBudget when 0), never the active or previous version nor
 // one a live lease holds. The active release is held to the release rules
@@ -716,11 +717,17 @@ func (o *Options) reclaimLocked(ctx context.Context, id string, deadline time.Ti
 				os.Remove(filepath.Dir(l.Path)) // the version's lease directory, once empty
 			}
 		}
+		res.Reclaimed = append(res.Reclaimed, removeTempReceipts(home, id)...)
 		keep := map[string]bool{}
 		for _, v := range []string{rc.Active, rc.Previous} {
 			if r := rc.Find(v); r != nil {
 				keep[filepath.Clean(r.Dir)] = true
 			}
+		}
+		// apps/.<id>.uninstalling-*: what a killed uninstall had renamed
+		// away (a reinstall followed it).
+		if left, _ := filepath.Glob(filepath.Join(filepath.Dir(app), receipt.UninstallingPrefix(id)+"*")); len(left) > 0 {
+			victims = append(victims, left...)
 		}
 		entries, err := os.ReadDir(app)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -866,4 +873,19 @@ func removeEmptyAppDir(app string) {
 		os.Remove(filepath.Join(app, name)) // only when empty
 	}
 	os.Remove(app) // only when empty
+}
+
+// removeTempReceipts removes the temporary receipts a killed commit left
+// (receipts/.<id>.json.tmp-*) and says what it removed. The caller holds
+// the maintenance lock, which every receipt writer holds, so none of them
+// is being written.
+func removeTempReceipts(home, id string) []string {
+	paths, _ := receipt.TempReceipts(home, id)
+	var removed []string
+	for _, p := range paths {
+		if os.Remove(p) == nil {
+			removed = append(removed, fmt.Sprintf("temporary receipt %s (left by an interrupted commit)", p))
+		}
+	}
+	return removed
 }

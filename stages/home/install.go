@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/home/receipt"
@@ -29,6 +30,22 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 	if err := o.Homes.Check(); err != nil {
 		return nil, err
 	}
+	home := o.Homes.Install
+	// Everything from here to the commit is decided under the maintenance
+	// lock, on the receipt read after taking it: a command that committed
+	// meanwhile is seen. An update knows its id and locks before it reads
+	// its download, so an uninstall that ran meanwhile is reported as such.
+	var unlock func()
+	var err error
+	if o.ID != "" && o.Update != nil {
+		if unlock, err = receipt.TakeMaintenance(ctx, home, o.ID, o.LockWait); err != nil {
+			return nil, err
+		}
+		defer unlock()
+		if err := o.checkStillInstalled(o.ID); err != nil {
+			return nil, err
+		}
+	}
 	_, ph := phase.Start(ctx, "identify")
 	s, err := identify(&o)
 	ph.End(err)
@@ -41,20 +58,29 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 	if s.target != "" && s.target != o.HostTarget {
 		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "%s %s is built for %s, and this machine is %s", s.id, s.version, s.target, o.HostTarget)
 	}
-	home, id := o.Homes.Install, s.id
+	id := s.id
 	appDir := receipt.AppDir(home, id)
-	if err := os.MkdirAll(appDir, 0o755); err != nil {
-		return nil, receipt.Errorf(receipt.CodeUnavailable, "cannot create %s: %w", appDir, err)
+	if unlock == nil {
+		if unlock, err = receipt.TakeMaintenance(ctx, home, id, o.LockWait); err != nil {
+			return nil, err
+		}
+		defer unlock()
 	}
-	unlock, err := receipt.TakeMaintenance(ctx, home, id, o.LockWait)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
 
 	rc, err := readOrNew(home, id)
 	if err != nil {
 		return nil, err
+	}
+	if o.Update != nil {
+		if err := o.checkStillInstalled(id); err != nil {
+			return nil, err
+		}
+		if err := o.Update(rc.Active); errors.Is(err, ErrUpToDate) {
+			o.logf("%s %s is active: already up to date, nothing installed", id, rc.Active)
+			return &InstallResult{ID: id, Version: rc.Active, Target: s.target, Source: s.kind, UpToDate: true}, nil
+		} else if err != nil {
+			return nil, err
+		}
 	}
 	if err := checkSequence(rc, o.Channel, o.Sequence); err != nil {
 		return nil, err
@@ -76,8 +102,12 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 		return res, nil
 	}
 
+	if err := os.MkdirAll(appDir, 0o755); err != nil {
+		return nil, receipt.Errorf(receipt.CodeUnavailable, "cannot create %s: %w", appDir, err)
+	}
 	// Free space for the expanded release and the launcher (space.go).
 	if err := o.checkSpace(s, appDir); err != nil {
+		_ = os.Remove(appDir) // only if empty: a refused first install leaves no apps/<id>
 		return nil, err
 	}
 
@@ -112,15 +142,7 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 		err = receipt.Errorf(receipt.CodeConfigInvalid, "%s %s is built for %s, and this machine is %s", id, s.version, s.target, o.HostTarget)
 	}
 	if err != nil {
-		// Never referenced: set it aside for doctor, in one rename.
-		if _, serr := os.Lstat(dest); serr == nil {
-			aside := filepath.Join(appDir, receipt.RetainedPrefix+s.version+"-"+receipt.RandomHex(4))
-			if rerr := o.Renamer.Do(dest, aside); rerr == nil {
-				o.logf("%s %s: nothing was activated; what was written is set aside in %s, which `piship doctor` reclaims", id, s.version, aside)
-			} else {
-				o.logf("%s %s: the unreferenced directory %s stays (%v); the next install moves it aside", id, s.version, dest, rerr)
-			}
-		}
+		o.discard(ctx, id, s.version, dest)
 		return nil, err
 	}
 	channel := o.Channel
@@ -136,11 +158,88 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 	}
 	prev, shims, err := o.activate(ctx, id, rec)
 	if err != nil {
+		// A failed commit (a shim in the way, no space for the launcher
+		// or the receipt) leaves the new directory unreferenced too.
+		o.discard(ctx, id, s.version, dest)
 		return nil, err
 	}
 	res.Dir, res.Payload, res.Command, res.ArchiveSHA256 = rec.Dir, rec.Payload, rec.Command, put.SHA256
 	res.Files, res.Bytes, res.Previous, res.Shims, res.Linked = in.files, put.Bytes, prev, shims, put.Linked
 	return res, nil
+}
+
+// ErrUpToDate is what InstallOptions.Update returns when the active
+// version is the one the update would install: Install then writes
+// nothing and reports UpToDate.
+var ErrUpToDate = errors.New("already up to date")
+
+// checkStillInstalled refuses an update of id when there is no receipt
+// (an uninstall ran since the update read it), removing what the update
+// downloaded into apps/<id>/.downloads, and apps/<id> when nothing else is
+// left in it, so that the uninstall stays complete. The caller holds the
+// maintenance lock.
+func (o *InstallOptions) checkStillInstalled(id string) error {
+	home := o.Homes.Install
+	_, err := receipt.Read(home, id)
+	if !errors.Is(err, receipt.ErrNotInstalled) {
+		return nil // installed, or a damaged receipt the install reports itself
+	}
+	if o.Source != "" && within(receipt.DownloadsDir(home, id), o.Source) {
+		os.Remove(o.Source)
+	}
+	removeEmptyAppDir(receipt.AppDir(home, id))
+	return receipt.Errorf(receipt.CodeUpdate, "%s is not installed in %s any more (it was uninstalled while the update ran): nothing was installed; run piship install to install it again", id, home)
+}
+
+// within reports whether path lies strictly inside dir.
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(filepath.Clean(dir), filepath.Clean(path))
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// discardBudget bounds the removal of a directory an install wrote and
+// did not activate; what is left then is doctor's.
+const discardBudget = 1500 * time.Millisecond
+
+// discard sets aside the directory an install wrote at dest and failed to
+// activate, in one rename to .retained-<version>-<rand>, and removes it
+// within discardBudget: nothing references it (the caller holds the
+// maintenance lock, and the receipt is checked not to name it), so a
+// retry does not pile up copies. What the budget leaves stays set aside
+// for doctor.
+func (o *InstallOptions) discard(ctx context.Context, id, version, dest string) {
+	if _, err := os.Lstat(dest); err != nil {
+		return
+	}
+	home := o.Homes.Install
+	rc, err := receipt.Read(home, id)
+	if errors.Is(err, receipt.ErrNotInstalled) {
+		// A failed first install: nothing of id is left either.
+		defer removeEmptyAppDir(receipt.AppDir(home, id))
+	}
+	if err == nil {
+		for _, list := range [][]receipt.Release{rc.Releases, rc.Retained} {
+			for _, r := range list {
+				if samePath(r.Dir, dest) {
+					return // the commit reached the receipt after all
+				}
+			}
+		}
+	} else if !errors.Is(err, receipt.ErrNotInstalled) {
+		o.logf("%s %s: the unreferenced directory %s stays (cannot read the receipt: %v); the next install moves it aside", id, version, dest, err)
+		return
+	}
+	aside := filepath.Join(receipt.AppDir(home, id), receipt.RetainedPrefix+version+"-"+receipt.RandomHex(4))
+	if err := o.Renamer.Do(dest, aside); err != nil {
+		o.logf("%s %s: the unreferenced directory %s stays (%v); the next install moves it aside", id, version, dest, err)
+		return
+	}
+	sw := &sweeper{ctx: context.WithoutCancel(ctx), deadline: time.Now().Add(discardBudget)}
+	if sw.remove(aside) {
+		o.logf("%s %s: nothing was activated; what was written is removed", id, version)
+		return
+	}
+	o.logf("%s %s: nothing was activated; what was written is set aside in %s, which `piship doctor` reclaims", id, version, aside)
 }
 
 func readOrNew(home, id string) (*receipt.Receipt, error) {

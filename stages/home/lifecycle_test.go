@@ -294,10 +294,12 @@ func TestShimRuns(t *testing.T) {
 	}
 }
 
-// A failed first install leaves its directory set aside and no receipt.
-// Doctor reclaims it (the failure's message says it will), reports the
-// distribution as not installed, and removes apps/<id>; an id with
-// neither a receipt nor apps/<id> is still "not installed".
+// A failed first install leaves nothing: no receipt and no apps/<id>
+// (issue 13, defect 8: it removes the directory it wrote). What a killed
+// first install leaves (a half-written version directory) doctor
+// reclaims, reporting the distribution as not installed, and removes
+// apps/<id>; an id with neither a receipt nor apps/<id> is still "not
+// installed".
 func TestDoctorReclaimsAFailedFirstInstall(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -311,10 +313,12 @@ func TestDoctorReclaimsAFailedFirstInstall(t *testing.T) {
 		t.Fatal("a truncated archive installed")
 	}
 	app := receipt.AppDir(e.homes.Install, "hello")
-	left, _ := filepath.Glob(filepath.Join(app, receipt.RetainedPrefix+"1.0.0-*"))
-	if len(left) != 1 {
-		t.Fatalf("set aside after the failure: %v, want one %s1.0.0-* directory", left, receipt.RetainedPrefix)
+	if left, err := os.ReadDir(app); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("left after the failure: %v (%v), want no %s", left, err, app)
 	}
+	// What a kill during the extraction leaves.
+	left := []string{receipt.VersionDir(e.homes.Install, "hello", "1.0.0")}
+	writeFile(t, filepath.Join(left[0], "payload", "piship.lock"), "half", 0o644)
 	if ids, err := receipt.IDs(e.homes.Install); err != nil || !slices.Equal(ids, []string{"hello"}) {
 		t.Fatalf("IDs = %v, %v; want [hello] (its apps directory)", ids, err)
 	}

@@ -112,6 +112,17 @@ type InstallOptions struct {
 	// nothing activated. The install stage waits there for the launcher
 	// it keeps, which it copies while the release is extracted.
 	BeforeCommit func() error
+	// Update, set by an update (nil for an install, which may install an
+	// older version on purpose), decides whether the release may replace
+	// the active version: Install calls it with the active version of the
+	// receipt it reads after taking the maintenance lock ("" when none),
+	// before anything is written, so a version another command activated
+	// since the update chose its release is seen. An error wrapping
+	// ErrUpToDate makes the install a no-op (InstallResult.UpToDate); any
+	// other error refuses it. With Update set and ID given, a missing
+	// receipt is UPDATE_FAILED (the distribution was uninstalled meanwhile)
+	// and the download (Source) is removed.
+	Update func(active string) error
 }
 
 // InstallResult describes an install.
@@ -136,4 +147,8 @@ type InstallResult struct {
 	Previous string
 	Shims    []string
 	Warnings []string
+	// UpToDate is set when Update found the active version already the
+	// one to install (Version is then the active version): nothing was
+	// written.
+	UpToDate bool
 }

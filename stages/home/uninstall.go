@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"piship.dev/piship/stages/home/receipt"
@@ -20,7 +21,8 @@ type UninstallResult struct {
 // (CONFIG_UNAVAILABLE naming the pid). Under the launch gate it checks the
 // leases and removes the receipt, so from then on nothing is installed and
 // no launch can start; then it removes the command shims (only files that
-// are piship shims of id) and apps/<id>. The state directory
+// are piship shims of id) and apps/<id> (renamed to
+// apps/.<id>.uninstalling-<rand> first, then removed). The state directory
 // (<state>/<id>) and the trust state are kept unless purge, which also
 // removes the lock files. Nothing installed and nothing to purge is
 // CONFIG_UNAVAILABLE.
@@ -98,13 +100,30 @@ func Uninstall(ctx context.Context, o Options, id string, purge bool) (*Uninstal
 			res.Removed = append(res.Removed, o.removeShims(id, c)...)
 		}
 	}
+	// apps/<id> is renamed away in one step, then removed: an update
+	// still downloading into apps/<id>/.downloads then either fails or
+	// writes into a new apps/<id>, which its install removes on finding
+	// no receipt; it never makes the removal fail half way. What an
+	// interrupted uninstall left renamed is removed too.
 	app := receipt.AppDir(home, id)
 	if _, err := os.Lstat(app); err == nil {
 		installed = true
-		if err := os.RemoveAll(app); err != nil {
+		gone := filepath.Join(filepath.Dir(app), receipt.UninstallingPrefix(id)+receipt.RandomHex(4))
+		if err := o.Renamer.Do(app, gone); err != nil {
 			return res, receipt.Errorf(receipt.CodeUnavailable, "cannot remove %s: %w", app, err)
 		}
+		if err := os.RemoveAll(gone); err != nil {
+			return res, receipt.Errorf(receipt.CodeUnavailable, "cannot remove %s (renamed from %s): %w; run piship uninstall %s again", gone, app, err, id)
+		}
 		res.Removed = append(res.Removed, app)
+	}
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(app), receipt.UninstallingPrefix(id)+"*"))
+	for _, p := range left {
+		installed = true
+		if err := os.RemoveAll(p); err != nil {
+			return res, receipt.Errorf(receipt.CodeUnavailable, "cannot remove %s: %w", p, err)
+		}
+		res.Removed = append(res.Removed, p)
 	}
 	state, trust := o.Homes.StateDir(id), receipt.TrustPath(home, id)
 	purged := false

@@ -23,6 +23,7 @@
 // # Layout of the install home
 //
 //	receipts/<id>.json                        the receipt: the only thing that makes a version active
+//	receipts/.<id>.json.tmp-<rand>            a receipt being written (a kill leaves it; doctor removes it)
 //	receipts/.<id>.launch.lock                the launch gate (held for milliseconds)
 //	receipts/.<id>.install.lock               the maintenance lock: install, update, rollback, doctor, uninstall
 //	trust/<id>.json                           channel trust state (written by update, not here)
@@ -30,6 +31,7 @@
 //	apps/<id>/.retained-<version>-<rand>/     a directory set aside by one rename
 //	apps/<id>/.runtime-leases/<version>/<rand>.json   one per running launch
 //	apps/<id>/.downloads/                     update downloads
+//	apps/.<id>.uninstalling-<rand>/           apps/<id> renamed by an uninstall, being removed
 //
 // and, outside it, where a launch registers when the install home refuses
 // its lease (see "A home that refuses the lease"):

@@ -225,6 +225,11 @@ const (
 	StagingPrefix  = ".staging-"
 )
 
+// UninstallingPrefix starts the name apps/<id> is renamed to by an
+// uninstall before it is removed: apps/.<id>.uninstalling-<rand>. It is
+// not a distribution id (it starts with '.'), so IDs never lists it.
+func UninstallingPrefix(id string) string { return "." + id + ".uninstalling-" }
+
 // RetainedVersion returns the version of a ".retained-<version>-<rand>"
 // name, or "" when name is not one.
 func RetainedVersion(name string) string {

@@ -239,7 +239,7 @@ func WriteWith(installHome string, r *Receipt, rn atomicfs.Renamer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Errorf(CodeUnavailable, "cannot create %s: %w", dir, err)
 	}
-	f, err := atomicfs.Create(path, 0o644, atomicfs.Options{Pattern: "." + r.App + ".json.tmp-*", Sync: true, SyncDir: true, Renamer: rn})
+	f, err := atomicfs.Create(path, 0o644, atomicfs.Options{Pattern: tempPattern(r.App), Sync: true, SyncDir: true, Renamer: rn})
 	if err != nil {
 		return Errorf(CodeUnavailable, "cannot write the receipt of %s: %w", r.App, err)
 	}
@@ -251,4 +251,18 @@ func WriteWith(installHome string, r *Receipt, rn atomicfs.Renamer) error {
 		return Errorf(CodeUnavailable, "cannot write the receipt %s: %w", path, err)
 	}
 	return nil
+}
+
+// tempPattern names WriteWith's temporary sibling of receipts/<id>.json.
+func tempPattern(id string) string { return "." + id + ".json.tmp-*" }
+
+// TempReceipts lists receipts/.<id>.json.tmp-*: what a Write killed
+// before its rename left. Every writer of a receipt holds the maintenance
+// lock, so to a holder of that lock each of them is stale (doctor removes
+// them).
+func TempReceipts(installHome, id string) ([]string, error) {
+	if err := CheckID(id); err != nil {
+		return nil, err
+	}
+	return filepath.Glob(filepath.Join(installHome, "receipts", tempPattern(id)))
 }
