@@ -13,6 +13,16 @@ pipeline "update" {
     type    = string
     default = ""
   }
+  input "timeout" {
+    type        = string
+    default     = ""
+    description = "the longest wait for a connection, the response headers or the next byte, e.g. 30s (default: connect 10s, headers and idle 30s)"
+  }
+  input "max_time" {
+    type        = string
+    default     = ""
+    description = "the overall budget of each file fetched, e.g. 5m (default: 2m for a channel file, 10m for an archive)"
+  }
   input "check" {
     type        = bool
     default     = false
@@ -22,7 +32,9 @@ pipeline "update" {
   stage "update_check" "check" {
     id      = input.id
     from    = input.from
-    channel = input.channel
+    channel  = input.channel
+    timeout  = input.timeout
+    max_time = input.max_time
   }
 
   stage "download" "download" {
@@ -31,7 +43,9 @@ pipeline "update" {
     source  = stage.check.source
     archive = stage.check.archive
     sha256  = stage.check.sha256
-    bytes   = stage.check.bytes
+    bytes    = stage.check.bytes
+    timeout  = input.timeout
+    max_time = input.max_time
   }
 
   stage "install" "install" {
