@@ -30,19 +30,19 @@ pipeline "update" {
   }
 
   stage "update_check" "check" {
-    id      = input.id
-    from    = input.from
+    id       = input.id
+    from     = input.from
     channel  = input.channel
     timeout  = input.timeout
     max_time = input.max_time
   }
 
   stage "download" "download" {
-    when    = stage.check.update && !input.check
-    id      = input.id
-    source  = stage.check.source
-    archive = stage.check.archive
-    sha256  = stage.check.sha256
+    when     = stage.check.update && !input.check
+    id       = input.id
+    source   = stage.check.source
+    archive  = stage.check.archive
+    sha256   = stage.check.sha256
     bytes    = stage.check.bytes
     timeout  = input.timeout
     max_time = input.max_time
