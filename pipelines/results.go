@@ -281,10 +281,18 @@ type Updated struct {
 
 // Update runs the built-in update pipeline.
 func Update(ctx context.Context, c Config, a UpdateArgs) (*Updated, int) {
-	o := runBuiltin(ctx, c, "update", map[string]cty.Value{
+	inputs := map[string]cty.Value{
 		"id": cty.StringVal(a.ID), "from": cty.StringVal(a.From), "channel": cty.StringVal(a.Channel), "check": cty.BoolVal(a.Check),
-		"timeout": cty.StringVal(a.Timeout), "max_time": cty.StringVal(a.MaxTime),
-	})
+	}
+	// Only when set, so an update.hcl of ./pipelines written before these
+	// inputs existed still runs.
+	if a.Timeout != "" {
+		inputs["timeout"] = cty.StringVal(a.Timeout)
+	}
+	if a.MaxTime != "" {
+		inputs["max_time"] = cty.StringVal(a.MaxTime)
+	}
+	o := runBuiltin(ctx, c, "update", inputs)
 	return finish(c, o, func(out *outputs) *Updated {
 		ch, _ := updateCheck.from(out)
 		in, _ := updateInstall.from(out)

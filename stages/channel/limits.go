@@ -97,8 +97,7 @@ func (l Limits) withDefaults() Limits {
 // limitError is the cause a fetch's context is canceled with when a limit
 // fires; fail turns it into what the user sees.
 type limitError struct {
-	which string // "connect timeout", "header timeout", "idle timeout", "overall budget"
-	msg   string
+	msg string // names the limit: connect, header or idle timeout, or overall budget
 }
 
 func (e *limitError) Error() string { return e.msg }
@@ -133,7 +132,7 @@ func (s *Source) startFetch(ctx context.Context, name string, budget time.Durati
 		f.mu.Lock()
 		n := f.n
 		f.mu.Unlock()
-		f.cancel(&limitError{which: "overall budget", msg: fmt.Sprintf(
+		f.cancel(&limitError{msg: fmt.Sprintf(
 			"%s did not arrive within the %s overall budget for %s (%d bytes read): the server at %s is too slow; check the channel URL and the network, or raise --max-time",
 			f.loc, fmtDur(budget), what, n, f.origin)})
 	})
@@ -179,7 +178,7 @@ func (f *fetch) do(c *http.Client, req *http.Request) (*http.Response, error) {
 	var mu sync.Mutex
 	var header *time.Timer
 	connect := time.AfterFunc(l.Connect, func() {
-		f.cancel(&limitError{which: "connect timeout", msg: fmt.Sprintf(
+		f.cancel(&limitError{msg: fmt.Sprintf(
 			"cannot connect to %s for %s within the %s connect timeout: check the channel URL and that the server is up, or raise --timeout",
 			f.origin, f.loc, fmtDur(l.Connect))})
 	})
@@ -192,7 +191,7 @@ func (f *fetch) do(c *http.Client, req *http.Request) (*http.Response, error) {
 				header.Stop()
 			}
 			header = time.AfterFunc(l.Header, func() {
-				f.cancel(&limitError{which: "header timeout", msg: fmt.Sprintf(
+				f.cancel(&limitError{msg: fmt.Sprintf(
 					"the server at %s sent no response headers for %s within the %s header timeout: check the channel URL, or raise --timeout",
 					f.origin, f.loc, fmtDur(l.Header))})
 			})
@@ -219,7 +218,7 @@ func (f *fetch) idleFired() {
 	f.mu.Lock()
 	n := f.n
 	f.mu.Unlock()
-	f.cancel(&limitError{which: "idle timeout", msg: fmt.Sprintf(
+	f.cancel(&limitError{msg: fmt.Sprintf(
 		"the server at %s sent no byte of %s for %s (the idle timeout), after %d bytes: check the channel URL and the network, or raise --timeout",
 		f.origin, f.loc, fmtDur(f.limits.Idle), n)})
 }
@@ -268,12 +267,7 @@ func (b *fetchBody) Close() error {
 	return err
 }
 
-func fmtDur(d time.Duration) string {
-	if d >= time.Second && d%time.Second == 0 {
-		return (d).String()
-	}
-	return d.Round(time.Millisecond).String()
-}
+func fmtDur(d time.Duration) string { return d.Round(time.Millisecond).String() }
 
 // Dialer opens a TCP connection to address (host:port); net.Dialer's
 // DialContext is one. SourceOptions.Dial lets a test see every address a
