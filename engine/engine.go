@@ -74,7 +74,7 @@ func (s Status) pastTense() string {
 // Options configure a run.
 type Options struct {
 	// Parallelism is the number of stages that may run at once; 0 means
-	// the number of CPUs.
+	// the number of CPUs (see CheckParallelism).
 	Parallelism int
 	// Inputs are the pipeline's input values (converted to declared types).
 	Inputs map[string]cty.Value
@@ -148,9 +148,24 @@ func (e *StageError) Error() string {
 
 func (e *StageError) Unwrap() error { return e.Err }
 
+// MaxParallelism is the most stages a run lets run at once.
+const MaxParallelism = 1024
+
+// CheckParallelism is the rule of --parallelism: 0 (the number of CPUs) or
+// 1 to MaxParallelism; anything else is CONFIG_INVALID.
+func CheckParallelism(n int) error {
+	if n < 0 || n > MaxParallelism {
+		return fmt.Errorf("CONFIG_INVALID: --parallelism %d is out of range: give 1 to %d stages at once (0 or no flag: the number of CPUs)", n, MaxParallelism)
+	}
+	return nil
+}
+
 // Run executes g. It returns an error only when the run could not start
 // (bad inputs); a failed stage is reported in the Result.
 func Run(ctx context.Context, g *graph.Graph, opts Options) (*Result, error) {
+	if err := CheckParallelism(opts.Parallelism); err != nil {
+		return nil, err
+	}
 	scope, err := g.NewScope(opts.Inputs)
 	if err != nil {
 		return nil, err

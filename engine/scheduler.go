@@ -67,8 +67,8 @@ func newScheduler(ctx context.Context, g *graph.Graph, scope *graph.Scope, opts 
 		waiting: make([]int, n),
 		pos:     make([]int, n),
 		failPos: n,
-		jobs:    make(chan *graph.Stage, opts.Parallelism),
-		done:    make(chan *StageResult, opts.Parallelism),
+		jobs:    make(chan *graph.Stage, min(opts.Parallelism, n)),
+		done:    make(chan *StageResult, min(opts.Parallelism, n)),
 	}
 	for i, st := range g.VerdictOrder {
 		s.pos[st.Index] = i

@@ -10,12 +10,12 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 	"github.com/zclconf/go-cty/cty/function"
 	"github.com/zclconf/go-cty/cty/function/stdlib"
 
+	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages/stage"
 )
 
@@ -193,7 +193,7 @@ func (g *Graph) ParseInput(name, raw string) (cty.Value, error) {
 	if ty == cty.String || ty == cty.DynamicPseudoType {
 		return cty.StringVal(raw), nil
 	}
-	expr, diags := hclsyntax.ParseExpression([]byte(raw), "--input "+name, hcl.InitialPos)
+	expr, diags := diag.ParseExpression([]byte(raw), "--input "+name, hcl.InitialPos)
 	if diags.HasErrors() {
 		return cty.NilVal, fmt.Errorf("--input %s: %s", name, diags.Error())
 	}

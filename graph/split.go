@@ -8,6 +8,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"piship.dev/piship/graph/diag"
 )
 
 // splitThreshold is the file size above which parseConfig parses stage
@@ -15,7 +17,8 @@ import (
 // 10,000-stage file spends most of its validation time in the lexer.
 var splitThreshold = 128 << 10
 
-// parseConfig parses src like hclsyntax.ParseConfig. For large files it
+// parseConfig parses src like diag.ParseConfig (hclsyntax.ParseConfig
+// behind the nesting bound). For large files it
 // cuts out the stage blocks (found by a conservative scan that understands
 // strings, templates, heredocs and comments), parses them in parallel with
 // their true start positions, and parses the rest with the stage blocks
@@ -23,6 +26,11 @@ var splitThreshold = 128 << 10
 // surprise (a split it cannot prove safe, or any error) falls back to the
 // single parse, which also produces the diagnostics.
 func parseConfig(src []byte, filename string) (*hcl.File, hcl.Diagnostics) {
+	// The nesting bound first, once for the whole file: every part parsed
+	// below nests no deeper than the file.
+	if diags := diag.CheckNesting(src, filename, hcl.InitialPos); diags.HasErrors() {
+		return &hcl.File{Body: hcl.EmptyBody(), Bytes: src}, diags
+	}
 	workers := runtime.GOMAXPROCS(0)
 	if len(src) < splitThreshold || workers < 2 {
 		return hclsyntax.ParseConfig(src, filename, hcl.InitialPos)

@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 
 	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages/distribution"
 )
 
@@ -70,7 +70,7 @@ func Format(stdout, stderr io.Writer, getenv func(string) string, paths []string
 		}
 		// Refuse to format a file that does not parse: hclwrite would
 		// otherwise produce something that looks fine and means nothing.
-		if _, diags := hclsyntax.ParseConfig(src, p, hcl.InitialPos); diags.HasErrors() {
+		if _, diags := diag.ParseConfig(src, p, hcl.InitialPos); diags.HasErrors() {
 			WriteDiags(stderr, getenv, map[string]*hcl.File{}, diags)
 			return ExitUsage
 		}

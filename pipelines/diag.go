@@ -52,19 +52,35 @@ func writeSnippet(b *strings.Builder, src []byte, r *hcl.Range) {
 	if r.Start.Line < 1 || r.Start.Line > len(lines) {
 		return
 	}
-	line := strings.TrimRight(lines[r.Start.Line-1], "\r")
-	fmt.Fprintf(b, "%5d | %s\n", r.Start.Line, line)
+	line := []rune(strings.TrimRight(lines[r.Start.Line-1], "\r"))
+	col := min(max(r.Start.Column-1, 0), len(line))
 	width := 1
 	if r.End.Line == r.Start.Line && r.End.Column > r.Start.Column {
 		width = r.End.Column - r.Start.Column
 	}
+	// A long line (a generated or hostile file) shows the 120 characters
+	// around the column, not all of it.
+	const window = 120
+	prefix, suffix := "", ""
+	if len(line) > window {
+		from := max(0, min(col-window/2, len(line)-window))
+		if from > 0 {
+			prefix = "..."
+		}
+		if from+window < len(line) {
+			suffix = "..."
+		}
+		line, col = line[from:from+window], col-from
+		width = min(width, window-col)
+	}
+	fmt.Fprintf(b, "%5d | %s%s%s\n", r.Start.Line, prefix, string(line), suffix)
 	pad := strings.Map(func(c rune) rune {
 		if c == '\t' {
 			return '\t'
 		}
 		return ' '
-	}, string([]rune(line)[:min(r.Start.Column-1, len([]rune(line)))]))
-	fmt.Fprintf(b, "      | %s%s\n", pad, strings.Repeat("^", width))
+	}, prefix+string(line[:col]))
+	fmt.Fprintf(b, "      | %s%s\n", pad, strings.Repeat("^", max(width, 1)))
 }
 
 // IsTerminal reports whether w is a terminal.

@@ -47,13 +47,20 @@ func (p *Prepared) Run(ctx context.Context, c Config) Outcome {
 }
 
 // ParseInputs parses `name=value` pairs against g's input declarations.
+// Each input is given at most once: a second --input of one name is
+// CONFIG_INVALID, not a silent last-wins.
 func ParseInputs(g *graph.Graph, raw []string) (map[string]cty.Value, error) {
 	values := map[string]cty.Value{}
+	given := map[string]string{}
 	for _, kv := range raw {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
 			return nil, fmt.Errorf("CONFIG_INVALID: --input %q: write name=value", kv)
 		}
+		if first, dup := given[k]; dup {
+			return nil, fmt.Errorf("CONFIG_INVALID: --input %s is given twice (%q, then %q): give each input once", k, first, kv)
+		}
+		given[k] = kv
 		val, err := g.ParseInput(k, v)
 		if err != nil {
 			return nil, fmt.Errorf("CONFIG_INVALID: %v", err)

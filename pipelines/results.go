@@ -265,6 +265,8 @@ type UpdateArgs struct {
 	From    string // channel source (absolute when a directory); empty: the release's
 	Channel string // empty: the release's
 	Check   bool   // report only
+	Timeout string // --timeout: connect, header and idle limit (empty: channel.DefaultLimits)
+	MaxTime string // --max-time: overall budget of each file fetched (empty: the defaults)
 }
 
 // Updated is a finished update (or check).
@@ -279,9 +281,18 @@ type Updated struct {
 
 // Update runs the built-in update pipeline.
 func Update(ctx context.Context, c Config, a UpdateArgs) (*Updated, int) {
-	o := runBuiltin(ctx, c, "update", map[string]cty.Value{
+	inputs := map[string]cty.Value{
 		"id": cty.StringVal(a.ID), "from": cty.StringVal(a.From), "channel": cty.StringVal(a.Channel), "check": cty.BoolVal(a.Check),
-	})
+	}
+	// Only when set, so an update.hcl of ./pipelines written before these
+	// inputs existed still runs.
+	if a.Timeout != "" {
+		inputs["timeout"] = cty.StringVal(a.Timeout)
+	}
+	if a.MaxTime != "" {
+		inputs["max_time"] = cty.StringVal(a.MaxTime)
+	}
+	o := runBuiltin(ctx, c, "update", inputs)
 	return finish(c, o, func(out *outputs) *Updated {
 		ch, _ := updateCheck.from(out)
 		in, _ := updateInstall.from(out)

@@ -13,6 +13,16 @@ pipeline "update" {
     type    = string
     default = ""
   }
+  input "timeout" {
+    type        = string
+    default     = ""
+    description = "the longest wait for a connection, the response headers or the next byte, e.g. 30s (default: connect 10s, headers and idle 30s)"
+  }
+  input "max_time" {
+    type        = string
+    default     = ""
+    description = "the overall budget of each file fetched, e.g. 5m (default: 2m for a channel file, 10m for an archive)"
+  }
   input "check" {
     type        = bool
     default     = false
@@ -20,18 +30,22 @@ pipeline "update" {
   }
 
   stage "update_check" "check" {
-    id      = input.id
-    from    = input.from
-    channel = input.channel
+    id       = input.id
+    from     = input.from
+    channel  = input.channel
+    timeout  = input.timeout
+    max_time = input.max_time
   }
 
   stage "download" "download" {
-    when    = stage.check.update && !input.check
-    id      = input.id
-    source  = stage.check.source
-    archive = stage.check.archive
-    sha256  = stage.check.sha256
-    bytes   = stage.check.bytes
+    when     = stage.check.update && !input.check
+    id       = input.id
+    source   = stage.check.source
+    archive  = stage.check.archive
+    sha256   = stage.check.sha256
+    bytes    = stage.check.bytes
+    timeout  = input.timeout
+    max_time = input.max_time
   }
 
   stage "install" "install" {

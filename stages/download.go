@@ -16,9 +16,10 @@ import (
 type Download struct{}
 
 func (Download) Name() string    { return "download" }
-func (Download) Version() string { return "1" }
+func (Download) Version() string { return "2" }
 func (Download) Doc() string {
-	return "Downloads the chosen archive into apps/<id>/.downloads/, checking size and SHA-256 against the signed channel entry while writing; a mismatch leaves nothing."
+	return "Downloads the chosen archive into apps/<id>/.downloads/, checking size and SHA-256 against the signed channel entry while writing; a mismatch leaves nothing. " +
+		"Connect, header and idle timeouts and an overall budget (timeout, max_time) bound it; one that fires is UPDATE_FAILED naming it."
 }
 
 // DownloadConfig is the configuration of a download stage: the entry
@@ -29,6 +30,8 @@ type DownloadConfig struct {
 	Archive string `cty:"archive" required:"true"`
 	SHA256  string `cty:"sha256" required:"true"`
 	Bytes   int64  `cty:"bytes" required:"true"`
+	Timeout string `cty:"timeout" doc:"connect, header and idle limit, e.g. 30s (default: channel.DefaultLimits)"`
+	MaxTime string `cty:"max_time" doc:"overall budget of the download, e.g. 10m (default: channel.DefaultLimits)"`
 }
 
 // DownloadOutputs is what a download stage produces.
@@ -42,7 +45,11 @@ func (Download) Run(ctx context.Context, inv *stage.Invocation, cfg DownloadConf
 	if err != nil {
 		return DownloadOutputs{}, err
 	}
-	source, err := channel.OpenSource(cfg.Source, nil)
+	limits, err := channel.ParseLimits(cfg.Timeout, cfg.MaxTime)
+	if err != nil {
+		return DownloadOutputs{}, err
+	}
+	source, err := channel.OpenSourceWith(cfg.Source, channel.SourceOptions{Limits: limits})
 	if err != nil {
 		return DownloadOutputs{}, err
 	}

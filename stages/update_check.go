@@ -25,7 +25,8 @@ func (UpdateCheck) Version() string { return "2" }
 func (UpdateCheck) Doc() string {
 	return "Fetches <channel>.json and its signatures from the channel source (a directory, or http(s); plain http only on loopback), verifies " +
 		"the threshold of distinct keys trusted by the active release's lock, expiry, distribution and channel names and the replay floor in the " +
-		"receipt, picks the newest release for this target and refuses a downgrade. Outputs what to install (empty archive: up to date)."
+		"receipt, picks the newest release for this target and refuses a downgrade. Outputs what to install (empty archive: up to date). " +
+		"Every request runs under connect, header and idle timeouts and an overall budget (timeout, max_time); one that fires is UPDATE_FAILED naming it."
 }
 
 // UpdateCheckConfig is the configuration of an update_check stage.
@@ -33,6 +34,8 @@ type UpdateCheckConfig struct {
 	ID      string `cty:"id" required:"true"`
 	From    string `cty:"from" doc:"channel source (default: the lock's updates.source)"`
 	Channel string `cty:"channel" doc:"channel (default: the lock's updates.channel)"`
+	Timeout string `cty:"timeout" doc:"connect, header and idle limit of each request, e.g. 30s (default: channel.DefaultLimits)"`
+	MaxTime string `cty:"max_time" doc:"overall budget of each file fetched, e.g. 2m (default: channel.DefaultLimits)"`
 }
 
 // UpdateCheckOutputs is what an update_check stage produces.
@@ -84,7 +87,11 @@ func (UpdateCheck) Run(ctx context.Context, inv *stage.Invocation, cfg UpdateChe
 	if src == "" {
 		return none, receipt.Errorf("UPDATE_FAILED", "%s names no update source: pass --from DIR|URL", id)
 	}
-	source, err := channel.OpenSource(src, nil)
+	limits, err := channel.ParseLimits(cfg.Timeout, cfg.MaxTime)
+	if err != nil {
+		return none, err
+	}
+	source, err := channel.OpenSourceWith(src, channel.SourceOptions{Limits: limits})
 	if err != nil {
 		return none, err
 	}

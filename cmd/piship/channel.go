@@ -50,7 +50,11 @@ func cmdSignChannel(e *env, args []string) int {
 	if len(pos) < 1 || len(keys) == 0 {
 		return usageErr(e, "usage: piship sign-channel DIR ARCHIVE... --channel c --key FILE [--key FILE ...] [--sequence N] [--expires-days N]")
 	}
-	o := channel.SignOptions{Channel: *name, Sequence: *sequence, ExpiresIn: time.Duration(*days) * 24 * time.Hour}
+	expiresIn, err := channel.ExpiresInDays(*days)
+	if err != nil {
+		return usageErr(e, "sign-channel: %v", err)
+	}
+	o := channel.SignOptions{Channel: *name, Sequence: *sequence, ExpiresIn: expiresIn}
 	for _, k := range keys {
 		id, priv, err := channel.ReadPrivateKey(k)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"piship.dev/piship/pipelines"
+	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/home/launch"
 	"piship.dev/piship/stages/home/receipt"
@@ -49,20 +50,26 @@ func cmdUpdate(e *env, args []string) int {
 	from := fs.String("from", "", "channel source: a directory or an http(s) URL (default: the one the release names)")
 	ch := fs.String("channel", "", "channel (default: the one the release names)")
 	check := fs.Bool("check", false, "report what an update would do; change nothing")
+	timeout := fs.String("timeout", "", "the longest wait for a connection, the response headers or the next byte, e.g. 30s (default: connect 10s, headers and idle 30s)")
+	maxTime := fs.String("max-time", "", "the overall budget of each file fetched, e.g. 5m (default: 2m for a channel file, 10m for an archive)")
 	rc := runFlags(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return flagErr(err)
 	}
 	if len(pos) != 1 {
-		return usageErr(e, "usage: piship update ID [--from DIR|URL] [--check] [--channel c]")
+		return usageErr(e, "usage: piship update ID [--from DIR|URL] [--check] [--channel c] [--timeout D] [--max-time D]")
+	}
+	if _, err := channel.ParseLimits(*timeout, *maxTime); err != nil {
+		return usageErr(e, "update: %v", err)
 	}
 	if *from != "" {
 		if _, err := os.Stat(*from); err == nil {
 			*from, _ = filepath.Abs(*from)
 		}
 	}
-	u, code := pipelines.Update(e.ctx, e.config(*rc), pipelines.UpdateArgs{ID: pos[0], From: *from, Channel: *ch, Check: *check})
+	u, code := pipelines.Update(e.ctx, e.config(*rc), pipelines.UpdateArgs{ID: pos[0], From: *from, Channel: *ch, Check: *check,
+		Timeout: *timeout, MaxTime: *maxTime})
 	if u == nil {
 		return code
 	}

@@ -90,7 +90,7 @@ func commands() []command {
 		{"keygen", "keygen FILE --id KEYID [--force]", "make an Ed25519 key for signing update channels", cmdKeygen},
 		{"sign-channel", "sign-channel DIR ARCHIVE... --channel c --key FILE [--key FILE ...] [--sequence N] [--expires-days N]", "sign an update channel over release archives", cmdSignChannel},
 		{"install", "install SOURCE [--sha256 HEX] [--expect-key sha256:FP]", "install a release archive, release directory or payload directory", cmdInstall},
-		{"update", "update ID [--from DIR|URL] [--check] [--channel c]", "update from the signed channel", cmdUpdate},
+		{"update", "update ID [--from DIR|URL] [--check] [--channel c] [--timeout D] [--max-time D]", "update from the signed channel", cmdUpdate},
 		{"rollback", "rollback ID", "switch back to the previous release", cmdRollback},
 		{"doctor", "doctor [ID] [--json]", "verify and repair an installation (every one without ID), reclaim old versions and leftovers; exit 1 when it found damage", cmdDoctor},
 		{"uninstall", "uninstall ID [--purge]", "remove an installed distribution", cmdUninstall},

@@ -28,8 +28,8 @@ func cmdRun(e *env, args []string) int {
 	if len(pos) != 1 {
 		return usageErr(e, "usage: piship run PIPELINE [--input k=v ...] [--parallelism N] [--dry-run] [--trace-file F]")
 	}
-	if *parallelism < 0 {
-		return usageErr(e, "--parallelism must be at least 1")
+	if err := engine.CheckParallelism(*parallelism); err != nil {
+		return usageErr(e, "%v", err)
 	}
 	cfg := e.config(runConfig{parallelism: *parallelism, traceFile: *traceFile})
 	p, code := pipelines.Prepare(cfg, pos[0], *dir, inputs)

@@ -1,6 +1,10 @@
-// Package diag holds what every HCL decoder of piship does with
-// diagnostics: a total order for printing, positions as file:line:col, and
-// did-you-mean suggestions for misspelt names.
+// Package diag holds what every HCL decoder of piship does with its input
+// and its diagnostics: the one door to the HCL parser (ParseConfig and
+// ParseExpression refuse anything nested more than MaxNesting levels
+// before hclsyntax, which recurses per level, can exhaust the stack;
+// TestOneDoorToTheParser keeps it the only one), a total order for
+// printing, positions as file:line:col, and did-you-mean suggestions for
+// misspelt names.
 package diag
 
 import (

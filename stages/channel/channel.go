@@ -26,6 +26,19 @@ const MaxDocumentBytes = 64 << 10
 // says nothing.
 const DefaultExpiresIn = 30 * 24 * time.Hour
 
+// MaxExpiresDays bounds how long a signed channel may be valid: ten years.
+const MaxExpiresDays = 3650
+
+// ExpiresInDays is the rule of sign-channel's --expires-days: 1 to
+// MaxExpiresDays days, as a duration; anything else (0, a negative
+// number, a count whose hours overflow a time.Duration) is CONFIG_INVALID.
+func ExpiresInDays(days int) (time.Duration, error) {
+	if days < 1 || days > MaxExpiresDays {
+		return 0, configErr("--expires-days %d is out of range: give 1 to %d days (a channel is re-signed before it expires)", days, MaxExpiresDays)
+	}
+	return time.Duration(days) * 24 * time.Hour, nil
+}
+
 // Algorithm is the only signature algorithm.
 const Algorithm = "ed25519"
 

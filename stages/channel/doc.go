@@ -20,11 +20,17 @@
 //     it into the existing channel, raises the sequence, sets the expiry,
 //     and writes the document and its signatures.
 //   - Source reads a channel directory: a local directory, a file:// URL,
-//     or an https:// URL (http:// only to loopback hosts); redirects stay
-//     on the source's origin (at most MaxRedirects); 429 and 5xx answers
-//     are retried; documents are bounded by MaxDocumentBytes and archives
-//     by their signed size, and Download and OpenVerified check the signed
-//     size and SHA-256 while the bytes stream.
+//     or an https:// URL (http:// only to loopback by address: a literal
+//     loopback IP, or localhost dialed as 127.0.0.1/::1 without a
+//     resolver; the plain-http dialer refuses a non-loopback remote end);
+//     redirects stay on the source's origin (at most MaxRedirects); 429
+//     and 5xx answers are retried; documents are bounded by
+//     MaxDocumentBytes and archives by their signed size, and Download and
+//     OpenVerified check the signed size and SHA-256 while the bytes
+//     stream. Limits (DefaultLimits; ParseLimits reads update's --timeout
+//     and --max-time) put a connect, header and idle timeout and an
+//     overall budget on every request: one that fires is UPDATE_FAILED
+//     with ReasonTimeout, naming the limit, the URL and the flag to raise.
 //   - Verify checks a document against a Trust (the distribution id, its
 //     keys by id and a threshold, as the distribution's lock records them)
 //     and the installation's replay floor: signatures by at least

@@ -30,6 +30,7 @@ const (
 	ReasonNotFound     Reason = "not-found"    // the source has no such file (also errors.Is fs.ErrNotExist)
 	ReasonTooLarge     Reason = "too-large"    // a document over its bound
 	ReasonFetch        Reason = "fetch"        // the source could not be read (transport error, HTTP status)
+	ReasonTimeout      Reason = "timeout"      // a limit fired: connect, header or idle timeout, or the overall budget (see Limits)
 	ReasonPolicy       Reason = "policy"       // NETWORK_DENIED: plain http to a remote host, a redirect elsewhere or too many
 	ReasonSize         Reason = "size"         // INTEGRITY_FAILED: the archive is not the signed size
 	ReasonDigest       Reason = "digest"       // INTEGRITY_FAILED: the archive is not the signed SHA-256

@@ -80,6 +80,9 @@ func Sign(dir string, archives []string, o SignOptions) (*Channel, error) {
 	if o.ExpiresIn < 0 {
 		return nil, configErr("expiry %s: a channel expires after it is signed", o.ExpiresIn)
 	}
+	if o.ExpiresIn > MaxExpiresDays*24*time.Hour {
+		return nil, configErr("expiry %s: a channel is valid for at most %d days", o.ExpiresIn, MaxExpiresDays)
+	}
 	now := o.Now
 	if now.IsZero() {
 		now = time.Now()

@@ -47,23 +47,46 @@ type Source struct {
 	dir    string   // a local directory, absolute; or
 	base   *url.URL // an http(s) URL whose path ends in "/"
 	client *http.Client
+	limits Limits
 	shown  string
+}
+
+// SourceOptions are how a Source reaches the network.
+type SourceOptions struct {
+	// Client is used for http(s); nil: a client on a transport of the
+	// source's own whose dialer keeps plain http on loopback (see
+	// OpenSource). A client with its own Transport keeps it (tests).
+	Client *http.Client
+	// Limits bound every request and body (zero fields: DefaultLimits).
+	Limits Limits
+	// Dial is the source's transport's raw dialer (nil: net.Dialer); the
+	// plain-http rule wraps it, so it only ever sees literal addresses.
+	Dial Dialer
 }
 
 // OpenSource reads a source without touching it: a directory path
 // (relative paths resolve against the working directory), a file:// URL,
-// an https:// URL, or an http:// URL of a loopback host (127.0.0.0/8, ::1,
-// localhost). Plain http to any other host is NETWORK_DENIED before any
-// connection is made; other forms are CONFIG_INVALID. client is used for
-// http(s) (nil: a client on http.DefaultTransport); its redirect policy is
-// replaced by the source's: at most MaxRedirects, all to the source's
-// scheme, host and port, else NETWORK_DENIED.
+// an https:// URL, or an http:// URL of a loopback host: a literal
+// loopback address (127.0.0.0/8 in dotted decimal, [::1]) or the name
+// localhost (any case, one optional trailing dot), which is dialed as
+// 127.0.0.1 or ::1 without asking a resolver. Plain http to any other
+// host is NETWORK_DENIED before any name is resolved or connection made,
+// and the plain-http dialer refuses a connection whose remote address is
+// not loopback; other forms are CONFIG_INVALID. client is used for http(s)
+// (see SourceOptions.Client); its redirect policy is replaced by the
+// source's: at most MaxRedirects, all to the source's scheme, host and
+// port, else NETWORK_DENIED. Every request runs under DefaultLimits.
 func OpenSource(s string, client *http.Client) (*Source, error) {
+	return OpenSourceWith(s, SourceOptions{Client: client})
+}
+
+// OpenSourceWith is OpenSource with the limits and the dialer of o.
+func OpenSourceWith(s string, o SourceOptions) (*Source, error) {
 	switch {
 	case strings.TrimSpace(s) == "":
 		return nil, configErr("the update source is empty: give a directory, a file:// URL or an https:// URL of the channel directory")
 	case isURL(s):
-		return openURL(s, client)
+		return openURL(s, o)
 	}
 	abs, err := filepath.Abs(s)
 	if err != nil {
@@ -88,7 +111,7 @@ func isURL(s string) bool {
 	return true
 }
 
-func openURL(s string, client *http.Client) (*Source, error) {
+func openURL(s string, o SourceOptions) (*Source, error) {
 	u, err := url.Parse(s)
 	if err != nil {
 		return nil, configErr("update source %q is not a URL: %v", s, err)
@@ -128,12 +151,25 @@ func openURL(s string, client *http.Client) (*Source, error) {
 			u.RawPath += "/"
 		}
 	}
-	src := &Source{base: u, shown: u.String()}
+	src := &Source{base: u, shown: u.String(), limits: o.Limits.withDefaults()}
 	var c http.Client
-	if client != nil {
-		c = *client
+	if o.Client != nil {
+		c = *o.Client
 	}
 	c.CheckRedirect = src.checkRedirect
+	if c.Transport == nil {
+		raw := o.Dial
+		if raw == nil {
+			raw = (&net.Dialer{Timeout: src.limits.Connect, KeepAlive: 30 * time.Second}).DialContext
+		}
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.DialContext = src.dialer(raw)
+		tr.TLSHandshakeTimeout = src.limits.Connect
+		if u.Scheme == "http" {
+			tr.Proxy = nil // loopback is dialed directly, never through a proxy
+		}
+		c.Transport = tr
+	}
 	src.client = &c
 	return src, nil
 }
@@ -142,15 +178,6 @@ func redact(u *url.URL) string {
 	c := *u
 	c.User = nil
 	return c.String()
-}
-
-// isLoopback: localhost, 127.0.0.0/8, ::1.
-func isLoopback(host string) bool {
-	if strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func (s *Source) checkRedirect(req *http.Request, via []*http.Request) error {
@@ -212,7 +239,7 @@ func (s *Source) Fetch(ctx context.Context, name string, limit int64) ([]byte, e
 	if limit <= 0 {
 		limit = MaxDocumentBytes
 	}
-	rc, size, err := s.open(ctx, name)
+	rc, size, err := s.open(ctx, name, s.limits.Document, "a channel file")
 	if err != nil {
 		return nil, err
 	}
@@ -225,6 +252,9 @@ func (s *Source) Fetch(ctx context.Context, name string, limit int64) ([]byte, e
 	}
 	b, err := io.ReadAll(io.LimitReader(rc, limit+1))
 	if err != nil {
+		if e, ok := AsError(err); ok {
+			return nil, e // a limit fired
+		}
 		return nil, s.readErr(ctx, name, err)
 	}
 	if int64(len(b)) > limit {
@@ -246,7 +276,7 @@ func (s *Source) OpenVerified(ctx context.Context, name string, wantSize int64, 
 	if !sha256RE().MatchString(wantSHA256) {
 		return nil, updateErr(ReasonMalformed, "%s: the signed sha256 %q is not 64 lowercase hex digits", name, wantSHA256)
 	}
-	rc, size, err := s.open(ctx, name)
+	rc, size, err := s.open(ctx, name, s.limits.Archive, "an archive")
 	if err != nil {
 		return nil, err
 	}
@@ -329,7 +359,11 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 		}
 		err = v.err
 	case err != nil && v.err == nil:
-		v.err = updateErr(ReasonFetch, "cannot read %s: %v", v.loc, err)
+		if e, ok := AsError(err); ok {
+			v.err = e // a limit fired
+		} else {
+			v.err = updateErr(ReasonFetch, "cannot read %s: %v", v.loc, err)
+		}
 		err = v.err
 	}
 	return n, err
@@ -341,8 +375,10 @@ func sizeErr(loc string, got, want int64) error {
 	return &Error{Code: CodeIntegrityFailed, Reason: ReasonSize, Msg: fmt.Sprintf("%s is %d bytes, the channel signs %d", loc, got, want)}
 }
 
-// open returns the file's content and its size (-1 when unknown).
-func (s *Source) open(ctx context.Context, name string) (io.ReadCloser, int64, error) {
+// open returns the file's content and its size (-1 when unknown); an
+// http(s) fetch runs under the limits with budget as its overall budget
+// (what names the file in its message).
+func (s *Source) open(ctx context.Context, name string, budget time.Duration, what string) (io.ReadCloser, int64, error) {
 	if msg := checkFileName(name); msg != "" {
 		return nil, 0, updateErr(ReasonMalformed, "%q: %s", name, msg)
 	}
@@ -365,11 +401,13 @@ func (s *Source) open(ctx context.Context, name string) (io.ReadCloser, int64, e
 		}
 		return f, fi.Size(), nil
 	}
-	resp, err := s.get(ctx, name)
+	f := s.startFetch(ctx, name, budget, what)
+	resp, err := s.get(ctx, f, name)
 	if err != nil {
+		f.stop()
 		return nil, 0, err
 	}
-	return resp.Body, resp.ContentLength, nil
+	return &fetchBody{ReadCloser: resp.Body, f: f}, resp.ContentLength, nil
 }
 
 func (s *Source) readErr(ctx context.Context, name string, err error) error {
@@ -379,25 +417,26 @@ func (s *Source) readErr(ctx context.Context, name string, err error) error {
 	return updateErr(ReasonFetch, "cannot read %s: %v", s.location(name), err)
 }
 
-// get requests name, retrying 429 and 5xx answers: maxTries in all, after
-// retryBase and three times it, or the server's Retry-After up to
-// maxRetryAfter.
-func (s *Source) get(ctx context.Context, name string) (*http.Response, error) {
+// get requests name under f's limits, retrying 429 and 5xx answers:
+// maxTries in all, after retryBase and three times it, or the server's
+// Retry-After up to maxRetryAfter. ctx is the caller's (f.ctx is derived
+// from it).
+func (s *Source) get(ctx context.Context, f *fetch, name string) (*http.Response, error) {
 	u := s.base.JoinPath(name)
 	loc := u.String()
 	for attempt := 1; ; attempt++ {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, loc, nil)
+		req, err := http.NewRequestWithContext(f.ctx, http.MethodGet, loc, nil)
 		if err != nil {
 			return nil, updateErr(ReasonFetch, "%s: %v", loc, err)
 		}
 		req.Header.Set("User-Agent", "piship")
-		resp, err := s.client.Do(req)
+		resp, err := f.do(s.client, req)
 		if err != nil {
-			if e, ok := AsError(err); ok {
-				return nil, e // the redirect policy
+			if e := f.after(ctx, err); e != nil {
+				return nil, e // a limit fired, or ctx is done
 			}
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
+			if e, ok := AsError(err); ok {
+				return nil, e // the redirect policy, the plain-http dialer
 			}
 			return nil, updateErr(ReasonFetch, "cannot fetch %s: %v", loc, unwrapURLError(err))
 		}
@@ -420,9 +459,9 @@ func (s *Source) get(ctx context.Context, name string) (*http.Response, error) {
 			}
 			t := time.NewTimer(delay)
 			select {
-			case <-ctx.Done():
+			case <-f.ctx.Done():
 				t.Stop()
-				return nil, ctx.Err()
+				return nil, f.after(ctx, f.ctx.Err())
 			case <-t.C:
 			}
 		default:

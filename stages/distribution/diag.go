@@ -10,6 +10,11 @@ func errDiag(summary, detail string, subject hcl.Range) *hcl.Diagnostic {
 	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: subject.Ptr()}
 }
 
+// parseConfig parses a distribution.hcl behind the nesting bound.
+func parseConfig(src []byte, filename string) (*hcl.File, hcl.Diagnostics) {
+	return diag.ParseConfig(src, filename, hcl.InitialPos)
+}
+
 func fmtPos(r hcl.Range) string { return diag.Pos(r) }
 
 func sortDiags(diags hcl.Diagnostics) hcl.Diagnostics { return diag.Sort(diags) }

@@ -16,7 +16,6 @@ import (
 	"unicode"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
 	"piship.dev/piship/cache/canon"
@@ -315,7 +314,7 @@ func Parse(src []byte, filename, dir string) (*Distribution, hcl.Diagnostics) {
 		ranges:   map[string]hcl.Range{},
 		shownDir: filepath.Clean(dir),
 	}
-	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	file, diags := parseConfig(src, filename)
 	if diags.HasErrors() {
 		return nil, sortDiags(diags)
 	}

@@ -137,6 +137,9 @@ func TestInstallUpdateRollbackThroughTheShim(t *testing.T) {
 			if got := w.launch("--version"); got != "1.0.0" {
 				t.Fatalf("launch after install: %q", got)
 			}
+			if served == "http" {
+				updateFromSlowServers(t, w) // issue 13: a dead or slow server ends an update in time
+			}
 			if out := w.run("update", "hello", "--from", from, "--check"); !strings.Contains(out, "update available 1.0.0 -> 1.1.0") {
 				t.Fatalf("update --check: %s", out)
 			}
