@@ -74,6 +74,8 @@ func checkDoctorTampering(w *consumerWorld, home string) {
 	b, _ = json.Marshal(m)
 	os.Chmod(inv, 0o644)
 	os.WriteFile(inv, b, 0o644)
+	// The receipt's digest of the inventory, and checksums.txt, which binds
+	// it too (a release rule): both report it.
 	w.doctorFinds("file and inventory rewritten", "INVENTORY_MODIFIED", false)
 	for _, args := range [][]string{{"doctor", "hello", "--json"}, {"doctor", "--json"}} {
 		cmd := exec.Command(w.piship, args...)
@@ -89,8 +91,8 @@ func checkDoctorTampering(w *consumerWorld, home string) {
 		} else if jerr := json.Unmarshal(stdout, &rep); jerr != nil {
 			t.Fatalf("%v: %v\n%s", args, jerr, stdout)
 		}
-		if err == nil || rep.Schema != "piship-doctor/v1" || rep.ID != "hello" || rep.Verified || len(rep.Found) != 1 ||
-			rep.Found[0].Code != "INVENTORY_MODIFIED" || rep.Found[0].Path != inv || rep.Repaired == nil || strings.Contains(string(stdout), "null") {
+		if err == nil || rep.Schema != "piship-doctor/v1" || rep.ID != "hello" || rep.Verified || len(rep.Found) != 2 ||
+			rep.Found[0].Code != "INVENTORY_MODIFIED" || rep.Found[1].Code != "RELEASE_INVALID" || rep.Found[0].Path != inv || rep.Repaired == nil || strings.Contains(string(stdout), "null") {
 			t.Fatalf("%v: exit %v\n%s", args, err, stdout)
 		}
 	}
