@@ -303,6 +303,24 @@ var Cases = []Case{
 		})},
 	{"reserved-name", "a name Windows reserves: payload/con.txt", "reserved-name", IntegrityFailed,
 		Tar(func(g *Gen, es []Entry) []Entry { return insert(es, "payload/", File("payload/con.txt", "x")) })},
+	{"case-twins", "payload/Evil.txt beside payload/evil.txt: one file on a case-insensitive file system (macOS, Windows)", "name-collision", IntegrityFailed,
+		Tar(func(g *Gen, es []Entry) []Entry {
+			return insert(es, "payload/", File("payload/Evil.txt", "a"), File("payload/evil.txt", "b"))
+		})},
+	{"nfc-nfd-twins", "payload/caf\u00e9.txt (NFC) beside payload/cafe\u0301.txt (NFD): one file where names are normalised (macOS)", "name-collision", IntegrityFailed,
+		Tar(func(g *Gen, es []Entry) []Entry {
+			return insert(es, "payload/", File("payload/caf\u00e9.txt", "a"), File("payload/cafe\u0301.txt", "b"))
+		})},
+	{"trailing-dot", "payload/evil. : Windows drops the dot, so it lands on payload/evil", "trailing-dot-space", IntegrityFailed,
+		Tar(func(g *Gen, es []Entry) []Entry { return insert(es, "payload/", File("payload/evil.", "x")) })},
+	{"trailing-space", "a name ending in a space (payload/evil + space): Windows drops it", "trailing-dot-space", IntegrityFailed,
+		Tar(func(g *Gen, es []Entry) []Entry { return insert(es, "payload/", File("payload/evil ", "x")) })},
+	{"declared-bomb", "a declaration of 1 file of 4 bytes before the whole release: extraction must stop at the first entry beyond it", "declared", IntegrityFailed,
+		Tar(func(g *Gen, es []Entry) []Entry {
+			decl := Entry{Header: tar.Header{Typeflag: tar.TypeXGlobalHeader, Name: "pax_global_header",
+				PAXRecords: map[string]string{"comment": `{"schema":"piship-archive/v1","files":1,"dirs":0,"bytes":4}`}}}
+			return append([]Entry{decl}, es...)
+		})},
 	{"symlink-escape", "a symlink to the directory outside, then a file through it", "entry-type", IntegrityFailed,
 		Tar(func(g *Gen, es []Entry) []Entry {
 			link := Entry{Header: tar.Header{Typeflag: tar.TypeSymlink, Name: "payload/out", Linkname: g.Outside, Mode: 0o777}}

@@ -61,6 +61,11 @@
 //	absolute-name               absolute-path            a tar name that is an absolute path into the directory outside
 //	backslash-name              backslash                a tar name with backslashes: payload\..\..\evil.txt
 //	reserved-name               reserved-name            a name Windows reserves: payload/con.txt
+//	case-twins                  name-collision           payload/Evil.txt beside payload/evil.txt: one file on a case-insensitive file system
+//	nfc-nfd-twins               name-collision           payload/café.txt in NFC beside the same name in NFD: one file where names are normalised
+//	trailing-dot                trailing-dot-space       payload/evil. : Windows drops the dot, so it lands on payload/evil
+//	trailing-space              trailing-dot-space       a name ending in a space: Windows drops it
+//	declared-bomb               declared                 a declaration of 1 file of 4 bytes before the whole release: extraction stops beyond it
 //	symlink-escape              entry-type               a symlink to the directory outside, then a file through it
 //	symlink-relative            entry-type               a symlink ../../../.. out of the target
 //	hardlink-outside            entry-type               a hardlink to a file outside the target

@@ -61,7 +61,9 @@ func TarGz(entries []Entry) ([]byte, error) {
 	short := false
 	for _, e := range entries {
 		h := e.Header
-		h.ModTime, h.Uid, h.Gid = time.Unix(0, 0), 0, 0
+		if h.Typeflag != tar.TypeXGlobalHeader { // a global header carries its records only
+			h.ModTime, h.Uid, h.Gid = time.Unix(0, 0), 0, 0
+		}
 		if err := tw.WriteHeader(&h); err != nil {
 			return nil, err
 		}
