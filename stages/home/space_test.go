@@ -212,9 +212,14 @@ func TestInstallDeclaredBomb(t *testing.T) {
 	if _, err := os.Stat(receipt.VersionDir(e.homes.Install, "hello", "1.0.0")); err == nil {
 		t.Error("the partial version directory stands at the version's path")
 	}
-	got, _, _ := expanded(t, receipt.AppDir(e.homes.Install, "hello"))
-	if got > decl.Bytes {
-		t.Errorf("%d bytes written, %d declared", got, decl.Bytes)
+	// What the refused extraction wrote is removed with the directory it
+	// was set aside into (a failed first install leaves no apps/hello);
+	// what still stands is never more than the declaration (the bound as
+	// written is stages/archive's TestDeclaredBomb).
+	if _, err := os.Lstat(receipt.AppDir(e.homes.Install, "hello")); err == nil {
+		if got, _, _ := expanded(t, receipt.AppDir(e.homes.Install, "hello")); got > decl.Bytes {
+			t.Errorf("%d bytes written, %d declared", got, decl.Bytes)
+		}
 	}
 	if _, err := receipt.Read(e.homes.Install, "hello"); !errors.Is(err, receipt.ErrNotInstalled) {
 		t.Errorf("receipt: %v", err)
