@@ -117,6 +117,8 @@ type Edge struct {
 	Range hcl.Range
 	// Data is true for a stage.<name>.<output> reference, false for depends_on.
 	Data bool
+	// Output is the output a data edge reads; empty for depends_on.
+	Output string
 }
 
 // Stage returns the stage called name.

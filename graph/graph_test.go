@@ -232,18 +232,28 @@ func TestRenderingIsStable(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantDOT := `digraph "p" {
+  label=<<B>p</B>>;
+  labelloc=t;
+  fontname="Helvetica";
   rankdir=LR;
-  node [shape=box, fontname="Helvetica"];
-  "d" [label="digest d"];
-  "build" [label="exec build\\nverdict 1"];
-  "clean" [label="exec clean", peripheries=2];
+  nodesep=0.3;
+  ranksep=0.45;
+  node [shape=box, style=rounded, fontname="Helvetica", fontsize=12];
+  edge [fontname="Helvetica", fontsize=10];
+  "d" [label=<<B>d</B><BR/><FONT POINT-SIZE="10" COLOR="#555555">digest</FONT>>];
+  "build" [label=<<B>build</B><BR/><FONT POINT-SIZE="10" COLOR="#555555">exec</FONT><BR/><FONT COLOR="#8a4b00">verdict 1</FONT>>, style="rounded,filled", fillcolor="#fff1c1"];
+  "clean" [label=<<B>clean</B><BR/><FONT POINT-SIZE="10" COLOR="#555555">exec</FONT><BR/><FONT POINT-SIZE="10">always</FONT>>, peripheries=2];
   "d" -> "build";
   "d" -> "clean" [style=dashed];
   "build" -> "clean" [style=dashed];
-}
-`
-	if dot.String() != wantDOT {
-		t.Errorf("dot:\n%s\nwant:\n%s", dot.String(), wantDOT)
+  "legend:" [`
+	// The legend follows the edges; TestDOTLegend checks what it says.
+	if !strings.HasPrefix(dot.String(), wantDOT) || !strings.HasSuffix(dot.String(), "  { rank=sink; \"legend:\"; }\n}\n") {
+		t.Errorf("dot:\n%s\nwant it to start:\n%s", dot.String(), wantDOT)
+	}
+	var again bytes.Buffer
+	if err := gs[0].WriteDOT(&again); err != nil || again.String() != dot.String() {
+		t.Errorf("a second rendering differs (%v)", err)
 	}
 	wantMermaid := `flowchart LR
   s0["digest d"]

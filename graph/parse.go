@@ -509,7 +509,7 @@ func (g *Graph) resolveStage(s *Stage) hcl.Diagnostics {
 				})
 				continue
 			}
-			s.Deps = append(s.Deps, &Edge{From: target, To: s, Range: tr.SourceRange(), Data: true})
+			s.Deps = append(s.Deps, &Edge{From: target, To: s, Range: tr.SourceRange(), Data: true, Output: out})
 		default:
 			diags = append(diags, unknownVariable(tr))
 		}
