@@ -60,9 +60,18 @@ func (g *Graph) WriteDOT(w io.Writer) error {
 			if sources[e.From] && g.reachedOtherwise(e.From, s) {
 				continue
 			}
-			style := ""
+			var attrs []string
 			if !e.Data {
-				style = " [style=dashed]"
+				attrs = append(attrs, "style=dashed")
+			}
+			if sources[e.From] {
+				// From the table's header: an edge leaving a row would
+				// read as that output alone.
+				attrs = append(attrs, `tailport="stage:e"`)
+			}
+			style := ""
+			if len(attrs) > 0 {
+				style = " [" + strings.Join(attrs, ", ") + "]"
 			}
 			fmt.Fprintf(&b, "  %s -> %s%s;\n", dotQuote(e.From.Name), dotQuote(s.Name), style)
 		}
@@ -113,7 +122,11 @@ func (g *Graph) sourceTable(s *Stage, pos map[*Stage]int) string {
 	}
 	var b strings.Builder
 	b.WriteString(`<TABLE BORDER="1" CELLBORDER="1" CELLSPACING="0" CELLPADDING="3" STYLE="ROUNDED">`)
-	b.WriteString(`<TR><TD COLSPAN="2" BGCOLOR="#e8eef7">` + g.nodeLabel(s, pos) + `</TD></TR>`)
+	fill := "#e8eef7"
+	if _, ok := pos[s]; ok {
+		fill = "#fff1c1"
+	}
+	b.WriteString(`<TR><TD COLSPAN="2" PORT="stage" BGCOLOR="` + fill + `">` + g.nodeLabel(s, pos) + `</TD></TR>`)
 	b.WriteString(`<TR><TD><FONT POINT-SIZE="10"><I>output</I></FONT></TD><TD><FONT POINT-SIZE="10"><I>read by</I></FONT></TD></TR>`)
 	row := func(name string, names []string) {
 		b.WriteString(`<TR><TD ALIGN="LEFT" BALIGN="LEFT">` + name + `</TD><TD ALIGN="LEFT" BALIGN="LEFT"><FONT POINT-SIZE="10">`)
