@@ -55,9 +55,13 @@ func (g *Graph) WriteDOT(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "  %s [%s];\n", dotQuote(s.Name), attrs)
 	}
+	reach := map[*Stage]map[*Stage]bool{}
+	for src := range sources {
+		reach[src] = descendants(src)
+	}
 	for _, s := range g.Stages {
 		for _, e := range g.edgesInto(s) {
-			if sources[e.From] && g.reachedOtherwise(e.From, s) {
+			if sources[e.From] && reachedOtherwise(reach[e.From], e.From, s) {
 				continue
 			}
 			var attrs []string
@@ -195,20 +199,27 @@ func (g *Graph) sources() map[*Stage]bool {
 	return out
 }
 
-// reachedOtherwise reports whether to depends on another stage that from
-// reaches, so the edge from -> to adds nothing to the picture's order.
-func (g *Graph) reachedOtherwise(from, to *Stage) bool {
+// descendants returns the stages that depend on from, directly or not.
+func descendants(from *Stage) map[*Stage]bool {
 	reach := map[*Stage]bool{}
-	var walk func(*Stage)
-	walk = func(s *Stage) {
+	stack := []*Stage{from}
+	for len(stack) > 0 {
+		s := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
 		for _, d := range s.Dependents {
 			if !reach[d] {
 				reach[d] = true
-				walk(d)
+				stack = append(stack, d)
 			}
 		}
 	}
-	walk(from)
+	return reach
+}
+
+// reachedOtherwise reports whether to depends on another stage that from
+// reaches (reach: from's descendants), so the edge from -> to adds nothing
+// to the picture's order.
+func reachedOtherwise(reach map[*Stage]bool, from, to *Stage) bool {
 	for _, d := range to.DepStages {
 		if d != from && reach[d] {
 			return true
