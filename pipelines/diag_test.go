@@ -16,7 +16,9 @@ var hclRange = regexp.MustCompile(`:\d+,\d+-\d+`)
 
 // testConfig is a run configuration with its own cache and no live view.
 func testConfig(t *testing.T, stderr *bytes.Buffer) Config {
-	env := map[string]string{"PISHIP_CACHE_HOME": filepath.Join(t.TempDir(), "cache"), "PISHIP_PROGRESS": "0", "NO_COLOR": "1"}
+	home := t.TempDir()
+	env := map[string]string{"PISHIP_CACHE_HOME": filepath.Join(home, "cache"), "PISHIP_PROGRESS": "0", "NO_COLOR": "1",
+		"PISHIP_INSTALL_HOME": filepath.Join(home, "install"), "PISHIP_BIN_HOME": filepath.Join(home, "bin"), "PISHIP_STATE_HOME": filepath.Join(home, "state")}
 	return Config{Stderr: stderr, Getenv: func(k string) string { return env[k] }}
 }
 
@@ -114,7 +116,7 @@ func TestMistakesPrintOneFormat(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		run  func(c Config) int
-		code int
+		code int // -1: any failure (the exit-code rule is not this test's)
 		// want are substrings of stderr in order; an empty want is
 		// "this command succeeds".
 		want []string
@@ -226,6 +228,15 @@ func TestMistakesPrintOneFormat(t *testing.T) {
 			errors: 1,
 		},
 		{
+			name: "install of a distribution directory says what to install instead",
+			run: func(c Config) int {
+				_, code := Install(context.Background(), c, InstallArgs{Source: bareWord})
+				return code
+			},
+			code: -1,
+			want: []string{"CONFIG_INVALID: " + bareWord + " is a distribution (it holds distribution.hcl), not a release or a payload: run `piship release " + bareWord + "`"},
+		},
+		{
 			name:   "fmt of a file that does not parse",
 			run:    func(c Config) int { return Format(&bytes.Buffer{}, c.Stderr, c.Getenv, []string{unparsable}, false) },
 			code:   ExitUsage,
@@ -237,7 +248,7 @@ func TestMistakesPrintOneFormat(t *testing.T) {
 			var stderr bytes.Buffer
 			code := tc.run(testConfig(t, &stderr))
 			got := stderr.String()
-			if code != tc.code {
+			if code != tc.code && (tc.code != -1 || code == ExitOK) {
 				t.Fatalf("exit %d, want %d\n%s", code, tc.code, got)
 			}
 			last := 0
