@@ -15,6 +15,7 @@ import (
 
 	"piship.dev/piship/cache"
 	"piship.dev/piship/graph"
+	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/tracing"
 )
@@ -71,7 +72,7 @@ func (s *scheduler) runStage(ctx context.Context, span trace.Span, st *graph.Sta
 	}()
 	cfg, diags := s.scope.EvalStage(st, s.outputs)
 	if diags.HasErrors() {
-		return fmt.Errorf("CONFIG_INVALID: %s", diags.Error())
+		return diag.NewError("CONFIG_INVALID", diags)
 	}
 	log := &stageLog{w: s.opts.Log}
 	defer log.flush() // after the cleanup below

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"piship.dev/piship/graph"
+	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages/stage"
 )
 
@@ -67,7 +68,7 @@ func (s *scheduler) planStep(st *graph.Stage) PlanStep {
 	}
 	cfg, diags := s.scope.EvalStage(st, s.outputs)
 	if diags.HasErrors() {
-		step.Cache, step.Note = "unknown", diags.Error()
+		step.Cache, step.Note = "unknown", diag.NewError("CONFIG_INVALID", diags).Error()
 		return step
 	}
 	inv := &stage.Invocation{Pipeline: s.g.Name, Name: st.Name, Dir: s.g.Dir, Config: cfg, Getenv: s.opts.Getenv}

@@ -8,6 +8,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"piship.dev/piship/graph"
+	"piship.dev/piship/graph/diag"
 )
 
 // EventKind says what happened to a stage.
@@ -137,7 +138,7 @@ func (s *scheduler) dispatch() {
 		if st.When != nil {
 			run, diags := s.scope.EvalWhen(st, s.outputs)
 			if diags.HasErrors() {
-				s.failWithoutRunning(st, fmt.Errorf("CONFIG_INVALID: %s", diags.Error()))
+				s.failWithoutRunning(st, diag.NewError("CONFIG_INVALID", diags))
 				continue
 			}
 			if !run {

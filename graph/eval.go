@@ -174,34 +174,11 @@ func (g *Graph) NewScope(values map[string]cty.Value) (*Scope, error) {
 	ctx := &hcl.EvalContext{Functions: g.funcs, Variables: map[string]cty.Value{"input": sc.inputs}}
 	locals, diags := g.evalLocals(ctx)
 	if diags.HasErrors() {
-		return nil, fmt.Errorf("CONFIG_INVALID: %s", diags.Error())
+		return nil, diag.NewError("CONFIG_INVALID", diags)
 	}
 	sc.locals = locals
 	sc.base = &hcl.EvalContext{Functions: g.funcs, Variables: map[string]cty.Value{"input": sc.inputs, "local": sc.locals}}
 	return sc, nil
-}
-
-// ParseInput converts a --input value for the named input: strings are
-// taken as written, other types are parsed as HCL expressions.
-func (g *Graph) ParseInput(name, raw string) (cty.Value, error) {
-	var ty cty.Type = cty.DynamicPseudoType
-	for _, in := range g.Inputs {
-		if in.Name == name {
-			ty = in.Type
-		}
-	}
-	if ty == cty.String || ty == cty.DynamicPseudoType {
-		return cty.StringVal(raw), nil
-	}
-	expr, diags := diag.ParseExpression([]byte(raw), "--input "+name, hcl.InitialPos)
-	if diags.HasErrors() {
-		return cty.NilVal, fmt.Errorf("--input %s: %s", name, diags.Error())
-	}
-	v, diags := expr.Value(&hcl.EvalContext{Functions: g.funcs})
-	if diags.HasErrors() {
-		return cty.NilVal, fmt.Errorf("--input %s: %s", name, diags.Error())
-	}
-	return v, nil
 }
 
 // EvalStage evaluates a stage's configuration with the outputs of the

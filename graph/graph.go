@@ -48,7 +48,10 @@ type Graph struct {
 	Files map[string]*hcl.File
 
 	byName map[string]*Stage
-	funcs  funcTable
+	// unknownKind names the stages whose kind is unknown: they exist for
+	// reference checking only (the file has an error already).
+	unknownKind map[string]bool
+	funcs       funcTable
 }
 
 // Input is a declared pipeline input.

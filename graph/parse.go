@@ -83,7 +83,7 @@ func Parse(src []byte, filename, dir string, reg *stage.Registry) ([]*Graph, map
 }
 
 func decodePipeline(blk *hcl.Block, filename, dir string, reg *stage.Registry) (*Graph, hcl.Diagnostics) {
-	g := &Graph{Name: blk.Labels[0], File: filename, Dir: dir, byName: map[string]*Stage{}}
+	g := &Graph{Name: blk.Labels[0], File: filename, Dir: dir, byName: map[string]*Stage{}, unknownKind: map[string]bool{}}
 	g.funcs = newFuncTable(dir)
 	content, diags := blk.Body.Content(pipelineSchema)
 
@@ -139,6 +139,10 @@ func decodePipeline(blk *hcl.Block, filename, dir string, reg *stage.Registry) (
 		s, d := decoded[i], stageDiags[i]
 		diags = append(diags, d...)
 		if s == nil {
+			// Its kind is unknown: the stage still exists for the
+			// references to it (with outputs of any name), so the one
+			// diagnostic is the unknown kind with its did-you-mean.
+			g.unknownKind[b.Labels[1]] = true
 			continue
 		}
 		if prev, dup := g.byName[s.Name]; dup {
@@ -455,6 +459,9 @@ func (g *Graph) resolveStage(s *Stage) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, p := range s.dependsOn {
 		target, ok := g.byName[p.name]
+		if !ok && g.unknownKind[p.name] {
+			continue
+		}
 		if !ok {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
@@ -486,6 +493,9 @@ func (g *Graph) resolveStage(s *Stage) hcl.Diagnostics {
 				continue
 			}
 			target, ok := g.byName[name]
+			if !ok && g.unknownKind[name] {
+				continue
+			}
 			if !ok {
 				diags = append(diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
@@ -535,6 +545,9 @@ func (g *Graph) decodeVerdicts(attr *hcl.Attribute) hcl.Diagnostics {
 			continue
 		}
 		s, ok := g.byName[name]
+		if !ok && g.unknownKind[name] {
+			continue
+		}
 		if !ok {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,

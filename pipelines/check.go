@@ -71,7 +71,8 @@ func Format(stdout, stderr io.Writer, getenv func(string) string, paths []string
 		// Refuse to format a file that does not parse: hclwrite would
 		// otherwise produce something that looks fine and means nothing.
 		if _, diags := diag.ParseConfig(src, p, hcl.InitialPos); diags.HasErrors() {
-			WriteDiags(stderr, getenv, map[string]*hcl.File{}, diags)
+			WriteDiags(stderr, getenv, map[string]*hcl.File{p: {Bytes: src}}, diags)
+			fmt.Fprintf(stderr, "piship: CONFIG_INVALID: %s does not parse (%s); fix %s, then format it\n", p, plural(errorCount(diags), "error"), itThem(errorCount(diags)))
 			return ExitUsage
 		}
 		out := hclwrite.Format(src)

@@ -1,86 +1,70 @@
 package pipelines
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"piship.dev/piship/graph/diag"
 )
 
-// WriteDiags prints each diagnostic as `file:line:col: error: summary`,
-// the source line with the range underlined, and the detail: positions a
-// person can click and a grep can find. A terminal gets the severity in
-// colour unless NO_COLOR is set.
+// WriteDiags prints each diagnostic the one way piship prints them (see
+// diag.Render): `file:line:col: error: summary`, the source line with the
+// range underlined, and the detail; `file: error: summary` for a
+// diagnostic about a whole file. The snippet comes from files, or else
+// from the file on disk. A terminal gets the severity in colour unless
+// NO_COLOR is set.
 func WriteDiags(w io.Writer, getenv func(string) string, files map[string]*hcl.File, diags hcl.Diagnostics) {
+	writeDiags(w, getenv, sourcesOf(files, nil), diags, "")
+}
+
+// WriteError prints err's diagnostics as WriteDiags does when it carries
+// any (a *diag.Error, wrapped or not), those without a position as about
+// where, and reports whether it did.
+func WriteError(w io.Writer, getenv func(string) string, files map[string]*hcl.File, err error, where string) bool {
+	var de *diag.Error
+	if !errors.As(err, &de) || len(de.Diags) == 0 {
+		return false
+	}
+	writeDiags(w, getenv, sourcesOf(files, de.Sources), de.Diags, where)
+	return true
+}
+
+func writeDiags(w io.Writer, getenv func(string) string, src func(string) []byte, diags hcl.Diagnostics, where string) {
 	if len(diags) == 0 {
 		return
 	}
-	color := IsTerminal(w) && getenv("NO_COLOR") == ""
-	var b strings.Builder
-	for _, d := range diags {
-		sev := "error"
-		if d.Severity == hcl.DiagWarning {
-			sev = "warning"
-		}
-		if color {
-			sev = "\x1b[1;31m" + sev + "\x1b[0m"
-		}
-		if d.Subject != nil {
-			r := d.Subject
-			fmt.Fprintf(&b, "%s:%d:%d: %s: %s\n", r.Filename, r.Start.Line, r.Start.Column, sev, d.Summary)
-			if f := files[r.Filename]; f != nil {
-				writeSnippet(&b, f.Bytes, r)
-			}
-		} else {
-			fmt.Fprintf(&b, "%s: %s\n", sev, d.Summary)
-		}
-		for _, line := range strings.Split(d.Detail, "\n") {
-			if line != "" {
-				fmt.Fprintf(&b, "  %s\n", line)
-			}
-		}
-		b.WriteString("\n")
-	}
-	WriteAll(w, b.String())
+	WriteAll(w, diag.Render(diags, diag.RenderOptions{
+		Source: src, Color: IsTerminal(w) && getenv("NO_COLOR") == "", Where: where,
+	}))
 }
 
-// writeSnippet prints the first line of r with a caret underline.
-func writeSnippet(b *strings.Builder, src []byte, r *hcl.Range) {
-	lines := strings.Split(string(src), "\n")
-	if r.Start.Line < 1 || r.Start.Line > len(lines) {
-		return
-	}
-	line := []rune(strings.TrimRight(lines[r.Start.Line-1], "\r"))
-	col := min(max(r.Start.Column-1, 0), len(line))
-	width := 1
-	if r.End.Line == r.Start.Line && r.End.Column > r.Start.Column {
-		width = r.End.Column - r.Start.Column
-	}
-	// A long line (a generated or hostile file) shows the 120 characters
-	// around the column, not all of it.
-	const window = 120
-	prefix, suffix := "", ""
-	if len(line) > window {
-		from := max(0, min(col-window/2, len(line)-window))
-		if from > 0 {
-			prefix = "..."
+// maxSnippetFile is the largest file read from disk for a snippet.
+const maxSnippetFile = 8 << 20
+
+// sourcesOf looks a file up in files, then in more, then on disk (a
+// regular file of at most maxSnippetFile bytes).
+func sourcesOf(files map[string]*hcl.File, more map[string][]byte) func(string) []byte {
+	return func(name string) []byte {
+		if f := files[name]; f != nil && f.Bytes != nil {
+			return f.Bytes
 		}
-		if from+window < len(line) {
-			suffix = "..."
+		if b, ok := more[name]; ok {
+			return b
 		}
-		line, col = line[from:from+window], col-from
-		width = min(width, window-col)
+		info, err := os.Stat(name)
+		if err != nil || !info.Mode().IsRegular() || info.Size() > maxSnippetFile {
+			return nil
+		}
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return nil
+		}
+		return b
 	}
-	fmt.Fprintf(b, "%5d | %s%s%s\n", r.Start.Line, prefix, string(line), suffix)
-	pad := strings.Map(func(c rune) rune {
-		if c == '\t' {
-			return '\t'
-		}
-		return ' '
-	}, prefix+string(line[:col]))
-	fmt.Fprintf(b, "      | %s%s\n", pad, strings.Repeat("^", max(width, 1)))
 }
 
 // IsTerminal reports whether w is a terminal.

@@ -9,6 +9,7 @@ import (
 
 	"piship.dev/piship/engine"
 	"piship.dev/piship/graph"
+	"piship.dev/piship/graph/diag"
 )
 
 // Prepared is a pipeline loaded for `piship run` with its inputs parsed.
@@ -61,6 +62,9 @@ func ParseInputs(g *graph.Graph, raw []string) (map[string]cty.Value, error) {
 			return nil, fmt.Errorf("CONFIG_INVALID: --input %s is given twice (%q, then %q): give each input once", k, first, kv)
 		}
 		given[k] = kv
+		if err := declared(g, k); err != nil {
+			return nil, err
+		}
 		val, err := g.ParseInput(k, v)
 		if err != nil {
 			return nil, fmt.Errorf("CONFIG_INVALID: %v", err)
@@ -68,6 +72,25 @@ func ParseInputs(g *graph.Graph, raw []string) (map[string]cty.Value, error) {
 		values[k] = val
 	}
 	return values, nil
+}
+
+// declared refuses an --input the pipeline does not declare, with the
+// closest declared name or the list of them.
+func declared(g *graph.Graph, name string) error {
+	names := make([]string, len(g.Inputs))
+	for i, in := range g.Inputs {
+		if in.Name == name {
+			return nil
+		}
+		names[i] = in.Name
+	}
+	if s := diag.Suggest(name, names); s != "" {
+		return fmt.Errorf("CONFIG_INVALID: --input %s: pipeline %q has no input %q; did you mean --input %s=...?", name, g.Name, name, s)
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("CONFIG_INVALID: --input %s: pipeline %q takes no inputs", name, g.Name)
+	}
+	return fmt.Errorf("CONFIG_INVALID: --input %s: pipeline %q has no input %q; its inputs are %s", name, g.Name, name, strings.Join(names, ", "))
 }
 
 // runBuiltin loads the built-in pipeline name (a file of that name in

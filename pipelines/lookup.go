@@ -86,6 +86,8 @@ func LoadOne(stderr io.Writer, getenv func(string) string, src *Source) (*graph.
 	graphs, files, diags := src.Parse()
 	WriteDiags(stderr, getenv, files, diags)
 	if diags.HasErrors() {
+		n := errorCount(diags)
+		fmt.Fprintf(stderr, "piship: CONFIG_INVALID: %s has %s; fix %s and run again\n", src.Name, plural(n, "error"), itThem(n))
 		return nil, false
 	}
 	if len(graphs) != 1 {

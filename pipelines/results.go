@@ -138,6 +138,9 @@ type Built struct {
 
 // Build runs the built-in build pipeline.
 func Build(ctx context.Context, c Config, a BuildArgs) (*Built, int) {
+	if code, ok := checkDistribution(c, "build", a.Distribution); !ok {
+		return nil, code
+	}
 	o := runBuiltin(ctx, c, "build", map[string]cty.Value{
 		"distribution": cty.StringVal(a.Distribution),
 		"out":          cty.StringVal(a.Out),
@@ -193,6 +196,9 @@ type Released struct {
 // tools are the only places cache provenance is recorded (release.json is
 // the same whether the cache hit or not).
 func Release(ctx context.Context, c Config, a ReleaseArgs) (*Released, int) {
+	if code, ok := checkDistribution(c, "release", a.Distribution); !ok {
+		return nil, code
+	}
 	o := runBuiltin(ctx, c, "release", map[string]cty.Value{
 		"distribution": cty.StringVal(a.Distribution), "out": cty.StringVal(a.Out),
 		"channel": cty.StringVal(a.Channel), "no_cache": cty.BoolVal(a.NoCache),

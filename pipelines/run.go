@@ -16,6 +16,7 @@ import (
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/engine"
 	"piship.dev/piship/graph"
+	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/tracing"
@@ -145,7 +146,14 @@ func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value
 		fmt.Fprintf(c.Stderr, "piship: %v\n", err)
 	}
 	if runErr != nil {
-		// The failing verdict is the last line on stderr.
+		// A stage that failed on diagnostics (a distribution.hcl with
+		// errors, a smoke test, an expression that failed) gets them
+		// printed the way validate prints them; those without a position
+		// point at the stage's block. The failing verdict is the last line
+		// on stderr.
+		if f := res.Failed; f != nil {
+			WriteError(c.Stderr, c.Getenv, g.Files, f.Err, diag.Pos(f.Stage.DeclRange))
+		}
 		fmt.Fprintln(c.Stderr, runErr)
 		code = ExitFailed
 	}

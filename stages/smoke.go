@@ -12,8 +12,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/hcl/v2"
+
 	"piship.dev/piship/cache/parallel"
+	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages/buildstate"
+	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/proc"
 	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/stage"
@@ -51,46 +55,81 @@ func (Smoke) Run(ctx context.Context, inv *stage.Invocation, cfg SmokeConfig) (S
 	}
 	bin := filepath.Join(cfg.Payload, "bin", d.Command)
 	results := make([]release.TestResult, len(d.Smoke))
-	problems := make([]string, len(d.Smoke))
+	problems := make([]*smokeFailure, len(d.Smoke))
 	// Every test runs, each in its own worker, whatever the others do.
 	_ = parallel.ForEach(context.Background(), len(d.Smoke), len(d.Smoke), func(i int) error {
 		t := d.Smoke[i]
 		results[i] = release.TestResult{Name: t.Name, Result: "passed"}
-		if msg := runSmoke(ctx, bin, t.Args, t.Expect, t.Timeout); msg != "" {
+		if f := runSmoke(ctx, bin, t.Args, t.Expect, t.Timeout); f != nil {
 			results[i].Result = "failed"
-			problems[i] = fmt.Sprintf("smoke test %s failed: %s", t.Name, msg)
+			problems[i] = f
 		}
 		return nil
 	})
 	data, _ := json.Marshal(results)
 	failed := 0
-	var first string
-	for _, p := range problems {
-		if p != "" {
+	for _, f := range problems {
+		if f != nil {
 			failed++
-			if first == "" {
-				first = p
-			}
 		}
 	}
-	if failed > 0 {
-		return SmokeOutputs{}, fmt.Errorf("%s (%d of %d smoke tests failed)", first, failed, len(results))
+	var diags hcl.Diagnostics
+	for i, f := range problems {
+		if f != nil {
+			diags = append(diags, f.diagnostic(d, d.Smoke[i], fmt.Sprintf("%d of %d smoke tests failed", failed, len(d.Smoke))))
+		}
 	}
-	return SmokeOutputs{Results: string(data), Passed: len(results) - failed, Failed: failed}, nil
+	if len(diags) > 0 {
+		return SmokeOutputs{}, diag.NewError("SMOKE_FAILED", diags)
+	}
+	return SmokeOutputs{Results: string(data), Passed: len(results), Failed: 0}, nil
 }
 
-// runSmoke runs one test and returns why it failed, or "".
-func runSmoke(ctx context.Context, bin string, args []string, expect string, timeout time.Duration) string {
+// smokeFailure is why one smoke test failed: what happened and the
+// output the program printed.
+type smokeFailure struct {
+	why    string // "its output does not match \"...\"", "exit status 3", "timed out after 5m0s"
+	output string // trimmed combined stdout and stderr
+	run    string // the command as run, for the report
+	fix    string
+}
+
+// diagnostic is f at the test's smoke block in distribution.hcl: the
+// output as indented lines (not a quoted string), then what to do.
+func (f *smokeFailure) diagnostic(d *distribution.Distribution, t distribution.Smoke, tally string) *hcl.Diagnostic {
+	var b strings.Builder
+	if f.output == "" {
+		fmt.Fprintf(&b, "%s printed nothing.\n", f.run)
+	} else {
+		fmt.Fprintf(&b, "%s printed:\n", f.run)
+		for _, l := range strings.Split(clip(f.output), "\n") {
+			fmt.Fprintf(&b, "    | %s\n", strings.TrimRight(l, "\r"))
+		}
+	}
+	b.WriteString(f.fix)
+	r := d.Range("smoke." + t.Name)
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  fmt.Sprintf("smoke test %s failed: %s (%s)", t.Name, f.why, tally),
+		Detail:   b.String(),
+		Subject:  &r,
+	}
+}
+
+// runSmoke runs one test and returns why it failed, or nil.
+func runSmoke(ctx context.Context, bin string, args []string, expect string, timeout time.Duration) *smokeFailure {
 	if timeout <= 0 {
 		timeout = 300 * time.Second
 	}
+	run := strings.Join(append([]string{filepath.Base(bin)}, args...), " ")
 	re, err := regexp.Compile(expect)
 	if err != nil {
-		return fmt.Sprintf("expect %q is not a valid regular expression: %v", expect, err)
+		return &smokeFailure{why: fmt.Sprintf("expect %q is not a valid regular expression: %v", expect, err), run: run,
+			fix: "Write expect as an RE2 regular expression."}
 	}
 	home, err := os.MkdirTemp("", "piship-smoke-*")
 	if err != nil {
-		return err.Error()
+		return &smokeFailure{why: err.Error(), run: run, fix: "Check the temporary directory (TMPDIR) is writable."}
 	}
 	defer os.RemoveAll(home)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -105,13 +144,16 @@ func runSmoke(ctx context.Context, bin string, args []string, expect string, tim
 	got := strings.TrimSpace(buf.String())
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
-		return fmt.Sprintf("timed out after %s", timeout)
+		return &smokeFailure{why: fmt.Sprintf("timed out after %s", timeout), output: got, run: run,
+			fix: "Make the program finish, or give the test a longer timeout."}
 	case runErr != nil:
-		return fmt.Sprintf("%v: %s", runErr, clip(got))
+		return &smokeFailure{why: runErr.Error(), output: got, run: run,
+			fix: "Fix the program, or the test's args: a smoke test passes when the program exits 0 and its output matches expect."}
 	case !re.MatchString(got):
-		return fmt.Sprintf("output %q does not match %q", clip(got), expect)
+		return &smokeFailure{why: fmt.Sprintf("its output does not match %q", expect), output: got, run: run,
+			fix: "Fix the program, or the test's expect: an RE2 regular expression matched against the trimmed combined stdout and stderr."}
 	}
-	return ""
+	return nil
 }
 
 // smokeEnv is the parent environment with every per-user location moved
@@ -132,9 +174,18 @@ func smokeEnv(home string) []string {
 		"PISHIP_STATE_HOME="+filepath.Join(home, "state"), "TMPDIR="+home)
 }
 
+// clip keeps the first 40 lines and 4,000 bytes of a test's output.
 func clip(s string) string {
-	if len(s) > 300 {
-		return s[:300] + "..."
+	const maxLines, maxBytes = 40, 4000
+	cut := false
+	if lines := strings.SplitAfter(s, "\n"); len(lines) > maxLines {
+		s, cut = strings.Join(lines[:maxLines], ""), true
+	}
+	if len(s) > maxBytes {
+		s, cut = s[:maxBytes], true
+	}
+	if cut {
+		s = strings.TrimRight(s, "\n") + "\n..."
 	}
 	return s
 }

@@ -3,8 +3,10 @@
 // ParseExpression refuse anything nested more than MaxNesting levels
 // before hclsyntax, which recurses per level, can exhaust the stack;
 // TestOneDoorToTheParser keeps it the only one), a total order for
-// printing, positions as file:line:col, and did-you-mean suggestions for
-// misspelt names.
+// printing, positions as file:line:col, the one way every command prints a
+// diagnostic (Render in full, Line in one line, Error to carry them through
+// a Go error; FileRange for a problem with a whole file), and did-you-mean
+// suggestions for misspelt names.
 package diag
 
 import (

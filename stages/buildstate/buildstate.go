@@ -14,6 +14,7 @@ import (
 
 	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/canon"
+	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages/bundle"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/npm"
@@ -120,7 +121,7 @@ func (st *State) BundleCached(rt *cache.Runtime, log io.Writer, pipeline string)
 func LoadManifest(dir string) (*distribution.Distribution, error) {
 	d, diags := distribution.Load(dir)
 	if diags.HasErrors() {
-		return nil, fmt.Errorf("CONFIG_INVALID: %s", diags.Error())
+		return nil, diag.NewError("CONFIG_INVALID", diags)
 	}
 	return d, nil
 }

@@ -24,3 +24,5 @@ func suggest(s string, candidates []string) string { return diag.Suggest(s, cand
 func improveUnsupported(diags hcl.Diagnostics, where string, attrs, blocks []string) {
 	diag.ImproveUnsupported(diags, where, attrs, blocks)
 }
+
+func fileRange(filename string) *hcl.Range { return diag.FileRange(filename) }

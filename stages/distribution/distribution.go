@@ -283,7 +283,7 @@ func Load(dir string) (*Distribution, hcl.Diagnostics) {
 		if os.IsNotExist(err) {
 			detail = fmt.Sprintf("%s has no %s. A distribution directory holds one file %s with one distribution \"<id>\" { ... } block.", dir, FileName, FileName)
 		}
-		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read the distribution", Detail: detail}}
+		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read the distribution", Detail: detail, Subject: fileRange(file)}}
 	}
 	d, diags := Parse(src, file, dir)
 	if diags.HasErrors() {

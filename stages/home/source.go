@@ -194,6 +194,11 @@ func identifyDir(s *source) error {
 			s.warnings = append(s.warnings, fmt.Sprintf("%s is an unqualified local build (piship build): install it for local testing only; ship what piship release produced", s.path))
 		}
 	} else {
+		if _, err := os.Stat(filepath.Join(s.path, distribution.FileName)); err == nil {
+			// The most likely mistake: the distribution's own directory.
+			return receipt.Errorf(receipt.CodeConfigInvalid, "%s is a distribution (it holds %s), not a release or a payload: run `piship release %s` (or `piship build %s`) and install the release directory or payload it prints",
+				s.path, distribution.FileName, s.path, s.path)
+		}
 		return receipt.Errorf(receipt.CodeConfigInvalid, "%s is neither a release directory (release.json) nor a payload directory (%s)", s.path, inventoryName)
 	}
 	inv, err := readSmallHash(filepath.Join(payloadDir, filepath.FromSlash(inventoryName)))

@@ -1,0 +1,68 @@
+package pipelines
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"piship.dev/piship/stages/distribution"
+)
+
+// checkDistribution loads the distribution in dir before a command runs
+// a pipeline on it (build, release), so a distribution.hcl with errors is
+// reported as validate reports it (every diagnostic, with its snippet) and
+// is a configuration error (ExitUsage), not a failed stage. ok is false,
+// the diagnostics printed, when it has errors.
+func checkDistribution(c Config, command, dir string) (code int, ok bool) {
+	dir = shown(dir)
+	_, diags := distribution.Load(dir)
+	if !diags.HasErrors() {
+		return ExitOK, true
+	}
+	WriteDiags(c.Stderr, c.Getenv, nil, diags)
+	n := errorCount(diags)
+	return c.usage("CONFIG_INVALID: the distribution in %s has %s; fix %s and run `piship %s` again",
+		dir, plural(n, "error"), itThem(n), command), false
+}
+
+// shown is dir relative to the working directory when it is below it (the
+// way the user most likely wrote it, and validate prints it), else as is.
+func shown(dir string) string {
+	cwd, err := os.Getwd()
+	if err != nil || !filepath.IsAbs(dir) {
+		return dir
+	}
+	rel, err := filepath.Rel(cwd, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return dir
+	}
+	return rel
+}
+
+// errorCount is how many of diags are errors.
+func errorCount(diags hcl.Diagnostics) int {
+	n := 0
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError {
+			n++
+		}
+	}
+	return n
+}
+
+func itThem(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
