@@ -147,7 +147,7 @@ func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value
 	if runErr != nil {
 		// The failing verdict is the last line on stderr.
 		fmt.Fprintln(c.Stderr, runErr)
-		code = ExitFailed
+		code = ExitCode(runErr)
 	}
 	return Outcome{Graph: g, Result: res, Total: total, Code: code, Spans: spans}
 }
