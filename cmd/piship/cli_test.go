@@ -315,3 +315,47 @@ printf '%s\n' "${COMPREPLY[@]}"`
 		t.Errorf("piship stages ex<TAB>: %q, want [exec]", got)
 	}
 }
+
+// validate and fmt without arguments take the current directory, as
+// terraform validate and terraform fmt -recursive do; the built-in
+// pipelines are validate --builtin.
+func TestValidateAndFmtTakeTheCurrentDirectory(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	code, _, stderr := cli(t, nil, "validate")
+	if code != exitUsage || !strings.Contains(stderr, "CONFIG_INVALID: no pipeline files (*.hcl) in "+dir) || !strings.Contains(stderr, "--builtin") {
+		t.Fatalf("validate in an empty directory: exit %d\n%s", code, stderr)
+	}
+	code, stdout, stderr := cli(t, nil, "validate", "--builtin")
+	if code != exitOK || !strings.HasPrefix(stdout, "ok: ") || !strings.Contains(stdout, " in 7 files") {
+		t.Fatalf("validate --builtin: exit %d\n%s%s", code, stdout, stderr)
+	}
+	unformatted := "pipeline \"p\" {\nstage \"exec\" \"a\" {\ncommand=[\"true\"]\n}\n}\n"
+	writeFile(t, dir, "a.hcl", unformatted)
+	writeFile(t, dir, "pipelines/b.hcl", strings.ReplaceAll(unformatted, `"p"`, `"b"`))
+	writeFile(t, dir, "deep/er/c.hcl", strings.ReplaceAll(unformatted, `"p"`, `"c"`))
+	writeFile(t, dir, ".hidden/d.hcl", unformatted)
+	writeFile(t, dir, "node_modules/x/e.hcl", unformatted)
+	code, stdout, stderr = cli(t, nil, "validate")
+	if code != exitOK || stdout != "ok: 2 pipelines and distributions in 2 files\n" {
+		t.Fatalf("validate in the directory: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, _ = cli(t, nil, "fmt", "--check")
+	want := "a.hcl\n" + filepath.Join("deep", "er", "c.hcl") + "\n" + filepath.Join("pipelines", "b.hcl") + "\n"
+	if code != exitFailed || stdout != want {
+		t.Fatalf("fmt --check: exit %d, listed\n%s\nwant\n%s", code, stdout, want)
+	}
+	if code, stdout, stderr := cli(t, nil, "fmt"); code != exitOK || stdout != want {
+		t.Fatalf("fmt: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, stdout, _ := cli(t, nil, "fmt", "--check"); code != exitOK || stdout != "" {
+		t.Fatalf("fmt --check after fmt: exit %d\n%s", code, stdout)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, ".hidden", "d.hcl")); string(b) != unformatted {
+		t.Fatal("fmt changed a file in a hidden directory")
+	}
+	writeFile(t, dir, "a.hcl", "pipeline \"p\" {\n  stage \"exce\" \"a\" {\n    command = [\"true\"]\n  }\n}\n")
+	if code, _, stderr := cli(t, nil, "validate"); code != exitUsage || !strings.Contains(stderr, "a.hcl:2:") || !strings.Contains(stderr, "CONFIG_INVALID") {
+		t.Fatalf("validate with an error in the directory: exit %d\n%s", code, stderr)
+	}
+}

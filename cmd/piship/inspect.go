@@ -209,16 +209,18 @@ the platform and the build digest (the sha256 of the executable, part of every c
 	}
 }
 
-// Set by make build with -ldflags -X (git rev-parse HEAD and the commit
-// date), for builds whose build info has no VCS fields (-buildvcs=false).
+// Set by make build with -ldflags -X (git rev-parse HEAD, the commit date
+// and "true" for a tree with changes), for builds whose build info has no
+// VCS fields (-buildvcs=false, as this machine's GOFLAGS has).
 var (
-	commit     string
-	commitDate string
+	commit         string
+	commitDate     string
+	commitModified string
 )
 
 // printVersion prints the version lines.
 func printVersion(e *env) int {
-	version, rev, date, modified := "(devel)", commit, commitDate, false
+	version, rev, date, modified := "(devel)", commit, commitDate, commitModified == "true"
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if bi.Main.Version != "" {
 			version = bi.Main.Version
