@@ -92,7 +92,10 @@ const (
 )
 
 // commands returns every piship command in the order `piship help` lists
-// them within their groups. A new command is one more constructor here.
+// them within their groups. A new command is one more constructor here:
+// func xCmd(e *env) *cobra.Command whose RunE returns done(code), e.g.
+// `piship init [DIR]` as initCmd(e) with Args: rangeArgs(0, 1) and RunE
+// calling runInit(e, args).
 func commands(e *env) []*cobra.Command {
 	return []*cobra.Command{
 		// Building and shipping a distribution.
