@@ -75,7 +75,7 @@ what was built: files, size, cache hits and the time.`,
 			return done(code)
 		},
 	}
-	c.Flags().StringVar(&out, "out", "", "output directory (default: DIST/dist)")
+	c.Flags().StringVar(&out, "out", "", "output `DIR` (default: DIST/dist)")
 	c.Flags().BoolVar(&rebuild, "rebuild", false, "ignore the build stamp and rebuild the payload")
 	runFlags(c.Flags(), &rc)
 	return c
@@ -121,8 +121,8 @@ func distFiles(dir string) map[string]*hcl.File {
 
 // runFlags adds the run options every pipeline command takes.
 func runFlags(fs *pflag.FlagSet, rc *runConfig) {
-	fs.IntVar(&rc.parallelism, "parallelism", 0, "stages that may run at once, 1 to 1024 (default: number of CPUs)")
-	fs.StringVar(&rc.traceFile, "trace-file", "", "write the run's spans to this file as OTLP JSON")
+	fs.IntVar(&rc.parallelism, "parallelism", 0, "`N` stages that may run at once, 1 to 1024 (default: number of CPUs)")
+	fs.StringVar(&rc.traceFile, "trace-file", "", "write the run's spans to `FILE` as OTLP JSON")
 }
 
 // absArgs makes a `COMMAND DIST` command line's paths absolute (out

@@ -36,8 +36,8 @@ exceeds --max-size; then removes the store objects nothing has linked for 24 h.`
 			return done(runCachePrune(e, maxSize, maxAge))
 		},
 	}
-	prune.Flags().StringVar(&maxSize, "max-size", "", "keep at most this much (e.g. 2GiB, 500MB)")
-	prune.Flags().StringVar(&maxAge, "max-age", "", "remove entries unused for longer (e.g. 30d, 12h)")
+	prune.Flags().StringVar(&maxSize, "max-size", "", "keep at most `SIZE` (e.g. 2GiB, 500MB)")
+	prune.Flags().StringVar(&maxAge, "max-age", "", "remove entries unused for longer than `AGE` (e.g. 30d, 12h)")
 	c.AddCommand(prune)
 	return c
 }

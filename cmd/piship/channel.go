@@ -26,7 +26,7 @@ distribution.hcl.`,
 			return done(runKeygen(e, args[0], id, force))
 		},
 	}
-	c.Flags().StringVar(&id, "id", "", "key id recorded with the key and in signatures (required)")
+	c.Flags().StringVar(&id, "id", "", "`KEYID` recorded with the key and in signatures (required)")
 	c.Flags().BoolVar(&force, "force", false, "overwrite an existing key file")
 	_ = c.MarkFlagRequired("id")
 	return c
@@ -66,10 +66,10 @@ of the keys.`,
 			return done(runSignChannel(e, args[0], args[1:], o))
 		},
 	}
-	c.Flags().StringVar(&o.name, "channel", "stable", "channel name")
-	c.Flags().StringArrayVar(&o.keys, "key", nil, "private key file (repeatable: one signature per key; required)")
-	c.Flags().Int64Var(&o.sequence, "sequence", 0, "sequence number (default: the current one + 1)")
-	c.Flags().IntVar(&o.days, "expires-days", 30, "days until the signed channel expires, 1 to 3650")
+	c.Flags().StringVar(&o.name, "channel", "stable", "`CHANNEL` name")
+	c.Flags().StringArrayVar(&o.keys, "key", nil, "private key `FILE` (repeatable: one signature per key; required)")
+	c.Flags().Int64Var(&o.sequence, "sequence", 0, "sequence number `N` (default: the current one + 1)")
+	c.Flags().IntVar(&o.days, "expires-days", 30, "`DAYS` until the signed channel expires, 1 to 3650")
 	_ = c.MarkFlagRequired("key")
 	return c
 }

@@ -121,6 +121,7 @@ func TestMistakes(t *testing.T) {
 		{"unknown kind", []string{"validate", kind}, exitUsage, "CONFIG_INVALID", []string{kind + ":2:", `"exec"`}},
 		{"bad --input type", []string{"run", p, "--input", "n=abc"}, exitUsage, "CONFIG_INVALID", []string{"--input n"}},
 		{"unknown command", []string{"relase", "x"}, exitUsage, "USAGE_INVALID", []string{`unknown command "relase"`, "Did you mean this?\n\trelease\n", "Run 'piship --help' for usage."}},
+		{"no command", nil, exitUsage, "USAGE_INVALID", []string{"piship needs a command", "Building and shipping a distribution:"}},
 		{"unknown help topic", []string{"help", "relase"}, exitUsage, "USAGE_INVALID", []string{"Did you mean this?\n\trelease\n"}},
 		{"unknown subcommand", []string{"cache", "prun"}, exitUsage, "USAGE_INVALID", []string{"Did you mean this?\n\tprune\n"}},
 		{"unknown flag", []string{"build", "x", "--ouT", "y"}, exitUsage, "USAGE_INVALID", []string{"unknown flag: --ouT", "Did you mean this?\n\t--out\n", "Run 'piship build --help' for usage."}},

@@ -35,8 +35,8 @@ lines say which line to add for your shell.`,
 			return done(runInstall(e, args[0], sum, expectKey, rc))
 		},
 	}
-	c.Flags().StringVar(&sum, "sha256", "", "expected sha256 of the archive")
-	c.Flags().StringVar(&expectKey, "expect-key", "", "refuse the release unless it trusts this key for updates (sha256:<hex> fingerprint)")
+	c.Flags().StringVar(&sum, "sha256", "", "expected sha256 of the archive (`HEX`)")
+	c.Flags().StringVar(&expectKey, "expect-key", "", "refuse the release unless it trusts this key for updates (its `FINGERPRINT`, sha256:<hex>)")
 	runFlags(c.Flags(), &rc)
 	return c
 }
@@ -89,11 +89,11 @@ size and digest checks and installs it. --check reports what an update would do.
 			return done(runUpdate(e, args[0], o, rc))
 		},
 	}
-	c.Flags().StringVar(&o.from, "from", "", "channel source: a directory or an http(s) URL (default: the one the release names)")
-	c.Flags().StringVar(&o.ch, "channel", "", "channel (default: the one the release names)")
+	c.Flags().StringVar(&o.from, "from", "", "channel source: a directory or an http(s) `URL` (default: the one the release names)")
+	c.Flags().StringVar(&o.ch, "channel", "", "`CHANNEL` (default: the one the release names)")
 	c.Flags().BoolVar(&o.check, "check", false, "report what an update would do; change nothing")
-	c.Flags().StringVar(&o.timeout, "timeout", "", "the longest wait for a connection, the response headers or the next byte, e.g. 30s (default: connect 10s, headers and idle 30s)")
-	c.Flags().StringVar(&o.maxTime, "max-time", "", "the overall budget of each file fetched, e.g. 5m (default: 2m for a channel file, 10m for an archive)")
+	c.Flags().StringVar(&o.timeout, "timeout", "", "the longest wait (a `DURATION`) for a connection, the response headers or the next byte, e.g. 30s (default: connect 10s, headers and idle 30s)")
+	c.Flags().StringVar(&o.maxTime, "max-time", "", "the overall budget (a `DURATION`) of each file fetched, e.g. 5m (default: 2m for a channel file, 10m for an archive)")
 	runFlags(c.Flags(), &rc)
 	return c
 }

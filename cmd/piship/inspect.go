@@ -76,8 +76,8 @@ dot (pipe it to dot -Tsvg) or as Mermaid.`,
 			return done(runGraph(e, args[0], format, dir))
 		},
 	}
-	c.Flags().StringVar(&format, "format", "dot", "output format: dot or mermaid")
-	c.Flags().StringVar(&dir, "pipelines", "", "directory to look up pipeline names in")
+	c.Flags().StringVar(&format, "format", "dot", "output `FORMAT`: dot or mermaid")
+	c.Flags().StringVar(&dir, "pipelines", "", "`DIR` to look up pipeline names in")
 	_ = c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]cobra.Completion{"dot", "mermaid"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }

@@ -149,7 +149,7 @@ error (USAGE_INVALID, CONFIG_INVALID, LOCK_INVALID). piship launch exits with th
 			// piship alone: the overview, and the usage error it is.
 			c.SetOut(e.stderr)
 			_ = c.Help()
-			return done(exitUsage)
+			return errors.New("piship needs a command: piship COMMAND [flags]")
 		},
 	}
 	root.Flags().BoolVarP(&showVersion, "version", "v", false, "print the version (as piship version)")

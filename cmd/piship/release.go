@@ -44,9 +44,9 @@ PISHIP_RELEASE_NO_CACHE=1 equals --rebuild.`,
 			return done(code)
 		},
 	}
-	c.Flags().StringVar(&out, "out", "", "output directory (default: DIST/dist); releases go to <out>/releases/")
+	c.Flags().StringVar(&out, "out", "", "output `DIR` (default: DIST/dist); releases go to DIR/releases/")
 	c.Flags().BoolVar(&rebuild, "rebuild", false, "ignore the runtime and bundle caches: run npm ci and the bundler again (also PISHIP_RELEASE_NO_CACHE=1)")
-	c.Flags().StringVar(&channel, "channel", "stable", "update channel recorded in release.json")
+	c.Flags().StringVar(&channel, "channel", "stable", "update `CHANNEL` recorded in release.json")
 	runFlags(c.Flags(), &rc)
 	return c
 }
@@ -68,7 +68,7 @@ per check. Exit 1 when a check failed, naming it and its file.`,
 			return done(runVerifyRelease(e, args[0], sum, asJSON))
 		},
 	}
-	c.Flags().StringVar(&sum, "sha256", "", "expected sha256 of the archive")
+	c.Flags().StringVar(&sum, "sha256", "", "expected sha256 of the archive (`HEX`)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return c
 }

@@ -34,9 +34,9 @@ verdicts and runs nothing.`,
 			return done(runPipeline(e, args[0], o))
 		},
 	}
-	c.Flags().StringArrayVar(&o.inputs, "input", nil, "set an input: --input name=value (repeatable)")
+	c.Flags().StringArrayVar(&o.inputs, "input", nil, "set an input, `NAME=VALUE` (repeatable)")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the start order and cache verdicts; run nothing")
-	c.Flags().StringVar(&o.dir, "pipelines", "", "directory to look up pipeline names in (before ./pipelines and the built-in ones)")
+	c.Flags().StringVar(&o.dir, "pipelines", "", "`DIR` to look up pipeline names in (before ./pipelines and the built-in ones)")
 	runFlags(c.Flags(), &o.rc)
 	return c
 }
