@@ -240,7 +240,7 @@ func TestLaunchPassesItsArguments(t *testing.T) {
 
 // bash completion, through cobra's script as a user's shell loads it:
 // `piship rel<TAB>` completes the command, `piship build --reb<TAB>` the
-// flag. The script calls this test binary as piship (PISHIP_TEST_MAIN,
+// flag, `piship rollback <TAB>` an installed distribution. The script calls this test binary as piship (PISHIP_TEST_MAIN,
 // build_test.go's TestMain).
 func TestBashCompletion(t *testing.T) {
 	bash, err := exec.LookPath("bash")
@@ -263,6 +263,8 @@ func TestBashCompletion(t *testing.T) {
 		t.Fatalf("completion bash: exit %d\n%s", code, stderr)
 	}
 	scriptFile := writeFile(t, t.TempDir(), "piship.bash", script)
+	install := filepath.Join(t.TempDir(), "install")
+	writeFile(t, install, "receipts/hello.json", "{}")
 	complete := func(line string) []string {
 		t.Helper()
 		words := strings.Fields(line)
@@ -293,7 +295,8 @@ COMP_POINT=${#COMP_LINE}
 __start_piship
 printf '%s\n' "${COMPREPLY[@]}"`
 		cmd := exec.Command(bash, "--norc", "--noprofile", "-c", prog, "bash", scriptFile)
-		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "PISHIP_TEST_MAIN=1")
+		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "PISHIP_TEST_MAIN=1",
+			"PISHIP_INSTALL_HOME="+install, "PISHIP_BIN_HOME="+filepath.Join(install, "..", "b"), "PISHIP_STATE_HOME="+filepath.Join(install, "..", "s"))
 		var errb bytes.Buffer
 		cmd.Stderr = &errb
 		out, err := cmd.Output()
@@ -314,6 +317,9 @@ printf '%s\n' "${COMPREPLY[@]}"`
 	}
 	if got := complete("piship stages ex"); len(got) != 1 || got[0] != "exec" {
 		t.Errorf("piship stages ex<TAB>: %q, want [exec]", got)
+	}
+	if got := complete("piship rollback "); len(got) != 1 || got[0] != "hello" {
+		t.Errorf("piship rollback <TAB>: %q, want the installed [hello]", got)
 	}
 }
 

@@ -75,9 +75,10 @@ func updateCmd(e *env) *cobra.Command {
 	var o updateOpts
 	var rc runConfig
 	c := &cobra.Command{
-		Use:     "update ID",
-		GroupID: groupConsumer,
-		Short:   "update from the signed channel",
+		Use:               "update ID",
+		ValidArgsFunction: installedIDs(e),
+		GroupID:           groupConsumer,
+		Short:             "update from the signed channel",
 		Long: `Reads the signed channel of the installed distribution ID (the one its release names, or
 --from), verifies it against the keys the installed release trusts (threshold, expiry,
 sequence never below the one seen), refuses downgrades, downloads the new archive with
@@ -138,9 +139,10 @@ func runUpdate(e *env, id string, o updateOpts, rc runConfig) int {
 func rollbackCmd(e *env) *cobra.Command {
 	var rc runConfig
 	c := &cobra.Command{
-		Use:     "rollback ID",
-		GroupID: groupConsumer,
-		Short:   "switch back to the previous release",
+		Use:               "rollback ID",
+		ValidArgsFunction: installedIDs(e),
+		GroupID:           groupConsumer,
+		Short:             "switch back to the previous release",
 		Long: `Makes the previous release of the installed distribution ID active again (after checking
 it), keeping the current one as the previous.`,
 		Example: "  piship rollback hello",
@@ -162,9 +164,10 @@ func doctorCmd(e *env) *cobra.Command {
 	var asJSON bool
 	var rc runConfig
 	c := &cobra.Command{
-		Use:     "doctor [ID]",
-		GroupID: groupConsumer,
-		Short:   "verify and repair an installation (every one without ID); exit 1 when it found damage",
+		Use:               "doctor [ID]",
+		ValidArgsFunction: installedIDs(e),
+		GroupID:           groupConsumer,
+		Short:             "verify and repair an installation (every one without ID); exit 1 when it found damage",
 		Long: `Checks the active release of ID (every installed distribution without ID) against what
 its receipt recorded: payload, inventory, lock, release.json, modes; repairs the command
 shim, the launcher and the launch gate; reclaims old versions, leftovers of killed installs
@@ -189,9 +192,10 @@ and store objects nothing links. It reports what it found apart from what it did
 func uninstallCmd(e *env) *cobra.Command {
 	var purge bool
 	c := &cobra.Command{
-		Use:     "uninstall ID",
-		GroupID: groupConsumer,
-		Short:   "remove an installed distribution",
+		Use:               "uninstall ID",
+		ValidArgsFunction: installedIDs(e),
+		GroupID:           groupConsumer,
+		Short:             "remove an installed distribution",
 		Long: `Removes the installed distribution ID: its command shim, its versions and its receipt, under
 the install lock (a running launch keeps its files until it ends). --purge also removes
 its state directory.`,
@@ -221,9 +225,10 @@ func runUninstall(e *env, id string, purge bool) int {
 
 func launchCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
-		Use:     "launch ID [--] [ARGS...]",
-		GroupID: groupConsumer,
-		Short:   "run the active release (what the command shims do)",
+		Use:               "launch ID [--] [ARGS...]",
+		ValidArgsFunction: installedIDs(e),
+		GroupID:           groupConsumer,
+		Short:             "run the active release (what the command shims do)",
 		Long: `Runs the active release of the installed distribution ID with ARGS and exits with the
 app's exit code. Everything after ID goes to the app untouched, flags included
 (piship launch hello --help shows hello's help); a "--" right after ID is dropped. The
@@ -265,4 +270,20 @@ func runLaunch(e *env, args []string) int {
 		}
 	}
 	return code
+}
+
+// installedIDs completes an ID argument with the distributions installed
+// in the install home.
+func installedIDs(e *env) cobra.CompletionFunc {
+	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveDefault
+		}
+		homes, err := receipt.ResolveHomes(e.getenv)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ids, _ := receipt.IDs(homes.Install)
+		return ids, cobra.ShellCompDirectiveNoFileComp
+	}
 }
