@@ -111,7 +111,7 @@ func TestMistakes(t *testing.T) {
 		code string
 		want []string
 	}{
-		{"wrong path (build)", []string{"build", missing}, exitUsage, "CONFIG_INVALID", []string{missing + " has no distribution.hcl"}},
+		{"wrong path (build)", []string{"build", missing}, exitUsage, "CONFIG_INVALID", []string{missing}},
 		{"wrong path (install)", []string{"install", missing}, exitUsage, "CONFIG_INVALID", []string{"cannot install " + missing}},
 		{"wrong path (validate)", []string{"validate", missing}, exitUsage, "CONFIG_INVALID", []string{missing}},
 		{"wrong path (verify-release)", []string{"verify-release", missing}, exitUsage, "CONFIG_INVALID", []string{missing}},
