@@ -12,8 +12,17 @@ export PISHIP_JAEGER_BIN := $(JAEGER_BIN)
 
 # Stripped and path-free: a release for this platform ships these binaries
 # beside install.sh (24 MB for piship instead of 34 MB).
+# piship version prints the commit it was built from: stamped here with
+# -ldflags -X, because GOFLAGS may hold -buildvcs=false (and the build
+# info's VCS fields need the go command to run git); outside a git tree
+# nothing is stamped and version says "commit unknown".
+GIT_COMMIT      := $(shell git rev-parse HEAD 2>/dev/null)
+GIT_DATE        := $(shell git log -1 --format=%cI 2>/dev/null)
+GIT_MODIFIED    := $(if $(shell git status --porcelain --untracked-files=no 2>/dev/null | head -1),true)
+VERSION_LDFLAGS := -X main.commit=$(GIT_COMMIT) -X main.commitDate=$(GIT_DATE) -X main.commitModified=$(GIT_MODIFIED)
+
 build:
-	$(GO) build -trimpath -ldflags='-s -w' -o bin/ ./cmd/piship ./cmd/piship-launch
+	$(GO) build -trimpath -ldflags='-s -w $(VERSION_LDFLAGS)' -o bin/ ./cmd/piship ./cmd/piship-launch
 
 # Every go command here builds with -trimpath, as `make build` does, so
 # vet, the test binaries and the piship binaries the end-to-end tests build

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclwrite"
@@ -44,23 +46,49 @@ func Validate(stderr io.Writer, getenv func(string) string, srcs []*Source) (cou
 }
 
 // Format rewrites pipeline files in canonical HCL style: paths are files
-// or directories (their *.hcl), none meaning ./pipelines/*.hcl. Each file
-// that changes (with check: would change, and stays as it is) is listed on
-// stdout; problems go to stderr. It returns the exit code: with check,
-// ExitFailed when any file needs formatting.
+// or directories (every *.hcl under them, recursively, skipping hidden
+// directories and node_modules), none meaning the current directory, as
+// terraform fmt -recursive does. Each file that changes (with check: would
+// change, and stays as it is) is listed on stdout; problems go to stderr,
+// and a file that does not parse is left as it is and makes the exit
+// code ExitUsage once the others are done. It returns the exit code: with
+// check, ExitFailed when any file needs formatting.
 func Format(stdout, stderr io.Writer, getenv func(string) string, paths []string, check bool) int {
 	if len(paths) == 0 {
-		paths, _ = filepath.Glob(filepath.Join("pipelines", "*.hcl"))
+		paths = []string{"."}
 	}
 	var targets []string
 	for _, p := range paths {
-		if info, err := os.Stat(p); err == nil && info.IsDir() {
-			m, _ := filepath.Glob(filepath.Join(p, "*.hcl"))
-			targets = append(targets, m...)
+		info, err := os.Stat(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "piship: CONFIG_INVALID: %v\n", err)
+			return ExitUsage
+		}
+		if !info.IsDir() {
+			targets = append(targets, p)
 			continue
 		}
-		targets = append(targets, p)
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if path != p && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if strings.HasSuffix(d.Name(), ".hcl") && d.Type().IsRegular() {
+				targets = append(targets, path)
+			}
+			return nil
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "piship: CONFIG_INVALID: %v\n", err)
+			return ExitUsage
+		}
 	}
+	code := ExitOK
 	unformatted := 0
 	for _, p := range targets {
 		src, err := os.ReadFile(p)
@@ -73,7 +101,8 @@ func Format(stdout, stderr io.Writer, getenv func(string) string, paths []string
 		if _, diags := diag.ParseConfig(src, p, hcl.InitialPos); diags.HasErrors() {
 			WriteDiags(stderr, getenv, map[string]*hcl.File{p: {Bytes: src}}, diags)
 			fmt.Fprintf(stderr, "piship: CONFIG_INVALID: %s does not parse (%s); fix %s, then format it\n", p, plural(errorCount(diags), "error"), itThem(errorCount(diags)))
-			return ExitUsage
+			code = ExitUsage
+			continue
 		}
 		out := hclwrite.Format(src)
 		if bytes.Equal(out, src) {
@@ -95,6 +124,10 @@ func Format(stdout, stderr io.Writer, getenv func(string) string, paths []string
 			return ExitFailed
 		}
 		fmt.Fprintln(stdout, p)
+	}
+	if code != ExitOK {
+		fmt.Fprintln(stderr, "piship: CONFIG_INVALID: fix the files that do not parse and run piship fmt again")
+		return code
 	}
 	if check && unformatted > 0 {
 		fmt.Fprintf(stderr, "piship: %d files need formatting: run `piship fmt`\n", unformatted)

@@ -36,7 +36,7 @@ func writeTestFile(t *testing.T, dir, name, src string) string {
 
 // validateCLI is `piship validate ARGS`: Collect, then Validate.
 func validateCLI(t *testing.T, c Config, args ...string) int {
-	srcs, err := Collect(args)
+	srcs, err := Collect(args, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestMistakesPrintOneFormat(t *testing.T) {
 			run: func(c Config) int {
 				return runCLI(c, "build", "distribution="+filepath.Join(dir, "nope"))
 			},
-			code: ExitFailed,
+			code: ExitUsage, // CONFIG_INVALID is a configuration error wherever it comes from (ExitCode)
 			want: []string{filepath.Join(dir, "nope", "distribution.hcl") + ": error: Cannot read the distribution\n", "has no distribution.hcl",
 				"build: stage inputs failed: CONFIG_INVALID: " + filepath.Join(dir, "nope", "distribution.hcl") + ": Cannot read the distribution"},
 			errors: 1,
@@ -223,7 +223,7 @@ func TestMistakesPrintOneFormat(t *testing.T) {
 		{
 			name:   "an expression failing at run time: the run prints it with its snippet",
 			run:    func(c Config) int { return runCLI(c, runtimeErr) },
-			code:   ExitFailed,
+			code:   ExitUsage, // CONFIG_INVALID: a configuration error (ExitCode)
 			want:   []string{"eval.hcl:6:24: error: Error in function call\n", "    6 |     command = [\"echo\", tonumber(", "      |                        ^", `Call to function "tonumber" failed`, "e: stage b failed: CONFIG_INVALID: " + runtimeErr + ":6:24: Error in function call"},
 			errors: 1,
 		},

@@ -101,29 +101,44 @@ func LoadOne(stderr io.Writer, getenv func(string) string, src *Source) (*graph.
 	return graphs[0], true
 }
 
-// Collect expands validate's arguments: files, directories (every .hcl
-// file in them), or, with none, ./pipelines and the embedded pipelines.
-func Collect(args []string) ([]*Source, error) {
+// Collect expands validate's arguments: files and directories (every
+// .hcl file in them). With none, and without builtin, it is the current
+// directory's .hcl files and ./pipelines's (what `piship run NAME` looks
+// up), as terraform validate takes the current directory; finding none
+// there is CONFIG_INVALID. builtin adds the pipelines built into the
+// binary.
+func Collect(args []string, builtin bool) ([]*Source, error) {
+	var out []*Source
+	if builtin {
+		for _, n := range EmbeddedNames() {
+			s, err := Find(n, "")
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, s)
+		}
+		if len(args) == 0 {
+			return out, nil
+		}
+	}
 	if len(args) == 0 {
-		var out []*Source
-		if info, err := os.Stat("pipelines"); err == nil && info.IsDir() {
-			s, err := dirSources("pipelines")
+		for _, dir := range []string{".", "pipelines"} {
+			if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+				continue
+			}
+			s, err := dirSources(dir)
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, s...)
-		} else {
-			for _, n := range EmbeddedNames() {
-				s, err := Find(n, "")
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, s)
-			}
+		}
+		if len(out) == 0 {
+			cwd, _ := os.Getwd()
+			return nil, fmt.Errorf("CONFIG_INVALID: no pipeline files (*.hcl) in %s or its pipelines/ directory: "+
+				"run piship validate in a directory that has them, pass files or directories, or --builtin for the built-in pipelines", cwd)
 		}
 		return out, nil
 	}
-	var out []*Source
 	for _, a := range args {
 		info, err := os.Stat(a)
 		if err != nil {

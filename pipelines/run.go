@@ -155,7 +155,7 @@ func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value
 			WriteError(c.Stderr, c.Getenv, g.Files, f.Err, diag.Pos(f.Stage.DeclRange))
 		}
 		fmt.Fprintln(c.Stderr, runErr)
-		code = ExitFailed
+		code = ExitCode(runErr)
 	}
 	return Outcome{Graph: g, Result: res, Total: total, Code: code, Spans: spans}
 }

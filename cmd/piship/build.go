@@ -1,37 +1,45 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"piship.dev/piship/pipelines"
 	"piship.dev/piship/stages/distribution"
 )
 
-// cmdLock writes DIST/piship.lock.
-func cmdLock(e *env, args []string) int {
-	fs := newFlags(e, "lock")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return flagErr(err)
+func lockCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:     "lock DIST",
+		GroupID: groupDist,
+		Short:   "write DIST/piship.lock from distribution.hcl, the npm lock, resources and tools",
+		Long: `Reads DIST/distribution.hcl, the runtime's package-lock.json, the resources and the tools
+and writes DIST/piship.lock: what build and release check before they run (a lock that no
+longer matches is LOCK_INVALID: run piship lock again).`,
+		Example: "  piship lock testdata/distributions/hello",
+		Args:    exactArgs("DIST"),
+		RunE: func(c *cobra.Command, args []string) error {
+			return done(runLock(e, args[0]))
+		},
 	}
-	if len(pos) != 1 {
-		return usageErr(e, "usage: piship lock DIST")
-	}
-	d, diags := distribution.Load(pos[0])
+}
+
+// runLock writes DIST/piship.lock.
+func runLock(e *env, dir string) int {
+	d, diags := distribution.Load(dir)
 	if diags.HasErrors() {
-		printDiags(e, distFiles(pos[0]), diags)
-		return exitUsage
+		printDiags(e, distFiles(dir), diags)
+		return usageErr(e, "CONFIG_INVALID: %s has errors; fix them and run piship lock again", filepath.Join(dir, distribution.FileName))
 	}
 	l, err := distribution.ComputeLock(d)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "piship: %v\n", err)
-		return exitFailed
+		return fail(e, err)
 	}
 	if err := distribution.WriteLock(d, l); err != nil {
 		fmt.Fprintf(e.stderr, "piship: cannot write the lock: %v\n", err)
@@ -42,23 +50,35 @@ func cmdLock(e *env, args []string) int {
 	return exitOK
 }
 
-// cmdBuild runs the built-in build pipeline on a distribution and prints
-// one summary line: files, bytes, cache hits, time (from the run's span).
-func cmdBuild(e *env, args []string) int {
-	fs := newFlags(e, "build")
-	out := fs.String("out", "", "output directory (default: DIST/dist)")
-	rebuild := fs.Bool("rebuild", false, "ignore the build stamp and rebuild the payload")
-	rc := runFlags(fs)
-	distDir, outDir, ok, code := distArgs(e, fs, args, "usage: piship build DIST [--out DIR] [--rebuild]", out)
-	if !ok {
-		return code
+func buildCmd(e *env) *cobra.Command {
+	var out string
+	var rebuild bool
+	var rc runConfig
+	c := &cobra.Command{
+		Use:     "build DIST",
+		GroupID: groupDist,
+		Short:   "build a distribution's payload (the built-in build pipeline)",
+		Long: `Runs the built-in pipeline build.hcl on the distribution directory DIST: lock check, npm ci
+into the runtime cache, prune, strip, bundle, resources, inventory, publish. The payload is
+renamed to OUT/<id> only when complete; an unchanged rebuild reuses it. The last line says
+what was built: files, size, cache hits and the time.`,
+		Example: `  piship build testdata/distributions/hello
+  piship build ./mydist --out /tmp/out --rebuild`,
+		Args: exactArgs("DIST"),
+		RunE: func(c *cobra.Command, args []string) error {
+			dist, outDir := absArgs(args[0], out)
+			b, code := pipelines.Build(e.ctx, e.config(rc), pipelines.BuildArgs{Distribution: dist, Out: outDir, Rebuild: rebuild})
+			if b == nil {
+				return done(code)
+			}
+			fmt.Fprintln(e.stderr, buildSummary(b))
+			return done(code)
+		},
 	}
-	b, code := pipelines.Build(e.ctx, e.config(*rc), pipelines.BuildArgs{Distribution: distDir, Out: outDir, Rebuild: *rebuild})
-	if b == nil {
-		return code
-	}
-	fmt.Fprintln(e.stderr, buildSummary(b))
-	return code
+	c.Flags().StringVar(&out, "out", "", "output `DIR` (default: DIST/dist)")
+	c.Flags().BoolVar(&rebuild, "rebuild", false, "ignore the build stamp and rebuild the payload")
+	runFlags(c.Flags(), &rc)
+	return c
 }
 
 // buildSummary words a finished build in one line.
@@ -100,27 +120,17 @@ func distFiles(dir string) map[string]*hcl.File {
 }
 
 // runFlags adds the run options every pipeline command takes.
-func runFlags(fs *flag.FlagSet) *runConfig {
-	rc := &runConfig{}
-	fs.IntVar(&rc.parallelism, "parallelism", 0, "stages that may run at once (default: number of CPUs)")
-	fs.StringVar(&rc.traceFile, "trace-file", "", "write the run's spans to this file as OTLP JSON")
-	return rc
+func runFlags(fs *pflag.FlagSet, rc *runConfig) {
+	fs.IntVar(&rc.parallelism, "parallelism", 0, "`N` stages that may run at once, 1 to 1024 (default: number of CPUs)")
+	fs.StringVar(&rc.traceFile, "trace-file", "", "write the run's spans to `FILE` as OTLP JSON")
 }
 
-// distArgs parses a `COMMAND DIST` command line. ok is false, with the
-// exit code, when it cannot go on; dist and out come back absolute (out
+// absArgs makes a `COMMAND DIST` command line's paths absolute (out
 // empty if unset).
-func distArgs(e *env, fs *flag.FlagSet, args []string, usage string, outFlag *string) (dist, out string, ok bool, code int) {
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return "", "", false, flagErr(err)
+func absArgs(dist, out string) (string, string) {
+	dist, _ = filepath.Abs(dist)
+	if out != "" {
+		out, _ = filepath.Abs(out)
 	}
-	if len(pos) != 1 {
-		return "", "", false, usageErr(e, "%s", usage)
-	}
-	dist, _ = filepath.Abs(pos[0])
-	if *outFlag != "" {
-		out, _ = filepath.Abs(*outFlag)
-	}
-	return dist, out, true, exitOK
+	return dist, out
 }

@@ -163,7 +163,7 @@ func TestUnchangedRebuildRunsNoHeavyStage(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "resources", "motd.txt"), []byte("changed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, stderr := cli(t, env, "build", dir); code != exitFailed || !strings.Contains(stderr, "LOCK_INVALID") ||
+	if code, _, stderr := cli(t, env, "build", dir); code != exitUsage || !strings.Contains(stderr, "LOCK_INVALID") ||
 		!strings.Contains(stderr, "resources/motd.txt") || !strings.Contains(stderr, "run piship lock") {
 		t.Fatalf("stale lock: exit %d\n%s", code, stderr)
 	}

@@ -4,37 +4,63 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"piship.dev/piship/cache"
 )
 
-func cmdCache(e *env, args []string) int {
-	if len(args) == 0 || args[0] != "prune" {
-		return usageErr(e, "usage: piship cache prune [--max-size SIZE] [--max-age AGE]")
+func cacheCmd(e *env) *cobra.Command {
+	c := &cobra.Command{
+		Use:     "cache COMMAND",
+		GroupID: groupPipeline,
+		Short:   "manage the action cache (cache prune)",
+		Long:    "Manages the action cache under PISHIP_CACHE_HOME and the content-addressed store.",
+		Example: "  piship cache prune --max-size 2GiB --max-age 30d",
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("unknown command %q for %q%s", args[0], c.CommandPath(), suggestFor(c, args))
+			}
+			return fmt.Errorf("%s needs a command: usage: piship cache prune [flags]", c.CommandPath())
+		},
 	}
-	fs := newFlags(e, "cache prune")
-	maxSize := fs.String("max-size", "", "keep at most this much (e.g. 2GiB, 500MB)")
-	maxAge := fs.String("max-age", "", "remove entries unused for longer (e.g. 30d, 12h)")
-	if _, err := parseInterleaved(fs, args[1:]); err != nil {
-		return flagErr(err)
+	var maxSize, maxAge string
+	prune := &cobra.Command{
+		Use:   "prune",
+		Short: "prune the action cache (and collect the content-addressed store's unused objects)",
+		Long: `Removes action cache entries unused for longer than --max-age and, oldest first, whatever
+exceeds --max-size; then removes the store objects nothing has linked for 24 h.`,
+		Example: `  piship cache prune
+  piship cache prune --max-size 2GiB --max-age 30d`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return done(runCachePrune(e, maxSize, maxAge))
+		},
 	}
+	prune.Flags().StringVar(&maxSize, "max-size", "", "keep at most `SIZE` (e.g. 2GiB, 500MB)")
+	prune.Flags().StringVar(&maxAge, "max-age", "", "remove entries unused for longer than `AGE` (e.g. 30d, 12h)")
+	c.AddCommand(prune)
+	return c
+}
+
+func runCachePrune(e *env, maxSize, maxAge string) int {
 	var size int64
 	var age time.Duration
-	if *maxSize != "" {
-		s, err := cache.ParseSize(*maxSize)
+	if maxSize != "" {
+		s, err := cache.ParseSize(maxSize)
 		if err != nil {
-			return usageErr(e, "--max-size: %v", err)
+			return usageErr(e, "CONFIG_INVALID: --max-size: %v", err)
 		}
 		size = s
 	}
 	home, err := cache.Home(e.getenv)
 	if err != nil {
-		return usageErr(e, "CONFIG_UNAVAILABLE: %v", err)
+		return fail(e, fmt.Errorf("CONFIG_UNAVAILABLE: %v", err))
 	}
 	a := cache.OpenActions(home)
-	if *maxAge != "" {
-		d, err := cache.ParseAge(*maxAge)
+	if maxAge != "" {
+		d, err := cache.ParseAge(maxAge)
 		if err != nil {
-			return usageErr(e, "--max-age: %v", err)
+			return usageErr(e, "CONFIG_INVALID: --max-age: %v", err)
 		}
 		age = d
 	}

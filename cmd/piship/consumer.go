@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"piship.dev/piship/pipelines"
 	"piship.dev/piship/stages/channel"
@@ -13,155 +16,245 @@ import (
 	"piship.dev/piship/stages/home/receipt"
 )
 
-func cmdInstall(e *env, args []string) int {
-	fs := newFlags(e, "install")
-	sum := fs.String("sha256", "", "expected sha256 of the archive")
-	expectKey := fs.String("expect-key", "", "refuse the release unless it trusts this key for updates (sha256:<hex> fingerprint)")
-	rc := runFlags(fs)
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return flagErr(err)
+func installCmd(e *env) *cobra.Command {
+	var sum, expectKey string
+	var rc runConfig
+	c := &cobra.Command{
+		Use:     "install SOURCE",
+		GroupID: groupConsumer,
+		Short:   "install a release archive, release directory or payload directory",
+		Long: `Installs SOURCE (a release archive, a release directory or a built payload directory) into
+the install home: the archive is verified while it is extracted, held to the release rules,
+and made active by the receipt, committed under the launch gate. The command shim goes to
+the bin home (PISHIP_BIN_HOME, default ~/.local/bin); when that is not on PATH the last
+lines say which line to add for your shell.`,
+		Example: `  piship install /tmp/out/releases/hello-1.0.0-linux-x64.tar.gz
+  piship install ./hello-1.0.0-linux-x64.tar.gz --sha256 0f3a... --expect-key sha256:9c1e...`,
+		Args: exactArgs("SOURCE"),
+		RunE: func(c *cobra.Command, args []string) error {
+			return done(runInstall(e, args[0], sum, expectKey, rc))
+		},
 	}
-	if len(pos) != 1 {
-		return usageErr(e, "usage: piship install SOURCE [--sha256 HEX] [--expect-key sha256:FP]   (SOURCE: archive, release directory or payload directory)")
-	}
-	source, _ := filepath.Abs(pos[0])
-	in, code := pipelines.Install(e.ctx, e.config(*rc), pipelines.InstallArgs{Source: source, SHA256: *sum, ExpectKey: *expectKey})
+	c.Flags().StringVar(&sum, "sha256", "", "expected sha256 of the archive (`HEX`)")
+	c.Flags().StringVar(&expectKey, "expect-key", "", "refuse the release unless it trusts this key for updates (its `FINGERPRINT`, sha256:<hex>)")
+	runFlags(c.Flags(), &rc)
+	return c
+}
+
+func runInstall(e *env, src, sum, expectKey string, rc runConfig) int {
+	source, _ := filepath.Abs(src)
+	in, code := pipelines.Install(e.ctx, e.config(rc), pipelines.InstallArgs{Source: source, SHA256: sum, ExpectKey: expectKey})
 	if in == nil {
 		return code
+	}
+	run, hint := in.Command, ""
+	if homes, err := receipt.ResolveHomes(e.getenv); err == nil {
+		if hint = home.PathHint(homes.Bin, e.getenv("PATH"), e.getenv("SHELL"), runtime.GOOS); hint != "" {
+			run = filepath.Join(homes.Bin, in.Command)
+		}
 	}
 	if in.Reused {
 		// The same bytes were installed before: nothing was written.
 		fmt.Fprintf(e.stderr, "%s %s was already installed from the same release: activated it, nothing written, in %s; run it as `%s`\n",
-			in.ID, in.Version, in.Total.Round(time.Millisecond), in.Command)
-		return code
+			in.ID, in.Version, in.Total.Round(time.Millisecond), run)
+	} else {
+		linked := ""
+		if in.Linked > 0 {
+			linked = fmt.Sprintf(", %d linked from the store", in.Linked)
+		}
+		fmt.Fprintf(e.stderr, "installed %s %s (%d files%s, %s) in %s; run it as `%s`\n", in.ID, in.Version,
+			in.Files, linked, humanBytes(in.Bytes), in.Total.Round(time.Millisecond), run)
 	}
-	linked := ""
-	if in.Linked > 0 {
-		linked = fmt.Sprintf(", %d linked from the store", in.Linked)
+	if hint != "" {
+		fmt.Fprintln(e.stderr, hint)
 	}
-	fmt.Fprintf(e.stderr, "installed %s %s (%d files%s, %s) in %s; run it as `%s`\n", in.ID, in.Version,
-		in.Files, linked, humanBytes(in.Bytes), in.Total.Round(time.Millisecond), in.Command)
 	return code
 }
 
-func cmdUpdate(e *env, args []string) int {
-	fs := newFlags(e, "update")
-	from := fs.String("from", "", "channel source: a directory or an http(s) URL (default: the one the release names)")
-	ch := fs.String("channel", "", "channel (default: the one the release names)")
-	check := fs.Bool("check", false, "report what an update would do; change nothing")
-	timeout := fs.String("timeout", "", "the longest wait for a connection, the response headers or the next byte, e.g. 30s (default: connect 10s, headers and idle 30s)")
-	maxTime := fs.String("max-time", "", "the overall budget of each file fetched, e.g. 5m (default: 2m for a channel file, 10m for an archive)")
-	rc := runFlags(fs)
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return flagErr(err)
+func updateCmd(e *env) *cobra.Command {
+	var o updateOpts
+	var rc runConfig
+	c := &cobra.Command{
+		Use:               "update ID",
+		ValidArgsFunction: installedIDs(e),
+		GroupID:           groupConsumer,
+		Short:             "update from the signed channel",
+		Long: `Reads the signed channel of the installed distribution ID (the one its release names, or
+--from), verifies it against the keys the installed release trusts (threshold, expiry,
+sequence never below the one seen), refuses downgrades, downloads the new archive with
+size and digest checks and installs it. --check reports what an update would do.`,
+		Example: `  piship update hello --check
+  piship update hello --from https://example.com/hello/channel --timeout 30s --max-time 10m`,
+		Args: exactArgs("ID"),
+		RunE: func(c *cobra.Command, args []string) error {
+			return done(runUpdate(e, args[0], o, rc))
+		},
 	}
-	if len(pos) != 1 {
-		return usageErr(e, "usage: piship update ID [--from DIR|URL] [--check] [--channel c] [--timeout D] [--max-time D]")
+	c.Flags().StringVar(&o.from, "from", "", "channel source: a directory or an http(s) `URL` (default: the one the release names)")
+	c.Flags().StringVar(&o.ch, "channel", "", "`CHANNEL` (default: the one the release names)")
+	c.Flags().BoolVar(&o.check, "check", false, "report what an update would do; change nothing")
+	c.Flags().StringVar(&o.timeout, "timeout", "", "the longest wait (a `DURATION`) for a connection, the response headers or the next byte, e.g. 30s (default: connect 10s, headers and idle 30s)")
+	c.Flags().StringVar(&o.maxTime, "max-time", "", "the overall budget (a `DURATION`) of each file fetched, e.g. 5m (default: 2m for a channel file, 10m for an archive)")
+	runFlags(c.Flags(), &rc)
+	return c
+}
+
+// updateOpts are update's flags.
+type updateOpts struct {
+	from, ch, timeout, maxTime string
+	check                      bool
+}
+
+func runUpdate(e *env, id string, o updateOpts, rc runConfig) int {
+	if _, err := channel.ParseLimits(o.timeout, o.maxTime); err != nil {
+		return failIn(e, "update", err)
 	}
-	if _, err := channel.ParseLimits(*timeout, *maxTime); err != nil {
-		return usageErr(e, "update: %v", err)
-	}
-	if *from != "" {
-		if _, err := os.Stat(*from); err == nil {
-			*from, _ = filepath.Abs(*from)
+	if o.from != "" {
+		if _, err := os.Stat(o.from); err == nil {
+			o.from, _ = filepath.Abs(o.from)
 		}
 	}
-	u, code := pipelines.Update(e.ctx, e.config(*rc), pipelines.UpdateArgs{ID: pos[0], From: *from, Channel: *ch, Check: *check,
-		Timeout: *timeout, MaxTime: *maxTime})
+	u, code := pipelines.Update(e.ctx, e.config(rc), pipelines.UpdateArgs{ID: id, From: o.from, Channel: o.ch, Check: o.check,
+		Timeout: o.timeout, MaxTime: o.maxTime})
 	if u == nil {
 		return code
 	}
 	switch {
 	case !u.Available:
-		fmt.Fprintf(e.stdout, "%s %s is up to date (channel %s, sequence %d)\n", pos[0], u.Current, u.Channel, u.Sequence)
-	case *check:
-		fmt.Fprintf(e.stdout, "%s: update available %s -> %s (channel %s, sequence %d, %s)\n", pos[0], u.Current, u.Version,
+		fmt.Fprintf(e.stdout, "%s %s is up to date (channel %s, sequence %d)\n", id, u.Current, u.Channel, u.Sequence)
+	case o.check:
+		fmt.Fprintf(e.stdout, "%s: update available %s -> %s (channel %s, sequence %d, %s)\n", id, u.Current, u.Version,
 			u.Channel, u.Sequence, humanBytes(u.Bytes))
 	default:
 		linked := ""
 		if u.Linked > 0 {
 			linked = fmt.Sprintf(", %d files linked from the store", u.Linked)
 		}
-		fmt.Fprintf(e.stdout, "%s updated %s -> %s (channel %s, sequence %d%s) in %s\n", pos[0], u.Current, u.Version, u.Channel,
+		fmt.Fprintf(e.stdout, "%s updated %s -> %s (channel %s, sequence %d%s) in %s\n", id, u.Current, u.Version, u.Channel,
 			u.Sequence, linked, u.Total.Round(time.Millisecond))
 	}
 	return code
 }
 
-func cmdRollback(e *env, args []string) int {
-	fs := newFlags(e, "rollback")
-	rc := runFlags(fs)
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return flagErr(err)
+func rollbackCmd(e *env) *cobra.Command {
+	var rc runConfig
+	c := &cobra.Command{
+		Use:               "rollback ID",
+		ValidArgsFunction: installedIDs(e),
+		GroupID:           groupConsumer,
+		Short:             "switch back to the previous release",
+		Long: `Makes the previous release of the installed distribution ID active again (after checking
+it), keeping the current one as the previous.`,
+		Example: "  piship rollback hello",
+		Args:    exactArgs("ID"),
+		RunE: func(c *cobra.Command, args []string) error {
+			r, code := pipelines.Rollback(e.ctx, e.config(rc), args[0])
+			if r == nil {
+				return done(code)
+			}
+			fmt.Fprintf(e.stdout, "%s rolled back from %s to %s\n", args[0], r.From, r.Active)
+			return done(code)
+		},
 	}
-	if len(pos) != 1 {
-		return usageErr(e, "usage: piship rollback ID")
-	}
-	r, code := pipelines.Rollback(e.ctx, e.config(*rc), pos[0])
-	if r == nil {
-		return code
-	}
-	fmt.Fprintf(e.stdout, "%s rolled back from %s to %s\n", pos[0], r.From, r.Active)
-	return code
+	runFlags(c.Flags(), &rc)
+	return c
 }
 
-func cmdDoctor(e *env, args []string) int {
-	fs := newFlags(e, "doctor")
-	asJSON := fs.Bool("json", false, "print the report as JSON, schema piship-doctor/v1 (an array of reports without ID)")
-	rc := runFlags(fs)
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return flagErr(err)
+func doctorCmd(e *env) *cobra.Command {
+	var asJSON bool
+	var rc runConfig
+	c := &cobra.Command{
+		Use:               "doctor [ID]",
+		ValidArgsFunction: installedIDs(e),
+		GroupID:           groupConsumer,
+		Short:             "verify and repair an installation (every one without ID); exit 1 when it found damage",
+		Long: `Checks the active release of ID (every installed distribution without ID) against what
+its receipt recorded: payload, inventory, lock, release.json, modes; repairs the command
+shim, the launcher and the launch gate; reclaims old versions, leftovers of killed installs
+and store objects nothing links. It reports what it found apart from what it did and exits
+1 (INTEGRITY_FAILED) when it found damage, even repaired.`,
+		Example: `  piship doctor
+  piship doctor hello --json`,
+		Args: rangeArgs(0, 1),
+		RunE: func(c *cobra.Command, args []string) error {
+			id := ""
+			if len(args) == 1 {
+				id = args[0]
+			}
+			return done(pipelines.DoctorAll(e.ctx, e.config(rc), e.stdout, id, asJSON))
+		},
 	}
-	if len(pos) > 1 {
-		return usageErr(e, "usage: piship doctor [ID] [--json]")
-	}
-	id := ""
-	if len(pos) == 1 {
-		id = pos[0]
-	}
-	return pipelines.DoctorAll(e.ctx, e.config(*rc), e.stdout, id, *asJSON)
+	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON, schema piship-doctor/v1 (an array of reports without ID)")
+	runFlags(c.Flags(), &rc)
+	return c
 }
 
-func cmdUninstall(e *env, args []string) int {
-	fs := newFlags(e, "uninstall")
-	purge := fs.Bool("purge", false, "also remove the distribution's state directory")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return flagErr(err)
+func uninstallCmd(e *env) *cobra.Command {
+	var purge bool
+	c := &cobra.Command{
+		Use:               "uninstall ID",
+		ValidArgsFunction: installedIDs(e),
+		GroupID:           groupConsumer,
+		Short:             "remove an installed distribution",
+		Long: `Removes the installed distribution ID: its command shim, its versions and its receipt, under
+the install lock (a running launch keeps its files until it ends). --purge also removes
+its state directory.`,
+		Example: `  piship uninstall hello
+  piship uninstall hello --purge`,
+		Args: exactArgs("ID"),
+		RunE: func(c *cobra.Command, args []string) error {
+			return done(runUninstall(e, args[0], purge))
+		},
 	}
-	if len(pos) != 1 {
-		return usageErr(e, "usage: piship uninstall ID [--purge]")
-	}
+	c.Flags().BoolVar(&purge, "purge", false, "also remove the distribution's state directory")
+	return c
+}
+
+func runUninstall(e *env, id string, purge bool) int {
 	homes, err := receipt.ResolveHomes(e.getenv)
 	if err != nil {
-		return usageErr(e, "%v", err)
+		return fail(e, err)
 	}
-	res, err := home.Uninstall(e.ctx, home.Options{Homes: homes, Log: e.stderr}, pos[0], *purge)
+	res, err := home.Uninstall(e.ctx, home.Options{Homes: homes, Log: e.stderr}, id, purge)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "piship: uninstall %s: %v\n", pos[0], err)
-		return exitFailed
+		return failIn(e, "uninstall "+id, err)
 	}
-	fmt.Fprintf(e.stdout, "uninstalled %s: removed %d paths, kept %d\n", pos[0], len(res.Removed), len(res.Kept))
+	fmt.Fprintf(e.stdout, "uninstalled %s: removed %d paths, kept %d\n", id, len(res.Removed), len(res.Kept))
 	return exitOK
 }
 
-// cmdLaunch runs the active release of ID; the command shims normally run
-// the smaller piship-launch binary, which does the same.
-func cmdLaunch(e *env, args []string) int {
-	if len(args) == 0 {
-		return usageErr(e, "usage: piship launch ID [--] ARGS...")
+func launchCmd(e *env) *cobra.Command {
+	c := &cobra.Command{
+		Use:               "launch ID [--] [ARGS...]",
+		ValidArgsFunction: installedIDs(e),
+		GroupID:           groupConsumer,
+		Short:             "run the active release (what the command shims do)",
+		Long: `Runs the active release of the installed distribution ID with ARGS and exits with the
+app's exit code. Everything after ID goes to the app untouched, flags included
+(piship launch hello --help shows hello's help); a "--" right after ID is dropped. The
+command shims run the smaller piship-launch binary, which does the same.`,
+		Example: `  piship launch hello
+  piship launch hello -- --verbose input.txt`,
+		Args: rangeArgs(1, -1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return done(runLaunch(e, args))
+		},
 	}
+	// Flags before ID are piship's (--help), everything after it the app's.
+	c.Flags().SetInterspersed(false)
+	return c
+}
+
+// runLaunch runs the active release of ID; the command shims normally run
+// the smaller piship-launch binary, which does the same.
+func runLaunch(e *env, args []string) int {
 	id, rest := args[0], args[1:]
 	if len(rest) > 0 && rest[0] == "--" {
 		rest = rest[1:]
 	}
 	homes, err := receipt.ResolveHomes(e.getenv)
 	if err != nil {
-		return usageErr(e, "%v", err)
+		return fail(e, err)
 	}
 	code, tr, err := launch.Run(e.ctx, homes.Install, id, rest, launch.Options{Stdout: e.stdout, Stderr: e.stderr})
 	if e.getenv("PISHIP_DEBUG_TIMING") == "1" {
@@ -177,4 +270,20 @@ func cmdLaunch(e *env, args []string) int {
 		}
 	}
 	return code
+}
+
+// installedIDs completes an ID argument with the distributions installed
+// in the install home.
+func installedIDs(e *env) cobra.CompletionFunc {
+	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveDefault
+		}
+		homes, err := receipt.ResolveHomes(e.getenv)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ids, _ := receipt.IDs(homes.Install)
+		return ids, cobra.ShellCompDirectiveNoFileComp
+	}
 }

@@ -2,31 +2,53 @@ package main
 
 import (
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
+	"github.com/spf13/cobra"
 
 	"piship.dev/piship/cache"
+	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/pipelines"
 	"piship.dev/piship/stages"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/stage"
 )
 
-func cmdValidate(e *env, args []string) int {
-	fs := newFlags(e, "validate")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return flagErr(err)
+func validateCmd(e *env) *cobra.Command {
+	var builtin bool
+	c := &cobra.Command{
+		Use:     "validate [FILE|DIR...]",
+		GroupID: groupPipeline,
+		Short:   "check pipeline files and distribution.hcl without running anything",
+		Long: `Checks pipeline files (and distribution.hcl files) before anything runs: unknown kinds and
+attributes with a did-you-mean, types, duplicate names, references to unknown stages or
+outputs, cycles and verdicts, each error as file:line:col with the line and what to do.
+Without arguments it checks the current directory's *.hcl files and ./pipelines/*.hcl, as
+terraform validate takes the current directory (none there is CONFIG_INVALID, exit 2);
+--builtin checks the pipelines built into piship.`,
+		Example: `  piship validate
+  piship validate pipelines/ testdata/distributions/hello
+  piship validate --builtin`,
+		Args: rangeArgs(0, -1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return done(runValidate(e, args, builtin))
+		},
 	}
-	srcs, err := pipelines.Collect(pos)
+	c.Flags().BoolVar(&builtin, "builtin", false, "also check the pipelines built into piship (only those without arguments)")
+	return c
+}
+
+func runValidate(e *env, args []string, builtin bool) int {
+	srcs, err := pipelines.Collect(args, builtin)
 	if err != nil {
-		return usageErr(e, "%v", err)
+		return fail(e, err)
 	}
 	if len(srcs) == 0 {
-		return usageErr(e, "CONFIG_INVALID: no pipeline files found; pass files or directories")
+		return usageErr(e, "CONFIG_INVALID: no pipeline files found in %s; pass files or directories that hold *.hcl", strings.Join(args, ", "))
 	}
 	count, failed := pipelines.Validate(e.stderr, e.getenv, srcs)
 	if failed > 0 {
@@ -37,28 +59,57 @@ func cmdValidate(e *env, args []string) int {
 	return exitOK
 }
 
-func cmdGraph(e *env, args []string) int {
-	fs := newFlags(e, "graph")
-	format := fs.String("format", "dot", "output format: dot or mermaid")
-	dir := fs.String("pipelines", "", "directory to look up pipeline names in")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return flagErr(err)
+func graphCmd(e *env) *cobra.Command {
+	var format, dir string
+	c := &cobra.Command{
+		Use:     "graph PIPELINE",
+		GroupID: groupPipeline,
+		Short:   "print a pipeline's graph (Graphviz dot or Mermaid)",
+		Long: `Prints the graph of PIPELINE (a file, or a name looked up in --pipelines DIR, ./pipelines
+and the built-in pipelines): its stages, data and ordering edges and verdicts, as Graphviz
+dot (pipe it to dot -Tsvg) or as Mermaid.`,
+		Example: `  piship graph release | dot -Tsvg > release.svg
+  piship graph pipelines/check.hcl --format mermaid`,
+		Args:              exactArgs("PIPELINE"),
+		ValidArgsFunction: pipelineNames,
+		RunE: func(c *cobra.Command, args []string) error {
+			return done(runGraph(e, args[0], format, dir))
+		},
 	}
-	if len(pos) != 1 {
-		return usageErr(e, "usage: piship graph PIPELINE [--format dot|mermaid]")
+	c.Flags().StringVar(&format, "format", "dot", "output `FORMAT`: dot or mermaid")
+	c.Flags().StringVar(&dir, "pipelines", "", "`DIR` to look up pipeline names in")
+	_ = c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]cobra.Completion{"dot", "mermaid"}, cobra.ShellCompDirectiveNoFileComp))
+	return c
+}
+
+// pipelineNames completes a PIPELINE argument with the built-in names
+// (and files).
+func pipelineNames(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	g := loadOne(e, pos[0], *dir)
+	var out []cobra.Completion
+	for _, n := range pipelines.EmbeddedNames() {
+		if strings.HasPrefix(n, toComplete) {
+			out = append(out, n)
+		}
+	}
+	return out, cobra.ShellCompDirectiveDefault
+}
+
+func runGraph(e *env, arg, format, dir string) int {
+	var err error
+	g := loadOne(e, arg, dir)
 	if g == nil {
 		return exitUsage
 	}
-	switch *format {
+	switch format {
 	case "dot":
 		err = g.WriteDOT(e.stdout)
 	case "mermaid":
 		err = g.WriteMermaid(e.stdout)
 	default:
-		return usageErr(e, "unknown --format %q: use dot or mermaid", *format)
+		return usageErr(e, "%s: unknown --format %q: use dot or mermaid", codeUsage, format)
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "piship: %v\n", err)
@@ -67,12 +118,32 @@ func cmdGraph(e *env, args []string) int {
 	return exitOK
 }
 
-func cmdStages(e *env, args []string) int {
-	fs := newFlags(e, "stages")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return flagErr(err)
+func stagesCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:     "stages [KIND]",
+		GroupID: groupPipeline,
+		Short:   "document the stage kinds",
+		Long: `Lists the stage kinds a pipeline can use; with KIND, documents that kind's attributes (type,
+required or optional) and outputs. piship stages distribution documents distribution.hcl.`,
+		Example: `  piship stages
+  piship stages exec
+  piship stages distribution`,
+		Args: rangeArgs(0, 1),
+		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			out := []cobra.Completion{"distribution"}
+			out = append(out, stages.Default().Names()...)
+			return out, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			return done(runStages(e, args))
+		},
 	}
+}
+
+func runStages(e *env, pos []string) int {
 	reg := stages.Default()
 	var b strings.Builder
 	switch len(pos) {
@@ -89,7 +160,11 @@ func cmdStages(e *env, args []string) int {
 		}
 		k, ok := reg.Lookup(pos[0])
 		if !ok {
-			return usageErr(e, "unknown stage kind %q; kinds: %s", pos[0], strings.Join(reg.Names(), ", "))
+			hint := ""
+			if s := diag.Suggest(pos[0], reg.Names()); s != "" {
+				hint = fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			return usageErr(e, "%s: unknown stage kind %q%s; kinds: %s", codeUsage, pos[0], hint, strings.Join(reg.Names(), ", "))
 		}
 		fmt.Fprintf(&b, "stage %q \"<name>\" (version %s)\n  %s\n\nAttributes:\n", k.Name(), k.Version(), k.Doc())
 		attrs := k.Attrs()
@@ -112,19 +187,66 @@ func cmdStages(e *env, args []string) int {
 		if _, ok := k.(stage.Cacheable); ok {
 			b.WriteString("\nCacheable: results are served from the action cache under PISHIP_CACHE_HOME/actions.\n")
 		}
-	default:
-		return usageErr(e, "usage: piship stages [KIND]")
 	}
 	writeAll(e.stdout, b.String())
 	return exitOK
 }
 
-func cmdVersion(e *env, args []string) int {
-	version := "(devel)"
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		version = bi.Main.Version
+func versionCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:     "version",
+		GroupID: groupPipeline,
+		Short:   "print the version, commit, Go version and platform (also --version, -v)",
+		Long: `Prints piship's module version, the VCS commit and its date it was built from (from the
+build info, or stamped by make build; "commit unknown" when neither knows), the Go version,
+the platform and the build digest (the sha256 of the executable, part of every cache key).`,
+		Example: `  piship version
+  piship --version`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return done(printVersion(e))
+		},
+	}
+}
+
+// Set by make build with -ldflags -X (git rev-parse HEAD, the commit date
+// and "true" for a tree with changes), for builds whose build info has no
+// VCS fields (-buildvcs=false, as this machine's GOFLAGS has).
+var (
+	commit         string
+	commitDate     string
+	commitModified string
+)
+
+// printVersion prints the version lines.
+func printVersion(e *env) int {
+	version, rev, date, modified := "(devel)", commit, commitDate, commitModified == "true"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			version = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.time":
+				date = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+	}
+	vcs := "commit unknown"
+	if rev != "" {
+		vcs = "commit " + rev
+		if date != "" {
+			vcs += " (" + date + ")"
+		}
+		if modified {
+			vcs += ", modified"
+		}
 	}
 	d := cache.ToolDigest()
-	fmt.Fprintf(e.stdout, "piship %s (build %s)\n", version, d[:min(12, len(d))])
+	fmt.Fprintf(e.stdout, "piship %s\n%s\n%s %s/%s, build %s\n", version, vcs, runtime.Version(), runtime.GOOS, runtime.GOARCH, d[:min(12, len(d))])
 	return exitOK
 }

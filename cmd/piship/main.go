@@ -3,12 +3,17 @@
 // package only parses flags, calls a typed function and prints; the runs
 // and the built-in pipelines' results live in pipelines, the rest in graph,
 // engine, stages, cache and tracing.
+//
+// The command tree is github.com/spf13/cobra's (GNU-style --flags from
+// pflag, per-command help, `help CMD`, suggestions, shell completion).
+// Every command's constructor is listed in commands; each returns its exit
+// code through done, and dispatch turns every error into the exit code of
+// pipelines.ExitCode, the one rule.
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,9 +22,13 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/pipelines"
+	"piship.dev/piship/stages/home/receipt"
 )
 
 // Exit codes.
@@ -75,34 +84,27 @@ func (e *env) config(rc runConfig) pipelines.Config {
 		SelfBinary: e.self, SpanProcessors: e.spans}
 }
 
-type command struct {
-	name    string
-	usage   string
-	summary string
-	run     func(e *env, args []string) int
-}
+// The command groups of `piship help`.
+const (
+	groupDist     = "dist"
+	groupConsumer = "consumer"
+	groupPipeline = "pipeline"
+)
 
-func commands() []command {
-	return []command{
-		{"build", "build DIST [--out DIR] [--rebuild]", "build a distribution's payload (the built-in build pipeline)", cmdBuild},
-		{"release", "release DIST [--out DIR] [--rebuild] [--channel c]", "qualify and ship a distribution as a reproducible release", cmdRelease},
-		{"verify-release", "verify-release ARCHIVE|DIR [--sha256 HEX] [--json]", "verify a release as a consumer would trust it", cmdVerifyRelease},
-		{"keygen", "keygen FILE --id KEYID [--force]", "make an Ed25519 key for signing update channels", cmdKeygen},
-		{"sign-channel", "sign-channel DIR ARCHIVE... --channel c --key FILE [--key FILE ...] [--sequence N] [--expires-days N]", "sign an update channel over release archives", cmdSignChannel},
-		{"install", "install SOURCE [--sha256 HEX] [--expect-key sha256:FP]", "install a release archive, release directory or payload directory", cmdInstall},
-		{"update", "update ID [--from DIR|URL] [--check] [--channel c] [--timeout D] [--max-time D]", "update from the signed channel", cmdUpdate},
-		{"rollback", "rollback ID", "switch back to the previous release", cmdRollback},
-		{"doctor", "doctor [ID] [--json]", "verify and repair an installation (every one without ID), reclaim old versions and leftovers; exit 1 when it found damage", cmdDoctor},
-		{"uninstall", "uninstall ID [--purge]", "remove an installed distribution", cmdUninstall},
-		{"launch", "launch ID [--] ARGS...", "run the active release (what the command shims do)", cmdLaunch},
-		{"lock", "lock DIST", "write DIST/piship.lock from distribution.hcl, the npm lock, resources and tools", cmdLock},
-		{"run", "run PIPELINE [--input k=v ...] [--parallelism N] [--dry-run] [--trace-file F] [--pipelines DIR]", "run a pipeline", cmdRun},
-		{"validate", "validate [FILE|DIR ...]", "check pipeline files without running anything", cmdValidate},
-		{"graph", "graph PIPELINE [--format dot|mermaid] [--pipelines DIR]", "print a pipeline's graph", cmdGraph},
-		{"stages", "stages [KIND]", "document the stage kinds", cmdStages},
-		{"fmt", "fmt [--check] [FILE ...]", "format pipeline files", cmdFmt},
-		{"cache", "cache prune [--max-size SIZE] [--max-age AGE]", "prune the action cache (and collect the content-addressed store's unused objects)", cmdCache},
-		{"version", "version", "print the version", cmdVersion},
+// commands returns every piship command in the order `piship help` lists
+// them within their groups. A new command is one more constructor here:
+// func xCmd(e *env) *cobra.Command whose RunE returns done(code), e.g.
+// `piship init [DIR]` as initCmd(e) with Args: rangeArgs(0, 1) and RunE
+// calling runInit(e, args).
+func commands(e *env) []*cobra.Command {
+	return []*cobra.Command{
+		// Building and shipping a distribution.
+		lockCmd(e), buildCmd(e), releaseCmd(e), verifyReleaseCmd(e), keygenCmd(e), signChannelCmd(e),
+		// Installing and running one.
+		installCmd(e), updateCmd(e), rollbackCmd(e), doctorCmd(e), uninstallCmd(e), launchCmd(e),
+		// Pipelines.
+		runCmd(e), validateCmd(e), graphCmd(e), stagesCmd(e), fmtCmd(e), cacheCmd(e),
+		versionCmd(e),
 	}
 }
 
@@ -112,68 +114,286 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	return dispatch(&env{ctx: ctx, stdout: stdout, stderr: stderr, getenv: getenv}, args)
 }
 
-// dispatch runs the command args[0] names on the rest of args.
-func dispatch(e *env, args []string) int {
-	stdout, stderr := e.stdout, e.stderr
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		printUsage(stdout)
-		if len(args) == 0 {
-			return exitUsage
+func init() {
+	// piship help lists the commands in the order of commands, grouped.
+	cobra.EnableCommandSorting = false
+}
+
+// newRoot returns piship's command tree, writing to e's streams.
+func newRoot(e *env) *cobra.Command {
+	var showVersion bool
+	root := &cobra.Command{
+		Use:   "piship",
+		Short: "build, qualify and ship Node.js distributions with HCL pipelines",
+		Long: `piship builds, qualifies, signs, installs, updates and launches Node.js application
+distributions. Release, build and install are HCL pipelines of typed stages run by one
+concurrent scheduler, with verdicts in a declared order, keyed caches and an
+OpenTelemetry span for every stage.
+
+Flags are GNU-style: --flag value or --flag=value, before or after the arguments.
+
+Exit codes: 0 success; 1 a pipeline, stage or check failed; 2 a usage or configuration
+error (USAGE_INVALID, CONFIG_INVALID, LOCK_INVALID). piship launch exits with the app's code.`,
+		Example: `  piship lock testdata/distributions/hello
+  piship build testdata/distributions/hello --out /tmp/out
+  piship help build`,
+		// No Args: cobra's own check of the root's arguments is the one
+		// that suggests a command for a typo (relase -> release).
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
+		RunE: func(c *cobra.Command, args []string) error {
+			if showVersion {
+				return done(printVersion(e))
+			}
+			// piship alone: the overview, and the usage error it is.
+			c.SetOut(e.stderr)
+			_ = c.Help()
+			return errors.New("piship needs a command: piship COMMAND [flags]")
+		},
+	}
+	root.Flags().BoolVarP(&showVersion, "version", "v", false, "print the version (as piship version)")
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	root.SetIn(strings.NewReader(""))
+	root.AddGroup(
+		&cobra.Group{ID: groupDist, Title: "Building and shipping a distribution:"},
+		&cobra.Group{ID: groupConsumer, Title: "Installing and running one:"},
+		&cobra.Group{ID: groupPipeline, Title: "Pipelines and everything else:"},
+	)
+	root.SetHelpCommandGroupID(groupPipeline)
+	root.SetCompletionCommandGroupID(groupPipeline)
+	for _, c := range commands(e) {
+		if c.GroupID == "" {
+			c.GroupID = groupPipeline
 		}
+		root.AddCommand(c)
+	}
+	root.SetHelpCommand(helpCmd(root))
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		c.Example = "  piship completion bash > ~/.local/share/bash-completion/completions/piship\n" +
+			"  piship completion zsh > \"${fpath[1]}/_piship\""
+		for _, s := range c.Commands() {
+			switch s.Name() {
+			case "bash":
+				s.Example = "  source <(piship completion bash)\n" +
+					"  piship completion bash > ~/.local/share/bash-completion/completions/piship"
+			case "zsh":
+				s.Example = "  piship completion zsh > \"${fpath[1]}/_piship\""
+			case "fish":
+				s.Example = "  piship completion fish > ~/.config/fish/completions/piship.fish"
+			case "powershell":
+				s.Example = "  piship completion powershell | Out-String | Invoke-Expression"
+			}
+		}
+	}
+	root.SetFlagErrorFunc(flagError)
+	return root
+}
+
+// helpCmd is `piship help [COMMAND]`: exactly what `piship COMMAND --help`
+// prints; an unknown command is a usage error with suggestions.
+func helpCmd(root *cobra.Command) *cobra.Command {
+	return &cobra.Command{
+		Use:     "help [COMMAND...]",
+		GroupID: groupPipeline,
+		Short:   "show the help of piship or of one command (as COMMAND --help)",
+		Long:    "Prints the help of a command: its usage, arguments, description, examples and flags, the same bytes `piship COMMAND --help` prints.",
+		Example: `  piship help build
+  piship help cache prune`,
+		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			var names []cobra.Completion
+			for _, s := range root.Commands() {
+				if s.IsAvailableCommand() && strings.HasPrefix(s.Name(), toComplete) {
+					names = append(names, cobra.CompletionWithDesc(s.Name(), s.Short))
+				}
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			target, rest, err := root.Find(args)
+			if err != nil {
+				return err
+			}
+			if len(rest) > 0 && len(target.Commands()) > 0 || target == root && len(args) > 0 {
+				return fmt.Errorf("unknown help topic %q%s", strings.Join(args, " "), suggestFor(target, rest))
+			}
+			target.InitDefaultHelpFlag()
+			return target.Help()
+		},
+	}
+}
+
+// suggestFor words cobra's command suggestions for the first of rest.
+func suggestFor(c *cobra.Command, rest []string) string {
+	if len(rest) == 0 {
+		return ""
+	}
+	if s := c.SuggestionsFor(rest[0]); len(s) > 0 {
+		return "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
+	}
+	return ""
+}
+
+// flagError adds a did-you-mean to an unknown flag: the closest of the
+// command's flags (graph/diag.Suggest, the validator's rule for kinds and
+// attributes), and for a single-dash long flag (`-out`, Go's flag style)
+// its GNU spelling.
+func flagError(c *cobra.Command, err error) error {
+	msg := err.Error()
+	var typed string
+	switch {
+	case strings.HasPrefix(msg, "unknown flag: --"):
+		typed, _, _ = strings.Cut(strings.TrimPrefix(msg, "unknown flag: --"), "=")
+	case strings.HasPrefix(msg, "unknown shorthand flag: "):
+		// "unknown shorthand flag: 'o' in -out"
+		if _, word, ok := strings.Cut(msg, " in -"); ok {
+			typed, _, _ = strings.Cut(word, "=")
+		}
+	}
+	if typed == "" {
+		return err
+	}
+	var names []string
+	c.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	c.InheritedFlags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	best := diag.Suggest(typed, names)
+	if best == "" {
+		best = diag.Suggest(strings.ToLower(typed), names)
+	}
+	if best == "" {
+		return err
+	}
+	return fmt.Errorf("%s\n\nDid you mean this?\n\t--%s", msg, best)
+}
+
+// exitCode is a command's exit code, the outcome already printed.
+type exitCode int
+
+func (c exitCode) Error() string { return fmt.Sprintf("exit %d", int(c)) }
+
+// done is the error a command's RunE returns for its exit code: nil for
+// exitOK.
+func done(code int) error {
+	if code == exitOK {
+		return nil
+	}
+	return exitCode(code)
+}
+
+// codeUsage is the error code of a command line piship cannot take: an
+// unknown command or flag, a missing or extra argument, a bad flag value.
+const codeUsage = "USAGE_INVALID"
+
+// dispatch runs the command line args and returns piship's exit code. A
+// command's own outcome is its exit code; anything cobra refuses (the
+// command line) is a USAGE_INVALID line on stderr with the command's help
+// hint; every error maps to an exit code through pipelines.ExitCode.
+func dispatch(e *env, args []string) int {
+	root := newRoot(e)
+	root.SetArgs(args)
+	if c, err := singleDashFlag(root, args); err != nil {
+		return usageFailure(e, c, err)
+	}
+	c, err := root.ExecuteC()
+	if err == nil {
 		return exitOK
 	}
-	for _, c := range commands() {
-		if c.name == args[0] {
-			return c.run(e, args[1:])
+	var ec exitCode
+	if errors.As(err, &ec) {
+		return int(ec)
+	}
+	if receipt.CodeOf(err) != "" {
+		fmt.Fprintf(e.stderr, "piship: %v\n", err)
+		return pipelines.ExitCode(err)
+	}
+	return usageFailure(e, c, err)
+}
+
+// usageFailure prints a command line piship cannot take and returns its
+// exit code (ExitUsage).
+func usageFailure(e *env, c *cobra.Command, err error) int {
+	if c == nil {
+		c = newRoot(e)
+	}
+	err = fmt.Errorf("%s: %w", codeUsage, err)
+	msg := strings.TrimRight(err.Error(), "\n")
+	if strings.Contains(msg, "\n") {
+		msg += "\n" // after a suggestion list
+	}
+	fmt.Fprintf(e.stderr, "piship: %s\nRun '%s --help' for usage.\n", msg, c.CommandPath())
+	return pipelines.ExitCode(err)
+}
+
+// singleDashFlag refuses a Go-style single-dash long flag (`-out`) before
+// pflag reads it as a run of shorthands: piship's flags are GNU-style.
+// Everything after `--` and after launch's ID is not piship's.
+func singleDashFlag(root *cobra.Command, args []string) (*cobra.Command, error) {
+	c, _, err := root.Find(args)
+	if err != nil || c == nil {
+		return nil, nil
+	}
+	var names []string
+	c.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	c.InheritedFlags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+	names = append(names, "help")
+	seenCmd := false
+	for _, a := range args {
+		if a == "--" {
+			return nil, nil
+		}
+		if !strings.HasPrefix(a, "-") {
+			if seenCmd && c.Name() == "launch" {
+				return nil, nil // the app's arguments
+			}
+			if a == c.Name() {
+				seenCmd = true
+			}
+			continue
+		}
+		if len(a) < 3 || a[1] == '-' || a[1] >= '0' && a[1] <= '9' {
+			continue
+		}
+		word, _, _ := strings.Cut(a[1:], "=")
+		for _, n := range names {
+			if n == word {
+				return c, fmt.Errorf("%s is not a flag: piship's flags are GNU-style, write --%s", a, word)
+			}
 		}
 	}
-	fmt.Fprintf(stderr, "piship: unknown command %q; run `piship help` for the list\n", args[0])
-	return exitUsage
+	return nil, nil
 }
 
-func printUsage(w io.Writer) {
-	fmt.Fprintln(w, "piship: build, qualify and ship Node.js distributions with HCL pipelines")
-	fmt.Fprintln(w, "\nUsage:")
-	// Each command's synopsis, then what it does on the next line: the
-	// synopses are too long for one column beside the summaries.
-	for _, c := range commands() {
-		fmt.Fprintf(w, "  piship %s\n      %s\n", c.usage, c.summary)
-	}
-	fmt.Fprintln(w, "\nExit codes: 0 success, 1 pipeline failed, 2 usage or configuration error.")
-}
-
-// newFlags returns a FlagSet whose errors go to e.stderr.
-func newFlags(e *env, name string) *flag.FlagSet {
-	fs := flag.NewFlagSet("piship "+name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	return fs
-}
-
-// parseInterleaved parses flags that may appear before or after positional
-// arguments (`piship run demo --dry-run`) and returns the positionals.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
+// exactArgs accepts exactly the named positional arguments.
+func exactArgs(names ...string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) == len(names) {
+			return nil
 		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
+		if len(args) < len(names) {
+			return fmt.Errorf("%s needs %s: usage: %s", c.CommandPath(), strings.Join(names[len(args):], " "), c.UseLine())
 		}
-		if rest[0] == "--" {
-			return append(pos, rest[1:]...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
+		return fmt.Errorf("%s takes %d argument(s), got %d (%q): usage: %s", c.CommandPath(), len(names), len(args),
+			strings.Join(args[len(names):], " "), c.UseLine())
 	}
 }
 
-// multiFlag collects a repeatable flag.
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+// rangeArgs accepts min to max positional arguments (max < 0: any number).
+func rangeArgs(minN, maxN int) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) < minN {
+			return fmt.Errorf("%s needs at least %d argument(s): usage: %s", c.CommandPath(), minN, c.UseLine())
+		}
+		if maxN >= 0 && len(args) > maxN {
+			return fmt.Errorf("%s takes at most %d argument(s), got %d: usage: %s", c.CommandPath(), maxN, len(args), c.UseLine())
+		}
+		return nil
+	}
+}
 
 // usageErr prints a usage error and returns exitUsage.
 func usageErr(e *env, format string, a ...any) int {
@@ -181,9 +401,14 @@ func usageErr(e *env, format string, a ...any) int {
 	return exitUsage
 }
 
-func flagErr(err error) int {
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	return exitUsage
+// fail prints err and returns its exit code (pipelines.ExitCode).
+func fail(e *env, err error) int {
+	fmt.Fprintf(e.stderr, "piship: %v\n", err)
+	return pipelines.ExitCode(err)
+}
+
+// failIn is fail for what's error.
+func failIn(e *env, what string, err error) int {
+	fmt.Fprintf(e.stderr, "piship: %s: %v\n", what, err)
+	return pipelines.ExitCode(err)
 }

@@ -219,18 +219,3 @@ func TestValidateAndDocumentDistributions(t *testing.T) {
 		t.Fatalf("stages distribution: %d\n%s", code, stdout)
 	}
 }
-
-// `piship help` lists every command: its synopsis, then its summary on the
-// next line, indented.
-func TestHelpListsEveryCommand(t *testing.T) {
-	code, stdout, stderr := cli(t, nil, "help")
-	out := stdout + stderr
-	if code != exitOK {
-		t.Fatalf("help: exit %d\n%s", code, out)
-	}
-	for _, c := range commands() {
-		if want := "  piship " + c.usage + "\n      " + c.summary + "\n"; !strings.Contains(out, want) {
-			t.Errorf("help lacks %q:\n%s", want, out)
-		}
-	}
-}

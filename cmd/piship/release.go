@@ -5,54 +5,82 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/pipelines"
 	"piship.dev/piship/stages/verify"
 )
 
-// cmdRelease runs the built-in release pipeline on a distribution.
-func cmdRelease(e *env, args []string) int {
-	fs := newFlags(e, "release")
-	out := fs.String("out", "", "output directory (default: DIST/dist); releases go to <out>/releases/")
-	rebuild := fs.Bool("rebuild", false, "ignore the runtime and bundle caches: run npm ci and the bundler again (also PISHIP_RELEASE_NO_CACHE=1)")
-	channel := fs.String("channel", "stable", "update channel recorded in release.json")
-	rc := runFlags(fs)
-	distDir, outDir, ok, code := distArgs(e, fs, args, "usage: piship release DIST [--out DIR] [--rebuild] [--channel c]", out)
-	if !ok {
-		return code
+func releaseCmd(e *env) *cobra.Command {
+	var out, channel string
+	var rebuild bool
+	var rc runConfig
+	c := &cobra.Command{
+		Use:     "release DIST",
+		GroupID: groupDist,
+		Short:   "qualify and ship a distribution as a reproducible release",
+		Long: `Runs the built-in pipeline release.hcl on DIST: the audit, registry signatures, SBOM and
+notices beside the build, the smoke tests against the payload, the verdicts in the fixed
+order signatures, tests, vulnerabilities, package audits; then release.json, checksums.txt
+and a reproducible <id>-<version>-<target>.tar.gz in OUT/releases/.
+PISHIP_RELEASE_NO_CACHE=1 equals --rebuild.`,
+		Example: `  piship release testdata/distributions/hello --out /tmp/out
+  piship release ./mydist --channel beta --rebuild`,
+		Args: exactArgs("DIST"),
+		RunE: func(c *cobra.Command, args []string) error {
+			distDir, outDir := absArgs(args[0], out)
+			noCache := rebuild || e.getenv("PISHIP_RELEASE_NO_CACHE") == "1"
+			r, code := pipelines.Release(e.ctx, e.config(rc), pipelines.ReleaseArgs{Distribution: distDir, Out: outDir, Channel: channel, NoCache: noCache})
+			if r == nil {
+				return done(code)
+			}
+			fmt.Fprintln(e.stderr, "runtime cache: "+r.RuntimeCache)
+			if r.BuildInfoErr != nil {
+				fmt.Fprintf(e.stderr, "piship: build-info: %v\n", r.BuildInfoErr)
+			}
+			fmt.Fprintf(e.stderr, "%s: %s (%d files, archive %s, sha256 %s) in %.2f s\n",
+				r.Name, r.Path, r.Files, humanBytes(r.ArchiveBytes), r.SHA256, r.Total.Seconds())
+			return done(code)
+		},
 	}
-	noCache := *rebuild || e.getenv("PISHIP_RELEASE_NO_CACHE") == "1"
-	r, code := pipelines.Release(e.ctx, e.config(*rc), pipelines.ReleaseArgs{Distribution: distDir, Out: outDir, Channel: *channel, NoCache: noCache})
-	if r == nil {
-		return code
-	}
-	fmt.Fprintln(e.stderr, "runtime cache: "+r.RuntimeCache)
-	if r.BuildInfoErr != nil {
-		fmt.Fprintf(e.stderr, "piship: build-info: %v\n", r.BuildInfoErr)
-	}
-	fmt.Fprintf(e.stderr, "%s: %s (%d files, archive %s, sha256 %s) in %.2f s\n",
-		r.Name, r.Path, r.Files, humanBytes(r.ArchiveBytes), r.SHA256, r.Total.Seconds())
-	return code
+	c.Flags().StringVar(&out, "out", "", "output `DIR` (default: DIST/dist); releases go to DIR/releases/")
+	c.Flags().BoolVar(&rebuild, "rebuild", false, "ignore the runtime and bundle caches: run npm ci and the bundler again (also PISHIP_RELEASE_NO_CACHE=1)")
+	c.Flags().StringVar(&channel, "channel", "stable", "update `CHANNEL` recorded in release.json")
+	runFlags(c.Flags(), &rc)
+	return c
 }
 
-// cmdVerifyRelease checks a release archive or directory.
-func cmdVerifyRelease(e *env, args []string) int {
-	fs := newFlags(e, "verify-release")
-	sum := fs.String("sha256", "", "expected sha256 of the archive")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return flagErr(err)
+func verifyReleaseCmd(e *env) *cobra.Command {
+	var sum string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:     "verify-release ARCHIVE|DIR",
+		GroupID: groupDist,
+		Short:   "verify a release as a consumer would trust it",
+		Long: `Extracts the release archive (or the archive of a release directory) under the archive
+rules, applies the release rules and checks the SBOM, the notices and the verdicts, one line
+per check. Exit 1 when a check failed, naming it and its file.`,
+		Example: `  piship verify-release /tmp/out/releases/hello-1.0.0-linux-x64.tar.gz
+  piship verify-release /tmp/out/releases --sha256 0f3a...`,
+		Args: exactArgs("ARCHIVE|DIR"),
+		RunE: func(c *cobra.Command, args []string) error {
+			return done(runVerifyRelease(e, args[0], sum, asJSON))
+		},
 	}
-	if len(pos) != 1 {
-		return usageErr(e, "usage: piship verify-release ARCHIVE|DIR [--sha256 HEX] [--json]")
-	}
+	c.Flags().StringVar(&sum, "sha256", "", "expected sha256 of the archive (`HEX`)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return c
+}
+
+// runVerifyRelease checks a release archive or directory.
+func runVerifyRelease(e *env, path, sum string, asJSON bool) int {
 	start := time.Now()
-	rep, err := verify.Release(e.ctx, pos[0], verify.Options{SHA256: *sum})
+	rep, err := verify.Release(e.ctx, path, verify.Options{SHA256: sum})
 	if err != nil {
-		return usageErr(e, "%v", err)
+		return fail(e, err)
 	}
-	if *asJSON {
+	if asJSON {
 		data, _ := canon.JSON(rep)
 		writeAll(e.stdout, string(data))
 	} else {

@@ -7,44 +7,66 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/spf13/cobra"
 
 	"piship.dev/piship/engine"
 	"piship.dev/piship/graph"
 	"piship.dev/piship/pipelines"
 )
 
-func cmdRun(e *env, args []string) int {
-	fs := newFlags(e, "run")
-	var inputs multiFlag
-	fs.Var(&inputs, "input", "set an input: --input name=value (repeatable)")
-	parallelism := fs.Int("parallelism", 0, "stages that may run at once (default: number of CPUs)")
-	dryRun := fs.Bool("dry-run", false, "print the start order and cache verdicts; run nothing")
-	traceFile := fs.String("trace-file", "", "write the run's spans to this file as OTLP JSON")
-	dir := fs.String("pipelines", "", "directory to look up pipeline names in (before ./pipelines and the embedded ones)")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return flagErr(err)
+func runCmd(e *env) *cobra.Command {
+	var o runOpts
+	c := &cobra.Command{
+		Use:     "run PIPELINE",
+		GroupID: groupPipeline,
+		Short:   "run a pipeline",
+		Long: `Runs PIPELINE: a path to an .hcl file holding one pipeline, or a name looked up as NAME.hcl
+in --pipelines DIR, then ./pipelines, then the pipelines built into piship. Stages start
+in declaration order as their inputs are ready; on a failure the last line on stderr names
+the first failing stage in verdict order. --dry-run prints the start order and the cache
+verdicts and runs nothing.`,
+		Example: `  piship run demo --input source=$PWD
+  piship run pipelines/check.hcl --input source=. --parallelism 4 --trace-file run.json
+  piship run check --dry-run`,
+		Args:              exactArgs("PIPELINE"),
+		ValidArgsFunction: pipelineNames,
+		RunE: func(c *cobra.Command, args []string) error {
+			return done(runPipeline(e, args[0], o))
+		},
 	}
-	if len(pos) != 1 {
-		return usageErr(e, "usage: piship run PIPELINE [--input k=v ...] [--parallelism N] [--dry-run] [--trace-file F]")
+	c.Flags().StringArrayVar(&o.inputs, "input", nil, "set an input, `NAME=VALUE` (repeatable)")
+	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the start order and cache verdicts; run nothing")
+	c.Flags().StringVar(&o.dir, "pipelines", "", "`DIR` to look up pipeline names in (before ./pipelines and the built-in ones)")
+	runFlags(c.Flags(), &o.rc)
+	return c
+}
+
+// runOpts are run's flags.
+type runOpts struct {
+	inputs []string
+	dryRun bool
+	dir    string
+	rc     runConfig
+}
+
+func runPipeline(e *env, name string, o runOpts) int {
+	if err := engine.CheckParallelism(o.rc.parallelism); err != nil {
+		return fail(e, err)
 	}
-	if err := engine.CheckParallelism(*parallelism); err != nil {
-		return usageErr(e, "%v", err)
-	}
-	cfg := e.config(runConfig{parallelism: *parallelism, traceFile: *traceFile})
-	p, code := pipelines.Prepare(cfg, pos[0], *dir, inputs)
+	cfg := e.config(o.rc)
+	p, code := pipelines.Prepare(cfg, name, o.dir, o.inputs)
 	if p == nil {
 		return code
 	}
-	if *dryRun {
+	if o.dryRun {
 		return dryRunPlan(e, cfg, p)
 	}
-	o := p.Run(e.ctx, cfg)
-	if !o.OK() {
-		return o.Code
+	out := p.Run(e.ctx, cfg)
+	if !out.OK() {
+		return out.Code
 	}
-	printSummary(e, o.Result)
-	return o.Code
+	printSummary(e, out.Result)
+	return out.Code
 }
 
 // runConfig holds the run options of `run` and the commands that run a

@@ -133,7 +133,20 @@ func TestInstallUpdateRollbackThroughTheShim(t *testing.T) {
 			if out, err := w.try("install", w.release["1.0.0"], "--expect-key", other); err == nil || !strings.Contains(out, "POLICY_DENIED") {
 				t.Fatalf("install with an untrusted --expect-key: %v\n%s", err, out)
 			}
-			w.run("install", w.release["1.0.0"], "--expect-key", w.fp)
+			// The bin home is a temp dir, not on PATH: install names the
+			// shim by its path and the line to add for the user's shell.
+			icmd := exec.Command(w.piship, "install", w.release["1.0.0"], "--expect-key", w.fp)
+			icmd.Env = append(slices.Clone(w.env), "SHELL=/bin/zsh")
+			iout, err := icmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("install: %v\n%s", err, iout)
+			}
+			for _, want := range []string{"; run it as `" + filepath.Join(w.bin, "hello") + "`\n",
+				w.bin + " is not on PATH", "Add this line to ~/.zshrc and open a new shell:\n  export PATH=\"" + w.bin + ":$PATH\"\n"} {
+				if !strings.Contains(string(iout), want) {
+					t.Fatalf("install output lacks %q:\n%s", want, iout)
+				}
+			}
 			if got := w.launch("--version"); got != "1.0.0" {
 				t.Fatalf("launch after install: %q", got)
 			}
