@@ -95,6 +95,7 @@ func commands() []command {
 		{"doctor", "doctor [ID] [--json]", "verify and repair an installation (every one without ID), reclaim old versions and leftovers; exit 1 when it found damage", cmdDoctor},
 		{"uninstall", "uninstall ID [--purge]", "remove an installed distribution", cmdUninstall},
 		{"launch", "launch ID [--] ARGS...", "run the active release (what the command shims do)", cmdLaunch},
+		{"init", "init [DIR] [--id ID]", "scaffold a new distribution that lock, build and release accept at once", runInit},
 		{"lock", "lock DIST", "write DIST/piship.lock from distribution.hcl, the npm lock, resources and tools", cmdLock},
 		{"run", "run PIPELINE [--input k=v ...] [--parallelism N] [--dry-run] [--trace-file F] [--pipelines DIR]", "run a pipeline", cmdRun},
 		{"validate", "validate [FILE|DIR ...]", "check pipeline files without running anything", cmdValidate},
