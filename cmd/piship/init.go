@@ -30,12 +30,8 @@ func runInit(e *env, args []string) int {
 	if err != nil {
 		return usageErr(e, "%v", err)
 	}
-	abs, _ := filepath.Abs(dir)
-	name := *id
-	if name == "" {
-		name = filepath.Base(abs)
-	}
-	fmt.Fprintf(e.stdout, "\nNext:\n  piship lock %[1]s && piship build %[1]s\n  %[2]s               # run the built program\n  piship release %[1]s   # run the smoke tests and make a release\n",
+	name, _ := scaffold.ID(dir, scaffold.Options{ID: *id})
+	fmt.Fprintf(e.stdout, "\nNext: lock and build it, run the built program, and release it (which runs its smoke tests):\n  piship lock %[1]s && piship build %[1]s\n  %[2]s\n  piship release %[1]s\n",
 		dir, filepath.Join(dir, "dist", name, "bin", name))
 	return exitOK
 }

@@ -89,13 +89,8 @@ func Write(dir string, o Options) ([]string, error) {
 	if err != nil {
 		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "%s: %v", dir, err)
 	}
-	id := o.ID
-	if id == "" {
-		id = filepath.Base(abs)
-		if err := receipt.CheckID(id); err != nil {
-			return nil, receipt.Errorf(receipt.CodeConfigInvalid, "the directory name %q is not a distribution id (lowercase letters, digits, '.', '_' and '-', starting with a letter or digit, at most 64 bytes): name the directory like one (e.g. %q), or give the id with --id", id, suggestID(id))
-		}
-	} else if err := receipt.CheckID(id); err != nil {
+	id, err := ID(abs, o)
+	if err != nil {
 		return nil, err
 	}
 	target := o.Target
@@ -155,6 +150,24 @@ func Write(dir string, o Options) ([]string, error) {
 		written = append(written, fl.path)
 	}
 	return written, nil
+}
+
+// ID is the id Write gives a distribution in dir: o.ID, else the
+// directory's base name; an invalid one is a CONFIG_INVALID error saying
+// what would do.
+func ID(dir string, o Options) (string, error) {
+	if o.ID != "" {
+		return o.ID, receipt.CheckID(o.ID)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", receipt.Errorf(receipt.CodeConfigInvalid, "%s: %v", dir, err)
+	}
+	id := filepath.Base(abs)
+	if !receipt.ValidName(id) {
+		return "", receipt.Errorf(receipt.CodeConfigInvalid, "the directory name %q is not a distribution id (lowercase letters, digits, '.', '_' and '-', starting with a letter or digit, at most 64 bytes): name the directory like one (e.g. %q), or give the id with --id", id, suggestID(id))
+	}
+	return id, nil
 }
 
 // file is one rendered file.
