@@ -161,6 +161,7 @@ func TestExitCodeRuleEveryCommand(t *testing.T) {
 	overlap := map[string]string{"PISHIP_INSTALL_HOME": filepath.Join(dir, "h"), "PISHIP_BIN_HOME": filepath.Join(dir, "h", "bin"),
 		"PISHIP_STATE_HOME": filepath.Join(dir, "s")}
 	configErr := map[string][]string{
+		"init":           {"init", filepath.Join(dir, "Bad Name!")},
 		"lock":           {"lock", missing},
 		"build":          {"build", missing},
 		"release":        {"release", missing},

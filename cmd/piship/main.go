@@ -93,13 +93,12 @@ const (
 
 // commands returns every piship command in the order `piship help` lists
 // them within their groups. A new command is one more constructor here:
-// func xCmd(e *env) *cobra.Command whose RunE returns done(code), e.g.
-// `piship init [DIR]` as initCmd(e) with Args: rangeArgs(0, 1) and RunE
-// calling runInit(e, args).
+// func xCmd(e *env) *cobra.Command whose RunE returns done(code) (see
+// initCmd in init.go).
 func commands(e *env) []*cobra.Command {
 	return []*cobra.Command{
 		// Building and shipping a distribution.
-		lockCmd(e), buildCmd(e), releaseCmd(e), verifyReleaseCmd(e), keygenCmd(e), signChannelCmd(e),
+		initCmd(e), lockCmd(e), buildCmd(e), releaseCmd(e), verifyReleaseCmd(e), keygenCmd(e), signChannelCmd(e),
 		// Installing and running one.
 		installCmd(e), updateCmd(e), rollbackCmd(e), doctorCmd(e), uninstallCmd(e), launchCmd(e),
 		// Pipelines.

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"piship.dev/piship/stages/scaffold"
+)
+
+func initCmd(e *env) *cobra.Command {
+	var id string
+	c := &cobra.Command{
+		Use:     "init [DIR]",
+		GroupID: groupDist,
+		Short:   "scaffold a new distribution that lock, build and release accept at once",
+		Long: `Writes a new distribution into DIR (default: the current directory): distribution.hcl
+with every block commented, app/ (a dependency-free Node program), runtime/ (its package.json,
+package-lock.json and the vendored tarball of app/), pack.sh to repack app/ after an edit, and
+.gitignore. The id, which is also the command, is DIR's name unless --id gives one. Nothing
+is overwritten: a file in the way is CONFIG_INVALID and nothing is written.`,
+		Example: `  piship init hello && piship lock hello && piship build hello
+  piship init . --id my-tool`,
+		Args: rangeArgs(0, 1),
+		RunE: func(c *cobra.Command, args []string) error {
+			dir := "."
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			return done(runInit(e, dir, id))
+		},
+	}
+	c.Flags().StringVar(&id, "id", "", "distribution id, also its command (default: DIR's name)")
+	return c
+}
+
+// runInit scaffolds a new distribution into dir and prints the files it
+// wrote and the next commands.
+func runInit(e *env, dir, id string) int {
+	files, err := scaffold.Write(dir, scaffold.Options{ID: id})
+	for _, f := range files {
+		fmt.Fprintf(e.stdout, "wrote %s\n", filepath.Join(dir, filepath.FromSlash(f)))
+	}
+	if err != nil {
+		return usageErr(e, "%v", err)
+	}
+	name, _ := scaffold.ID(dir, scaffold.Options{ID: id})
+	fmt.Fprintf(e.stdout, "\nNext: lock and build it, run the built program, and release it (which runs its smoke tests):\n  piship lock %[1]s && piship build %[1]s\n  %[2]s\n  piship release %[1]s\n",
+		dir, filepath.Join(dir, "dist", name, "bin", name))
+	return exitOK
+}
