@@ -24,7 +24,7 @@ func DoctorAll(ctx context.Context, c Config, stdout io.Writer, id string, asJSO
 		d, code := Doctor(ctx, c, id)
 		if d != nil {
 			if asJSON {
-				WriteAll(stdout, d.JSON())
+				WriteJSON(stdout, json.RawMessage(d.JSON()))
 			} else if !writeDoctor(c, stdout, d) {
 				return ExitFailed
 			}
@@ -57,8 +57,7 @@ func DoctorAll(ctx context.Context, c Config, stdout io.Writer, id string, asJSO
 		if reps == nil {
 			reps = []json.RawMessage{}
 		}
-		out, _ := json.Marshal(reps)
-		WriteAll(stdout, string(out)+"\n")
+		WriteJSON(stdout, reps)
 	} else if len(ids) == 0 {
 		fmt.Fprintf(stdout, "nothing is installed in %s\n", homes.Install)
 	}

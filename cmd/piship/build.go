@@ -52,7 +52,7 @@ func runLock(e *env, dir string) int {
 
 func buildCmd(e *env) *cobra.Command {
 	var out string
-	var rebuild bool
+	var rebuild, asJSON bool
 	var rc runConfig
 	c := &cobra.Command{
 		Use:     "build DIST",
@@ -71,10 +71,14 @@ what was built: files, size, cache hits and the time.`,
 			if b == nil {
 				return done(code)
 			}
+			if asJSON {
+				printJSON(e, b.JSON())
+			}
 			fmt.Fprintln(e.stderr, buildSummary(b))
 			return done(code)
 		},
 	}
+	jsonFlag(c, &asJSON)
 	c.Flags().StringVar(&out, "out", "", "output `DIR` (default: DIST/dist)")
 	c.Flags().BoolVar(&rebuild, "rebuild", false, "ignore the build stamp and rebuild the payload")
 	runFlags(c.Flags(), &rc)

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"piship.dev/piship/cache"
+	"piship.dev/piship/pipelines"
 )
 
 func cacheCmd(e *env) *cobra.Command {
@@ -24,6 +25,7 @@ func cacheCmd(e *env) *cobra.Command {
 		},
 	}
 	var maxSize, maxAge string
+	var asJSON bool
 	prune := &cobra.Command{
 		Use:   "prune",
 		Short: "prune the action cache (and collect the content-addressed store's unused objects)",
@@ -33,16 +35,17 @@ exceeds --max-size; then removes the store objects nothing has linked for 24 h.`
   piship cache prune --max-size 2GiB --max-age 30d`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(runCachePrune(e, maxSize, maxAge))
+			return done(runCachePrune(e, maxSize, maxAge, asJSON))
 		},
 	}
 	prune.Flags().StringVar(&maxSize, "max-size", "", "keep at most `SIZE` (e.g. 2GiB, 500MB)")
 	prune.Flags().StringVar(&maxAge, "max-age", "", "remove entries unused for longer than `AGE` (e.g. 30d, 12h)")
 	c.AddCommand(prune)
+	jsonFlag(prune, &asJSON)
 	return c
 }
 
-func runCachePrune(e *env, maxSize, maxAge string) int {
+func runCachePrune(e *env, maxSize, maxAge string, asJSON bool) int {
 	var size int64
 	var age time.Duration
 	if maxSize != "" {
@@ -69,7 +72,11 @@ func runCachePrune(e *env, maxSize, maxAge string) int {
 		fmt.Fprintf(e.stderr, "piship: cache prune: %v\n", err)
 		return exitFailed
 	}
-	fmt.Fprintf(e.stdout, "cache: %d entries, removed %d, %s -> %s\n", rep.Entries, rep.Removed, humanBytes(rep.BytesBefore), humanBytes(rep.BytesAfter))
+	doc := pipelines.CachePruneDoc{Schema: pipelines.Schema("cache prune"), Cache: pipelines.CachePruneCache{Entries: rep.Entries,
+		Removed: rep.Removed, BytesBefore: rep.BytesBefore, BytesAfter: rep.BytesAfter}}
+	if !asJSON {
+		fmt.Fprintf(e.stdout, "cache: %d entries, removed %d, %s -> %s\n", rep.Entries, rep.Removed, humanBytes(rep.BytesBefore), humanBytes(rep.BytesAfter))
+	}
 	// The store's objects nothing links any more (doctor does the same for
 	// one installation; after the last uninstall only this reaches them).
 	store, err := cache.OpenStore(e.getenv)
@@ -83,7 +90,13 @@ func runCachePrune(e *env, maxSize, maxAge string) int {
 			fmt.Fprintf(e.stderr, "piship: cache prune: store %s: %v\n", store.Dir(), err)
 			return exitFailed
 		}
-		fmt.Fprintf(e.stdout, "store: %d objects, removed %d no longer linked (%s)\n", g.Objects, g.Removed, humanBytes(g.Bytes))
+		doc.Store = &pipelines.CachePruneStore{Objects: g.Objects, Removed: g.Removed, Bytes: g.Bytes}
+		if !asJSON {
+			fmt.Fprintf(e.stdout, "store: %d objects, removed %d no longer linked (%s)\n", g.Objects, g.Removed, humanBytes(g.Bytes))
+		}
+	}
+	if asJSON {
+		printJSON(e, doc)
 	}
 	return exitOK
 }

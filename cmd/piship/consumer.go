@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -18,6 +19,7 @@ import (
 
 func installCmd(e *env) *cobra.Command {
 	var sum, expectKey string
+	var asJSON bool
 	var rc runConfig
 	c := &cobra.Command{
 		Use:     "install SOURCE",
@@ -32,16 +34,17 @@ lines say which line to add for your shell.`,
   piship install ./hello-1.0.0-linux-x64.tar.gz --sha256 0f3a... --expect-key sha256:9c1e...`,
 		Args: exactArgs("SOURCE"),
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(runInstall(e, args[0], sum, expectKey, rc))
+			return done(runInstall(e, args[0], sum, expectKey, rc, asJSON))
 		},
 	}
+	jsonFlag(c, &asJSON)
 	c.Flags().StringVar(&sum, "sha256", "", "expected sha256 of the archive (`HEX`)")
 	c.Flags().StringVar(&expectKey, "expect-key", "", "refuse the release unless it trusts this key for updates (its `FINGERPRINT`, sha256:<hex>)")
 	runFlags(c.Flags(), &rc)
 	return c
 }
 
-func runInstall(e *env, src, sum, expectKey string, rc runConfig) int {
+func runInstall(e *env, src, sum, expectKey string, rc runConfig, asJSON bool) int {
 	source, _ := filepath.Abs(src)
 	in, code := pipelines.Install(e.ctx, e.config(rc), pipelines.InstallArgs{Source: source, SHA256: sum, ExpectKey: expectKey})
 	if in == nil {
@@ -52,6 +55,9 @@ func runInstall(e *env, src, sum, expectKey string, rc runConfig) int {
 		if hint = home.PathHint(homes.Bin, e.getenv("PATH"), e.getenv("SHELL"), runtime.GOOS); hint != "" {
 			run = filepath.Join(homes.Bin, in.Command)
 		}
+	}
+	if asJSON {
+		printJSON(e, in.JSON(hint))
 	}
 	if in.Reused {
 		// The same bytes were installed before: nothing was written.
@@ -90,6 +96,7 @@ size and digest checks and installs it. --check reports what an update would do.
 			return done(runUpdate(e, args[0], o, rc))
 		},
 	}
+	jsonFlag(c, &o.json)
 	c.Flags().StringVar(&o.from, "from", "", "channel source: a directory or an http(s) `URL` (default: the one the release names)")
 	c.Flags().StringVar(&o.ch, "channel", "", "`CHANNEL` (default: the one the release names)")
 	c.Flags().BoolVar(&o.check, "check", false, "report what an update would do; change nothing")
@@ -102,7 +109,7 @@ size and digest checks and installs it. --check reports what an update would do.
 // updateOpts are update's flags.
 type updateOpts struct {
 	from, ch, timeout, maxTime string
-	check                      bool
+	check, json                bool
 }
 
 func runUpdate(e *env, id string, o updateOpts, rc runConfig) int {
@@ -117,6 +124,10 @@ func runUpdate(e *env, id string, o updateOpts, rc runConfig) int {
 	u, code := pipelines.Update(e.ctx, e.config(rc), pipelines.UpdateArgs{ID: id, From: o.from, Channel: o.ch, Check: o.check,
 		Timeout: o.timeout, MaxTime: o.maxTime})
 	if u == nil {
+		return code
+	}
+	if o.json {
+		printJSON(e, u.JSON(id, o.check))
 		return code
 	}
 	switch {
@@ -138,6 +149,7 @@ func runUpdate(e *env, id string, o updateOpts, rc runConfig) int {
 
 func rollbackCmd(e *env) *cobra.Command {
 	var rc runConfig
+	var asJSON bool
 	c := &cobra.Command{
 		Use:               "rollback ID",
 		ValidArgsFunction: installedIDs(e),
@@ -152,10 +164,15 @@ it), keeping the current one as the previous.`,
 			if r == nil {
 				return done(code)
 			}
+			if asJSON {
+				printJSON(e, r.JSON(args[0]))
+				return done(code)
+			}
 			fmt.Fprintf(e.stdout, "%s rolled back from %s to %s\n", args[0], r.From, r.Active)
 			return done(code)
 		},
 	}
+	jsonFlag(c, &asJSON)
 	runFlags(c.Flags(), &rc)
 	return c
 }
@@ -181,7 +198,11 @@ and store objects nothing links. It reports what it found apart from what it did
 			if len(args) == 1 {
 				id = args[0]
 			}
-			return done(pipelines.DoctorAll(e.ctx, e.config(rc), e.stdout, id, asJSON))
+			out := &countingWriter{w: e.stdout}
+			code := pipelines.DoctorAll(e.ctx, e.config(rc), out, id, asJSON)
+			// A report went out unless the run failed before one.
+			e.printed = e.printed || asJSON && out.n > 0
+			return done(code)
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON, schema piship-doctor/v1 (an array of reports without ID)")
@@ -190,7 +211,7 @@ and store objects nothing links. It reports what it found apart from what it did
 }
 
 func uninstallCmd(e *env) *cobra.Command {
-	var purge bool
+	var purge, asJSON bool
 	c := &cobra.Command{
 		Use:               "uninstall ID",
 		ValidArgsFunction: installedIDs(e),
@@ -203,14 +224,15 @@ its state directory.`,
   piship uninstall hello --purge`,
 		Args: exactArgs("ID"),
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(runUninstall(e, args[0], purge))
+			return done(runUninstall(e, args[0], purge, asJSON))
 		},
 	}
+	jsonFlag(c, &asJSON)
 	c.Flags().BoolVar(&purge, "purge", false, "also remove the distribution's state directory")
 	return c
 }
 
-func runUninstall(e *env, id string, purge bool) int {
+func runUninstall(e *env, id string, purge, asJSON bool) int {
 	homes, err := receipt.ResolveHomes(e.getenv)
 	if err != nil {
 		return fail(e, err)
@@ -218,6 +240,10 @@ func runUninstall(e *env, id string, purge bool) int {
 	res, err := home.Uninstall(e.ctx, home.Options{Homes: homes, Log: e.stderr}, id, purge)
 	if err != nil {
 		return failIn(e, "uninstall "+id, err)
+	}
+	if asJSON {
+		printJSON(e, pipelines.UninstallJSON(id, purge, res))
+		return exitOK
 	}
 	fmt.Fprintf(e.stdout, "uninstalled %s: removed %d paths, kept %d\n", id, len(res.Removed), len(res.Kept))
 	return exitOK
@@ -286,4 +312,16 @@ func installedIDs(e *env) cobra.CompletionFunc {
 		ids, _ := receipt.IDs(homes.Install)
 		return ids, cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// countingWriter counts what went through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }

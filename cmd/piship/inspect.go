@@ -19,7 +19,7 @@ import (
 )
 
 func validateCmd(e *env) *cobra.Command {
-	var builtin bool
+	var builtin, asJSON bool
 	c := &cobra.Command{
 		Use:     "validate [FILE|DIR...]",
 		GroupID: groupPipeline,
@@ -35,14 +35,15 @@ terraform validate takes the current directory (none there is CONFIG_INVALID, ex
   piship validate --builtin`,
 		Args: rangeArgs(0, -1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(runValidate(e, args, builtin))
+			return done(runValidate(e, args, builtin, asJSON))
 		},
 	}
+	jsonFlag(c, &asJSON)
 	c.Flags().BoolVar(&builtin, "builtin", false, "also check the pipelines built into piship (only those without arguments)")
 	return c
 }
 
-func runValidate(e *env, args []string, builtin bool) int {
+func runValidate(e *env, args []string, builtin, asJSON bool) int {
 	srcs, err := pipelines.Collect(args, builtin)
 	if err != nil {
 		return fail(e, err)
@@ -55,12 +56,17 @@ func runValidate(e *env, args []string, builtin bool) int {
 		fmt.Fprintf(e.stderr, "piship: CONFIG_INVALID: %d of %d files have errors; fix them and run `piship validate` again\n", failed, len(srcs))
 		return exitUsage
 	}
+	if asJSON {
+		printJSON(e, pipelines.ValidateJSON(srcs, count))
+		return exitOK
+	}
 	fmt.Fprintf(e.stdout, "ok: %d pipelines and distributions in %d files\n", count, len(srcs))
 	return exitOK
 }
 
 func graphCmd(e *env) *cobra.Command {
 	var format, dir string
+	var asJSON bool
 	c := &cobra.Command{
 		Use:     "graph PIPELINE",
 		GroupID: groupPipeline,
@@ -73,9 +79,13 @@ dot (pipe it to dot -Tsvg) or as Mermaid.`,
 		Args:              exactArgs("PIPELINE"),
 		ValidArgsFunction: pipelineNames,
 		RunE: func(c *cobra.Command, args []string) error {
+			if asJSON {
+				format = "json"
+			}
 			return done(runGraph(e, args[0], format, dir))
 		},
 	}
+	jsonFlag(c, &asJSON)
 	c.Flags().StringVar(&format, "format", "dot", "output `FORMAT`: dot or mermaid")
 	c.Flags().StringVar(&dir, "pipelines", "", "`DIR` to look up pipeline names in")
 	_ = c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]cobra.Completion{"dot", "mermaid"}, cobra.ShellCompDirectiveNoFileComp))
@@ -104,6 +114,8 @@ func runGraph(e *env, arg, format, dir string) int {
 		return exitUsage
 	}
 	switch format {
+	case "json":
+		printJSON(e, pipelines.GraphJSON(g))
 	case "dot":
 		err = g.WriteDOT(e.stdout)
 	case "mermaid":
@@ -119,7 +131,8 @@ func runGraph(e *env, arg, format, dir string) int {
 }
 
 func stagesCmd(e *env) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	c := &cobra.Command{
 		Use:     "stages [KIND]",
 		GroupID: groupPipeline,
 		Short:   "document the stage kinds",
@@ -138,13 +151,31 @@ required or optional) and outputs. piship stages distribution documents distribu
 			return out, cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(runStages(e, args))
+			return done(runStages(e, args, asJSON))
 		},
 	}
+	jsonFlag(c, &asJSON)
+	return c
 }
 
-func runStages(e *env, pos []string) int {
+func runStages(e *env, pos []string, asJSON bool) int {
 	reg := stages.Default()
+	if asJSON && (len(pos) == 0 || pos[0] != "distribution") {
+		var kinds []stage.Kind
+		names := reg.Names()
+		if len(pos) == 1 {
+			names = pos
+		}
+		for _, n := range names {
+			k, ok := reg.Lookup(n)
+			if !ok {
+				return usageErr(e, "%s: unknown stage kind %q%s; kinds: %s", codeUsage, n, kindHint(n), strings.Join(reg.Names(), ", "))
+			}
+			kinds = append(kinds, k)
+		}
+		printJSON(e, pipelines.StagesJSON(kinds))
+		return exitOK
+	}
 	var b strings.Builder
 	switch len(pos) {
 	case 0:
@@ -160,11 +191,7 @@ func runStages(e *env, pos []string) int {
 		}
 		k, ok := reg.Lookup(pos[0])
 		if !ok {
-			hint := ""
-			if s := diag.Suggest(pos[0], reg.Names()); s != "" {
-				hint = fmt.Sprintf(" (did you mean %q?)", s)
-			}
-			return usageErr(e, "%s: unknown stage kind %q%s; kinds: %s", codeUsage, pos[0], hint, strings.Join(reg.Names(), ", "))
+			return usageErr(e, "%s: unknown stage kind %q%s; kinds: %s", codeUsage, pos[0], kindHint(pos[0]), strings.Join(reg.Names(), ", "))
 		}
 		fmt.Fprintf(&b, "stage %q \"<name>\" (version %s)\n  %s\n\nAttributes:\n", k.Name(), k.Version(), k.Doc())
 		attrs := k.Attrs()
@@ -192,8 +219,17 @@ func runStages(e *env, pos []string) int {
 	return exitOK
 }
 
+// kindHint is the did-you-mean of an unknown stage kind.
+func kindHint(kind string) string {
+	if s := diag.Suggest(kind, stages.Default().Names()); s != "" {
+		return fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return ""
+}
+
 func versionCmd(e *env) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	c := &cobra.Command{
 		Use:     "version",
 		GroupID: groupPipeline,
 		Short:   "print the version, commit, Go version and platform (also --version, -v)",
@@ -204,9 +240,15 @@ the platform and the build digest (the sha256 of the executable, part of every c
   piship --version`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
+			if asJSON {
+				printJSON(e, versionDoc())
+				return nil
+			}
 			return done(printVersion(e))
 		},
 	}
+	jsonFlag(c, &asJSON)
+	return c
 }
 
 // Set by make build with -ldflags -X (git rev-parse HEAD, the commit date
@@ -220,6 +262,23 @@ var (
 
 // printVersion prints the version lines.
 func printVersion(e *env) int {
+	v := versionDoc()
+	vcs := "commit unknown"
+	if v.Commit != "" {
+		vcs = "commit " + v.Commit
+		if v.CommitDate != "" {
+			vcs += " (" + v.CommitDate + ")"
+		}
+		if v.Modified {
+			vcs += ", modified"
+		}
+	}
+	fmt.Fprintf(e.stdout, "piship %s\n%s\n%s %s/%s, build %s\n", v.Version, vcs, v.Go, v.OS, v.Arch, v.Build[:min(12, len(v.Build))])
+	return exitOK
+}
+
+// versionDoc is piship's version, piship-version/v1.
+func versionDoc() pipelines.VersionDoc {
 	version, rev, date, modified := "(devel)", commit, commitDate, commitModified == "true"
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if bi.Main.Version != "" {
@@ -236,17 +295,6 @@ func printVersion(e *env) int {
 			}
 		}
 	}
-	vcs := "commit unknown"
-	if rev != "" {
-		vcs = "commit " + rev
-		if date != "" {
-			vcs += " (" + date + ")"
-		}
-		if modified {
-			vcs += ", modified"
-		}
-	}
-	d := cache.ToolDigest()
-	fmt.Fprintf(e.stdout, "piship %s\n%s\n%s %s/%s, build %s\n", version, vcs, runtime.Version(), runtime.GOOS, runtime.GOARCH, d[:min(12, len(d))])
-	return exitOK
+	return pipelines.VersionDoc{Schema: pipelines.Schema("version"), Version: version, Commit: rev, CommitDate: date, Modified: modified,
+		Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, Build: cache.ToolDigest()}
 }

@@ -76,6 +76,38 @@ type env struct {
 	getenv func(string) string
 	self   string                   // the piship binary releases ship (pipelines.Config.SelfBinary)
 	spans  []sdktrace.SpanProcessor // also get every run's spans (tests)
+
+	// json is set for a command line with --json: stderr is kept in it
+	// for the failure's code; printed is set once a document went out.
+	json    *pipelines.FailureLog
+	printed bool
+}
+
+// printJSON prints a command's --json document, the only thing on stdout.
+func printJSON(e *env, doc any) {
+	e.printed = true
+	pipelines.WriteJSON(e.stdout, doc)
+}
+
+// jsonFlag adds --json to a command that prints a document of schema
+// piship-<command>/v1 (docs/json.md).
+func jsonFlag(c *cobra.Command, asJSON *bool) {
+	c.Flags().BoolVar(asJSON, "json", false, "print one JSON document, schema "+pipelines.Schema(strings.TrimPrefix(c.CommandPath(), "piship "))+
+		" (docs/json.md); nothing else goes to stdout, a failure prints {\"error\": {\"code\", \"message\"}}")
+}
+
+// wantsJSON reports whether args ask for --json (piship's own flags: none
+// after "--").
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--json" || a == "--json=true" {
+			return true
+		}
+	}
+	return false
 }
 
 // config is the pipelines configuration of a command's runs.
@@ -293,24 +325,47 @@ const codeUsage = "USAGE_INVALID"
 // command line) is a USAGE_INVALID line on stderr with the command's help
 // hint; every error maps to an exit code through pipelines.ExitCode.
 func dispatch(e *env, args []string) int {
+	if !wantsJSON(args) {
+		_, code := dispatchText(e, args)
+		return code
+	}
+	// --json: a command that failed without printing its document prints
+	// the error document of its schema, with the code it printed last.
+	e.json = &pipelines.FailureLog{W: e.stderr}
+	e.stderr = e.json
+	c, code := dispatchText(e, args)
+	if code != exitOK && !e.printed {
+		name := "piship"
+		if c != nil {
+			name = c.CommandPath()
+		}
+		printJSON(e, pipelines.ErrorDoc{Schema: pipelines.Schema(strings.TrimPrefix(strings.TrimPrefix(name, "piship"), " ")),
+			Error: e.json.Error(code, "piship "+strings.Join(args, " ")+" failed")})
+	}
+	return code
+}
+
+// dispatchText runs the command line args and returns the command that ran
+// (nil when none was found) and piship's exit code.
+func dispatchText(e *env, args []string) (*cobra.Command, int) {
 	root := newRoot(e)
 	root.SetArgs(args)
 	if c, err := singleDashFlag(root, args); err != nil {
-		return usageFailure(e, c, err)
+		return c, usageFailure(e, c, err)
 	}
 	c, err := root.ExecuteC()
 	if err == nil {
-		return exitOK
+		return c, exitOK
 	}
 	var ec exitCode
 	if errors.As(err, &ec) {
-		return int(ec)
+		return c, int(ec)
 	}
 	if receipt.CodeOf(err) != "" {
 		fmt.Fprintf(e.stderr, "piship: %v\n", err)
-		return pipelines.ExitCode(err)
+		return c, pipelines.ExitCode(err)
 	}
-	return usageFailure(e, c, err)
+	return c, usageFailure(e, c, err)
 }
 
 // usageFailure prints a command line piship cannot take and returns its

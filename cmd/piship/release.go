@@ -7,14 +7,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/pipelines"
 	"piship.dev/piship/stages/verify"
 )
 
 func releaseCmd(e *env) *cobra.Command {
 	var out, channel string
-	var rebuild bool
+	var rebuild, asJSON bool
 	var rc runConfig
 	c := &cobra.Command{
 		Use:     "release DIST",
@@ -41,9 +40,13 @@ PISHIP_RELEASE_NO_CACHE=1 equals --rebuild.`,
 			}
 			fmt.Fprintf(e.stderr, "%s: %s (%d files, archive %s, sha256 %s) in %.2f s\n",
 				r.Name, r.Path, r.Files, humanBytes(r.ArchiveBytes), r.SHA256, r.Total.Seconds())
+			if asJSON {
+				printJSON(e, r.JSON())
+			}
 			return done(code)
 		},
 	}
+	jsonFlag(c, &asJSON)
 	c.Flags().StringVar(&out, "out", "", "output `DIR` (default: DIST/dist); releases go to DIR/releases/")
 	c.Flags().BoolVar(&rebuild, "rebuild", false, "ignore the runtime and bundle caches: run npm ci and the bundler again (also PISHIP_RELEASE_NO_CACHE=1)")
 	c.Flags().StringVar(&channel, "channel", "stable", "update `CHANNEL` recorded in release.json")
@@ -69,7 +72,7 @@ per check. Exit 1 when a check failed, naming it and its file.`,
 		},
 	}
 	c.Flags().StringVar(&sum, "sha256", "", "expected sha256 of the archive (`HEX`)")
-	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	jsonFlag(c, &asJSON)
 	return c
 }
 
@@ -81,8 +84,7 @@ func runVerifyRelease(e *env, path, sum string, asJSON bool) int {
 		return fail(e, err)
 	}
 	if asJSON {
-		data, _ := canon.JSON(rep)
-		writeAll(e.stdout, string(data))
+		printJSON(e, pipelines.VerifyReleaseJSON(rep, path))
 	} else {
 		for _, c := range rep.Checks {
 			mark := "ok  "

@@ -1,0 +1,438 @@
+package pipelines
+
+// This file holds the documents `piship COMMAND --json` prints, one struct
+// per schema (docs/json.md documents each): "schema" first, camelCase keys,
+// struct field order, lists sorted where the source is a map, no temporary
+// paths. A command prints one of them, indented, as the only thing on
+// stdout; a failure prints ErrorDoc with the command's schema.
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/hcl/v2/ext/typeexpr"
+
+	"piship.dev/piship/graph"
+	"piship.dev/piship/stages/home"
+	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/stages/verify"
+)
+
+// Schema is the schema name of command's document: piship-<command>/v1,
+// the words of a subcommand joined by "-" (cache prune: piship-cache-prune/v1).
+func Schema(command string) string {
+	if strings.TrimSpace(command) == "" {
+		return "piship/v1"
+	}
+	return "piship-" + strings.Join(strings.Fields(command), "-") + "/v1"
+}
+
+// WriteJSON prints doc indented by two spaces, with a final newline.
+func WriteJSON(w io.Writer, doc any) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		b.Reset()
+		_ = json.NewEncoder(&b).Encode(ErrorDoc{Schema: "piship/v1", Error: ErrorInfo{Code: "INTERNAL", Message: err.Error()}})
+	}
+	WriteAll(w, b.String())
+}
+
+// ErrorDoc is what a command with --json prints when it failed without a
+// document of its own.
+type ErrorDoc struct {
+	Schema string    `json:"schema"`
+	Error  ErrorInfo `json:"error"`
+}
+
+// ErrorInfo is a failure: its searchable code and the message after it.
+type ErrorInfo struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// codeLine is a line of stderr that carries an error code: "piship: CODE: message",
+// "CODE: message" or "stage x: CODE: message".
+var codeLine = regexp.MustCompile(`^(?:piship: )?(?:[^:]*: ){0,3}?([A-Z][A-Z0-9]*_[A-Z0-9_]+): (.*)$`)
+
+// FailureLog passes a command's stderr through and keeps its last line
+// that carries an error code: the failure the command ended with (piship
+// prints the failing verdict or error as the last such line).
+type FailureLog struct {
+	W    io.Writer
+	mu   sync.Mutex
+	part []byte
+	last *ErrorInfo
+}
+
+func (f *FailureLog) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	f.part = append(f.part, p...)
+	for {
+		i := bytes.IndexByte(f.part, '\n')
+		if i < 0 {
+			break
+		}
+		f.scan(string(f.part[:i]))
+		f.part = f.part[i+1:]
+	}
+	f.mu.Unlock()
+	return f.W.Write(p)
+}
+
+func (f *FailureLog) scan(line string) {
+	if m := codeLine.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+		f.last = &ErrorInfo{Code: m[1], Message: m[2]}
+	}
+}
+
+// Error is the failure the command printed last; without one, a code from
+// the exit code (USAGE_INVALID for ExitUsage, FAILED otherwise) and msg.
+func (f *FailureLog) Error(code int, msg string) ErrorInfo {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.part) > 0 {
+		f.scan(string(f.part))
+	}
+	if f.last != nil {
+		return *f.last
+	}
+	if code == ExitUsage {
+		return ErrorInfo{Code: "USAGE_INVALID", Message: msg}
+	}
+	return ErrorInfo{Code: "FAILED", Message: msg}
+}
+
+// ErrorOf is err as an ErrorInfo.
+func ErrorOf(err error) ErrorInfo {
+	msg := err.Error()
+	if m := codeLine.FindStringSubmatch(strings.SplitN(msg, "\n", 2)[0]); m != nil {
+		return ErrorInfo{Code: m[1], Message: strings.TrimSpace(m[2] + strings.TrimPrefix(msg, strings.SplitN(msg, "\n", 2)[0]))}
+	}
+	code := receipt.CodeOf(err)
+	if code == "" {
+		code = "FAILED"
+	}
+	return ErrorInfo{Code: code, Message: msg}
+}
+
+// BuildDoc is piship-build/v1.
+type BuildDoc struct {
+	Schema       string  `json:"schema"`
+	ID           string  `json:"id"`
+	Version      string  `json:"version"`
+	Payload      string  `json:"payload"`
+	Bundled      bool    `json:"bundled"`
+	Stripped     bool    `json:"stripped"`
+	Reuse        string  `json:"reuse"`
+	Files        int64   `json:"files"`
+	Bytes        int64   `json:"bytes"`
+	RuntimeCache string  `json:"runtimeCache"`
+	BundleCache  string  `json:"bundleCache"`
+	Seconds      float64 `json:"seconds"`
+}
+
+// JSON is the build as piship-build/v1.
+func (b *Built) JSON() BuildDoc {
+	return BuildDoc{Schema: Schema("build"), ID: b.ID, Version: b.Version, Payload: b.Final, Bundled: b.Bundled, Stripped: b.Stripped,
+		Reuse: b.Reuse, Files: b.Files, Bytes: b.Bytes, RuntimeCache: b.RuntimeCache, BundleCache: b.BundleCache, Seconds: b.Total.Seconds()}
+}
+
+// ReleaseDoc is piship-release/v1.
+type ReleaseDoc struct {
+	Schema       string  `json:"schema"`
+	Name         string  `json:"name"`
+	Path         string  `json:"path"`
+	Archive      string  `json:"archive"`
+	Files        int64   `json:"files"`
+	ArchiveBytes int64   `json:"archiveBytes"`
+	SHA256       string  `json:"sha256"`
+	RuntimeCache string  `json:"runtimeCache"`
+	BuildInfo    string  `json:"buildInfo"` // "" when it could not be written (buildInfoError says why)
+	BuildInfoErr string  `json:"buildInfoError"`
+	Seconds      float64 `json:"seconds"`
+}
+
+// JSON is the release as piship-release/v1.
+func (r *Released) JSON() ReleaseDoc {
+	dir := strings.TrimSuffix(r.Path, "/"+r.Name)
+	d := ReleaseDoc{Schema: Schema("release"), Name: r.Name, Path: r.Path, Archive: dir + "/" + r.Name + ".tar.gz", Files: r.Files,
+		ArchiveBytes: r.ArchiveBytes, SHA256: r.SHA256, RuntimeCache: r.RuntimeCache, BuildInfo: dir + "/" + r.Name + ".build-info.json",
+		Seconds: r.Total.Seconds()}
+	if r.BuildInfoErr != nil {
+		d.BuildInfo, d.BuildInfoErr = "", r.BuildInfoErr.Error()
+	}
+	return d
+}
+
+// VerifyReleaseDoc is piship-verify-release/v1: verify.Report with the
+// source as given and every file relative to the release.
+type VerifyReleaseDoc struct {
+	Schema  string        `json:"schema"`
+	Source  string        `json:"source"`
+	Release string        `json:"release"`
+	SHA256  string        `json:"sha256"`
+	OK      bool          `json:"ok"`
+	Checks  []VerifyCheck `json:"checks"`
+}
+
+// VerifyCheck is one check of a verify-release.
+type VerifyCheck struct {
+	Name   string `json:"name"`
+	File   string `json:"file"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+// verifyTemp is the extraction directory verify.Release uses for an archive.
+var verifyTemp = regexp.MustCompile(`[^\s"']*piship-verify-[0-9]+/release/?`)
+
+// VerifyReleaseJSON is rep as piship-verify-release/v1; source is the
+// path the user passed.
+func VerifyReleaseJSON(rep *verify.Report, source string) VerifyReleaseDoc {
+	d := VerifyReleaseDoc{Schema: Schema("verify-release"), Source: source, Release: rep.Release, SHA256: rep.SHA256, OK: rep.OK,
+		Checks: []VerifyCheck{}}
+	for _, c := range rep.Checks {
+		d.Checks = append(d.Checks, VerifyCheck{Name: c.Name, File: verifyTemp.ReplaceAllString(c.File, ""), OK: c.OK,
+			Detail: verifyTemp.ReplaceAllString(c.Detail, "")})
+	}
+	return d
+}
+
+// InstallDoc is piship-install/v1.
+type InstallDoc struct {
+	Schema  string  `json:"schema"`
+	ID      string  `json:"id"`
+	Version string  `json:"version"`
+	Command string  `json:"command"`
+	Reused  bool    `json:"reused"`
+	Files   int64   `json:"files"`
+	Bytes   int64   `json:"bytes"`
+	Linked  int64   `json:"linked"`
+	Seconds float64 `json:"seconds"`
+	// PathHint is the line to add to the shell's profile when the bin home
+	// is not on PATH ("" when it is).
+	PathHint string `json:"pathHint"`
+}
+
+// JSON is the install as piship-install/v1, with hint the PATH hint.
+func (in *Installed) JSON(hint string) InstallDoc {
+	return InstallDoc{Schema: Schema("install"), ID: in.ID, Version: in.Version, Command: in.Command, Reused: in.Reused, Files: in.Files,
+		Bytes: in.Bytes, Linked: in.Linked, Seconds: in.Total.Seconds(), PathHint: hint}
+}
+
+// UpdateDoc is piship-update/v1 (update and update --check).
+type UpdateDoc struct {
+	Schema    string  `json:"schema"`
+	ID        string  `json:"id"`
+	Check     bool    `json:"check"`     // --check: nothing was changed
+	Available bool    `json:"available"` // the channel has a newer version
+	Updated   bool    `json:"updated"`   // this run installed it
+	Current   string  `json:"current"`
+	Version   string  `json:"version"`
+	Channel   string  `json:"channel"`
+	Sequence  int64   `json:"sequence"`
+	Bytes     int64   `json:"bytes"`
+	Linked    int64   `json:"linked"`
+	Seconds   float64 `json:"seconds"`
+}
+
+// JSON is the update as piship-update/v1.
+func (u *Updated) JSON(id string, check bool) UpdateDoc {
+	return UpdateDoc{Schema: Schema("update"), ID: id, Check: check, Available: u.Available, Updated: u.Available && !check,
+		Current: u.Current, Version: u.Version, Channel: u.Channel, Sequence: u.Sequence, Bytes: u.Bytes, Linked: u.Linked, Seconds: u.Total.Seconds()}
+}
+
+// RollbackDoc is piship-rollback/v1.
+type RollbackDoc struct {
+	Schema string `json:"schema"`
+	ID     string `json:"id"`
+	From   string `json:"from"`
+	Active string `json:"active"`
+}
+
+// JSON is the rollback as piship-rollback/v1.
+func (r *RolledBack) JSON(id string) RollbackDoc {
+	return RollbackDoc{Schema: Schema("rollback"), ID: id, From: r.From, Active: r.Active}
+}
+
+// UninstallDoc is piship-uninstall/v1.
+type UninstallDoc struct {
+	Schema  string   `json:"schema"`
+	ID      string   `json:"id"`
+	Purge   bool     `json:"purge"`
+	Removed []string `json:"removed"`
+	Kept    []string `json:"kept"`
+}
+
+// UninstallJSON is res as piship-uninstall/v1 (lists sorted, never null).
+func UninstallJSON(id string, purge bool, res *home.UninstallResult) UninstallDoc {
+	return UninstallDoc{Schema: Schema("uninstall"), ID: id, Purge: purge, Removed: sorted(res.Removed), Kept: sorted(res.Kept)}
+}
+
+func sorted(s []string) []string {
+	out := append([]string{}, s...)
+	sort.Strings(out)
+	return out
+}
+
+// ValidateDoc is piship-validate/v1.
+type ValidateDoc struct {
+	Schema    string   `json:"schema"`
+	OK        bool     `json:"ok"`
+	Pipelines int      `json:"pipelines"` // pipelines and distributions checked
+	Files     []string `json:"files"`
+}
+
+// ValidateJSON is a validation of srcs that found count pipelines.
+func ValidateJSON(srcs []*Source, count int) ValidateDoc {
+	d := ValidateDoc{Schema: Schema("validate"), OK: true, Pipelines: count, Files: []string{}}
+	for _, s := range srcs {
+		d.Files = append(d.Files, s.Name)
+	}
+	return d
+}
+
+// StagesDoc is piship-stages/v1: every kind, or (with KIND) one.
+type StagesDoc struct {
+	Schema string    `json:"schema"`
+	Kinds  []KindDoc `json:"kinds"`
+}
+
+// KindDoc documents one stage kind.
+type KindDoc struct {
+	Name      string      `json:"name"`
+	Version   string      `json:"version"`
+	Doc       string      `json:"doc"`
+	Cacheable bool        `json:"cacheable"`
+	Attrs     []AttrDoc   `json:"attrs"`
+	Outputs   []OutputDoc `json:"outputs"`
+}
+
+// AttrDoc is one attribute of a kind.
+type AttrDoc struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Required bool   `json:"required"`
+	Doc      string `json:"doc"`
+}
+
+// OutputDoc is one output of a kind.
+type OutputDoc struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+	Doc  string `json:"doc"`
+}
+
+// StagesJSON documents kinds (attributes and outputs sorted by name).
+func StagesJSON(kinds []stage.Kind) StagesDoc {
+	d := StagesDoc{Schema: Schema("stages"), Kinds: []KindDoc{}}
+	for _, k := range kinds {
+		_, cacheable := k.(stage.Cacheable)
+		kd := KindDoc{Name: k.Name(), Version: k.Version(), Doc: k.Doc(), Cacheable: cacheable, Attrs: []AttrDoc{}, Outputs: []OutputDoc{}}
+		for _, a := range k.Attrs() {
+			kd.Attrs = append(kd.Attrs, AttrDoc{Name: a.Name, Type: typeexpr.TypeString(a.Type), Required: a.Required, Doc: a.Doc})
+		}
+		for _, o := range k.Outputs() {
+			kd.Outputs = append(kd.Outputs, OutputDoc{Name: o.Name, Type: typeexpr.TypeString(o.Type), Doc: o.Doc})
+		}
+		sort.Slice(kd.Attrs, func(i, j int) bool { return kd.Attrs[i].Name < kd.Attrs[j].Name })
+		sort.Slice(kd.Outputs, func(i, j int) bool { return kd.Outputs[i].Name < kd.Outputs[j].Name })
+		d.Kinds = append(d.Kinds, kd)
+	}
+	return d
+}
+
+// GraphDoc is piship-graph/v1: a pipeline's nodes.
+type GraphDoc struct {
+	Schema   string      `json:"schema"`
+	Pipeline string      `json:"pipeline"`
+	File     string      `json:"file"`
+	Nodes    []GraphNode `json:"nodes"`
+	Verdicts []string    `json:"verdicts"` // the verdict order
+}
+
+// GraphNode is one stage of a pipeline graph.
+type GraphNode struct {
+	Name    string      `json:"name"`
+	Kind    string      `json:"kind"`
+	Always  bool        `json:"always"`
+	When    bool        `json:"when"` // the stage has a when condition
+	Line    int         `json:"line"`
+	Deps    []GraphEdge `json:"deps"`
+	Verdict int         `json:"verdict"` // its place in the verdict order, from 1
+}
+
+// GraphEdge is an edge into a node.
+type GraphEdge struct {
+	From   string `json:"from"`
+	Data   bool   `json:"data"`   // a stage.<name>.<output> reference; false: depends_on
+	Output string `json:"output"` // the output a data edge reads
+}
+
+// GraphJSON is g's nodes in declaration order.
+func GraphJSON(g *graph.Graph) GraphDoc {
+	d := GraphDoc{Schema: Schema("graph"), Pipeline: g.Name, File: g.File, Nodes: []GraphNode{}, Verdicts: []string{}}
+	order := map[*graph.Stage]int{}
+	for i, s := range g.VerdictOrder {
+		order[s] = i + 1
+		d.Verdicts = append(d.Verdicts, s.Name)
+	}
+	for _, s := range g.Stages {
+		n := GraphNode{Name: s.Name, Kind: s.KindName, Always: s.Always, When: s.When != nil, Line: s.DeclRange.Start.Line,
+			Deps: []GraphEdge{}, Verdict: order[s]}
+		seen := map[GraphEdge]bool{}
+		for _, e := range s.Deps {
+			ge := GraphEdge{From: e.From.Name, Data: e.Data, Output: e.Output}
+			if !seen[ge] {
+				seen[ge] = true
+				n.Deps = append(n.Deps, ge)
+			}
+		}
+		d.Nodes = append(d.Nodes, n)
+	}
+	return d
+}
+
+// CachePruneDoc is piship-cache-prune/v1.
+type CachePruneDoc struct {
+	Schema string           `json:"schema"`
+	Cache  CachePruneCache  `json:"cache"`
+	Store  *CachePruneStore `json:"store"` // null without a store
+}
+
+// CachePruneCache is what prune did to the action cache.
+type CachePruneCache struct {
+	Entries     int   `json:"entries"`
+	Removed     int   `json:"removed"`
+	BytesBefore int64 `json:"bytesBefore"`
+	BytesAfter  int64 `json:"bytesAfter"`
+}
+
+// CachePruneStore is what prune did to the content-addressed store.
+type CachePruneStore struct {
+	Objects int   `json:"objects"`
+	Removed int   `json:"removed"`
+	Bytes   int64 `json:"bytes"`
+}
+
+// VersionDoc is piship-version/v1.
+type VersionDoc struct {
+	Schema     string `json:"schema"`
+	Version    string `json:"version"`
+	Commit     string `json:"commit"` // "" when unknown
+	CommitDate string `json:"commitDate"`
+	Modified   bool   `json:"modified"`
+	Go         string `json:"go"`
+	OS         string `json:"os"`
+	Arch       string `json:"arch"`
+	Build      string `json:"build"` // the build digest (sha256 of the executable)
+}
