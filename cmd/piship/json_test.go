@@ -1,0 +1,240 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"piship.dev/piship/cmd/piship/internal/fixture"
+)
+
+// docSchemas reads docs/json.md: the example of every `## piship-.../v1`
+// section, by schema, and the error example of `## Errors`.
+func docSchemas(t *testing.T) (map[string]any, any) {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("..", "..", "docs", "json.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := regexp.MustCompile("(?ms)^## (\\S+)\\s*$(.*?)^```json\\n(.*?)^```").FindAllStringSubmatch(string(src), -1)
+	docs := map[string]any{}
+	var errDoc any
+	for _, s := range sections {
+		var v any
+		if err := json.Unmarshal([]byte(s[3]), &v); err != nil {
+			t.Fatalf("docs/json.md: the example of %s is not JSON: %v", s[1], err)
+		}
+		if s[1] == "Errors" {
+			errDoc = v
+			continue
+		}
+		if got, _ := v.(map[string]any)["schema"]; got != s[1] {
+			t.Errorf("docs/json.md: the example under %s has schema %v", s[1], got)
+		}
+		docs[s[1]] = v
+	}
+	if errDoc == nil || len(docs) < 13 {
+		t.Fatalf("docs/json.md: %d schema examples and error example %v", len(docs), errDoc)
+	}
+	return docs, errDoc
+}
+
+// jsonType is the JSON type of v.
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case float64:
+		return "number"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// sameShape reports every difference between the shapes of want (the
+// documented example) and got at path: keys missing on either side, other
+// JSON types; arrays by their first element when both have one.
+func sameShape(path string, want, got any) []string {
+	if jsonType(want) != jsonType(got) {
+		return []string{fmt.Sprintf("%s: documented %s, printed %s", path, jsonType(want), jsonType(got))}
+	}
+	var diffs []string
+	switch w := want.(type) {
+	case map[string]any:
+		g := got.(map[string]any)
+		var keys []string
+		for k := range w {
+			keys = append(keys, k)
+		}
+		for k := range g {
+			if _, ok := w[k]; !ok {
+				diffs = append(diffs, fmt.Sprintf("%s.%s: printed but not documented", path, k))
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if _, ok := g[k]; !ok {
+				diffs = append(diffs, fmt.Sprintf("%s.%s: documented but not printed", path, k))
+				continue
+			}
+			diffs = append(diffs, sameShape(path+"."+k, w[k], g[k])...)
+		}
+	case []any:
+		if g := got.([]any); len(w) > 0 && len(g) > 0 {
+			diffs = append(diffs, sameShape(path+"[0]", w[0], g[0])...)
+		}
+	}
+	return diffs
+}
+
+// checkDoc runs piship args, which must exit want and print one JSON
+// document on stdout of schema's documented shape (doc), or, when doc is
+// the error example, of the error form with that schema.
+func checkDoc(t *testing.T, env map[string]string, schema string, doc any, want int, args ...string) map[string]any {
+	t.Helper()
+	code, stdout, stderr := cli(t, env, args...)
+	if code != want {
+		t.Errorf("piship %s: exit %d, want %d\n%s", strings.Join(args, " "), code, want, stderr)
+	}
+	var got any
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	if err := dec.Decode(&got); err != nil || dec.More() {
+		t.Errorf("piship %s: stdout is not one JSON document (%v):\n%s", strings.Join(args, " "), err, stdout)
+		return nil
+	}
+	if arr, ok := got.([]any); ok && schema == "piship-doctor/v1" && len(arr) > 0 {
+		got = arr[0] // doctor without ID: an array of reports
+	}
+	m, _ := got.(map[string]any)
+	if m["schema"] != schema {
+		t.Errorf("piship %s: schema %v, want %s", strings.Join(args, " "), m["schema"], schema)
+	}
+	errDoc, _ := doc.(map[string]any)
+	if _, isErr := errDoc["error"]; isErr {
+		errDoc = map[string]any{"schema": schema, "error": errDoc["error"]}
+		doc = errDoc
+		if e, _ := m["error"].(map[string]any); !regexp.MustCompile(`^[A-Z][A-Z0-9]*_[A-Z0-9_]+$`).MatchString(fmt.Sprint(e["code"])) ||
+			e["message"] == "" {
+			t.Errorf("piship %s: no error code and message: %v", strings.Join(args, " "), m["error"])
+		}
+	}
+	for _, d := range sameShape(schema, doc, got) {
+		t.Errorf("piship %s: %s", strings.Join(args, " "), d)
+	}
+	return m
+}
+
+// Every --json output has the shape docs/json.md documents for its schema,
+// and every failure prints the error document with a code: one hello
+// distribution in two versions, released, signed into a channel, installed,
+// updated, rolled back, doctored and uninstalled.
+func TestJSONMatchesDocs(t *testing.T) {
+	docs, errDoc := docSchemas(t)
+	root := t.TempDir()
+	env := buildEnv(t)
+	for k, v := range map[string]string{"PISHIP_INSTALL_HOME": filepath.Join(root, "i"), "PISHIP_BIN_HOME": filepath.Join(root, "b"),
+		"PISHIP_STATE_HOME": filepath.Join(root, "s"), "PISHIP_STORE": "hardlink"} {
+		env[k] = v
+	}
+	seen := map[string]bool{}
+	ok := func(schema string, want int, args ...string) map[string]any {
+		seen[schema] = true
+		return checkDoc(t, env, schema, docs[schema], want, append(args, "--json")...)
+	}
+	failure := func(schema string, want int, args ...string) {
+		checkDoc(t, env, schema, errDoc, want, append(args, "--json")...)
+	}
+	missing := filepath.Join(root, "missing")
+
+	// The commands that need no distribution.
+	ok("piship-version/v1", exitOK, "version")
+	ok("piship-stages/v1", exitOK, "stages")
+	ok("piship-stages/v1", exitOK, "stages", "exec")
+	failure("piship-stages/v1", exitUsage, "stages", "exce")
+	ok("piship-graph/v1", exitOK, "graph", "build")
+	failure("piship-graph/v1", exitUsage, "graph", missing+".hcl")
+	failure("piship/v1", exitUsage, "relase")
+
+	// Two versions of hello that trust one key, released.
+	key := filepath.Join(root, "release.pem")
+	code, out, stderr := cli(t, env, "keygen", key, "--id", "k1")
+	pub := regexp.MustCompile(`public key: (\S+)`).FindStringSubmatch(out)
+	if code != exitOK || pub == nil {
+		t.Fatalf("keygen: %d %s%s", code, out, stderr)
+	}
+	archives := map[string]string{}
+	var dist1 string
+	for _, v := range []string{"1.0.0", "1.0.1"} {
+		dir := copyDist(t, "hello")
+		p := filepath.Join(dir, "distribution.hcl")
+		hcl, _ := os.ReadFile(p)
+		writeFile(t, dir, "distribution.hcl", fixture.WithUpdates(string(hcl), v, "https://updates.example.invalid/hello/", "k1", pub[1]))
+		if code, _, stderr := cli(t, env, "lock", dir); code != exitOK {
+			t.Fatalf("lock: %s", stderr)
+		}
+		if v == "1.0.0" {
+			dist1 = dir
+			ok("piship-validate/v1", exitOK, "validate", dir)
+			ok("piship-build/v1", exitOK, "build", dir)
+		}
+		r := ok("piship-release/v1", exitOK, "release", dir)
+		archives[v], _ = r["archive"].(string)
+	}
+	failure("piship-validate/v1", exitUsage, "validate", missing)
+	failure("piship-build/v1", exitUsage, "build", missing)
+	failure("piship-release/v1", exitUsage, "release", missing)
+
+	vr := ok("piship-verify-release/v1", exitOK, "verify-release", archives["1.0.0"])
+	if s, _ := json.Marshal(vr); regexp.MustCompile(`piship-verify-[0-9]`).Match(s) || vr["source"] != archives["1.0.0"] {
+		t.Errorf("verify-release --json names a temporary path or not the source:\n%s", s)
+	}
+	failure("piship-verify-release/v1", exitUsage, "verify-release", missing)
+	// A failed check is the report with ok false, exit 1.
+	if vr := ok("piship-verify-release/v1", exitFailed, "verify-release", filepath.Join(dist1, "dist", "hello")); vr["ok"] != false {
+		t.Errorf("verify-release of a build: %v", vr)
+	}
+
+	chanDir := filepath.Join(root, "channel")
+	if code, _, stderr := cli(t, env, "sign-channel", chanDir, archives["1.0.0"], archives["1.0.1"], "--key", key); code != exitOK {
+		t.Fatalf("sign-channel: %s", stderr)
+	}
+	ok("piship-install/v1", exitOK, "install", archives["1.0.0"])
+	failure("piship-install/v1", exitUsage, "install", missing)
+	failure("piship-rollback/v1", exitFailed, "rollback", "hello") // no previous release yet
+	if u := ok("piship-update/v1", exitOK, "update", "hello", "--check", "--from", chanDir); u["available"] != true || u["check"] != true {
+		t.Errorf("update --check --json: %v", u)
+	}
+	if u := ok("piship-update/v1", exitOK, "update", "hello", "--from", chanDir); u["updated"] != true || u["version"] != "1.0.1" {
+		t.Errorf("update --json: %v", u)
+	}
+	failure("piship-update/v1", exitFailed, "update", "nothere")
+	failure("piship-update/v1", exitUsage, "update", "hello", "--timeout", "soon")
+	if r := ok("piship-rollback/v1", exitOK, "rollback", "hello"); r["active"] != "1.0.0" || r["from"] != "1.0.1" {
+		t.Errorf("rollback --json: %v", r)
+	}
+	ok("piship-doctor/v1", exitOK, "doctor", "hello")
+	ok("piship-doctor/v1", exitOK, "doctor")
+	failure("piship-doctor/v1", exitFailed, "doctor", "nothere")
+	ok("piship-cache-prune/v1", exitOK, "cache", "prune")
+	failure("piship-cache-prune/v1", exitUsage, "cache", "prune", "--max-size", "lots")
+	ok("piship-uninstall/v1", exitOK, "uninstall", "hello")
+	failure("piship-uninstall/v1", exitFailed, "uninstall", "hello")
+
+	for schema := range docs {
+		if !seen[schema] {
+			t.Errorf("docs/json.md documents %s, which no command was checked against", schema)
+		}
+	}
+}
