@@ -17,9 +17,9 @@ import (
 
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
 
+	"piship.dev/piship/cache"
 	"piship.dev/piship/graph"
 	"piship.dev/piship/stages/home"
-	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/stages/verify"
 )
@@ -109,19 +109,6 @@ func (f *FailureLog) Error(code int, msg string) ErrorInfo {
 		return ErrorInfo{Code: "USAGE_INVALID", Message: msg}
 	}
 	return ErrorInfo{Code: "FAILED", Message: msg}
-}
-
-// ErrorOf is err as an ErrorInfo.
-func ErrorOf(err error) ErrorInfo {
-	msg := err.Error()
-	if m := codeLine.FindStringSubmatch(strings.SplitN(msg, "\n", 2)[0]); m != nil {
-		return ErrorInfo{Code: m[1], Message: strings.TrimSpace(m[2] + strings.TrimPrefix(msg, strings.SplitN(msg, "\n", 2)[0]))}
-	}
-	code := receipt.CodeOf(err)
-	if code == "" {
-		code = "FAILED"
-	}
-	return ErrorInfo{Code: code, Message: msg}
 }
 
 // BuildDoc is piship-build/v1.
@@ -407,6 +394,17 @@ type CachePruneDoc struct {
 	Schema string           `json:"schema"`
 	Cache  CachePruneCache  `json:"cache"`
 	Store  *CachePruneStore `json:"store"` // null without a store
+}
+
+// CachePruneJSON is a prune of the action cache (rep) and of the store
+// (g, nil without a store) as piship-cache-prune/v1.
+func CachePruneJSON(rep cache.PruneReport, g *cache.GCResult) CachePruneDoc {
+	d := CachePruneDoc{Schema: Schema("cache prune"), Cache: CachePruneCache{Entries: rep.Entries, Removed: rep.Removed,
+		BytesBefore: rep.BytesBefore, BytesAfter: rep.BytesAfter}}
+	if g != nil {
+		d.Store = &CachePruneStore{Objects: g.Objects, Removed: g.Removed, Bytes: g.Bytes}
+	}
+	return d
 }
 
 // CachePruneCache is what prune did to the action cache.

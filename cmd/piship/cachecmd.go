@@ -72,8 +72,7 @@ func runCachePrune(e *env, maxSize, maxAge string, asJSON bool) int {
 		fmt.Fprintf(e.stderr, "piship: cache prune: %v\n", err)
 		return exitFailed
 	}
-	doc := pipelines.CachePruneDoc{Schema: pipelines.Schema("cache prune"), Cache: pipelines.CachePruneCache{Entries: rep.Entries,
-		Removed: rep.Removed, BytesBefore: rep.BytesBefore, BytesAfter: rep.BytesAfter}}
+	var gc *cache.GCResult
 	if !asJSON {
 		fmt.Fprintf(e.stdout, "cache: %d entries, removed %d, %s -> %s\n", rep.Entries, rep.Removed, humanBytes(rep.BytesBefore), humanBytes(rep.BytesAfter))
 	}
@@ -90,13 +89,13 @@ func runCachePrune(e *env, maxSize, maxAge string, asJSON bool) int {
 			fmt.Fprintf(e.stderr, "piship: cache prune: store %s: %v\n", store.Dir(), err)
 			return exitFailed
 		}
-		doc.Store = &pipelines.CachePruneStore{Objects: g.Objects, Removed: g.Removed, Bytes: g.Bytes}
+		gc = &g
 		if !asJSON {
 			fmt.Fprintf(e.stdout, "store: %d objects, removed %d no longer linked (%s)\n", g.Objects, g.Removed, humanBytes(g.Bytes))
 		}
 	}
 	if asJSON {
-		printJSON(e, doc)
+		printJSON(e, pipelines.CachePruneJSON(rep, gc))
 	}
 	return exitOK
 }

@@ -92,8 +92,8 @@ func printJSON(e *env, doc any) {
 // jsonFlag adds --json to a command that prints a document of schema
 // piship-<command>/v1 (docs/json.md).
 func jsonFlag(c *cobra.Command, asJSON *bool) {
-	c.Flags().BoolVar(asJSON, "json", false, "print one JSON document, schema "+pipelines.Schema(strings.TrimPrefix(c.CommandPath(), "piship "))+
-		" (docs/json.md); nothing else goes to stdout, a failure prints {\"error\": {\"code\", \"message\"}}")
+	c.Flags().BoolVar(asJSON, "json", false, "print one JSON document of schema "+pipelines.Schema(strings.TrimPrefix(c.CommandPath(), "piship "))+
+		" on stdout, a failure as {\"error\": ...} (docs/json.md)")
 }
 
 // wantsJSON reports whether args ask for --json (piship's own flags: none
