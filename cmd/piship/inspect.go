@@ -160,7 +160,10 @@ required or optional) and outputs. piship stages distribution documents distribu
 
 func runStages(e *env, pos []string, asJSON bool) int {
 	reg := stages.Default()
-	if asJSON && (len(pos) == 0 || pos[0] != "distribution") {
+	if asJSON && len(pos) == 1 && pos[0] == "distribution" {
+		return usageErr(e, "%s: piship stages distribution has no JSON form; run it without --json", codeUsage)
+	}
+	if asJSON {
 		var kinds []stage.Kind
 		names := reg.Names()
 		if len(pos) == 1 {

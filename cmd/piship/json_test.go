@@ -163,6 +163,7 @@ func TestJSONMatchesDocs(t *testing.T) {
 	ok("piship-stages/v1", exitOK, "stages")
 	ok("piship-stages/v1", exitOK, "stages", "exec")
 	failure("piship-stages/v1", exitUsage, "stages", "exce")
+	failure("piship-stages/v1", exitUsage, "stages", "distribution")
 	ok("piship-graph/v1", exitOK, "graph", "build")
 	failure("piship-graph/v1", exitUsage, "graph", missing+".hcl")
 	failure("piship/v1", exitUsage, "relase")
