@@ -30,7 +30,7 @@ func TestBuildPrintsDiagnosticsAsValidateDoes(t *testing.T) {
 	}
 	for _, cmd := range []string{"build", "release", "lock"} {
 		code, _, stderr := cli(t, buildEnv(t), cmd, dir)
-		if code != exitUsage || !strings.HasPrefix(stderr, want) || cmd != "lock" && !strings.Contains(stderr, "CONFIG_INVALID") {
+		if code != exitUsage || !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, "CONFIG_INVALID") {
 			t.Errorf("%s: exit %d, want %d and validate's diagnostic, then CONFIG_INVALID:\n%s", cmd, code, exitUsage, stderr)
 		}
 		if strings.Contains(stderr, ",13-18") || strings.Contains(stderr, "<nil>") {
