@@ -17,6 +17,7 @@ import (
 	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/proc"
 	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/tracing/phase"
 )
 
 // maxCapture bounds what exec keeps of a command's stdout and stderr.
@@ -103,7 +104,9 @@ func (Exec) Run(ctx context.Context, inv *stage.Invocation, c ExecConfig) (ExecO
 	}
 	cmd := exec.CommandContext(ctx, c.Command[0], c.Command[1:]...)
 	cmd.Dir = dir
-	cmd.Env = os.Environ()
+	// The child joins the trace under this stage (TRACEPARENT); the
+	// stage's own env may still set anything, that too.
+	cmd.Env = phase.ChildEnv(ctx, os.Environ())
 	keys := make([]string, 0, len(c.Env))
 	for k := range c.Env {
 		keys = append(keys, k)

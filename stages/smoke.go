@@ -21,6 +21,7 @@ import (
 	"piship.dev/piship/stages/proc"
 	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/tracing/phase"
 )
 
 // Smoke runs the distribution's smoke tests against a payload, in parallel,
@@ -135,7 +136,7 @@ func runSmoke(ctx context.Context, bin string, args []string, expect string, tim
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = smokeEnv(home)
+	cmd.Env = phase.ChildEnv(ctx, smokeEnv(home))
 	cmd.Dir = home
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"piship.dev/piship/stages/proc"
+	"piship.dev/piship/tracing/phase"
 )
 
 // ciArgs are the arguments Ci gives npm.
@@ -164,7 +165,7 @@ func env() []string {
 func Ci(ctx context.Context, dir string, log io.Writer) error {
 	cmd := exec.CommandContext(ctx, "npm", ciArgs...)
 	cmd.Dir = dir
-	cmd.Env = env()
+	cmd.Env = phase.ChildEnv(ctx, env())
 	tail := &tailBuffer{limit: 64 << 10}
 	var w io.Writer = tail
 	if log != nil {
