@@ -46,6 +46,9 @@ type Config struct {
 	// SpanProcessors also receive the run's spans (tests attach a
 	// tracetest.SpanRecorder).
 	SpanProcessors []sdktrace.SpanProcessor
+	// ServiceVersion is the service.version of the run's spans (piship's
+	// version and commit); empty leaves it out.
+	ServiceVersion string
 }
 
 // stageEnv is the environment the stages see: the run's, with the shipped
@@ -97,7 +100,7 @@ func (o Outcome) OK() bool { return o.Result != nil && o.Result.Err() == nil }
 // printed the failing verdict as the last line on stderr.
 func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value, c Config) Outcome {
 	opts := c.Options(g, values)
-	prov, ctx, err := tracing.Setup(parent, tracing.Options{ServiceName: "piship", Getenv: c.Getenv, SpanProcessors: c.SpanProcessors})
+	prov, ctx, err := tracing.Setup(parent, tracing.Options{ServiceName: "piship", ServiceVersion: c.ServiceVersion, Getenv: c.Getenv, SpanProcessors: c.SpanProcessors})
 	if err != nil {
 		return Outcome{Graph: g, Code: c.usage("CONFIG_INVALID: %v", err)}
 	}

@@ -72,7 +72,10 @@ func StageSpanName(kind, name string) string { return kind + " " + name }
 
 // Options configures Setup.
 type Options struct {
-	// ServiceName is the service.name resource attribute; "piship" if empty.
+	// ServiceName is the service.name resource attribute when the
+	// environment names none (OTEL_SERVICE_NAME, then service.name in
+	// OTEL_RESOURCE_ATTRIBUTES, win, as the OpenTelemetry specification
+	// orders them); "piship" if empty.
 	ServiceName string
 	// ServiceVersion is the service.version resource attribute; omitted if
 	// empty.
@@ -143,10 +146,7 @@ func Setup(ctx context.Context, opts Options) (*Provider, context.Context, error
 
 	// The resource is built before the exporter so that a failure here
 	// cannot leak an open exporter.
-	name := opts.ServiceName
-	if name == "" {
-		name = defaultServiceName
-	}
+	name := serviceName(getenv, opts.ServiceName)
 	attrs := []attribute.KeyValue{semconv.ServiceName(name)}
 	if opts.ServiceVersion != "" {
 		attrs = append(attrs, semconv.ServiceVersion(opts.ServiceVersion))
@@ -192,6 +192,29 @@ func Setup(ctx context.Context, opts Options) (*Provider, context.Context, error
 		exporter: exporter,
 		protocol: protocol,
 	}, ctx, nil
+}
+
+// serviceName is the run's service.name: OTEL_SERVICE_NAME, else
+// service.name of OTEL_RESOURCE_ATTRIBUTES (comma-separated key=value,
+// values percent-encoded), else def, else "piship". Read through getenv,
+// so the run's environment decides, not only the process's.
+func serviceName(getenv func(string) string, def string) string {
+	if v := strings.TrimSpace(getenv("OTEL_SERVICE_NAME")); v != "" {
+		return v
+	}
+	for _, kv := range strings.Split(getenv("OTEL_RESOURCE_ATTRIBUTES"), ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) != "service.name" {
+			continue
+		}
+		if u, err := url.PathUnescape(strings.TrimSpace(v)); err == nil && u != "" {
+			return u
+		}
+	}
+	if def != "" {
+		return def
+	}
+	return defaultServiceName
 }
 
 // Tracer returns the tracer for piship's spans (a no-op tracer when

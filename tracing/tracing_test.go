@@ -443,3 +443,33 @@ func isTimeout(err error) bool {
 	var se interface{ GRPCStatus() *status.Status }
 	return errors.As(err, &se) && se.GRPCStatus().Code() == codes.DeadlineExceeded
 }
+
+// The environment names the service: OTEL_SERVICE_NAME first, then
+// service.name in OTEL_RESOURCE_ATTRIBUTES, then the caller's default.
+func TestSetupServiceNameFollowsTheEnvironment(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{nil, "piship"},
+		{map[string]string{"OTEL_SERVICE_NAME": "release-ci"}, "release-ci"},
+		{map[string]string{"OTEL_RESOURCE_ATTRIBUTES": "team=infra,service.name=my%20svc"}, "my svc"},
+		{map[string]string{"OTEL_SERVICE_NAME": "release-ci", "OTEL_RESOURCE_ATTRIBUTES": "service.name=other"}, "release-ci"},
+	} {
+		p, ctx, err := Setup(context.Background(), Options{ServiceName: "piship", Getenv: env(c.env)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, s := p.Tracer().Start(ctx, "x")
+		s.End()
+		got := ""
+		for _, kv := range p.Recorder().Ended()[0].Resource().Attributes() {
+			if kv.Key == "service.name" {
+				got = kv.Value.Emit()
+			}
+		}
+		if got != c.want {
+			t.Errorf("env %v: service.name %q, want %q", c.env, got, c.want)
+		}
+	}
+}

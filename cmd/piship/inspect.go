@@ -282,7 +282,26 @@ func printVersion(e *env) int {
 
 // versionDoc is piship's version, piship-version/v1.
 func versionDoc() pipelines.VersionDoc {
-	version, rev, date, modified := "(devel)", commit, commitDate, commitModified == "true"
+	version, rev, date, modified := buildVersion()
+	return pipelines.VersionDoc{Schema: pipelines.Schema("version"), Version: version, Commit: rev, CommitDate: date, Modified: modified,
+		Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, Build: cache.ToolDigest()}
+}
+
+// serviceVersion is the service.version of a run's spans: the module
+// version and, when known, the commit ("(devel)+0123456789ab").
+func serviceVersion() string {
+	version, rev, _, _ := buildVersion()
+	if rev != "" {
+		version += "+" + rev[:min(12, len(rev))]
+	}
+	return version
+}
+
+// buildVersion is the module version and the VCS commit, its date and
+// whether the tree was modified: from the build info, else what make
+// build stamped (-ldflags -X).
+func buildVersion() (version, rev, date string, modified bool) {
+	version, rev, date, modified = "(devel)", commit, commitDate, commitModified == "true"
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if bi.Main.Version != "" {
 			version = bi.Main.Version
@@ -298,6 +317,5 @@ func versionDoc() pipelines.VersionDoc {
 			}
 		}
 	}
-	return pipelines.VersionDoc{Schema: pipelines.Schema("version"), Version: version, Commit: rev, CommitDate: date, Modified: modified,
-		Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, Build: cache.ToolDigest()}
+	return
 }
