@@ -100,7 +100,7 @@ func (o Outcome) OK() bool { return o.Result != nil && o.Result.Err() == nil }
 // printed the failing verdict as the last line on stderr.
 func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value, c Config) Outcome {
 	opts := c.Options(g, values)
-	prov, ctx, err := tracing.Setup(parent, tracing.Options{ServiceName: "piship", ServiceVersion: c.ServiceVersion, Getenv: c.Getenv, SpanProcessors: c.SpanProcessors})
+	prov, ctx, err := tracing.Setup(parent, tracing.Options{ServiceName: "piship", ServiceVersion: c.ServiceVersion, Getenv: c.Getenv, SpanProcessors: c.SpanProcessors, Warn: c.Stderr})
 	if err != nil {
 		return Outcome{Graph: g, Code: c.usage("CONFIG_INVALID: %v", err)}
 	}
@@ -145,9 +145,7 @@ func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value
 	}
 	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(parent), 10*time.Second)
 	defer cancel()
-	if err := prov.Shutdown(flushCtx); err != nil {
-		fmt.Fprintf(c.Stderr, "piship: %v\n", err)
-	}
+	prov.Warn(prov.Shutdown(flushCtx))
 	if runErr != nil {
 		// A stage that failed on diagnostics (a distribution.hcl with
 		// errors, a smoke test, an expression that failed) gets them

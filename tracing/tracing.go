@@ -14,11 +14,14 @@ package tracing
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path"
 	"strings"
+	"sync"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -93,6 +96,11 @@ type Options struct {
 	// SpanProcessors are attached besides the recorder and the exporter;
 	// tests pass a tracetest.SpanRecorder to see exactly what was recorded.
 	SpanProcessors []sdktrace.SpanProcessor
+	// Warn gets the one warning line of a run whose spans cannot be
+	// exported (an unreachable collector): Warn is called for the export
+	// errors the SDK reports and for Shutdown's, and writes only the first.
+	// nil: os.Stderr.
+	Warn io.Writer
 }
 
 // Provider owns the tracer provider of one piship process.
@@ -105,6 +113,10 @@ type Provider struct {
 	// tests use them to check which exporter was chosen.
 	exporter sdktrace.SpanExporter
 	protocol string
+
+	endpoint string // where spans go, for the warning
+	warn     io.Writer
+	warnOnce sync.Once
 }
 
 // Environment variables read by Setup.
@@ -185,13 +197,45 @@ func Setup(ctx context.Context, opts Options) (*Provider, context.Context, error
 		tpOpts = append(tpOpts, sdktrace.WithBatcher(exporter, bspOpts...))
 	}
 	tp := sdktrace.NewTracerProvider(tpOpts...)
-	return &Provider{
+	p := &Provider{
 		tracer:   tp.Tracer(InstrumentationName),
 		recorder: rec,
 		tp:       tp,
 		exporter: exporter,
 		protocol: protocol,
-	}, ctx, nil
+		endpoint: exportEndpoint(getenv),
+		warn:     opts.Warn,
+	}
+	if p.warn == nil {
+		p.warn = os.Stderr
+	}
+	if exporter != nil {
+		// The SDK reports a failed batch through the global handler, which
+		// by default logs a raw Go log line per batch; one clear warning
+		// replaces them. The run's result does not depend on export.
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(p.Warn))
+	}
+	return p, ctx, nil
+}
+
+// exportEndpoint is the OTLP endpoint spans go to ("" when none).
+func exportEndpoint(getenv func(string) string) string {
+	if e := getenv(envTracesEndpoint); e != "" {
+		return e
+	}
+	return getenv(envEndpoint)
+}
+
+// Warn writes the run's one export warning for err; later calls write
+// nothing.
+func (p *Provider) Warn(err error) {
+	if err == nil {
+		return
+	}
+	p.warnOnce.Do(func() {
+		fmt.Fprintf(p.warn, "piship: warning: spans not exported to %s (%v); the run's result is unchanged: start the collector, or unset %s and %s\n",
+			p.endpoint, err, envEndpoint, envTracesEndpoint)
+	})
 }
 
 // serviceName is the run's service.name: OTEL_SERVICE_NAME, else

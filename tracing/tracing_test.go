@@ -3,9 +3,11 @@ package tracing
 import (
 	"context"
 	"errors"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -471,5 +473,36 @@ func TestSetupServiceNameFollowsTheEnvironment(t *testing.T) {
 		if got != c.want {
 			t.Errorf("env %v: service.name %q, want %q", c.env, got, c.want)
 		}
+	}
+}
+
+// An unreachable collector costs one clear warning line, not a raw Go log
+// line per failed batch, and Shutdown's error adds no second line.
+func TestUnreachableCollectorWarnsOnce(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	endpoint := "http://" + l.Addr().String()
+	l.Close() // nothing listens there now
+	var logged, warned strings.Builder
+	log.SetOutput(&logged)
+	t.Cleanup(func() { log.SetOutput(os.Stderr) })
+	p, ctx, err := Setup(context.Background(), Options{Getenv: env(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}), Warn: &warned})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, s := p.Tracer().Start(ctx, "pipeline p")
+	s.End()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	p.Warn(p.Shutdown(sctx))
+	p.Warn(errors.New("a later failure"))
+	if got := warned.String(); strings.Count(got, "\n") != 1 || !strings.HasPrefix(got, "piship: warning: spans not exported to "+endpoint) ||
+		!strings.Contains(got, "the run's result is unchanged") {
+		t.Errorf("warnings:\n%s\nwant one line naming %s", got, endpoint)
+	}
+	if logged.Len() != 0 {
+		t.Errorf("raw log lines:\n%s", logged.String())
 	}
 }
