@@ -12,14 +12,18 @@ import (
 // that stage: its root span's parent is the exec stage's span (both runs
 // write --trace-file; issue 15, item 1).
 func TestNestedRunJoinsTheTraceUnderItsExecStage(t *testing.T) {
-	piship := realBinaries(t)
+	// This test binary is piship under PISHIP_TEST_MAIN=1 (TestMain).
+	piship, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 	inner := filepath.Join(dir, "inner.hcl")
 	innerTrace := filepath.Join(dir, "inner.json")
 	outer := filepath.Join(dir, "outer.hcl")
 	outerTrace := filepath.Join(dir, "outer.json")
 	os.WriteFile(inner, []byte("pipeline \"inner\" {\n  stage \"exec\" \"hello\" { command = [\"true\"] }\n}\n"), 0o644)
-	os.WriteFile(outer, []byte(fmt.Sprintf("pipeline \"outer\" {\n  stage \"exec\" \"nested\" { command = [%q, \"run\", \"--trace-file\", %q, %q] }\n}\n", piship, innerTrace, inner)), 0o644)
+	os.WriteFile(outer, []byte(fmt.Sprintf("pipeline \"outer\" {\n  stage \"exec\" \"nested\" {\n    command = [%q, \"run\", \"--trace-file\", %q, %q]\n    env     = { PISHIP_TEST_MAIN = \"1\" }\n  }\n}\n", piship, innerTrace, inner)), 0o644)
 	t.Setenv("TRACEPARENT", "")
 	var stdout, stderr bytes.Buffer
 	if code := runMain(t.Context(), []string{"run", "--trace-file", outerTrace, outer}, &stdout, &stderr, os.Getenv); code != 0 {
