@@ -5,19 +5,22 @@ import (
 	"encoding/json"
 
 	"piship.dev/piship/stages/buildstate"
+	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/stage"
 )
 
 // PackageAudits audits the package locks a distribution vendors besides its
 // runtime. Distributions declare none yet (vendored packages come later),
-// so it reports zero locks and passes; the stage and its verdict position
-// exist so release pipelines need no change when they arrive.
+// so it reads no lock and says so: not-applicable, never passed (a passed
+// verdict without a lock read would be a false statement in release.json;
+// release.ParseMetadata refuses one). The stage and its verdict position
+// exist so release pipelines need no change when packages arrive.
 type PackageAudits struct{}
 
 func (PackageAudits) Name() string    { return "package_audits" }
 func (PackageAudits) Version() string { return "1" }
 func (PackageAudits) Doc() string {
-	return "Runs the audit for every vendored package lock the distribution declares (none yet: it reports zero locks and passes)."
+	return "Runs the audit for every vendored package lock the distribution declares. None are declared yet, so it reads no lock and reports not-applicable with the reason (never passed)."
 }
 
 // PackageAuditsConfig is package_audits' configuration.
@@ -29,7 +32,7 @@ type PackageAuditsConfig struct {
 type PackageAuditsOutputs struct {
 	Verdict string `cty:"verdict"`
 	Locks   int    `cty:"locks"`
-	Report  string `cty:"report" doc:"JSON {verdict, locks} for release.json"`
+	Report  string `cty:"report" doc:"JSON {verdict, locks, reason} for release.json"`
 }
 
 // Run implements stage.Typed.
@@ -37,6 +40,13 @@ func (PackageAudits) Run(ctx context.Context, inv *stage.Invocation, cfg Package
 	if _, err := buildstate.LoadManifest(stage.Resolve(inv.Dir, cfg.Distribution)); err != nil {
 		return PackageAuditsOutputs{}, err
 	}
-	report, _ := json.Marshal(map[string]any{"verdict": "passed", "locks": 0})
-	return PackageAuditsOutputs{Verdict: "passed", Locks: 0, Report: string(report)}, nil
+	// Each lock audited would count here; with none, no verdict but
+	// not-applicable can be true.
+	locks := 0
+	verdict, reason := release.PackageAuditVerdictNotApplicable, "the distribution vendors no packages, so there is no package lock to audit"
+	report, err := json.Marshal(release.PackageAudits{Verdict: verdict, Locks: locks, Reason: reason})
+	if err != nil {
+		return PackageAuditsOutputs{}, err
+	}
+	return PackageAuditsOutputs{Verdict: verdict, Locks: locks, Report: string(report)}, nil
 }

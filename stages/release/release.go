@@ -27,7 +27,9 @@
 //	                         it covers (all but itself, payload/ but its inventory, and the
 //	                         shipped piship binaries), no other, each digest right
 //	release-json             release.json is piship-release/v1, no unknown field, every
-//	                         required field, qualification "qualified"
+//	                         required field, qualification "qualified"; packageAudits
+//	                         says passed or failed only with a lock read, not-applicable
+//	                         only with none (CheckPackageAudits)
 //	inventory-path           every inventory entry is a slash path inside the payload (no
 //	                         "..", ".", empty segment, "/" prefix, "\", ":"), with a sha256
 //	payload-inventory        the payload's files are exactly the inventory's, each digest right
@@ -141,12 +143,27 @@ type Metadata struct {
 		AllowUnavailable bool           `json:"allowUnavailable"`
 		Counts           map[string]int `json:"counts"`
 	} `json:"vulnerabilities"`
-	PackageAudits struct {
-		Verdict string `json:"verdict"`
-		Locks   int    `json:"locks"`
-	} `json:"packageAudits"`
-	Signatures SignatureSummary `json:"signatures"`
+	PackageAudits PackageAudits    `json:"packageAudits"`
+	Signatures    SignatureSummary `json:"signatures"`
 }
+
+// PackageAudits is the audit verdict of the distribution's vendored
+// package locks, as release.json records it. CheckPackageAudits is its
+// rule.
+type PackageAudits struct {
+	Verdict string `json:"verdict"`
+	// Locks is how many package locks were read and audited.
+	Locks  int    `json:"locks"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Verdicts of PackageAudits.
+const (
+	PackageAuditVerdictPassed        = "passed"
+	PackageAuditVerdictFailed        = "failed"
+	PackageAuditVerdictUnavailable   = "unavailable"
+	PackageAuditVerdictNotApplicable = "not-applicable"
+)
 
 // TestResult is one smoke test's outcome.
 type TestResult struct {

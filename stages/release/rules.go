@@ -437,7 +437,35 @@ func ParseMetadata(raw []byte) (*Metadata, error) {
 	case rel.Qualification != "qualified":
 		return nil, fmt.Errorf("qualification is %q: only qualified releases install or verify", rel.Qualification)
 	}
+	if err := CheckPackageAudits(rel.PackageAudits); err != nil {
+		return nil, err
+	}
 	return &rel, nil
+}
+
+// CheckPackageAudits is the rule of a package audit verdict: one of the
+// four, a verdict about audits (passed, failed) only with at least one
+// lock read, not-applicable only with none, and a reason for
+// not-applicable and unavailable. A release that says passed for audits
+// that never ran states something false; it is refused.
+func CheckPackageAudits(a PackageAudits) error {
+	switch a.Verdict {
+	case PackageAuditVerdictPassed, PackageAuditVerdictFailed:
+		if a.Locks < 1 {
+			return fmt.Errorf("packageAudits.verdict is %q with %d package locks read: a verdict about audits needs at least one audited lock", a.Verdict, a.Locks)
+		}
+	case PackageAuditVerdictNotApplicable:
+		if a.Locks != 0 {
+			return fmt.Errorf("packageAudits.verdict is not-applicable but %d package locks were read", a.Locks)
+		}
+	case PackageAuditVerdictUnavailable:
+	default:
+		return fmt.Errorf("packageAudits.verdict is %q: expected passed, failed, unavailable or not-applicable", a.Verdict)
+	}
+	if a.Reason == "" && (a.Verdict == PackageAuditVerdictNotApplicable || a.Verdict == PackageAuditVerdictUnavailable) {
+		return fmt.Errorf("packageAudits.verdict is %s without a reason", a.Verdict)
+	}
+	return nil
 }
 
 // MaxMetadataBytes bounds a metadata file Check reads.
