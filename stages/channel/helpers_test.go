@@ -31,6 +31,7 @@ func makeArchive(t *testing.T, out, id, version, target string) string {
 		"target":        target,
 		"channel":       "stable",
 		"qualification": "qualified",
+		"packageAudits": map[string]any{"verdict": "not-applicable", "locks": 0, "reason": "no vendored packages"},
 	}
 	b, _ := json.MarshalIndent(rel, "", "  ")
 	writeTestFile(t, filepath.Join(root, "release.json"), string(b))
