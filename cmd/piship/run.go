@@ -74,6 +74,7 @@ func runPipeline(e *env, name string, o runOpts) int {
 type runConfig struct {
 	parallelism int
 	traceFile   string
+	timings     string // --timings FILE.html
 }
 
 func dryRunPlan(e *env, cfg pipelines.Config, p *pipelines.Prepared) int {
