@@ -53,6 +53,22 @@ func PipelineRoot(spans []sdktrace.ReadOnlySpan) (string, sdktrace.ReadOnlySpan,
 	return name, root, nil
 }
 
+// StageNames are the names (AttrStageName) of the stages that have spans,
+// sorted, each once.
+func StageNames(spans []sdktrace.ReadOnlySpan) []string {
+	var names []string
+	for _, s := range spans {
+		if s == nil || s.Name() == CacheLookupSpanName {
+			continue
+		}
+		if r, ok := stageRunOf(s); ok {
+			names = append(names, r.name)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
 //go:embed timings.html.tmpl
 var timingsHTML string
 
