@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -43,14 +44,14 @@ type readResourceSpans struct {
 }
 
 type readSpan struct {
-	TraceID           string         `json:"traceId"`
-	SpanID            string         `json:"spanId"`
-	ParentSpanID      string         `json:"parentSpanId"`
-	Name              string         `json:"name"`
-	Kind              int            `json:"kind"`
-	StartTimeUnixNano json.Number    `json:"startTimeUnixNano"`
-	EndTimeUnixNano   json.Number    `json:"endTimeUnixNano"`
-	Attributes        []readKeyValue `json:"attributes"`
+	TraceID           string          `json:"traceId"`
+	SpanID            string          `json:"spanId"`
+	ParentSpanID      string          `json:"parentSpanId"`
+	Name              string          `json:"name"`
+	Kind              int             `json:"kind"`
+	StartTimeUnixNano json.RawMessage `json:"startTimeUnixNano"`
+	EndTimeUnixNano   json.RawMessage `json:"endTimeUnixNano"`
+	Attributes        []readKeyValue  `json:"attributes"`
 	Status            struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
@@ -180,13 +181,15 @@ func apiKind(k int) trace.SpanKind {
 	return trace.SpanKindUnspecified
 }
 
-func unixNanoTime(n json.Number) (time.Time, error) {
-	if n == "" {
+// unixNanoTime reads a fixed64 timestamp, a JSON string or number.
+func unixNanoTime(raw json.RawMessage) (time.Time, error) {
+	if len(raw) == 0 {
 		return time.Time{}, errors.New("missing")
 	}
-	ns, err := strconv.ParseInt(string(n), 10, 64)
+	n := strings.Trim(string(raw), `"`)
+	ns, err := strconv.ParseInt(n, 10, 64)
 	if err != nil || ns < 0 {
-		return time.Time{}, fmt.Errorf("%q is not a count of nanoseconds since 1970", string(n))
+		return time.Time{}, fmt.Errorf("%s is not a count of nanoseconds since 1970", raw)
 	}
 	if ns == 0 {
 		return time.Time{}, nil // unixNano's encoding of a zero time
