@@ -101,9 +101,9 @@ const (
 	chartBarsW  = 940 // the time axis
 	chartPadR   = 60  // room for the last tick's label and bar figures
 	chartAxisH  = 28  // the axis above the rows
-	chartRowH   = 22
+	chartRowH   = 24
 	chartBarH   = 14
-	chartMinBar = 2 // a 0 ms stage still shows
+	chartMinBar = 3 // a 0 ms stage still shows
 	chartTicks  = 8 // at most this many intervals on the axis
 	labelMax    = 44
 )
@@ -122,6 +122,7 @@ type timingsPage struct {
 	CriticalPath []string
 	CriticalMs   int64
 	NoDeps       bool
+	HasPhases    bool
 	Chart        chart
 	Rows         []tableRow
 	TimingText   string
@@ -131,6 +132,8 @@ type chart struct {
 	Width, Height int
 	AxisY         int
 	LabelX        int
+	EndX          int // where the run (the root span) ended
+	RowH          int
 	Ticks         []tick
 	Bars          []bar
 }
@@ -141,8 +144,11 @@ type tick struct {
 }
 
 type bar struct {
+	RowY           int
 	Y, TextY, X, W int
+	CritY          int // the critical path's strip, under the bar
 	FigureX        int
+	Kind           string // greyed before the name: "<kind> <name>" is the stage
 	Label          string
 	Figure         string
 	Title          string
@@ -212,6 +218,7 @@ func timingsPageOf(spans []sdktrace.ReadOnlySpan, deps map[string][]string) (tim
 		if crit[s.Name] {
 			critMs += s.Ms
 		}
+		p.HasPhases = p.HasPhases || len(s.Phases) > 0
 	}
 	p.CriticalMs = critMs
 	p.Chart = layoutChart(t.stages, total, crit)
@@ -251,21 +258,29 @@ func layoutChart(stages []stageJSON, totalMs int64, crit map[string]bool) chart 
 
 	c := chart{
 		Width:  chartLabelW + chartBarsW + chartPadR,
-		Height: chartAxisH + len(stages)*chartRowH + 8,
+		Height: chartAxisH + len(stages)*chartRowH + 20, // the last row, then the end label
+		RowH:   chartRowH,
 		AxisY:  chartAxisH - 6,
 		LabelX: chartLabelW - 8,
+		EndX:   x(totalMs),
 	}
 	for ms := int64(0); ms <= axisEnd; ms += step {
 		c.Ticks = append(c.Ticks, tick{X: x(ms), Label: formatTick(ms, step)})
 	}
 	for i, s := range stages {
 		y := chartAxisH + i*chartRowH
+		kind, name, ok := strings.Cut(s.Name, " ")
+		if !ok {
+			kind, name = "", s.Name
+		}
 		b := bar{
-			Y:        y + (chartRowH-chartBarH)/2,
-			TextY:    y + chartRowH/2 + 4,
+			RowY:     y,
+			Y:        y + (chartRowH-chartBarH)/2 - 1,
+			TextY:    y + chartRowH/2 + 3,
 			X:        x(s.StartMs),
 			W:        max(x(s.StartMs+s.Ms)-x(s.StartMs), chartMinBar),
-			Label:    shorten(s.Name, labelMax),
+			Kind:     kind,
+			Label:    shorten(name, labelMax-len([]rune(kind))),
 			Figure:   formatMs(s.Ms),
 			Stage:    s.Name,
 			Cache:    s.Cache,
@@ -273,6 +288,7 @@ func layoutChart(stages []stageJSON, totalMs int64, crit map[string]bool) chart 
 			Critical: crit[s.Name],
 		}
 		b.FigureX = b.X + b.W + 4
+		b.CritY = b.Y + chartBarH + 1
 		b.Class = barClass(s)
 		b.Title = barTitle(s, b.Critical)
 		for _, ph := range s.Phases {

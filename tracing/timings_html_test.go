@@ -139,6 +139,9 @@ func TestLayoutChart(t *testing.T) {
 	if z.X+z.W != chartLabelW+chartBarsW || !z.Critical || z.Class != "failed" || b.Class != "cached" || a.Class != "ran" {
 		t.Errorf("c: %+v", z)
 	}
+	if c.EndX != chartLabelW+chartBarsW || z.CritY <= z.Y || a.Kind != "a" || a.Label != "x" {
+		t.Errorf("end line at %d, critical strip at %d under %d, label %q %q", c.EndX, z.CritY, z.Y, a.Kind, a.Label)
+	}
 	if a.Y >= b.Y || b.Y >= z.Y {
 		t.Errorf("rows out of order: %d %d %d", a.Y, b.Y, z.Y)
 	}
