@@ -122,6 +122,7 @@ type timingsPage struct {
 	CriticalPath []string
 	CriticalMs   int64
 	NoDeps       bool
+	NoSpan       []string // stages of the graph without a span: not started, or skipped without one
 	HasPhases    bool
 	Chart        chart
 	Rows         []tableRow
@@ -221,6 +222,15 @@ func timingsPageOf(spans []sdktrace.ReadOnlySpan, deps map[string][]string) (tim
 		p.HasPhases = p.HasPhases || len(s.Phases) > 0
 	}
 	p.CriticalMs = critMs
+	if deps != nil {
+		ran := StageNames(spans)
+		for n := range deps {
+			if _, found := slices.BinarySearch(ran, n); !found {
+				p.NoSpan = append(p.NoSpan, n)
+			}
+		}
+		slices.Sort(p.NoSpan)
+	}
 	p.Chart = layoutChart(t.stages, total, crit)
 	p.Rows = tableRows(t.stages, crit)
 	var text bytes.Buffer
