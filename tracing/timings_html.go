@@ -103,8 +103,8 @@ const (
 	chartAxisH  = 28  // the axis above the rows
 	chartRowH   = 24
 	chartBarH   = 14
-	chartMinBar = 3 // a 0 ms stage still shows
-	chartTicks  = 8 // at most this many intervals on the axis
+	chartMinBar = 3  // a 0 ms stage still shows
+	chartTicks  = 10 // at most this many whole intervals on the axis
 	labelMax    = 44
 )
 
@@ -262,8 +262,10 @@ func layoutChart(stages []stageJSON, totalMs int64, crit map[string]bool) chart 
 	for _, s := range stages { // a stage outliving the root still fits
 		span = max(span, s.StartMs+s.Ms)
 	}
-	step := tickStep(span, chartTicks)
-	axisEnd := step * int64(math.Ceil(float64(max(span, 1))/float64(step)))
+	// The axis ends where the run does, not at the next round tick: the
+	// width goes to the bars.
+	axisEnd := max(span, 1)
+	step := tickStep(axisEnd, chartTicks)
 	x := func(ms int64) int { return chartLabelW + int(math.Round(float64(ms)*chartBarsW/float64(axisEnd))) }
 
 	c := chart{

@@ -150,20 +150,25 @@ func TestLayoutChart(t *testing.T) {
 	for _, tk := range c.Ticks {
 		labels = append(labels, tk.Label)
 	}
-	if want := []string{"0", "200 ms", "400 ms", "600 ms", "800 ms", "1.0 s"}; !slices.Equal(labels, want) {
+	if want := []string{"0", "100 ms", "200 ms", "300 ms", "400 ms", "500 ms", "600 ms", "700 ms", "800 ms", "900 ms", "1.0 s"}; !slices.Equal(labels, want) {
 		t.Errorf("ticks %v, want %v", labels, want)
 	}
-	// A stage ending after the root still fits on the axis.
+	// A stage ending after the root still fits on the axis, and the axis
+	// ends with the run, not at the next round tick.
 	c = layoutChart([]stageJSON{{Name: "late", StartMs: 900, Ms: 300}}, 1000, nil)
-	if last := c.Ticks[len(c.Ticks)-1]; last.X < c.Bars[0].X+c.Bars[0].W {
-		t.Errorf("axis ends at %d before the bar's end %d", last.X, c.Bars[0].X+c.Bars[0].W)
+	if end := c.Bars[0].X + c.Bars[0].W; end != chartLabelW+chartBarsW || c.EndX >= end {
+		t.Errorf("the late bar ends at %d, the run at %d; the axis is %d..%d", end, c.EndX, chartLabelW, chartLabelW+chartBarsW)
+	}
+	c = layoutChart([]stageJSON{{Name: "a", StartMs: 0, Ms: 2010}}, 2010, nil)
+	if last := c.Ticks[len(c.Ticks)-1]; last.Label != "2.0 s" || c.Bars[0].W != chartBarsW {
+		t.Errorf("a 2.01 s run: last tick %q, bar %d wide of %d", last.Label, c.Bars[0].W, chartBarsW)
 	}
 }
 
 func TestTickStepAndLabels(t *testing.T) {
 	for _, tc := range []struct {
 		span, step int64
-	}{{0, 1}, {1, 1}, {7, 1}, {9, 2}, {37, 5}, {80, 10}, {1000, 200}, {12_345, 2000}, {95_000, 20_000}} {
+	}{{0, 1}, {1, 1}, {7, 1}, {11, 2}, {37, 5}, {80, 10}, {1000, 100}, {12_345, 2000}, {95_000, 10_000}} {
 		if got := tickStep(tc.span, chartTicks); got != tc.step {
 			t.Errorf("tickStep(%d) = %d, want %d", tc.span, got, tc.step)
 		}
