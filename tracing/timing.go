@@ -235,7 +235,7 @@ func Summarize(spans []sdktrace.ReadOnlySpan, command string, deps map[string][]
 }
 
 func stageRunOf(s sdktrace.ReadOnlySpan) (stageRun, bool) {
-	var name, kind, verdict string
+	var name, kind string
 	var hasName, hasKind bool
 	cache := cacheNone
 	for _, kv := range s.Attributes() {
@@ -244,8 +244,6 @@ func stageRunOf(s sdktrace.ReadOnlySpan) (stageRun, bool) {
 			name, hasName = kv.Value.Emit(), true
 		case AttrStageKind:
 			kind, hasKind = kv.Value.Emit(), true
-		case AttrVerdict:
-			verdict = kv.Value.Emit()
 		case AttrCacheHit:
 			if kv.Value.Type() == attribute.BOOL {
 				cache = cacheMiss
@@ -270,7 +268,7 @@ func stageRunOf(s sdktrace.ReadOnlySpan) (stageRun, bool) {
 		end:     s.EndTime(),
 		ms:      durationMs(s.StartTime(), s.EndTime()),
 		cache:   cache,
-		verdict: verdict,
+		verdict: verdictOf(s),
 	}, true
 }
 

@@ -53,6 +53,16 @@ func PipelineRoot(spans []sdktrace.ReadOnlySpan) (string, sdktrace.ReadOnlySpan,
 	return name, root, nil
 }
 
+// verdictOf is the span's AttrVerdict, "" when it has none.
+func verdictOf(s sdktrace.ReadOnlySpan) string {
+	for _, kv := range s.Attributes() {
+		if kv.Key == AttrVerdict {
+			return kv.Value.Emit()
+		}
+	}
+	return ""
+}
+
 // StageNames are the names (AttrStageName) of the stages that have spans,
 // sorted, each once.
 func StageNames(spans []sdktrace.ReadOnlySpan) []string {
@@ -122,7 +132,7 @@ type timingsPage struct {
 	CriticalPath []string
 	CriticalMs   int64
 	NoDeps       bool
-	NoSpan       []string // stages of the graph without a span: not started, or skipped without one
+	NoSpan       []string // stages of the graph without a timing line: not started, or skipped
 	HasPhases    bool
 	Chart        chart
 	Rows         []tableRow

@@ -74,7 +74,7 @@ func TestTimingsHTMLBarsAndCriticalPath(t *testing.T) {
 	}
 	for _, s := range []string{"<b class=\"outcome-failed\">failed</b> in <b>80 ms</b>", "4 stage runs, 1 served from cache",
 		"1 failed", "Critical path (72 ms of 80 ms)", "<code>go compile</code> &rarr; <code>go link</code> &rarr; <code>exec test</code>",
-		"build link: 27 ms", "started 2025-06-01 12:00:00 UTC", "2 of the pipeline's stages left no span (not started, or skipped): notify, publish"} {
+		"build link: 27 ms", "started 2025-06-01 12:00:00 UTC", "2 of the pipeline's stages did not run (not started, or skipped): notify, publish"} {
 		if !strings.Contains(page, s) {
 			t.Errorf("page lacks %q", s)
 		}

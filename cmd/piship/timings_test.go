@@ -33,7 +33,7 @@ func TestTimingsCommand(t *testing.T) {
 	}
 	html := readText(t, page)
 	for _, s := range []string{`data-stage="exec second" data-cache="none" data-verdict="failed" data-critical="true"`,
-		`<b class="outcome-failed">failed</b>`, "1 of the pipeline's stages left no span (not started, or skipped): after"} {
+		`<b class="outcome-failed">failed</b>`, "1 of the pipeline's stages did not run (not started, or skipped): after"} {
 		if !strings.Contains(html, s) {
 			t.Errorf("the failed run's page lacks %q", s)
 		}
