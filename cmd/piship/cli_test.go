@@ -175,11 +175,11 @@ func TestExitCodeRuleEveryCommand(t *testing.T) {
 		"uninstall":      {"uninstall", "hello"}, // overlapping homes
 		"launch":         {"launch", "hello"},    // overlapping homes
 		"run":            {"run", missing + ".hcl"},
+		"timings":        {"timings", missing, "-o", filepath.Join(dir, "t.html")},
 		"validate":       {"validate", broken},
 		"graph":          {"graph", missing + ".hcl"},
 		"fmt":            {"fmt", broken},
 		"prune":          {"cache", "prune", "--max-size", "lots"},
-		"timings":        {"timings", missing, "-o", filepath.Join(dir, "t.html")},
 	}
 	// Commands with nothing to configure: only the command line can be wrong.
 	noConfig := map[string]bool{"piship": true, "stages": true, "version": true, "help": true, "cache": true,

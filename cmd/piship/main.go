@@ -135,8 +135,8 @@ func commands(e *env) []*cobra.Command {
 		installCmd(e), updateCmd(e), rollbackCmd(e), doctorCmd(e), uninstallCmd(e), launchCmd(e),
 		// Pipelines.
 		runCmd(e), validateCmd(e), graphCmd(e), stagesCmd(e), fmtCmd(e), cacheCmd(e),
-		timingsCmd(e),
 		versionCmd(e),
+		timingsCmd(e), // in groupPipeline: help lists it with run
 	}
 }
 
