@@ -204,8 +204,16 @@ func writeTraceFile(path string, spans []sdktrace.ReadOnlySpan) error {
 }
 
 // WriteTimingsFile writes the timings report of spans to path atomically:
-// a reader never sees half a page, and a failed run leaves no file.
+// a reader never sees half a page, and a failed write leaves no file.
+// Errors are TIMINGS_FAILED naming the file.
 func WriteTimingsFile(path string, spans []sdktrace.ReadOnlySpan, deps map[string][]string) error {
+	if err := writeTimings(path, spans, deps); err != nil {
+		return fmt.Errorf("TIMINGS_FAILED: cannot write the timings page %s: %w; check that its directory exists and is writable", path, err)
+	}
+	return nil
+}
+
+func writeTimings(path string, spans []sdktrace.ReadOnlySpan, deps map[string][]string) error {
 	f, err := atomicfs.Create(path, 0o644, atomicfs.Options{Pattern: ".timings-*.html"})
 	if err != nil {
 		return err

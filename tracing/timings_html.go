@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -362,12 +363,15 @@ func barTitle(s stageJSON, critical bool) string {
 // tableRows are the timing lines' rows: stages longest first, each followed
 // by its phases longest first, as PISHIP_DEBUG_TIMING=1 prints them.
 func tableRows(stages []stageJSON, crit map[string]bool) []tableRow {
+	// Ties by the stage's name (after the kind), as the lines break them;
+	// the stable sort keeps start order among runs of one stage.
+	stageName := func(display string) string { _, n, _ := strings.Cut(display, " "); return n }
 	order := slices.Clone(stages)
 	slices.SortStableFunc(order, func(a, b stageJSON) int {
 		if a.Ms != b.Ms {
-			return int(b.Ms - a.Ms)
+			return cmp.Compare(b.Ms, a.Ms)
 		}
-		return strings.Compare(a.Name, b.Name)
+		return strings.Compare(stageName(a.Name), stageName(b.Name))
 	})
 	var rows []tableRow
 	for _, s := range order {
@@ -375,7 +379,7 @@ func tableRows(stages []stageJSON, crit map[string]bool) []tableRow {
 		ps := slices.Clone(s.Phases)
 		slices.SortStableFunc(ps, func(a, b phaseJSON) int {
 			if a.Ms != b.Ms {
-				return int(b.Ms - a.Ms)
+				return cmp.Compare(b.Ms, a.Ms)
 			}
 			return strings.Compare(a.Name, b.Name)
 		})

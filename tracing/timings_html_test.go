@@ -3,6 +3,7 @@ package tracing
 import (
 	"bytes"
 	"errors"
+	"html"
 	"regexp"
 	"slices"
 	"strings"
@@ -78,6 +79,15 @@ func TestTimingsHTMLBarsAndCriticalPath(t *testing.T) {
 		if !strings.Contains(page, s) {
 			t.Errorf("page lacks %q", s)
 		}
+	}
+	// The table has the timing lines' rows, figures and order.
+	var rows []string
+	for _, m := range regexp.MustCompile(`<tr class="[^"]*"><td>([^<]*)</td><td class="num">\d+</td><td class="num">(\d+)</td>`).FindAllStringSubmatch(page, -1) {
+		_, name, _ := strings.Cut(html.UnescapeString(m[1]), " ")
+		rows = append(rows, "build "+name+": "+m[2]+" ms")
+	}
+	if !slices.Equal(rows, sum.Lines) {
+		t.Errorf("table rows\n  %s\nwant the timing lines\n  %s", strings.Join(rows, "\n  "), strings.Join(sum.Lines, "\n  "))
 	}
 	// The exact figures are in the bar's hover title.
 	if !strings.Contains(page, "<title>go link\nstart 42 ms, took 27 ms, ended 69 ms\nverdict: passed\non the critical path</title>") {

@@ -67,8 +67,7 @@ func runTimings(e *env, path string, o timingsOpts) int {
 		return code
 	}
 	if err := pipelines.WriteTimingsFile(o.out, spans, deps); err != nil {
-		fmt.Fprintf(e.stderr, "piship: %s: cannot write the timings page: %v\n", o.out, err)
-		return exitFailed
+		return fail(e, err)
 	}
 	fmt.Fprintf(e.stdout, "wrote %s: timings of pipeline %s\n", o.out, name)
 	return exitOK

@@ -73,6 +73,11 @@ func TestTimingsCommand(t *testing.T) {
 	if code, _, stderr := cli(t, nil, "timings", page, "-o", out); code != exitUsage || !strings.Contains(stderr, "CONFIG_INVALID: "+page+": not JSON of an OTLP trace") {
 		t.Errorf("an HTML file as the trace: exit %d\n%s", code, stderr)
 	}
+	unwritable := filepath.Join(dir, "no-such-dir", "t.html")
+	if code, _, stderr := cli(t, nil, "timings", trace, "-o", unwritable); code != exitFailed ||
+		!strings.Contains(stderr, "TIMINGS_FAILED: cannot write the timings page "+unwritable) {
+		t.Errorf("an unwritable -o: exit %d\n%s", code, stderr)
+	}
 	if code, _, stderr := cli(t, nil, "timings", trace); code != exitUsage || !strings.Contains(stderr, "USAGE_INVALID: piship timings needs -o FILE.html") {
 		t.Errorf("no -o: exit %d\n%s", code, stderr)
 	}
