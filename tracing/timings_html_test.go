@@ -235,3 +235,27 @@ func TestReadOTLPJSONRefusesOtherFiles(t *testing.T) {
 		t.Fatalf("spans %v, err %v", spans, err)
 	}
 }
+
+// A stage's phases are lighter bands inside its bar, with their figures in
+// the title, and rows under the stage in the table.
+func TestTimingsHTMLPhases(t *testing.T) {
+	spans := []sdktrace.ReadOnlySpan{
+		span(1, "pipeline build", 0, ms(100), attribute.String(AttrPipeline, "build")),
+		stage(2, "archive", "extract", ms(10), ms(80), ""),
+		phaseSpan(3, 2, "inflate", ms(12), ms(50)),
+		phaseSpan(4, 2, "write", ms(62), ms(20)),
+	}
+	page := renderReport(t, spans, map[string][]string{"extract": nil})
+	for _, s := range []string{
+		`<title>archive extract / inflate: 50 ms, from 12 ms</title>`,
+		`<tr class="phase"><td>inflate</td><td class="num">12</td><td class="num">50</td>`,
+		"lighter bands inside a bar are its phases",
+	} {
+		if !strings.Contains(page, s) {
+			t.Errorf("page lacks %q", s)
+		}
+	}
+	if n := strings.Count(page, `<rect class="phase"`); n != 2 {
+		t.Errorf("%d phase bands, want 2", n)
+	}
+}

@@ -55,7 +55,7 @@ func TestTimingsReportInChromium(t *testing.T) {
 	proxy, requests := countingProxy(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu",
+	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
 		"--user-data-dir="+t.TempDir(), // its own profile: parallel browsers must not share one
 		"--proxy-server=http://"+proxy, "--proxy-bypass-list=<-loopback>",
 		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-extensions",
