@@ -174,6 +174,7 @@ type bar struct {
 
 type phaseBar struct {
 	X, W  int
+	Alt   bool // every other phase shaded apart, as phases often abut
 	Title string
 }
 
@@ -314,8 +315,9 @@ func layoutChart(stages []stageJSON, totalMs int64, crit map[string]bool) chart 
 		b.CritY = b.Y + chartBarH + 1
 		b.Class = barClass(s)
 		b.Title = barTitle(s, b.Critical)
-		for _, ph := range s.Phases {
+		for j, ph := range s.Phases {
 			b.Phases = append(b.Phases, phaseBar{
+				Alt:   j%2 == 1,
 				X:     x(ph.StartMs),
 				W:     max(x(ph.StartMs+ph.Ms)-x(ph.StartMs), 1),
 				Title: fmt.Sprintf("%s / %s: %d ms, from %d ms", s.Name, ph.Name, ph.Ms, ph.StartMs),

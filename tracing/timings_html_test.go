@@ -255,7 +255,7 @@ func TestTimingsHTMLPhases(t *testing.T) {
 			t.Errorf("page lacks %q", s)
 		}
 	}
-	if n := strings.Count(page, `<rect class="phase"`); n != 2 {
+	if n := strings.Count(page, `<rect class="phase`); n != 2 {
 		t.Errorf("%d phase bands, want 2", n)
 	}
 }
