@@ -39,6 +39,9 @@ type Config struct {
 	Parallelism int
 	// TraceFile, when set, receives the run's spans as OTLP JSON.
 	TraceFile string
+	// Timings, when set, receives the run's timings report: one
+	// self-contained HTML page (tracing.WriteTimingsHTML).
+	Timings string
 	// SelfBinary is the piship binary a release for this platform ships
 	// (piship-launch from beside it too); empty ships none. main sets it
 	// from os.Executable; the CLI run in-process by tests leaves it empty.
@@ -140,6 +143,12 @@ func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value
 			code = ExitFailed
 		}
 	}
+	if c.Timings != "" {
+		if err := WriteTimingsFile(c.Timings, spans, g.DepNames()); err != nil {
+			fmt.Fprintf(c.Stderr, "piship: --timings: %v\n", err)
+			code = ExitFailed
+		}
+	}
 	if c.Getenv("PISHIP_DEBUG_TIMING") == "1" {
 		_ = tracing.Summarize(spans, g.Name, g.DepNames()).Write(c.Stderr)
 	}
@@ -189,6 +198,28 @@ func writeTraceFile(path string, spans []sdktrace.ReadOnlySpan) error {
 	}
 	defer f.Abort()
 	if err := tracing.WriteOTLPJSON(f, spans); err != nil {
+		return err
+	}
+	return f.Commit()
+}
+
+// WriteTimingsFile writes the timings report of spans to path atomically:
+// a reader never sees half a page, and a failed write leaves no file.
+// Errors are TIMINGS_FAILED naming the file.
+func WriteTimingsFile(path string, spans []sdktrace.ReadOnlySpan, deps map[string][]string) error {
+	if err := writeTimings(path, spans, deps); err != nil {
+		return fmt.Errorf("TIMINGS_FAILED: cannot write the timings page %s: %w; check that its directory exists and is writable", path, err)
+	}
+	return nil
+}
+
+func writeTimings(path string, spans []sdktrace.ReadOnlySpan, deps map[string][]string) error {
+	f, err := atomicfs.Create(path, 0o644, atomicfs.Options{Pattern: ".timings-*.html"})
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if err := tracing.WriteTimingsHTML(f, spans, deps); err != nil {
 		return err
 	}
 	return f.Commit()

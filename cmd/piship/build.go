@@ -125,6 +125,7 @@ func distFiles(dir string) map[string]*hcl.File {
 
 // runFlags adds the run options every pipeline command takes.
 func runFlags(fs *pflag.FlagSet, rc *runConfig) {
+	fs.StringVar(&rc.timings, "timings", "", "write the run's timings report to `FILE` (one self-contained HTML page: stages on a time axis, the critical path, cache hits and failures)")
 	fs.IntVar(&rc.parallelism, "parallelism", 0, "`N` stages that may run at once, 1 to 1024 (default: number of CPUs)")
 	fs.StringVar(&rc.traceFile, "trace-file", "", "write the run's spans to `FILE` as OTLP JSON")
 }

@@ -72,6 +72,7 @@ func runPipeline(e *env, name string, o runOpts) int {
 // runConfig holds the run options of `run` and the commands that run a
 // built-in pipeline (`build`).
 type runConfig struct {
+	timings     string // --timings FILE.html
 	parallelism int
 	traceFile   string
 }
