@@ -187,10 +187,19 @@ func (c Config) progressMode() engine.ProgressMode {
 			return engine.ProgressPlain
 		}
 	}
-	if IsTerminal(c.Stderr) {
+	if IsTerminal(underlying(c.Stderr)) {
 		return engine.ProgressTTY
 	}
 	return engine.ProgressPlain
+}
+
+// underlying is the writer stderr ends in: a --json command's stderr is
+// a FailureLog in front of the terminal.
+func underlying(w io.Writer) io.Writer {
+	if f, ok := w.(*FailureLog); ok {
+		return f.W
+	}
+	return w
 }
 
 // newProgress is the progress renderer of a run of g on stderr: colour in
@@ -204,7 +213,7 @@ func (c Config) newProgress(g *graph.Graph) *engine.Progress {
 		Pipeline: g.Name,
 		Total:    len(g.Stages),
 		Width: func() int {
-			if w := terminalWidth(c.Stderr); w > 0 {
+			if w := terminalWidth(underlying(c.Stderr)); w > 0 {
 				return w
 			}
 			n, _ := strconv.Atoi(c.Getenv("COLUMNS"))
