@@ -255,7 +255,7 @@ func TestProgressInTmux(t *testing.T) {
   }
 }
 `)
-	sawView := false
+	sawView, sawCut := false, false
 	for i, want := range []string{"=> exec cached: DONE ", "=> exec cached: CACHED "} {
 		r := tt.run(40, dir, "run", "narrow.hcl") // no --progress: a terminal gets the view
 		what := fmt.Sprintf("run %d of narrow.hcl at 40 columns", i+1)
@@ -265,8 +265,10 @@ func TestProgressInTmux(t *testing.T) {
 		for _, c := range r.captures {
 			if checkPane(t, what+" (while running)", c, 40, 4, false) {
 				sawView = true
-				if last := c[len(c)-1]; !strings.HasSuffix(last, "…") {
-					t.Errorf("%s: the running line %q is not cut to 40 columns", what, last)
+				for _, l := range c {
+					if runningRe.MatchString(l) && strings.HasSuffix(l, "…") {
+						sawCut = true
+					}
 				}
 			}
 		}
@@ -278,8 +280,8 @@ func TestProgressInTmux(t *testing.T) {
 			}
 		}
 	}
-	if !sawView {
-		t.Error("no capture at 40 columns caught the live view with a running stage")
+	if !sawView || !sawCut {
+		t.Errorf("no capture at 40 columns caught the live view with a running stage (%v) whose name was cut with … (%v)", sawView, sawCut)
 	}
 
 	// 120 columns: a build, then one into a new output directory, which
@@ -311,5 +313,70 @@ func TestProgressInTmux(t *testing.T) {
 		if !strings.Contains(pane, want) {
 			t.Errorf("%s: the bundle cache hit is not shown as %q (bundleHitIsCacheHit = %v):\n%s", what, want, bundleHitIsCacheHit, pane)
 		}
+	}
+}
+
+// --progress json prints the piship-progress/v1 stream docs/json.md
+// documents: every line of stderr but the summary is one JSON object of
+// the documented shape, and a run reports each kind of event.
+func TestProgressJSONMatchesDocs(t *testing.T) {
+	docs, _ := docSchemas(t)
+	doc := docs[engine.ProgressSchema]
+	dir := t.TempDir()
+	p := writeFile(t, dir, "p.hcl", `pipeline "p" {
+  stage "exec" "talk" {
+    command = ["echo", "hello"]
+    echo    = true
+  }
+  stage "exec" "no" {
+    command = ["false"]
+    depends_on = [stage.talk]
+  }
+  stage "exec" "after" {
+    command    = ["true"]
+    depends_on = [stage.no]
+  }
+}
+`)
+	// PISHIP_PROGRESS=0 asks for plain lines: the flag wins.
+	code, _, stderr := cli(t, map[string]string{"PISHIP_PROGRESS": "0", "PISHIP_CACHE_HOME": filepath.Join(dir, "cache")}, "run", "--progress", "json", p)
+	if code != exitFailed {
+		t.Fatalf("exit %d, want 1\n%s", code, stderr)
+	}
+	events := map[string]int{}
+	var last string
+	for _, l := range strings.Split(strings.TrimSuffix(stderr, "\n"), "\n") {
+		if !strings.HasPrefix(l, "{") {
+			last = l
+			continue
+		}
+		var got map[string]any
+		if err := json.Unmarshal([]byte(l), &got); err != nil {
+			t.Fatalf("a progress line is not JSON (%v): %s", err, l)
+		}
+		if got["schema"] != engine.ProgressSchema {
+			t.Errorf("schema %v: %s", got["schema"], l)
+		}
+		for _, d := range sameShape(engine.ProgressSchema, doc, got) {
+			t.Errorf("%s (%s)", d, l)
+		}
+		events[fmt.Sprintf("%v %v %v", got["event"], got["stage"], got["status"])]++
+	}
+	for _, want := range []string{"started talk running", "finished talk passed", "log  ", "finished no failed", "skipped after not started"} {
+		if events[want] != 1 {
+			t.Errorf("want one event %q, got %v\n%s", want, events, stderr)
+		}
+	}
+	if !strings.HasPrefix(last, "p: stage no failed") {
+		t.Errorf("the last line %q is not the failing verdict\n%s", last, stderr)
+	}
+}
+
+// A --progress value piship does not know is USAGE_INVALID, exit 2,
+// naming the choices, before anything runs.
+func TestProgressFlagRefusesUnknownMode(t *testing.T) {
+	code, _, stderr := cli(t, nil, "build", "nowhere", "--progress", "fancy")
+	if code != exitUsage || !strings.Contains(stderr, "USAGE_INVALID") || !strings.Contains(stderr, "auto (tty on a terminal, plain otherwise), tty, plain or json") {
+		t.Fatalf("exit %d, want 2 with USAGE_INVALID and the choices:\n%s", code, stderr)
 	}
 }
