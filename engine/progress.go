@@ -47,6 +47,11 @@ type ProgressOptions struct {
 	// redraw, so a resized terminal gets lines of its new width; nil or a
 	// result below 1 means 80.
 	Width func() int
+	// Height returns the terminal's height in rows, asked at every redraw:
+	// the view never takes more rows than fit (cursor up cannot reach a
+	// row scrolled off the screen, so a taller view would leave stale
+	// lines); nil or a result below 1 means no limit but the view's own.
+	Height func() int
 	// Now is the clock (tests pass their own); nil means time.Now.
 	Now func() time.Time
 }
@@ -390,11 +395,25 @@ func (p *Progress) redraw() {
 		p.drawn++
 	}
 	line(p.header(), "1")
-	const maxShown = 8
+	// Below the header at most 9 lines, and fewer than the terminal's
+	// height minus the header and the cursor's row: the running stages,
+	// the last line "... and N more" when they do not all fit.
+	rows := 9
+	if p.opts.Height != nil {
+		if h := p.opts.Height(); h > 0 {
+			rows = max(min(rows, h-2), 0)
+		}
+	}
+	shown := len(labels)
+	if shown > rows {
+		shown = max(rows-1, 0)
+	}
 	now := p.opts.Now()
 	for i, l := range labels {
-		if i == maxShown {
-			line(fmt.Sprintf("  ... and %d more", len(labels)-maxShown), "")
+		if i == shown {
+			if rows > 0 {
+				line(fmt.Sprintf("  ... and %d more", len(labels)-shown), "")
+			}
 			break
 		}
 		line(fmt.Sprintf("  %5.1fs %s", now.Sub(p.running[l]).Seconds(), l), "36")

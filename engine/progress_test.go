@@ -113,6 +113,7 @@ type screen struct {
 	t       *testing.T
 	mu      sync.Mutex
 	cols    int
+	height  int // rows on screen; 0: unlimited
 	rows    [][]rune
 	wrapped []bool // row i continues row i-1 (it wrapped)
 	r, c    int
@@ -146,7 +147,11 @@ func (s *screen) Write(b []byte) (int, error) {
 				if s.r == 0 {
 					s.t.Fatalf("cursor up above the first row: the view erased more lines than it drew (%q)", b)
 				}
-				s.r--
+				// A terminal's cursor stops at the top of the screen: the
+				// rows above have scrolled off.
+				if s.height == 0 || s.r > len(s.rows)-s.height {
+					s.r--
+				}
 			case 'K':
 				if param != "2" {
 					s.t.Fatalf("erase %q", param)
@@ -330,7 +335,7 @@ func TestProgressTTYCutsLinesToTheWidth(t *testing.T) {
 		}
 		view := []string{}
 		for j, r := range running {
-			if j == 8 {
+			if j == 8 && len(running) > 9 {
 				view = append(view, fmt.Sprintf("  ... and %d more", len(running)-8))
 				break
 			}
@@ -435,4 +440,38 @@ func TestProgressJSONLines(t *testing.T) {
 			t.Errorf("line %d:\n got %s\nwant %s", i+1, lines[i], want[i])
 		}
 	}
+}
+
+// A terminal shorter than the view: the view keeps to its height (the
+// header, as many running stages as fit, "... and N more"), because the
+// cursor cannot go up into rows that scrolled off, and a taller view would
+// leave stale lines there.
+func TestProgressTTYKeepsToTheTerminalHeight(t *testing.T) {
+	clk := newClock()
+	scr := newScreen(t, 80)
+	scr.height = 6
+	p := NewProgressWith(scr, ProgressOptions{Mode: ProgressTTY, Pipeline: "p", Total: 12, Width: func() int { return 80 },
+		Height: func() int { return scr.height }, Now: clk.Now})
+	var running, perm []string
+	t0 := clk.Now()
+	for i := range 12 {
+		n := fmt.Sprintf("s%02d", i)
+		p.Event(stageEvent(EventStarted, n, nil))
+		running = append(running, n)
+		if i%3 == 2 {
+			p.Event(stageEvent(EventFinished, running[0], &StageResult{Status: Succeeded, Start: t0, End: t0}))
+			perm = append(perm, "=> exec "+running[0]+": DONE 0ms")
+			running = running[1:]
+		}
+		view := []string{}
+		for j, r := range running {
+			if j == 3 && len(running) > 4 {
+				view = append(view, fmt.Sprintf("  ... and %d more", len(running)-3))
+				break
+			}
+			view = append(view, "    0.0s exec "+r)
+		}
+		scr.check(n, perm, fmt.Sprintf("[+] p 0.0s (%d/12)", len(perm)), view)
+	}
+	p.Close()
 }

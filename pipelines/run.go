@@ -203,8 +203,9 @@ func underlying(w io.Writer) io.Writer {
 }
 
 // newProgress is the progress renderer of a run of g on stderr: colour in
-// the tty view unless NO_COLOR is set, the width asked of the terminal at
-// every redraw (so a resize takes effect), else COLUMNS, else 80.
+// the tty view unless NO_COLOR is set, the size asked of the terminal at
+// every redraw (so a resize takes effect), else COLUMNS and LINES, else 80
+// columns and no height limit.
 func (c Config) newProgress(g *graph.Graph) *engine.Progress {
 	mode := c.progressMode()
 	return engine.NewProgressWith(c.Stderr, engine.ProgressOptions{
@@ -213,10 +214,17 @@ func (c Config) newProgress(g *graph.Graph) *engine.Progress {
 		Pipeline: g.Name,
 		Total:    len(g.Stages),
 		Width: func() int {
-			if w := terminalWidth(underlying(c.Stderr)); w > 0 {
+			if w, _ := terminalSize(underlying(c.Stderr)); w > 0 {
 				return w
 			}
 			n, _ := strconv.Atoi(c.Getenv("COLUMNS"))
+			return n
+		},
+		Height: func() int {
+			if _, h := terminalSize(underlying(c.Stderr)); h > 0 {
+				return h
+			}
+			n, _ := strconv.Atoi(c.Getenv("LINES"))
 			return n
 		},
 	})

@@ -4,6 +4,6 @@ package pipelines
 
 import "io"
 
-// terminalWidth is 0 where piship does not ask the terminal (COLUMNS or 80
-// then apply).
-func terminalWidth(io.Writer) int { return 0 }
+// terminalSize is unknown where piship does not ask the terminal (COLUMNS
+// or 80 columns then apply, and no height limit).
+func terminalSize(io.Writer) (cols, rows int) { return 0, 0 }

@@ -9,23 +9,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// terminalWidth is the width in columns of the terminal w writes to
-// (TIOCGWINSZ), or 0 when w is not a terminal.
-func terminalWidth(w io.Writer) int {
+// terminalSize is the width in columns and the height in rows of the
+// terminal w writes to (TIOCGWINSZ), zeros when w is not a terminal.
+func terminalSize(w io.Writer) (cols, rows int) {
 	f, ok := w.(*os.File)
 	if !ok {
-		return 0
+		return 0, 0
 	}
 	// Through SyscallConn: f.Fd() would switch the file to blocking mode.
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return 0
+		return 0, 0
 	}
-	cols := 0
 	_ = rc.Control(func(fd uintptr) {
 		if ws, err := unix.IoctlGetWinsize(int(fd), unix.TIOCGWINSZ); err == nil {
-			cols = int(ws.Col)
+			cols, rows = int(ws.Col), int(ws.Row)
 		}
 	})
-	return cols
+	return cols, rows
 }
