@@ -466,6 +466,8 @@ func Cells(s string) int {
 
 func runeCells(r rune) int {
 	switch {
+	case r < 0xAD: // ASCII and Latin-1 before the soft hyphen: no table lookups
+		return 1
 	case unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf):
 		return 0
 	case r < 0x1100:

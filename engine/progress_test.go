@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -474,4 +475,28 @@ func TestProgressTTYKeepsToTheTerminalHeight(t *testing.T) {
 		scr.check(n, perm, fmt.Sprintf("[+] p 0.0s (%d/12)", len(perm)), view)
 	}
 	p.Close()
+}
+
+// BenchmarkProgressEvents is the cost of rendering one stage (its start
+// and its end) with 4 others running, for plain lines and the live view.
+// It uses only NewProgress, so it runs unchanged on older trees for a
+// side-by-side ratio.
+func BenchmarkProgressEvents(b *testing.B) {
+	for _, live := range []bool{false, true} {
+		b.Run(fmt.Sprintf("live=%v", live), func(b *testing.B) {
+			p := NewProgress(io.Discard, live, true)
+			defer p.Close()
+			now := time.Now()
+			for i := range 4 {
+				p.Event(Event{Kind: EventStarted, Pipeline: "build", Stage: &graph.Stage{KindName: "exec", Name: fmt.Sprintf("other%d", i)}})
+			}
+			st := &graph.Stage{KindName: "npm_install", Name: "runtime"}
+			r := &StageResult{Stage: st, Status: Succeeded, Start: now, End: now.Add(time.Second)}
+			b.ResetTimer()
+			for range b.N {
+				p.Event(Event{Kind: EventStarted, Pipeline: "build", Stage: st})
+				p.Event(Event{Kind: EventFinished, Pipeline: "build", Stage: st, Result: r})
+			}
+		})
+	}
 }
