@@ -113,7 +113,8 @@ func wantsJSON(args []string) bool {
 // config is the pipelines configuration of a command's runs.
 func (e *env) config(rc runConfig) pipelines.Config {
 	return pipelines.Config{Stderr: e.stderr, Getenv: e.getenv, Parallelism: rc.parallelism, TraceFile: rc.traceFile, Timings: rc.timings,
-		SelfBinary: e.self, SpanProcessors: e.spans, ServiceVersion: serviceVersion()}
+		SelfBinary: e.self, SpanProcessors: e.spans, ServiceVersion: serviceVersion(),
+		Progress: string(rc.progress)}
 }
 
 // The command groups of `piship help`.
