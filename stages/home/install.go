@@ -60,6 +60,19 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 	}
 	id := s.id
 	appDir := receipt.AppDir(home, id)
+	// A first install checks free space before it takes the lock, whose
+	// file is the first thing it writes, so a refusal leaves the home as
+	// it was. Any other install checks under the lock once it knows it is
+	// neither reusing a release nor up to date.
+	spaceChecked := false
+	if unlock == nil {
+		if _, err := receipt.Read(home, id); errors.Is(err, receipt.ErrNotInstalled) {
+			if err := o.checkSpace(s, appDir); err != nil {
+				return nil, err
+			}
+			spaceChecked = true
+		}
+	}
 	if unlock == nil {
 		if unlock, err = receipt.TakeMaintenance(ctx, home, id, o.LockWait); err != nil {
 			return nil, err
@@ -102,13 +115,13 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 		return res, nil
 	}
 
+	if !spaceChecked {
+		if err := o.checkSpace(s, appDir); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(appDir, 0o755); err != nil {
 		return nil, receipt.Errorf(receipt.CodeUnavailable, "cannot create %s: %w", appDir, err)
-	}
-	// Free space for the expanded release and the launcher (space.go).
-	if err := o.checkSpace(s, appDir); err != nil {
-		_ = os.Remove(appDir) // only if empty: a refused first install leaves no apps/<id>
-		return nil, err
 	}
 
 	dest := receipt.VersionDir(home, id, s.version)

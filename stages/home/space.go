@@ -21,7 +21,8 @@ const (
 )
 
 // checkSpace refuses, before anything is written, an install the file
-// system of appDir cannot hold: the expanded size of the release (an
+// system of appDir cannot hold (asked of its nearest existing directory,
+// so it creates none): the expanded size of the release (an
 // archive's declaration, see archive.Declared, or a directory's files),
 // each file and directory counted a block more, plus o.LauncherBytes and
 // spaceMargin. An archive without a declaration (written by an older
@@ -55,18 +56,34 @@ func (o *InstallOptions) checkSpace(s *source, appDir string) error {
 	default:
 		return nil
 	}
-	free, err := o.FreeSpace(appDir)
+	dir := existingDir(appDir)
+	free, err := o.FreeSpace(dir)
 	if err != nil {
 		if !errors.Is(err, errors.ErrUnsupported) {
-			o.logf("warning: cannot tell the free space of %s: %v", appDir, err)
+			o.logf("warning: cannot tell the free space of %s: %v", dir, err)
 		}
 		return nil
 	}
 	if free < need {
 		return receipt.Errorf(receipt.CodeUnavailable, "not enough free space to install %s %s: %d bytes free in %s, %d needed (%s): free some space, or set PISHIP_INSTALL_HOME to another file system",
-			s.id, s.version, free, appDir, need, what)
+			s.id, s.version, free, dir, need, what)
 	}
 	return nil
+}
+
+// existingDir is the nearest directory at or above path that exists: the
+// file system path would be created on.
+func existingDir(path string) string {
+	for {
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			return path
+		}
+		parent := filepath.Dir(path)
+		if parent == path {
+			return path
+		}
+		path = parent
+	}
 }
 
 // readDeclared reads the declaration at the start of the archive at path
