@@ -24,12 +24,13 @@ type source struct {
 	kind                 string // receipt.Source*
 	path                 string
 	id, version, target  string
-	expectSHA, expectWhy string            // expected archive digest and where it came from
-	expectKey            string            // a key fingerprint the release's lock must trust
-	inventorySHA         string            // directory sources: digest of the source inventory
-	size                 int64             // archive bytes, or total bytes of a directory
-	tree                 *tree             // directory sources: what to copy
-	declared             *archive.Declared // archives: the declaration (nil without one), read by checkSpace
+	expectSHA, expectWhy string          // expected archive digest and where it came from
+	expectKey            string          // a key fingerprint the release's lock must trust
+	inventorySHA         string          // directory sources: digest of the source inventory
+	size                 int64           // archive bytes, or total bytes of a directory
+	tree                 *tree           // directory sources: what to copy
+	archive              *archive.Reader // archives: opened by checkSpace (source.open), extracted by place
+	file                 *os.File        // what archive reads
 	warnings             []string
 }
 

@@ -28,18 +28,18 @@ const (
 // spaceMargin. An archive without a declaration (written by an older
 // piship) cannot say its expanded size: it needs twice its bytes, as
 // before, plus the launcher, and Extract's ceiling (archive.Limits)
-// bounds what it writes. It records the declaration in s, for place to
-// hold the extraction to it. The refusal is CONFIG_UNAVAILABLE.
+// bounds what it writes. It opens the archive (source.open), and the
+// extraction goes on from that read, held to the declaration it sized
+// on. The refusal is CONFIG_UNAVAILABLE.
 func (o *InstallOptions) checkSpace(s *source, appDir string) error {
 	var need int64
 	var what string
 	switch {
 	case s.kind == receipt.SourceArchive:
-		d, err := readDeclared(s.path)
-		if err != nil {
+		if err := s.open(o.archiveLimits()); err != nil {
 			return err
 		}
-		s.declared = d
+		d := s.archive.Declared()
 		if d == nil {
 			need = 2*s.size + o.LauncherBytes
 			what = fmt.Sprintf("twice the %d bytes of the archive, which does not declare its expanded size, plus %d for the launcher", s.size, o.LauncherBytes)
@@ -86,20 +86,31 @@ func existingDir(path string) string {
 	}
 }
 
-// readDeclared reads the declaration at the start of the archive at path
-// (nil for an archive without one).
-func readDeclared(path string) (*archive.Declared, error) {
-	f, err := os.Open(path)
+// open opens the archive s names for extraction, reading its first
+// header (the declaration): checkSpace sizes on it and place extracts
+// from the same read. Install closes it.
+func (s *source) open(lim archive.Limits) error {
+	f, err := os.Open(s.path)
 	if err != nil {
-		return nil, receipt.Errorf(receipt.CodeUnavailable, "cannot read %s: %w", path, err)
+		return receipt.Errorf(receipt.CodeUnavailable, "cannot read %s: %w", s.path, err)
 	}
-	defer f.Close()
-	d, err := archive.ReadDeclared(f)
+	a, err := archive.Open(f, lim)
 	if err != nil {
+		f.Close()
 		if _, ok := archive.IsIntegrity(err); ok {
-			return nil, receipt.Errorf(receipt.CodeIntegrity, "%s: %w", filepath.Base(path), err)
+			return receipt.Errorf(receipt.CodeIntegrity, "%s: %w", filepath.Base(s.path), err)
 		}
-		return nil, receipt.Errorf(receipt.CodeUnavailable, "cannot read %s: %w", path, err)
+		return receipt.Errorf(receipt.CodeUnavailable, "cannot read %s: %w", s.path, err)
 	}
-	return d, nil
+	s.file, s.archive = f, a
+	return nil
+}
+
+// close closes the archive open opened, if it did.
+func (s *source) close() {
+	if s.archive != nil {
+		s.archive.Close()
+		s.file.Close()
+		s.archive, s.file = nil, nil
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -205,11 +206,13 @@ func TestInstallUndeclaredArchive(t *testing.T) {
 	rel := makeRelease(t, e.src, spec("1.0.0"))
 	arch := rel + ".tar.gz"
 	tarGz(t, arch, rel, nil, nil)
-	if d, err := archive.ReadDeclared(mustOpen(t, arch)); d != nil || err != nil {
-		t.Fatalf("the old-order archive declares %+v %v", d, err)
+	a, err := archive.Open(mustOpen(t, arch), archive.Limits{})
+	if err != nil || a.Declared() != nil {
+		t.Fatalf("the old-order archive: %v, or it declares itself", err)
 	}
+	a.Close()
 	fi, _ := os.Stat(arch)
-	_, err := e.install(arch, func(o *InstallOptions) {
+	_, err = e.install(arch, func(o *InstallOptions) {
 		o.LauncherBytes = 1000
 		o.FreeSpace = func(string) (int64, error) { return 2*fi.Size() + 999, nil }
 	})
@@ -221,6 +224,31 @@ func TestInstallUndeclaredArchive(t *testing.T) {
 		o.LauncherBytes = 1000
 		o.FreeSpace = func(string) (int64, error) { return 2*fi.Size() + 1000, nil }
 	})
+	if rc := e.receipt(); rc.Active != "1.0.0" || res.Files == 0 {
+		t.Fatalf("active %q, %d files", rc.Active, res.Files)
+	}
+}
+
+// The archive is opened once: the space check sizes on its declaration and
+// the extraction goes on from that read, so an archive removed after the
+// check still installs what was checked.
+func TestInstallReadsTheArchiveOnce(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("an open file cannot be removed on Windows")
+	}
+	e := newEnv(t)
+	arch, _ := makeArchive(t, makeRelease(t, e.src, spec("1.0.0")))
+	res := e.mustInstall(arch, func(o *InstallOptions) {
+		o.FreeSpace = func(string) (int64, error) {
+			if err := os.Remove(arch); err != nil {
+				t.Fatal(err)
+			}
+			return 1 << 40, nil
+		}
+	})
+	if _, err := os.Stat(arch); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the archive was not removed: %v", err)
+	}
 	if rc := e.receipt(); rc.Active != "1.0.0" || res.Files == 0 {
 		t.Fatalf("active %q, %d files", rc.Active, res.Files)
 	}
