@@ -17,6 +17,7 @@ import (
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/release"
+	"piship.dev/piship/stages/release/releasejson"
 )
 
 // source is what Install was given, identified.
@@ -35,7 +36,7 @@ type source struct {
 }
 
 // ReleaseSchema is release.json's schema.
-const ReleaseSchema = release.Schema
+const ReleaseSchema = releasejson.Schema
 
 const maxMeta = 4 << 20
 
@@ -60,12 +61,12 @@ func readReleaseID(path string) (release.Identity, error) {
 	if err != nil {
 		return release.Identity{}, err
 	}
-	var r release.Metadata
+	var r releasejson.Metadata
 	if err := json.Unmarshal(data, &r); err != nil {
 		return release.Identity{}, fmt.Errorf("%s: %v", path, err)
 	}
-	if r.Schema != release.Schema {
-		return release.Identity{}, fmt.Errorf("%s: schema is %q, not %q", path, r.Schema, release.Schema)
+	if r.Schema != releasejson.Schema {
+		return release.Identity{}, fmt.Errorf("%s: schema is %q, not %q", path, r.Schema, releasejson.Schema)
 	}
 	return release.Identity{ID: r.Distribution.ID, Version: r.Distribution.Version, Target: r.Target}, nil
 }
