@@ -88,7 +88,7 @@ type phaseJSON struct {
 // stageRun is one stage span reduced to what the summary needs.
 type stageRun struct {
 	span    sdktrace.ReadOnlySpan
-	name    string // stage.name
+	name    string // piship.stage.name
 	display string // "<kind> <name>"
 	start   time.Time
 	end     time.Time
@@ -107,7 +107,7 @@ type phaseRun struct {
 }
 
 // Summarize computes the timing summary of the run of command from its
-// recorded spans. Stage spans are those with a stage.name attribute (cache
+// recorded spans. Stage spans are those with a piship.stage.name attribute (cache
 // lookup spans are ignored). The run's extent is the span named
 // "pipeline <command>" or, if there is none, the earliest stage start to the
 // latest stage end. deps maps a stage name to the names of the stages it

@@ -41,18 +41,18 @@ const InstrumentationName = "piship.dev/piship"
 // engine and the summary must agree on these names.
 const (
 	// AttrPipeline is set on the run's root span to the pipeline name.
-	AttrPipeline = "pipeline"
+	AttrPipeline = "piship.pipeline"
 	// AttrStageKind is the stage's kind, the first word of its span name.
-	AttrStageKind = "stage.kind"
+	AttrStageKind = "piship.stage.kind"
 	// AttrStageName is the stage's name; its presence marks a stage span.
-	AttrStageName = "stage.name"
+	AttrStageName = "piship.stage.name"
 	// AttrCacheKey is the stage's cache key, when it is cacheable.
-	AttrCacheKey = "cache.key"
+	AttrCacheKey = "piship.cache.key"
 	// AttrCacheHit (bool) says whether the stage was served from cache. A
 	// stage that is not cacheable has no such attribute.
-	AttrCacheHit = "cache.hit"
+	AttrCacheHit = "piship.cache.hit"
 	// AttrVerdict is the stage's outcome: one of the Verdict* values.
-	AttrVerdict = "verdict"
+	AttrVerdict = "piship.verdict"
 )
 
 // Values of AttrVerdict.

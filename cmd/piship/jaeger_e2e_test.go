@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"piship.dev/piship/stages/home/launch"
+	"piship.dev/piship/tracing"
 )
 
 const (
@@ -267,7 +268,7 @@ func checkJaegerPipelineTrace(t *testing.T, tr jaegerTrace) jaegerSpan {
 		t.Fatalf("%d spans named %q, want 1", len(roots), "pipeline e2e")
 	}
 	root := roots[0]
-	checkTags(t, root, map[string]string{"pipeline": "e2e"})
+	checkTags(t, root, map[string]string{tracing.AttrPipeline: "e2e"})
 
 	for _, st := range jaegerE2EStages {
 		name := st.kind + " " + st.name
@@ -283,20 +284,20 @@ func checkJaegerPipelineTrace(t *testing.T, tr jaegerTrace) jaegerSpan {
 			t.Errorf("span %q: CHILD_OF references %+v, want exactly one to the root span %s", name, refs, root.SpanID)
 		}
 		checkTags(t, s, map[string]string{
-			"pipeline":   "e2e",
-			"stage.kind": st.kind,
-			"stage.name": st.name,
-			"verdict":    "passed",
+			tracing.AttrPipeline:  "e2e",
+			tracing.AttrStageKind: st.kind,
+			tracing.AttrStageName: st.name,
+			tracing.AttrVerdict:   "passed",
 		})
-		v, ok := tagValue(s, "cache.hit")
+		v, ok := tagValue(s, tracing.AttrCacheHit)
 		switch {
 		case st.cacheable && (!ok || v != "false"):
-			t.Errorf("span %q: cache.hit = %q (present %v), want false on a cold cache", name, v, ok)
+			t.Errorf("span %q: piship.cache.hit = %q (present %v), want false on a cold cache", name, v, ok)
 		case !st.cacheable && ok:
-			t.Errorf("span %q: cache.hit = %q on a stage that is not cacheable", name, v)
+			t.Errorf("span %q: piship.cache.hit = %q on a stage that is not cacheable", name, v)
 		}
-		if _, ok := tagValue(s, "cache.key"); ok != st.cacheable {
-			t.Errorf("span %q: cache.key present = %v, want %v", name, ok, st.cacheable)
+		if _, ok := tagValue(s, tracing.AttrCacheKey); ok != st.cacheable {
+			t.Errorf("span %q: piship.cache.key present = %v, want %v", name, ok, st.cacheable)
 		}
 	}
 	return root
