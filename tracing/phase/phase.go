@@ -50,6 +50,14 @@ func (p Span) End(err error) {
 	p.s.End()
 }
 
+// Set records attributes on the phase (a smoke test's verdict, args and
+// exit code).
+func (p Span) Set(kv ...attribute.KeyValue) {
+	if p.s != nil {
+		p.s.SetAttributes(kv...)
+	}
+}
+
 // SetInt records a count (files, bytes ...) on the phase.
 func (p Span) SetInt(key string, v int64) {
 	if p.s != nil {
