@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"piship.dev/piship/tracing"
+	"piship.dev/piship/tracing/phase"
 )
 
 // The timing the CLI prints must be exactly what the spans recorded: the
@@ -173,7 +174,7 @@ func TestInstallTimingShowsPhases(t *testing.T) {
 	phases := map[string]int64{}
 	for _, s := range rec.Ended() {
 		for _, kv := range s.Attributes() {
-			if kv.Key == "phase" && s.Parent().SpanID() == stage.SpanContext().SpanID() {
+			if kv.Key == phase.Attr && s.Parent().SpanID() == stage.SpanContext().SpanID() {
 				phases[s.Name()] = s.EndTime().Sub(s.StartTime()).Round(time.Millisecond).Milliseconds()
 			}
 		}

@@ -17,7 +17,7 @@ import (
 
 // Attr is the attribute naming a phase span's phase; its presence marks a
 // span as a phase for the timing summary.
-const Attr = "phase"
+const Attr = "piship.phase"
 
 // InstrumentationName is the instrumentation scope of phase spans (the
 // same as the engine's).
