@@ -106,6 +106,11 @@ type StageResult struct {
 	Cacheable bool
 	CacheHit  bool
 	CacheKey  string
+
+	// MissReason says why a cacheable stage missed its cache (what differs
+	// from the newest entry of the stage); empty on a hit or when the stage
+	// is not cacheable.
+	MissReason string
 	// Start and End are the span's timestamps (zero for skipped stages).
 	Start, End time.Time
 }
