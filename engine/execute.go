@@ -75,6 +75,9 @@ func (s *scheduler) runStage(ctx context.Context, span trace.Span, st *graph.Sta
 		return diag.NewError("CONFIG_INVALID", diags)
 	}
 	log := &stageLog{w: s.opts.Log}
+	if span.IsRecording() {
+		log.span = span // its lines become the span's events
+	}
 	defer log.flush() // after the cleanup below
 	inv := &stage.Invocation{Pipeline: s.g.Name, Name: st.Name, Dir: s.g.Dir, Config: cfg, Log: log, Getenv: s.opts.Getenv}
 	if c, ok := st.Kind.(stage.Cleaner); ok {

@@ -4,11 +4,16 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/zclconf/go-cty/cty"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"piship.dev/piship/graph"
 	"piship.dev/piship/graph/diag"
+	"piship.dev/piship/tracing"
 )
 
 // EventKind says what happened to a stage.
@@ -132,7 +137,7 @@ func (s *scheduler) dispatch() {
 	for s.running < s.opts.Parallelism && s.ready.Len() > 0 {
 		st := heap.Pop(&s.ready).(*graph.Stage)
 		if !s.mayStart(st) {
-			s.notStarted(st, s.stopReason())
+			s.settleAs(st, NotStarted, s.stopReason(), "run stopping")
 			continue
 		}
 		if st.When != nil {
@@ -142,7 +147,7 @@ func (s *scheduler) dispatch() {
 				continue
 			}
 			if !run {
-				s.settleAs(st, Skipped, fmt.Errorf("skipped: its when condition is false"))
+				s.settleAs(st, Skipped, fmt.Errorf("skipped: its when condition is false"), "when is false")
 				continue
 			}
 		}
@@ -208,7 +213,9 @@ func (s *scheduler) settle(st *graph.Stage) {
 				continue
 			}
 			if blocker := s.failedDep(d); blocker != nil && !d.Always {
-				s.mark(d, NotStarted, fmt.Errorf("not started: it needs stage %s, which %s", blocker.Stage.Name, blocker.Status.pastTense()))
+				past := blocker.Status.pastTense()
+				s.mark(d, NotStarted, fmt.Errorf("not started: it needs stage %s, which %s", blocker.Stage.Name, past),
+					"dependency "+blocker.Stage.Name+" "+past)
 				queue = append(queue, d)
 				continue
 			}
@@ -228,10 +235,8 @@ func (s *scheduler) failedDep(st *graph.Stage) *StageResult {
 	return nil
 }
 
-func (s *scheduler) notStarted(st *graph.Stage, why error) { s.settleAs(st, NotStarted, why) }
-
-func (s *scheduler) settleAs(st *graph.Stage, status Status, why error) {
-	s.mark(st, status, why)
+func (s *scheduler) settleAs(st *graph.Stage, status Status, why error, reason string) {
+	s.mark(st, status, why, reason)
 	s.settle(st)
 }
 
@@ -239,13 +244,37 @@ func (s *scheduler) settleAs(st *graph.Stage, status Status, why error) {
 // (its condition could not be evaluated) as a failure like any other.
 func (s *scheduler) failWithoutRunning(st *graph.Stage, err error) {
 	s.running++ // finish releases the slot it never took
+	s.skipSpan(st, Failed, "when could not be evaluated", err)
 	s.finish(&StageResult{Stage: st, Status: Failed, Err: err})
 }
 
-func (s *scheduler) mark(st *graph.Stage, status Status, why error) {
+func (s *scheduler) mark(st *graph.Stage, status Status, why error, reason string) {
 	r := s.results[st.Index]
 	r.Status, r.Err = status, why
+	s.skipSpan(st, status, reason, nil)
 	s.emit(Event{Kind: EventSkipped, Pipeline: s.g.Name, Stage: st, Result: r})
+}
+
+// skipSpan records a stage that will not run as a zero-length span at the
+// moment the scheduler decided, so a trace viewer shows every stage of the
+// graph and why some did not run. reason is the short piship.stage.skip_reason
+// ("when is false", "dependency X failed", "run stopping").
+func (s *scheduler) skipSpan(st *graph.Stage, status Status, reason string, err error) {
+	now := time.Now()
+	_, span := s.opts.Tracer.Start(s.ctx, st.Label(), trace.WithTimestamp(now))
+	if span.IsRecording() {
+		span.SetAttributes(
+			attribute.String(tracing.AttrPipeline, s.g.Name),
+			attribute.String(tracing.AttrStageKind, st.KindName),
+			attribute.String(tracing.AttrStageName, st.Name),
+			attribute.String(tracing.AttrVerdict, status.String()),
+			attribute.String(tracing.AttrSkipReason, reason),
+		)
+		if err != nil {
+			span.SetStatus(codes.Error, err.Error())
+		}
+	}
+	span.End(trace.WithTimestamp(now))
 }
 
 // recomputeNeeded marks the stages that may still start after a failure:

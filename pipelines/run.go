@@ -123,17 +123,22 @@ func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value
 	progress.Close()
 	if err != nil {
 		root.SetStatus(codes.Error, err.Error())
+		root.SetAttributes(attribute.Int(tracing.AttrExitCode, ExitUsage))
 		root.End()
 		_ = prov.Shutdown(context.WithoutCancel(parent))
 		return Outcome{Graph: g, Code: c.usage("%v", err)}
 	}
 	runErr := res.Err()
+	code := ExitOK
 	if runErr != nil {
 		root.SetStatus(codes.Error, runErr.Error())
+		code = ExitCode(runErr)
 	}
+	// The exit code as the run decided it; a --trace-file that cannot be
+	// written changes it after the span has ended, and is reported apart.
+	root.SetAttributes(append(rootAttrs(g.Name, res), attribute.Int(tracing.AttrExitCode, code))...)
 	root.End()
 
-	code := ExitOK
 	spans := prov.Recorder().Ended()
 	var total time.Duration
 	for _, sp := range spans {

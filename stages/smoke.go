@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"go.opentelemetry.io/otel/attribute"
 
 	"piship.dev/piship/cache/parallel"
 	"piship.dev/piship/graph/diag"
@@ -34,6 +36,15 @@ func (Smoke) Doc() string {
 	return "Runs each `smoke \"<name>\" { args expect timeout }` test of distribution.hcl: the payload's bin/<command> with args, in its own throwaway HOME, " +
 		"XDG and PISHIP_STATE_HOME directories, all tests in parallel; the trimmed combined output must match expect. Any failure fails the stage."
 }
+
+// A smoke test span's keys: tracing.AttrVerdict, AttrSmokeArgs and
+// AttrExitCode, spelled out because kinds import tracing/phase only, not
+// tracing and its exporters (TestSmokeTestsAreChildSpans checks they agree).
+const (
+	smokeAttrVerdict  = "piship.verdict"
+	smokeAttrArgs     = "piship.smoke.args"
+	smokeAttrExitCode = "piship.exit_code"
+)
 
 // SmokeConfig is smoke's configuration.
 type SmokeConfig struct {
@@ -61,10 +72,18 @@ func (Smoke) Run(ctx context.Context, inv *stage.Invocation, cfg SmokeConfig) (S
 	_ = parallel.ForEach(context.Background(), len(d.Smoke), len(d.Smoke), func(i int) error {
 		t := d.Smoke[i]
 		results[i] = release.TestResult{Name: t.Name, Result: "passed"}
-		if f := runSmoke(ctx, bin, t.Args, t.Expect, t.Timeout); f != nil {
+		// One span per test, whose TRACEPARENT the program receives.
+		tctx, ph := phase.Start(ctx, "smoke "+t.Name)
+		f, code := runSmoke(tctx, bin, t.Args, t.Expect, t.Timeout)
+		var ferr error
+		if f != nil {
 			results[i].Result = "failed"
 			problems[i] = f
+			ferr = errors.New(f.why)
 		}
+		ph.Set(attribute.String(smokeAttrVerdict, results[i].Result), attribute.StringSlice(smokeAttrArgs, t.Args),
+			attribute.Int(smokeAttrExitCode, code))
+		ph.End(ferr)
 		return nil
 	})
 	data, _ := json.Marshal(results)
@@ -117,8 +136,17 @@ func (f *smokeFailure) diagnostic(d *distribution.Distribution, t distribution.S
 	}
 }
 
-// runSmoke runs one test and returns why it failed, or nil.
-func runSmoke(ctx context.Context, bin string, args []string, expect string, timeout time.Duration) *smokeFailure {
+// runSmoke runs one test and returns why it failed, or nil, and the
+// program's exit code (-1 when it did not run or was killed).
+func runSmoke(ctx context.Context, bin string, args []string, expect string, timeout time.Duration) (*smokeFailure, int) {
+	f, cmd := runSmokeCmd(ctx, bin, args, expect, timeout)
+	if cmd == nil || cmd.ProcessState == nil {
+		return f, -1
+	}
+	return f, cmd.ProcessState.ExitCode()
+}
+
+func runSmokeCmd(ctx context.Context, bin string, args []string, expect string, timeout time.Duration) (*smokeFailure, *exec.Cmd) {
 	if timeout <= 0 {
 		timeout = 300 * time.Second
 	}
@@ -126,11 +154,11 @@ func runSmoke(ctx context.Context, bin string, args []string, expect string, tim
 	re, err := regexp.Compile(expect)
 	if err != nil {
 		return &smokeFailure{why: fmt.Sprintf("expect %q is not a valid regular expression: %v", expect, err), run: run,
-			fix: "Write expect as an RE2 regular expression."}
+			fix: "Write expect as an RE2 regular expression."}, nil
 	}
 	home, err := os.MkdirTemp("", "piship-smoke-*")
 	if err != nil {
-		return &smokeFailure{why: err.Error(), run: run, fix: "Check the temporary directory (TMPDIR) is writable."}
+		return &smokeFailure{why: err.Error(), run: run, fix: "Check the temporary directory (TMPDIR) is writable."}, nil
 	}
 	defer os.RemoveAll(home)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -146,15 +174,15 @@ func runSmoke(ctx context.Context, bin string, args []string, expect string, tim
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
 		return &smokeFailure{why: fmt.Sprintf("timed out after %s", timeout), output: got, run: run,
-			fix: "Make the program finish, or give the test a longer timeout."}
+			fix: "Make the program finish, or give the test a longer timeout."}, cmd
 	case runErr != nil:
 		return &smokeFailure{why: runErr.Error(), output: got, run: run,
-			fix: "Fix the program, or the test's args: a smoke test passes when the program exits 0 and its output matches expect."}
+			fix: "Fix the program, or the test's args: a smoke test passes when the program exits 0 and its output matches expect."}, cmd
 	case !re.MatchString(got):
 		return &smokeFailure{why: fmt.Sprintf("its output does not match %q", expect), output: got, run: run,
-			fix: "Fix the program, or the test's expect: an RE2 regular expression matched against the trimmed combined stdout and stderr."}
+			fix: "Fix the program, or the test's expect: an RE2 regular expression matched against the trimmed combined stdout and stderr."}, cmd
 	}
-	return nil
+	return nil, cmd
 }
 
 // smokeEnv is the parent environment with every per-user location moved

@@ -95,7 +95,7 @@ type phaseJSON struct {
 // stageRun is one stage span reduced to what the summary needs.
 type stageRun struct {
 	span    sdktrace.ReadOnlySpan
-	name    string // stage.name
+	name    string // piship.stage.name
 	display string // "<kind> <name>"
 	start   time.Time
 	end     time.Time
@@ -115,8 +115,9 @@ type phaseRun struct {
 }
 
 // Summarize computes the timing summary of the run of command from its
-// recorded spans. Stage spans are those with a stage.name attribute (cache
-// lookup spans are ignored). The run's extent is the span named
+// recorded spans. Stage spans are those with a piship.stage.name attribute (cache
+// lookup spans are ignored, and so are the spans of skipped and not-started
+// stages). The run's extent is the span named
 // "pipeline <command>" or, if there is none, the earliest stage start to the
 // latest stage end. deps maps a stage name to the names of the stages it
 // depends on and only shapes the critical path.
@@ -244,6 +245,12 @@ func stageRunOf(s sdktrace.ReadOnlySpan) (stageRun, bool) {
 			name, hasName = kv.Value.Emit(), true
 		case AttrStageKind:
 			kind, hasKind = kv.Value.Emit(), true
+		case AttrVerdict:
+			// A stage that did not run has a zero-length span for the
+			// trace viewer; it takes no time, so it gets no timing line.
+			if v := kv.Value.Emit(); v == VerdictSkipped || v == VerdictNotStarted {
+				return stageRun{}, false
+			}
 		case AttrCacheHit:
 			if kv.Value.Type() == attribute.BOOL {
 				cache = cacheMiss

@@ -41,18 +41,18 @@ const InstrumentationName = "piship.dev/piship"
 // engine and the summary must agree on these names.
 const (
 	// AttrPipeline is set on the run's root span to the pipeline name.
-	AttrPipeline = "pipeline"
+	AttrPipeline = "piship.pipeline"
 	// AttrStageKind is the stage's kind, the first word of its span name.
-	AttrStageKind = "stage.kind"
+	AttrStageKind = "piship.stage.kind"
 	// AttrStageName is the stage's name; its presence marks a stage span.
-	AttrStageName = "stage.name"
+	AttrStageName = "piship.stage.name"
 	// AttrCacheKey is the stage's cache key, when it is cacheable.
-	AttrCacheKey = "cache.key"
+	AttrCacheKey = "piship.cache.key"
 	// AttrCacheHit (bool) says whether the stage was served from cache. A
 	// stage that is not cacheable has no such attribute.
-	AttrCacheHit = "cache.hit"
+	AttrCacheHit = "piship.cache.hit"
 	// AttrVerdict is the stage's outcome: one of the Verdict* values.
-	AttrVerdict = "verdict"
+	AttrVerdict = "piship.verdict"
 )
 
 // Values of AttrVerdict.
@@ -61,6 +61,43 @@ const (
 	VerdictFailed    = "failed"
 	VerdictSkipped   = "skipped"
 	VerdictCancelled = "cancelled"
+	// VerdictNotStarted: blocked by a dependency, or the run was stopping.
+	VerdictNotStarted = "not started"
+)
+
+// Attribute keys of piship's other spans and events (docs/tracing.md has
+// the table). Kept apart from the stage keys above, which Summarize reads.
+const (
+	// AttrSkipReason says why a skipped or not-started stage did not run:
+	// "when is false", "dependency X failed", "run stopping".
+	AttrSkipReason = "piship.stage.skip_reason"
+	// AttrEventsDropped counts the log lines of a stage that were not
+	// recorded as events (over MaxLogEvents); absent when none were.
+	AttrEventsDropped = "piship.events.dropped"
+	// AttrLogLine is the text of a log event (name LogEventName).
+	AttrLogLine = "piship.log.line"
+	// AttrLogTruncated (bool) marks a log event cut to MaxLogLineBytes.
+	AttrLogTruncated = "piship.log.truncated"
+
+	// Root span: what the run produced, when it produced it.
+	AttrDistribution  = "piship.distribution"
+	AttrVersion       = "piship.version"
+	AttrReleaseName   = "piship.release.name"
+	AttrArchiveSHA256 = "piship.archive.sha256"
+	// AttrExitCode is the process exit code on the root span, and a smoke
+	// test's program's exit code on its span.
+	AttrExitCode = "piship.exit_code"
+
+	// AttrSmokeArgs is a smoke test's argument list.
+	AttrSmokeArgs = "piship.smoke.args"
+)
+
+// Bounds of a stage's log events: a stage printing megabytes (npm) must not
+// make its span megabytes. The SDK's own default limit is also 128 events.
+const (
+	LogEventName    = "log"
+	MaxLogEvents    = 128
+	MaxLogLineBytes = 1024
 )
 
 // CacheLookupSpanName names the child span of a stage that covers its cache

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"piship.dev/piship/stages/home/launch"
+	"piship.dev/piship/tracing"
 )
 
 const (
@@ -120,6 +121,136 @@ func TestJaegerE2E(t *testing.T) {
 	})
 }
 
+// A nested piship joins the trace under the exec stage that ran it, a
+// stage's log lines are span events, and service.name follows
+// OTEL_SERVICE_NAME in both runs (issue 15).
+func TestJaegerE2ENestedRunEventsServiceName(t *testing.T) {
+	j := startJaeger(t, jaegerBinary(t))
+	self, err := os.Executable() // piship under PISHIP_TEST_MAIN=1 (TestMain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const service = "piship-e2e-nested"
+	tr := runIntoJaeger(t, j, map[string]string{
+		"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + j.otlpHTTP,
+		"OTEL_SERVICE_NAME":           service,
+	}, func(dir, traceFile string) ([]string, []string) {
+		inner, innerTrace, outer := filepath.Join(dir, "inner.hcl"), filepath.Join(dir, "inner.json"), filepath.Join(dir, "outer.hcl")
+		writeFile(t, dir, "inner.hcl", "pipeline \"inner\" {\n  stage \"exec\" \"hello\" { command = [\"true\"] }\n}\n")
+		writeFile(t, dir, "outer.hcl", fmt.Sprintf(`pipeline "outer" {
+  stage "exec" "talk" {
+    command = ["sh", "-c", "echo first line; echo second line"]
+    echo    = true
+  }
+  stage "exec" "nested" {
+    command = [%q, "run", "--trace-file", %q, %q]
+    env     = { PISHIP_TEST_MAIN = "1" }
+  }
+}
+`, self, innerTrace, inner))
+		return []string{"run", "--trace-file", traceFile, outer}, []string{innerTrace}
+	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("Jaeger trace %s:\n%s", tr.TraceID, describeJaegerTrace(tr))
+		}
+	})
+	for id, p := range tr.Processes {
+		if p.ServiceName != service {
+			t.Errorf("process %s: service name %q, want OTEL_SERVICE_NAME %q", id, p.ServiceName, service)
+		}
+	}
+	byName := map[string]jaegerSpan{}
+	for _, s := range tr.Spans {
+		byName[s.OperationName] = s
+	}
+	nested, innerRoot := byName["exec nested"], byName["pipeline inner"]
+	if refs := childOfRefs(innerRoot); nested.SpanID == "" || len(refs) != 1 || normSpanID(refs[0].SpanID) != normSpanID(nested.SpanID) {
+		t.Errorf("inner run's root span references %+v, want the exec stage span %q (%s)", refs, "exec nested", nested.SpanID)
+	}
+	var lines []string
+	for _, l := range byName["exec talk"].Logs {
+		for _, f := range l.Fields {
+			if f.Key == tracing.AttrLogLine {
+				lines = append(lines, fmt.Sprint(f.Value))
+			}
+		}
+	}
+	if want := []string{"talk | first line", "talk | second line"}; strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events of \"exec talk\": %q, want its log lines %q", lines, want)
+	}
+}
+
+// A hello release: each smoke test is a child span of the smoke stage, the
+// runtime and bundle cache lookups are spans, and the root span names what
+// was released.
+func TestJaegerE2EReleaseSpans(t *testing.T) {
+	j := startJaeger(t, jaegerBinary(t))
+	tr := runIntoJaeger(t, j, map[string]string{
+		"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + j.otlpHTTP,
+		"PISHIP_PROGRESS":             "0",
+	}, func(dir, traceFile string) ([]string, []string) {
+		return []string{"release", "--trace-file", traceFile, copyDist(t, "hello")}, nil
+	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("Jaeger trace %s:\n%s", tr.TraceID, describeJaegerTrace(tr))
+		}
+	})
+	byID := map[string]jaegerSpan{}
+	for _, s := range tr.Spans {
+		byID[normSpanID(s.SpanID)] = s
+	}
+	parentOf := func(s jaegerSpan) jaegerSpan {
+		if refs := childOfRefs(s); len(refs) == 1 {
+			return byID[normSpanID(refs[0].SpanID)]
+		}
+		return jaegerSpan{}
+	}
+	smoke, lookups := 0, map[string]bool{}
+	for _, s := range tr.Spans {
+		switch {
+		case strings.HasPrefix(s.OperationName, "smoke ") && len(s.Tags) > 0:
+			if _, isStage := tagValue(s, tracing.AttrStageName); isStage {
+				continue // the stage span itself
+			}
+			smoke++
+			if kind, _ := tagValue(parentOf(s), tracing.AttrStageKind); kind != "smoke" {
+				t.Errorf("smoke test span %q: parent %q, want the smoke stage's span", s.OperationName, parentOf(s).OperationName)
+			}
+			if v, _ := tagValue(s, tracing.AttrVerdict); v != "passed" {
+				t.Errorf("smoke test span %q: %s = %q, want passed", s.OperationName, tracing.AttrVerdict, v)
+			}
+		case s.OperationName == tracing.CacheLookupSpanName:
+			// piship.cache.name is the cache engineer's AttrCacheName.
+			if name, ok := tagValue(s, "piship.cache.name"); ok {
+				lookups[name] = true
+			}
+		}
+	}
+	if smoke != 2 {
+		t.Errorf("%d smoke test spans, want 2 (hello's smoke \"version\" and \"help\")", smoke)
+	}
+	for _, c := range []string{"runtime", "bundle"} {
+		if !lookups[c] {
+			t.Errorf("no %q span with piship.cache.name %q (caches looked up: %v)", tracing.CacheLookupSpanName, c, lookups)
+		}
+	}
+	var root jaegerSpan
+	for _, s := range tr.Spans {
+		if s.OperationName == tracing.PipelineSpanName("release") {
+			root = s
+		}
+	}
+	checkTags(t, root, map[string]string{tracing.AttrPipeline: "release", tracing.AttrDistribution: "hello", tracing.AttrExitCode: "0"})
+	if sum, _ := tagValue(root, tracing.AttrArchiveSHA256); len(sum) != 64 {
+		t.Errorf("root span %s = %q, want the archive's sha256", tracing.AttrArchiveSHA256, sum)
+	}
+	if name, _ := tagValue(root, tracing.AttrReleaseName); !strings.HasPrefix(name, "hello-") {
+		t.Errorf("root span %s = %q, want hello-<version>-<target>", tracing.AttrReleaseName, name)
+	}
+}
+
 // The launcher records a start in its own span model and writes it as
 // OTLP/JSON (PISHIP_TRACE_FILE); a real OTLP/HTTP receiver must take that
 // file as it is, parent links and all.
@@ -166,12 +297,26 @@ func TestJaegerE2ELaunchTraceFile(t *testing.T) {
 // run wrote to its --trace-file is queryable.
 func runPipelineIntoJaeger(t *testing.T, j *jaegerInstance, env map[string]string) jaegerTrace {
 	t.Helper()
+	return runIntoJaeger(t, j, env, func(dir, traceFile string) ([]string, []string) {
+		pipelinePath := filepath.Join(dir, "p.hcl")
+		if err := os.WriteFile(pipelinePath, []byte(jaegerE2EPipeline), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// Flags before the pipeline path, so this parses with the standard
+		// flag package as well as with parsers that allow interspersed flags.
+		return []string{"run", "--trace-file", traceFile, pipelinePath}, nil
+	})
+}
+
+// runIntoJaeger runs the command setup writes into a fresh directory (its
+// arguments, and the trace files of nested runs to wait for besides the
+// run's own --trace-file) and returns the trace once Jaeger has all their
+// spans.
+func runIntoJaeger(t *testing.T, j *jaegerInstance, env map[string]string, setup func(dir, traceFile string) (args, nested []string)) jaegerTrace {
+	t.Helper()
 	dir := t.TempDir()
-	pipelinePath := filepath.Join(dir, "p.hcl")
-	if err := os.WriteFile(pipelinePath, []byte(jaegerE2EPipeline), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	traceFile := filepath.Join(dir, "trace.json")
+	args, nested := setup(dir, traceFile)
 	// digest's files are relative; run from the pipeline's directory whether
 	// piship resolves them against the pipeline file or the working directory.
 	t.Chdir(dir)
@@ -214,9 +359,6 @@ func runPipelineIntoJaeger(t *testing.T, j *jaegerInstance, env map[string]strin
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	// Flags before the pipeline path, so this parses with the standard flag
-	// package as well as with parsers that allow interspersed flags.
-	args := []string{"run", "--trace-file", traceFile, pipelinePath}
 	code := runMain(ctx, args, &stdout, &stderr, os.Getenv)
 	if code != 0 || t.Failed() {
 		t.Logf("piship %s: exit code %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, stdout.String(), stderr.String())
@@ -226,6 +368,9 @@ func runPipelineIntoJaeger(t *testing.T, j *jaegerInstance, env map[string]strin
 	}
 
 	fileSpans := readTraceFile(t, traceFile)
+	for _, f := range nested {
+		fileSpans = append(fileSpans, readTraceFile(t, f)...)
+	}
 	traceID := ""
 	for _, s := range fileSpans {
 		if traceID == "" {
@@ -267,7 +412,7 @@ func checkJaegerPipelineTrace(t *testing.T, tr jaegerTrace) jaegerSpan {
 		t.Fatalf("%d spans named %q, want 1", len(roots), "pipeline e2e")
 	}
 	root := roots[0]
-	checkTags(t, root, map[string]string{"pipeline": "e2e"})
+	checkTags(t, root, map[string]string{tracing.AttrPipeline: "e2e"})
 
 	for _, st := range jaegerE2EStages {
 		name := st.kind + " " + st.name
@@ -283,20 +428,20 @@ func checkJaegerPipelineTrace(t *testing.T, tr jaegerTrace) jaegerSpan {
 			t.Errorf("span %q: CHILD_OF references %+v, want exactly one to the root span %s", name, refs, root.SpanID)
 		}
 		checkTags(t, s, map[string]string{
-			"pipeline":   "e2e",
-			"stage.kind": st.kind,
-			"stage.name": st.name,
-			"verdict":    "passed",
+			tracing.AttrPipeline:  "e2e",
+			tracing.AttrStageKind: st.kind,
+			tracing.AttrStageName: st.name,
+			tracing.AttrVerdict:   "passed",
 		})
-		v, ok := tagValue(s, "cache.hit")
+		v, ok := tagValue(s, tracing.AttrCacheHit)
 		switch {
 		case st.cacheable && (!ok || v != "false"):
-			t.Errorf("span %q: cache.hit = %q (present %v), want false on a cold cache", name, v, ok)
+			t.Errorf("span %q: piship.cache.hit = %q (present %v), want false on a cold cache", name, v, ok)
 		case !st.cacheable && ok:
-			t.Errorf("span %q: cache.hit = %q on a stage that is not cacheable", name, v)
+			t.Errorf("span %q: piship.cache.hit = %q on a stage that is not cacheable", name, v)
 		}
-		if _, ok := tagValue(s, "cache.key"); ok != st.cacheable {
-			t.Errorf("span %q: cache.key present = %v, want %v", name, ok, st.cacheable)
+		if _, ok := tagValue(s, tracing.AttrCacheKey); ok != st.cacheable {
+			t.Errorf("span %q: piship.cache.key present = %v, want %v", name, ok, st.cacheable)
 		}
 	}
 	return root
@@ -426,7 +571,12 @@ type jaegerSpan struct {
 	OperationName string      `json:"operationName"`
 	References    []jaegerRef `json:"references"`
 	Tags          []jaegerKV  `json:"tags"`
+	Logs          []jaegerLog `json:"logs"` // span events
 	ProcessID     string      `json:"processID"`
+}
+
+type jaegerLog struct {
+	Fields []jaegerKV `json:"fields"` // the event's attributes, and "event": its name
 }
 
 type jaegerRef struct {

@@ -11,6 +11,9 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"piship.dev/piship/tracing"
+	"piship.dev/piship/tracing/phase"
 )
 
 // The timing the CLI prints must be exactly what the spans recorded: the
@@ -58,7 +61,7 @@ func TestTimingEqualsRecordedSpans(t *testing.T) {
 		for _, kv := range s.Attributes() {
 			attrs[kv.Key] = kv.Value
 		}
-		name, ok := attrs["stage.name"]
+		name, ok := attrs[tracing.AttrStageName]
 		if !ok || s.Name() == "cache lookup" {
 			continue
 		}
@@ -66,7 +69,7 @@ func TestTimingEqualsRecordedSpans(t *testing.T) {
 			t.Errorf("span %s is not a child of the run span", s.Name())
 		}
 		c := "none"
-		if hit, ok := attrs["cache.hit"]; ok {
+		if hit, ok := attrs[tracing.AttrCacheHit]; ok {
 			c = map[bool]string{true: "hit", false: "miss"}[hit.AsBool()]
 		}
 		got = append(got, stage{label: s.Name(), name: name.AsString(), cache: c, start: s.StartTime(),
@@ -171,7 +174,7 @@ func TestInstallTimingShowsPhases(t *testing.T) {
 	phases := map[string]int64{}
 	for _, s := range rec.Ended() {
 		for _, kv := range s.Attributes() {
-			if kv.Key == "phase" && s.Parent().SpanID() == stage.SpanContext().SpanID() {
+			if kv.Key == phase.Attr && s.Parent().SpanID() == stage.SpanContext().SpanID() {
 				phases[s.Name()] = s.EndTime().Sub(s.StartTime()).Round(time.Millisecond).Milliseconds()
 			}
 		}

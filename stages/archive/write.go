@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/tracing/phase"
 )
 
 // DefaultLevel is the gzip level used when Options.Level is 0: level 5,
@@ -258,6 +259,13 @@ func (hw *hashWriter) Write(p []byte) (int, error) {
 // result. The file is created with mode 0644. It is not fsynced: like every
 // release output but the receipt, it is rebuilt rather than recovered.
 func Create(ctx context.Context, path, root string, opts Options) (res Result, err error) {
+	// Compressing the tree is the archive stage's whole cost.
+	ctx, ph := phase.Start(ctx, "archive write")
+	defer func() {
+		ph.SetInt("piship.archive.bytes", res.Size)
+		ph.SetInt("piship.archive.files", int64(res.Files))
+		ph.End(err)
+	}()
 	f, err := atomicfs.Create(path, 0o644, atomicfs.Options{})
 	if err != nil {
 		return Result{}, fmt.Errorf("archive: %w", err)

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"piship.dev/piship/tracing/phase"
 )
 
 // Options for Bundle.
@@ -105,7 +107,14 @@ func Bundle(ctx context.Context, o Options) (*Manifest, error) {
 			return nil, err
 		}
 		t0 := time.Now()
+		// Each esbuild run is a visible cost (one to three per bundle).
+		_, ph := phase.Start(ctx, "esbuild")
 		res, err = b.build()
+		if res != nil {
+			ph.SetInt("piship.bundle.modules", int64(len(res.meta.Inputs)))
+			ph.SetInt("piship.bundle.outputs", int64(len(res.outputs)))
+		}
+		ph.End(err)
 		if err != nil {
 			return nil, err
 		}

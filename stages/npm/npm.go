@@ -162,7 +162,11 @@ func env() []string {
 // installed rather than its inputs. Depend on tarballs (`npm pack`), not
 // directories: npm installs a `file:` directory as a symbolic link to it,
 // which points out of dir and which the runtime cache refuses.
-func Ci(ctx context.Context, dir string, log io.Writer) error {
+func Ci(ctx context.Context, dir string, log io.Writer) (err error) {
+	// npm ci is the runtime stage's main cost: its own span, which npm's
+	// TRACEPARENT names.
+	ctx, ph := phase.Start(ctx, "npm ci")
+	defer func() { ph.End(err) }()
 	cmd := exec.CommandContext(ctx, "npm", ciArgs...)
 	cmd.Dir = dir
 	cmd.Env = phase.ChildEnv(ctx, env())
@@ -175,7 +179,7 @@ func Ci(ctx context.Context, dir string, log io.Writer) error {
 	// time.
 	cmd.Stdout, cmd.Stderr = w, w
 	cmd.WaitDelay = 10 * time.Second
-	err := proc.Run(cmd)
+	err = proc.Run(cmd)
 	if ctx.Err() != nil {
 		return fmt.Errorf("npm ci in %s: %w", dir, ctx.Err())
 	}

@@ -17,7 +17,7 @@ import (
 
 // Attr is the attribute naming a phase span's phase; its presence marks a
 // span as a phase for the timing summary.
-const Attr = "phase"
+const Attr = "piship.phase"
 
 // InstrumentationName is the instrumentation scope of phase spans (the
 // same as the engine's).
@@ -48,6 +48,14 @@ func (p Span) End(err error) {
 		p.s.SetStatus(codes.Error, err.Error())
 	}
 	p.s.End()
+}
+
+// Set records attributes on the phase (a smoke test's verdict, args and
+// exit code).
+func (p Span) Set(kv ...attribute.KeyValue) {
+	if p.s != nil {
+		p.s.SetAttributes(kv...)
+	}
 }
 
 // SetInt records a count (files, bytes ...) on the phase.
