@@ -59,6 +59,9 @@ func (p *Progress) Event(e Event) {
 			line = fmt.Sprintf("%s: cached %s (%d ms)", e.Pipeline, label, ms)
 		case r.Status == Succeeded:
 			line = fmt.Sprintf("%s: finished %s in %d ms", e.Pipeline, label, ms)
+			if r.MissReason != "" {
+				line += " (cache miss: " + r.MissReason + ")"
+			}
 		default:
 			line = p.paint("31", fmt.Sprintf("%s: %s %s in %d ms: %s", e.Pipeline, r.Status, label, ms, firstLine(r.Err)))
 		}
