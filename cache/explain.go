@@ -182,7 +182,9 @@ type StageLookup struct {
 	Kind   string `json:"kind"`
 	Status string `json:"status"`
 	// Cache is "hit", "miss" or "none" (no cache was looked up).
-	Cache   string   `json:"cache"`
+	Cache string `json:"cache"`
+	// Reason is the stage's miss reason (engine.StageResult.MissReason).
+	Reason  string   `json:"reason,omitempty"`
 	Lookups []Lookup `json:"lookups"`
 }
 

@@ -134,7 +134,7 @@ func (s *scheduler) recordRun(res *Result) {
 	}
 	rec := &cache.RunRecord{Pipeline: s.g.Name, File: pipelineFile(s.g)}
 	for _, r := range res.Stages {
-		sl := cache.StageLookup{Stage: r.Stage.Name, Kind: r.Stage.KindName, Status: r.Status.String(), Cache: "none", Lookups: r.Lookups}
+		sl := cache.StageLookup{Stage: r.Stage.Name, Kind: r.Stage.KindName, Status: r.Status.String(), Cache: "none", Reason: r.MissReason, Lookups: r.Lookups}
 		if sl.Lookups == nil {
 			sl.Lookups = []cache.Lookup{}
 		}
