@@ -104,7 +104,11 @@ func stageMissReason(lks []cache.Lookup) string {
 func (s *scheduler) kindLookups(ctx context.Context, st *graph.Stage, r *StageResult) func(stage.CacheLookup) {
 	return func(l stage.CacheLookup) {
 		lk := cache.Lookup{Cache: l.Cache, Key: l.Key, Hit: l.Hit, Inputs: l.Inputs, Scope: l.Scope}
-		if !l.Hit {
+		switch {
+		case l.Hit:
+		case l.Reason != "":
+			lk.Reason = l.Reason
+		default:
 			lk.Reason = s.missReason(s.stageID(st, l.Cache, l.Scope), l.Key, l.Inputs)
 		}
 		s.recordLookup(ctx, time.Now(), r, lk)

@@ -71,8 +71,13 @@ func (Bundle) Run(ctx context.Context, inv *stage.Invocation, c BundleConfig) (B
 		}
 		return bundleOutputs(true, key, m), nil
 	}
-	// The inputs stage found no verified entry (bundle_cached is false).
-	inv.CacheLookup(stage.CacheLookup{Cache: "bundle", Key: key, Hit: false, Inputs: named, Scope: scope})
+	// The inputs stage found no verified entry (bundle_cached is false), or
+	// was told to rebuild: an entry that stands says which.
+	miss := stage.CacheLookup{Cache: "bundle", Key: key, Hit: false, Inputs: named, Scope: scope}
+	if e, _ := rt.Get(key, false); e != nil {
+		miss.Reason = "a rebuild was asked for (--rebuild)"
+	}
+	inv.CacheLookup(miss)
 	m, err := bundle.Bundle(ctx, bundle.Options{
 		Root: dir, Entry: c.Entry, Log: inv.Log,
 		Platform: c.Platform, Arch: c.Arch,

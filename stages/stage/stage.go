@@ -117,6 +117,9 @@ type CacheLookup struct {
 	// (the distribution directory), so two distributions built by one
 	// pipeline are not compared with each other.
 	Scope string
+	// Reason, on a miss the kind chose (a rebuild was asked for), says
+	// so instead of the engine comparing inputs.
+	Reason string
 }
 
 // CacheLookup reports a lookup in a cache the kind keeps itself (see
