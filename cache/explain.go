@@ -127,9 +127,14 @@ func (x *Explain) Previous(id StageID) *StageRecord {
 }
 
 // Remember records key (with its inputs) as the newest entry the stage
-// used. Call it after the stage succeeded, so a failed run does not point
+// used; Updated is when it first did. Call it after the stage succeeded, so a failed run does not point
 // the next one at an entry that was never made.
 func (x *Explain) Remember(id StageID, key string, in Inputs) error {
+	// A stage served by the entry it already names (the common hit) costs
+	// one read, not a write.
+	if p := x.Previous(id); p != nil && p.Key == key && maps.Equal(p.Inputs, in) {
+		return nil
+	}
 	return x.write(filepath.Join(x.root, "stages", id.file()), &StageRecord{
 		Schema: stageRecordSchema, Cache: id.Cache, Pipeline: id.Pipeline, Stage: id.Stage, Scope: id.Scope,
 		Key: key, Inputs: in, Updated: x.now().UTC().Format(time.RFC3339Nano),
