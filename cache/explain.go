@@ -156,6 +156,10 @@ func (x *Explain) RecordKeyInputs(key, scope string, in Inputs) error {
 	if err := checkRuntimeKey(key); err != nil {
 		return err
 	}
+	// Every build computes the keys; an unchanged record is not rewritten.
+	if sc, old := x.KeyInputs(key); old != nil && sc == scope && maps.Equal(old, in) {
+		return nil
+	}
 	return x.write(filepath.Join(x.root, "keys", key+".json"), &keyInputs{Schema: keyInputsSchema, Key: key, Scope: scope, Inputs: in})
 }
 
