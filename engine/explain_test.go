@@ -96,7 +96,7 @@ func TestKindCacheLookups(t *testing.T) {
 	}
 
 	r, progress, spans = run("i-1", "true", "22.1")
-	if !r.CacheHit || r.MissReason != "" || !strings.Contains(progress, "p: cached own_cache runtime") {
+	if !r.CacheHit || r.MissReason != "" || !strings.Contains(progress, "own_cache runtime: CACHED") {
 		t.Errorf("a kind's hit: hit %v, reason %q, progress %q; want cached", r.CacheHit, r.MissReason, progress)
 	}
 	if a := lookupSpan(spans); a[tracing.AttrCacheHit] != "true" || a[tracing.AttrCacheMissReason] != "" {

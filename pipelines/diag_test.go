@@ -81,22 +81,36 @@ const inputsPipeline = `pipeline "typed" {
 }
 `
 
+// distributionHCL is a valid distribution.hcl; a row's mistake is one edit of it.
+const distributionHCL = `distribution "demo" {
+  name    = "Demo"
+  version = "1.0.0"
+  command = "demo"
+  runtime {
+    entry = "node_modules/demo-cli/bin/demo.js"
+  }
+  release {
+    targets = ["linux-x64"]
+  }
+}
+`
+
 // Realistic mistakes, called the way the CLI calls them, all print in one
 // format: `file:line:col: error: summary` (or `file: error: summary` when
 // there is no position), the source line with a caret when there is a
 // position, then the fix; never `<nil>` or hcl's `file:3,22-22`.
 func TestMistakesPrintOneFormat(t *testing.T) {
 	dir := t.TempDir()
-	goodRuntime := func(dist string) {
+	// distribution writes a distribution directory holding hcl as its
+	// distribution.hcl and a good runtime, so hcl is the only mistake.
+	distribution := func(t *testing.T, hcl string) string {
+		dist := t.TempDir()
+		writeTestFile(t, dist, "distribution.hcl", hcl)
 		writeTestFile(t, dist, "runtime/package.json", `{"name":"demo","version":"1.0.0"}`)
 		writeTestFile(t, dist, "runtime/package-lock.json", `{"name":"demo","lockfileVersion":3,"packages":{}}`)
+		return dist
 	}
-	noCommand := filepath.Join(dir, "nocommand")
-	writeTestFile(t, noCommand, "distribution.hcl", "distribution \"demo\" {\n  name    = \"Demo\"\n  version = \"1.0.0\"\n  runtime {\n    entry = \"node_modules/demo-cli/bin/demo.js\"\n  }\n  release {\n    targets = [\"linux-x64\"]\n  }\n}\n")
-	goodRuntime(noCommand)
-	bareWord := filepath.Join(dir, "bareword")
-	writeTestFile(t, bareWord, "distribution.hcl", "distribution \"demo\" {\n  name    = Demo\n  version = \"1.0.0\"\n  command = \"demo\"\n  runtime {\n    entry = \"node_modules/demo-cli/bin/demo.js\"\n  }\n  release {\n    targets = [\"linux-x64\"]\n  }\n}\n")
-	goodRuntime(bareWord)
+	aDistribution := distribution(t, distributionHCL)
 	missingAttr := writeTestFile(t, dir, "missing.hcl", "pipeline \"p\" {\n  stage \"exec\" \"a\" {\n    env = {}\n  }\n}\n")
 	kindTypo := writeTestFile(t, dir, "typo.hcl", `pipeline "p" {
   stage "exce" "greet" {
@@ -116,7 +130,9 @@ func TestMistakesPrintOneFormat(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		run  func(c Config) int
-		code int // -1: any failure (the exit-code rule is not this test's)
+		// build, when set, is a distribution.hcl that run builds instead.
+		build string
+		code  int // -1: any failure (the exit-code rule is not this test's)
 		// want are substrings of stderr in order; an empty want is
 		// "this command succeeds".
 		want []string
@@ -145,23 +161,17 @@ func TestMistakesPrintOneFormat(t *testing.T) {
 			errors: 1,
 		},
 		{
-			name: "missing attribute in distribution.hcl: build",
-			run: func(c Config) int {
-				_, code := Build(context.Background(), c, BuildArgs{Distribution: noCommand})
-				return code
-			},
+			name:   "missing attribute in distribution.hcl: build",
+			build:  strings.Replace(distributionHCL, "  command = \"demo\"\n", "", 1),
 			code:   ExitUsage,
-			want:   []string{"nocommand/distribution.hcl:1:21: error: Missing required argument\n", "    1 | distribution \"demo\" {\n      |                     ^\n", "  distribution \"demo\" requires command", "CONFIG_INVALID"},
+			want:   []string{"/distribution.hcl:1:21: error: Missing required argument\n", "    1 | distribution \"demo\" {\n      |                     ^\n", "  distribution \"demo\" requires command", "CONFIG_INVALID"},
 			errors: 1,
 		},
 		{
-			name: "a bare word in distribution.hcl: build prints it as validate does",
-			run: func(c Config) int {
-				_, code := Build(context.Background(), c, BuildArgs{Distribution: bareWord})
-				return code
-			},
+			name:   "a bare word in distribution.hcl: build prints it as validate does",
+			build:  strings.Replace(distributionHCL, `"Demo"`, "Demo", 1),
 			code:   ExitUsage,
-			want:   []string{"bareword/distribution.hcl:2:13: error: Variables not allowed\n", "    2 |   name    = Demo\n      |             ^^^^\n", "write the value itself", "CONFIG_INVALID"},
+			want:   []string{"/distribution.hcl:2:13: error: Variables not allowed\n", "    2 |   name    = Demo\n      |             ^^^^\n", "write the value itself", "CONFIG_INVALID"},
 			errors: 1,
 		},
 		{
@@ -230,11 +240,11 @@ func TestMistakesPrintOneFormat(t *testing.T) {
 		{
 			name: "install of a distribution directory says what to install instead",
 			run: func(c Config) int {
-				_, code := Install(context.Background(), c, InstallArgs{Source: bareWord})
+				_, code := Install(context.Background(), c, InstallArgs{Source: aDistribution})
 				return code
 			},
 			code: -1,
-			want: []string{"CONFIG_INVALID: " + bareWord + " is a distribution (it holds distribution.hcl), not a release or a payload: run `piship release " + bareWord + "`"},
+			want: []string{"CONFIG_INVALID: " + aDistribution + " is a distribution (it holds distribution.hcl), not a release or a payload: run `piship release " + aDistribution + "`"},
 		},
 		{
 			name:   "fmt of a file that does not parse",
@@ -245,8 +255,16 @@ func TestMistakesPrintOneFormat(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			run := tc.run
+			if tc.build != "" {
+				dist := distribution(t, tc.build)
+				run = func(c Config) int {
+					_, code := Build(context.Background(), c, BuildArgs{Distribution: dist})
+					return code
+				}
+			}
 			var stderr bytes.Buffer
-			code := tc.run(testConfig(t, &stderr))
+			code := run(testConfig(t, &stderr))
 			got := stderr.String()
 			if code != tc.code && (tc.code != -1 || code == ExitOK) {
 				t.Fatalf("exit %d, want %d\n%s", code, tc.code, got)

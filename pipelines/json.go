@@ -15,8 +15,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/hashicorp/hcl/v2/ext/typeexpr"
-
 	"piship.dev/piship/cache"
 	"piship.dev/piship/graph"
 	"piship.dev/piship/stages/home"
@@ -294,29 +292,15 @@ type StagesDoc struct {
 	Kinds  []KindDoc `json:"kinds"`
 }
 
-// KindDoc documents one stage kind.
+// KindDoc documents one stage kind; its attributes and outputs are the
+// contract's own declarations, which carry their json form.
 type KindDoc struct {
-	Name      string      `json:"name"`
-	Version   string      `json:"version"`
-	Doc       string      `json:"doc"`
-	Cacheable bool        `json:"cacheable"`
-	Attrs     []AttrDoc   `json:"attrs"`
-	Outputs   []OutputDoc `json:"outputs"`
-}
-
-// AttrDoc is one attribute of a kind.
-type AttrDoc struct {
-	Name     string `json:"name"`
-	Type     string `json:"type"`
-	Required bool   `json:"required"`
-	Doc      string `json:"doc"`
-}
-
-// OutputDoc is one output of a kind.
-type OutputDoc struct {
-	Name string `json:"name"`
-	Type string `json:"type"`
-	Doc  string `json:"doc"`
+	Name      string         `json:"name"`
+	Version   string         `json:"version"`
+	Doc       string         `json:"doc"`
+	Cacheable bool           `json:"cacheable"`
+	Attrs     []stage.Attr   `json:"attrs"`
+	Outputs   []stage.Output `json:"outputs"`
 }
 
 // StagesJSON documents kinds (attributes and outputs sorted by name).
@@ -324,13 +308,9 @@ func StagesJSON(kinds []stage.Kind) StagesDoc {
 	d := StagesDoc{Schema: Schema("stages"), Kinds: []KindDoc{}}
 	for _, k := range kinds {
 		_, cacheable := k.(stage.Cacheable)
-		kd := KindDoc{Name: k.Name(), Version: k.Version(), Doc: k.Doc(), Cacheable: cacheable, Attrs: []AttrDoc{}, Outputs: []OutputDoc{}}
-		for _, a := range k.Attrs() {
-			kd.Attrs = append(kd.Attrs, AttrDoc{Name: a.Name, Type: typeexpr.TypeString(a.Type), Required: a.Required, Doc: a.Doc})
-		}
-		for _, o := range k.Outputs() {
-			kd.Outputs = append(kd.Outputs, OutputDoc{Name: o.Name, Type: typeexpr.TypeString(o.Type), Doc: o.Doc})
-		}
+		// Copies: sorting must not reorder the kind's own declarations.
+		kd := KindDoc{Name: k.Name(), Version: k.Version(), Doc: k.Doc(), Cacheable: cacheable,
+			Attrs: append([]stage.Attr{}, k.Attrs()...), Outputs: append([]stage.Output{}, k.Outputs()...)}
 		sort.Slice(kd.Attrs, func(i, j int) bool { return kd.Attrs[i].Name < kd.Attrs[j].Name })
 		sort.Slice(kd.Outputs, func(i, j int) bool { return kd.Outputs[i].Name < kd.Outputs[j].Name })
 		d.Kinds = append(d.Kinds, kd)

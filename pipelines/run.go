@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/zclconf/go-cty/cty"
@@ -39,6 +40,9 @@ type Config struct {
 	Parallelism int
 	// TraceFile, when set, receives the run's spans as OTLP JSON.
 	TraceFile string
+	// Timings, when set, receives the run's timings report: one
+	// self-contained HTML page (tracing.WriteTimingsHTML).
+	Timings string
 	// SelfBinary is the piship binary a release for this platform ships
 	// (piship-launch from beside it too); empty ships none. main sets it
 	// from os.Executable; the CLI run in-process by tests leaves it empty.
@@ -49,6 +53,10 @@ type Config struct {
 	// ServiceVersion is the service.version of the run's spans (piship's
 	// version and commit); empty leaves it out.
 	ServiceVersion string
+	// Progress is --progress, one of ProgressModes (anything else is
+	// auto); empty when the flag was not given: PISHIP_PROGRESS decides,
+	// then whether stderr is a terminal.
+	Progress string
 }
 
 // stageEnv is the environment the stages see: the run's, with the shipped
@@ -105,8 +113,7 @@ func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value
 		return Outcome{Graph: g, Code: c.usage("CONFIG_INVALID: %v", err)}
 	}
 	opts.Tracer = prov.Tracer()
-	live := c.liveProgress()
-	progress := engine.NewProgress(c.Stderr, live, c.Getenv("NO_COLOR") == "" && live)
+	progress := c.newProgress(g)
 	opts.Events = progress.Event
 	opts.Log = progress.Log()
 
@@ -140,6 +147,12 @@ func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value
 			code = ExitFailed
 		}
 	}
+	if c.Timings != "" {
+		if err := WriteTimingsFile(c.Timings, spans, g.DepNames()); err != nil {
+			fmt.Fprintf(c.Stderr, "piship: --timings: %v\n", err)
+			code = ExitFailed
+		}
+	}
 	if c.Getenv("PISHIP_DEBUG_TIMING") == "1" {
 		_ = tracing.Summarize(spans, g.Name, g.DepNames()).Write(c.Stderr)
 	}
@@ -161,16 +174,69 @@ func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value
 	return Outcome{Graph: g, Result: res, Total: total, Code: code, Spans: spans}
 }
 
-// liveProgress decides between the live view and plain lines:
-// PISHIP_PROGRESS=1 or 0 forces either, otherwise a terminal gets the view.
-func (c Config) liveProgress() bool {
-	switch c.Getenv("PISHIP_PROGRESS") {
-	case "1":
-		return true
-	case "0":
-		return false
+// ProgressModes are the values of --progress (Config.Progress).
+var ProgressModes = []string{"auto", "tty", "plain", "json"}
+
+// progressMode decides the progress form: --progress when given (auto: the
+// tty view on a terminal, plain lines otherwise), else PISHIP_PROGRESS=1
+// or 0 forces the view or plain lines, else auto.
+func (c Config) progressMode() engine.ProgressMode {
+	switch c.Progress {
+	case "tty":
+		return engine.ProgressTTY
+	case "plain":
+		return engine.ProgressPlain
+	case "json":
+		return engine.ProgressJSON
+	case "":
+		switch c.Getenv("PISHIP_PROGRESS") {
+		case "1":
+			return engine.ProgressTTY
+		case "0":
+			return engine.ProgressPlain
+		}
 	}
-	return IsTerminal(c.Stderr)
+	if IsTerminal(underlying(c.Stderr)) {
+		return engine.ProgressTTY
+	}
+	return engine.ProgressPlain
+}
+
+// underlying is the writer stderr ends in: a --json command's stderr is
+// a FailureLog in front of the terminal.
+func underlying(w io.Writer) io.Writer {
+	if f, ok := w.(*FailureLog); ok {
+		return f.W
+	}
+	return w
+}
+
+// newProgress is the progress renderer of a run of g on stderr: colour in
+// the tty view unless NO_COLOR is set, the size asked of the terminal at
+// every redraw (so a resize takes effect), else COLUMNS and LINES, else 80
+// columns and no height limit.
+func (c Config) newProgress(g *graph.Graph) *engine.Progress {
+	mode := c.progressMode()
+	return engine.NewProgressWith(c.Stderr, engine.ProgressOptions{
+		Mode:     mode,
+		Color:    mode == engine.ProgressTTY && c.Getenv("NO_COLOR") == "",
+		Pipeline: g.Name,
+		Total:    len(g.Stages),
+		Width: func() int {
+			if w, _ := terminalSize(underlying(c.Stderr)); w > 0 {
+				return w
+			}
+			n, _ := strconv.Atoi(c.Getenv("COLUMNS"))
+			return n
+		},
+		Height: func() int {
+			if _, h := terminalSize(underlying(c.Stderr)); h > 0 {
+				return h
+			}
+			n, _ := strconv.Atoi(c.Getenv("LINES"))
+			return n
+		},
+	})
 }
 
 func hasCacheable(g *graph.Graph) bool {
@@ -189,6 +255,28 @@ func writeTraceFile(path string, spans []sdktrace.ReadOnlySpan) error {
 	}
 	defer f.Abort()
 	if err := tracing.WriteOTLPJSON(f, spans); err != nil {
+		return err
+	}
+	return f.Commit()
+}
+
+// WriteTimingsFile writes the timings report of spans to path atomically:
+// a reader never sees half a page, and a failed write leaves no file.
+// Errors are TIMINGS_FAILED naming the file.
+func WriteTimingsFile(path string, spans []sdktrace.ReadOnlySpan, deps map[string][]string) error {
+	if err := writeTimings(path, spans, deps); err != nil {
+		return fmt.Errorf("TIMINGS_FAILED: cannot write the timings page %s: %w; check that its directory exists and is writable", path, err)
+	}
+	return nil
+}
+
+func writeTimings(path string, spans []sdktrace.ReadOnlySpan, deps map[string][]string) error {
+	f, err := atomicfs.Create(path, 0o644, atomicfs.Options{Pattern: ".timings-*.html"})
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if err := tracing.WriteTimingsHTML(f, spans, deps); err != nil {
 		return err
 	}
 	return f.Commit()

@@ -13,7 +13,7 @@ import (
 // runtime. Distributions declare none yet (vendored packages come later),
 // so it reads no lock and says so: not-applicable, never passed (a passed
 // verdict without a lock read would be a false statement in release.json;
-// release.ParseMetadata refuses one). The stage and its verdict position
+// releasejson.Parse refuses one). The stage and its verdict position
 // exist so release pipelines need no change when packages arrive.
 type PackageAudits struct{}
 

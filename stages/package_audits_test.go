@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"piship.dev/piship/stages/release"
+	"piship.dev/piship/stages/release/releasejson"
 	"piship.dev/piship/stages/stage"
 )
 
@@ -24,17 +24,17 @@ func TestPackageAuditsWithoutPackagesAreNotApplicable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Verdict != release.PackageAuditVerdictNotApplicable || out.Locks != 0 {
+	if out.Verdict != releasejson.AuditNotApplicable || out.Locks != 0 {
 		t.Fatalf("verdict %q with %d locks, want not-applicable with 0", out.Verdict, out.Locks)
 	}
-	var rep release.PackageAudits
+	var rep releasejson.PackageAudits
 	if err := json.Unmarshal([]byte(out.Report), &rep); err != nil {
 		t.Fatal(err)
 	}
 	if rep.Verdict != out.Verdict || rep.Reason == "" {
 		t.Fatalf("report %s: want the verdict and a reason", out.Report)
 	}
-	if err := release.CheckPackageAudits(rep); err != nil {
+	if err := releasejson.CheckPackageAudits(rep); err != nil {
 		t.Fatalf("the stage's own report breaks the release rule: %v", err)
 	}
 }

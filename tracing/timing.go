@@ -44,6 +44,10 @@ type Timing struct {
 	// CriticalPath is the heaviest chain of dependent stages (by summed
 	// milliseconds), first stage first, as "<kind> <name>".
 	CriticalPath []string
+
+	// stages are the JSON's stages (with their verdicts), kept for the
+	// HTML report so it draws exactly the figures the JSON line prints.
+	stages []stageJSON
 }
 
 // Write prints the lines, then the JSON line.
@@ -75,6 +79,9 @@ type stageJSON struct {
 	Ms      int64       `json:"ms"`
 	Cache   string      `json:"cache"`
 	Phases  []phaseJSON `json:"phases,omitempty"`
+	// Verdict is the span's piship.verdict ("" when unset), for the HTML
+	// report only: the JSON line's layout stays as documented.
+	Verdict string `json:"-"`
 }
 
 // phaseJSON is one phase of a stage (a child span marked by phase.Attr);
@@ -95,6 +102,7 @@ type stageRun struct {
 	startMs int64
 	ms      int64
 	cache   string
+	verdict string
 	phases  []phaseRun
 }
 
@@ -198,7 +206,7 @@ func Summarize(spans []sdktrace.ReadOnlySpan, command string, deps map[string][]
 		if _, ok := display[r.name]; !ok {
 			display[r.name] = r.display
 		}
-		sj := stageJSON{Name: r.display, StartMs: r.startMs, Ms: r.ms, Cache: r.cache}
+		sj := stageJSON{Name: r.display, StartMs: r.startMs, Ms: r.ms, Cache: r.cache, Verdict: r.verdict}
 		for _, p := range r.phases { // already in start order
 			sj.Phases = append(sj.Phases, phaseJSON{Name: p.name, StartMs: p.startMs, Ms: p.ms})
 		}
@@ -206,6 +214,7 @@ func Summarize(spans []sdktrace.ReadOnlySpan, command string, deps map[string][]
 	}
 
 	t.CriticalPath = criticalPath(weights, display, deps)
+	t.stages = stages
 
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -259,6 +268,7 @@ func stageRunOf(s sdktrace.ReadOnlySpan) (stageRun, bool) {
 		end:     s.EndTime(),
 		ms:      durationMs(s.StartTime(), s.EndTime()),
 		cache:   cache,
+		verdict: verdictOf(s),
 	}, true
 }
 

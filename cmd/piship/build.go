@@ -125,8 +125,10 @@ func distFiles(dir string) map[string]*hcl.File {
 
 // runFlags adds the run options every pipeline command takes.
 func runFlags(fs *pflag.FlagSet, rc *runConfig) {
+	fs.StringVar(&rc.timings, "timings", "", "write the run's timings report to `FILE` (one self-contained HTML page: stages on a time axis, the critical path, cache hits and failures)")
 	fs.IntVar(&rc.parallelism, "parallelism", 0, "`N` stages that may run at once, 1 to 1024 (default: number of CPUs)")
 	fs.StringVar(&rc.traceFile, "trace-file", "", "write the run's spans to `FILE` as OTLP JSON")
+	fs.Var(&rc.progress, "progress", "progress on stderr: auto (tty on a terminal, plain otherwise), tty, plain or json (default: PISHIP_PROGRESS=1/0, else auto)")
 }
 
 // absArgs makes a `COMMAND DIST` command line's paths absolute (out

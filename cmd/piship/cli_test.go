@@ -175,6 +175,7 @@ func TestExitCodeRuleEveryCommand(t *testing.T) {
 		"uninstall":      {"uninstall", "hello"}, // overlapping homes
 		"launch":         {"launch", "hello"},    // overlapping homes
 		"run":            {"run", missing + ".hcl"},
+		"timings":        {"timings", missing, "-o", filepath.Join(dir, "t.html")},
 		"validate":       {"validate", broken},
 		"graph":          {"graph", missing + ".hcl"},
 		"fmt":            {"fmt", broken},

@@ -112,8 +112,9 @@ func wantsJSON(args []string) bool {
 
 // config is the pipelines configuration of a command's runs.
 func (e *env) config(rc runConfig) pipelines.Config {
-	return pipelines.Config{Stderr: e.stderr, Getenv: e.getenv, Parallelism: rc.parallelism, TraceFile: rc.traceFile,
-		SelfBinary: e.self, SpanProcessors: e.spans, ServiceVersion: serviceVersion()}
+	return pipelines.Config{Stderr: e.stderr, Getenv: e.getenv, Parallelism: rc.parallelism, TraceFile: rc.traceFile, Timings: rc.timings,
+		SelfBinary: e.self, SpanProcessors: e.spans, ServiceVersion: serviceVersion(),
+		Progress: string(rc.progress)}
 }
 
 // The command groups of `piship help`.
@@ -136,6 +137,7 @@ func commands(e *env) []*cobra.Command {
 		// Pipelines.
 		runCmd(e), validateCmd(e), graphCmd(e), stagesCmd(e), fmtCmd(e), cacheCmd(e), explainCmd(e),
 		versionCmd(e),
+		timingsCmd(e), // in groupPipeline: help lists it with run
 	}
 }
 

@@ -122,7 +122,7 @@ func TestRunFailureLastLineNamesFirstFailingVerdict(t *testing.T) {
 	if last != "rel: stage sigs failed: sh exited with status 2: bad signature" {
 		t.Fatalf("last line %q\nstderr:\n%s", last, stderr)
 	}
-	if !strings.Contains(stderr, "rel: finished exec clean in ") {
+	if !strings.Contains(stderr, "rel: exec clean: DONE ") {
 		t.Fatalf("always stage did not run:\n%s", stderr)
 	}
 }

@@ -148,12 +148,11 @@ func TestFailingVerdictsStopTheRelease(t *testing.T) {
 				t.Fatalf("last line %q, want stage %s and %q\n%s", last, tc.wantStage, tc.wantText, stderr)
 			}
 			// Every started stage finished.
-			started, finished := strings.Count(stderr, ": started "), 0
-			// A stage served from any cache ends "cached" (issue 15).
-			for _, verb := range []string{": finished ", ": cached ", ": failed ", ": cancelled "} {
+			started, finished := strings.Count(stderr, ": started\n"), 0
+			for _, verb := range []string{": DONE ", ": CACHED ", ": FAILED ", ": CANCELLED "} {
 				finished += strings.Count(stderr, verb)
 			}
-			if started != finished {
+			if started != finished || started == 0 {
 				t.Fatalf("%d stages started, %d ended\n%s", started, finished, stderr)
 			}
 			out := filepath.Join(dir, "dist")

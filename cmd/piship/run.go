@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -72,8 +73,26 @@ func runPipeline(e *env, name string, o runOpts) int {
 // runConfig holds the run options of `run` and the commands that run a
 // built-in pipeline (`build`).
 type runConfig struct {
+	timings     string // --timings FILE.html
 	parallelism int
 	traceFile   string
+	progress    progressFlag
+}
+
+// progressFlag is --progress: one of pipelines.ProgressModes, checked
+// when the command line is parsed, so a bad value is USAGE_INVALID (exit
+// 2) before anything runs.
+type progressFlag string
+
+func (f *progressFlag) String() string { return string(*f) }
+func (f *progressFlag) Type() string   { return "MODE" }
+
+func (f *progressFlag) Set(s string) error {
+	if !slices.Contains(pipelines.ProgressModes, s) {
+		return fmt.Errorf("use auto (tty on a terminal, plain otherwise), tty, plain or json")
+	}
+	*f = progressFlag(s)
+	return nil
 }
 
 func dryRunPlan(e *env, cfg pipelines.Config, p *pipelines.Prepared) int {

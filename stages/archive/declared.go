@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-
-	"github.com/klauspost/compress/gzip"
 )
 
 // DeclarationSchema names the format of an archive's declaration.
@@ -18,7 +15,7 @@ const DeclarationSchema = "piship-archive/v1"
 // extended header, the archive's first header (as git archive puts its
 // commit id): POSIX readers ignore a comment, so tar -x extracts the same
 // tree as before. With it an install knows the expanded size before it
-// writes a byte (free space, ReadDeclared) and Extract stops at the first
+// writes a byte (free space, Open) and Extract stops at the first
 // entry or byte beyond it.
 //
 // An archive without one (what piship wrote before, or any other tar.gz)
@@ -71,41 +68,4 @@ func parseDeclaration(data []byte, idx int, entry string) (*Declared, error) {
 		return nil, integrity(RuleDeclared, idx, entry, "the declaration %q lacks a count or has a negative one", c)
 	}
 	return &Declared{Files: *v.Files, Dirs: *v.Dirs, Bytes: *v.Bytes}, nil
-}
-
-// ReadDeclared reads the declaration at the start of a gzip-compressed
-// archive (see Declared), inflating only its first blocks. It returns nil
-// and no error for an archive without one, and an *Error for a stream
-// that is not gzip, ends early or holds a malformed declaration. Extract
-// checks the declaration it reads again, so a caller that sized
-// something on ReadDeclared's answer should also pass it as Limits.MaxBytes
-// and MaxEntries.
-func ReadDeclared(r io.Reader) (*Declared, error) {
-	zr, err := gzip.NewReader(r)
-	if err != nil {
-		return nil, integrity(RuleGzip, 0, "", "not a gzip stream: %v", err)
-	}
-	var blk [512]byte
-	if _, err := io.ReadFull(zr, blk[:]); err != nil {
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return nil, integrity(RuleTruncated, 0, "", "the archive ends inside its first header")
-		}
-		return nil, integrity(RuleGzip, 0, "", "corrupt gzip stream in the first header: %v", err)
-	}
-	if blk[156] != 'g' {
-		return nil, nil
-	}
-	name := cstring(blk[0:100])
-	if !checksumOK(&blk) {
-		return nil, integrity(RuleChecksum, 1, name, "header checksum mismatch")
-	}
-	size, ok := parseNumeric(blk[124:136])
-	if !ok || size > maxDeclaration {
-		return nil, integrity(RuleDeclared, 1, name, "a declaration of %d bytes (at most %d)", size, maxDeclaration)
-	}
-	data := make([]byte, size)
-	if _, err := io.ReadFull(zr, data); err != nil {
-		return nil, integrity(RuleTruncated, 1, name, "the archive ends inside its declaration")
-	}
-	return parseDeclaration(data, 1, name)
 }

@@ -157,32 +157,64 @@ func TestUndeclaredCeiling(t *testing.T) {
 	}
 }
 
-// ReadDeclared reads the declaration Write puts first, without the rest.
-func TestReadDeclared(t *testing.T) {
+// Open reads the declaration Write puts first, and Extract goes on from
+// that read: the same tree and digest as a plain Extract. Failures of the
+// first header are Open's.
+func TestOpenReadsTheDeclaration(t *testing.T) {
 	src := t.TempDir()
 	order, files := sampleTree()
 	mkTree(t, src, order, files)
 	arch, res := writeArchive(t, src, Options{})
-	d, err := ReadDeclared(bytes.NewReader(arch))
-	if err != nil || d == nil || d.Files != res.Files || d.Dirs != res.Dirs || d.Bytes != 2097257 {
-		t.Fatalf("ReadDeclared = %+v, %v; archive %+v", d, err, res)
+	a, err := Open(bytes.NewReader(arch), Limits{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	// Only the start of the stream is needed: the first member.
-	if d2, err := ReadDeclared(bytes.NewReader(members(arch)[0])); err != nil || *d2 != *d {
-		t.Fatalf("first member only: %+v %v", d2, err)
+	d := a.Declared()
+	if d == nil || d.Files != res.Files || d.Dirs != res.Dirs || d.Bytes != 2097257 {
+		t.Fatalf("Declared = %+v; archive %+v", d, res)
 	}
-	if d, err := ReadDeclared(bytes.NewReader(gz(tarBytes([]ent{{name: "ok.txt", data: "x"}}, nil)))); d != nil || err != nil {
-		t.Fatalf("undeclared: %+v %v", d, err)
+	got, err := a.Extract(context.Background(), filepath.Join(t.TempDir(), "d"))
+	a.Close()
+	if err != nil {
+		t.Fatal(err)
 	}
+	want, err := Extract(context.Background(), bytes.NewReader(arch), filepath.Join(t.TempDir(), "d"), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.SHA256 != want.SHA256 || got.Size != int64(len(arch)) || len(got.Files) != len(want.Files) || *got.Declared != *d {
+		t.Fatalf("extracted after Open: %s %d %d files, %+v; plain Extract: %s %d files", got.SHA256, got.Size, len(got.Files), got.Declared, want.SHA256, len(want.Files))
+	}
+	if _, err := a.Extract(context.Background(), filepath.Join(t.TempDir(), "e")); err == nil {
+		t.Fatal("a second Extract of one Reader succeeded")
+	}
+	// Opened and not extracted: Close stops the inflaters.
+	a, err = Open(bytes.NewReader(arch), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+
+	a, err = Open(bytes.NewReader(gz(tarBytes([]ent{{name: "ok.txt", data: "x"}}, nil))), Limits{})
+	if err != nil || a.Declared() != nil {
+		t.Fatalf("undeclared: %v", err)
+	}
+	a.Close()
 	for name, b := range map[string][]byte{
 		"not gzip":  []byte("hello, this is not a gzip stream at all"),
 		"truncated": gz(tarBytes(nil, nil))[:10],
 		"bad json":  gz(tarBytes([]ent{decl("{")}, nil)),
 	} {
-		if _, err := ReadDeclared(bytes.NewReader(b)); err == nil {
+		if _, err := Open(bytes.NewReader(b), Limits{}); err == nil {
 			t.Errorf("%s: accepted", name)
 		} else if _, ok := IsIntegrity(err); !ok {
 			t.Errorf("%s: %v is not an integrity error", name, err)
 		}
+	}
+	// Over the limits: refused on the declaration, before anything is written.
+	if _, err := Open(bytes.NewReader(arch), Limits{MaxBytes: 1000}); err == nil {
+		t.Error("a declaration over MaxBytes opened")
+	} else if ie, ok := IsIntegrity(err); !ok || ie.Rule != RuleMaxBytes {
+		t.Errorf("over MaxBytes: %v", err)
 	}
 }

@@ -55,8 +55,8 @@
 // work. An archive that declares itself is held to its declaration: an
 // entry or a byte beyond it is refused on the entry's header, before
 // anything of it is written, and fewer than declared is refused at the
-// end; ReadDeclared gives a caller the expanded size before it extracts
-// (install's free space check). An archive without one (every archive of
+// end; Open gives a caller the expanded size before it extracts
+// (install's free space check), from the read the extraction goes on with. An archive without one (every archive of
 // a piship before the declaration) is read as before, under Limits'
 // ceiling (2 GiB, 200,000 entries).
 package archive

@@ -89,8 +89,9 @@ type Extracted struct {
 }
 
 // Extract reads a tar.gz once from r and writes it into dest, which must
-// not exist or be an empty directory. It computes the SHA-256 of the
-// compressed bytes and of every file written while reading. Files up to
+// not exist or be an empty directory: Open, then Reader.Extract. It
+// computes the SHA-256 of the compressed bytes and of every file written
+// while reading. Files up to
 // SmallFile are buffered and written by lim.Writers parallel writers; larger
 // ones are streamed to a writer in chunks, in order; the reader waits for a
 // free writer and stops at the first writer error. A stream of block
@@ -108,26 +109,39 @@ type Extracted struct {
 // member (or after the last block member) is refused, so Extracted.SHA256
 // covers all of r.
 func Extract(ctx context.Context, r io.Reader, dest string, lim Limits) (*Extracted, error) {
-	lim = lim.withDefaults()
 	if err := prepareDest(dest); err != nil {
+		return nil, err // before reading: a full dest is refused as it stands
+	}
+	a, err := Open(r, lim)
+	if err != nil {
 		return nil, err
 	}
-	root, err := os.OpenRoot(dest)
-	if err != nil {
-		return nil, fmt.Errorf("archive: %w", err)
-	}
-	defer root.Close()
+	defer a.Close()
+	return a.Extract(ctx, dest)
+}
 
+// Reader is an archive opened for extraction: its first header read, so
+// its declaration is known before anything is written (an install sizes
+// its free space check on it), and the same read goes on into Extract.
+type Reader struct {
+	x    *extractor
+	br   *bufio.Reader
+	pz   *pgzReader // nil for a single gzip member
+	used bool
+}
+
+// Open starts reading the tar.gz r under lim: the gzip header and the
+// archive's first entry header, with the declaration before it if there
+// is one (checked against lim at once). It fails with an *Error as
+// Extract does. The caller extracts with Reader.Extract or closes it.
+func Open(r io.Reader, lim Limits) (*Reader, error) {
+	lim = lim.withDefaults()
 	src := &hashReader{r: r, h: sha256.New()}
 	br := bufio.NewReaderSize(src, 64<<10)
 	x := &extractor{
-		ctx:    ctx,
 		lim:    lim,
-		dest:   dest,
 		store:  lim.Store,
-		root:   root,
 		src:    src,
-		droots: newDirRoots(root),
 		seen:   make(map[string]uint8),
 		names:  NewNames(),
 		files:  make(map[string]string),
@@ -135,15 +149,11 @@ func Extract(ctx context.Context, r io.Reader, dest string, lim Limits) (*Extrac
 		free:   make(chan []byte, lim.Writers),
 		chunks: make(chan []byte, streamChunks),
 	}
-	for range streamChunks {
-		x.chunks <- nil
-	}
-	var pz *pgzReader
+	a := &Reader{x: x, br: br}
 	if hdr, _ := br.Peek(pgzHeaderLen); isPGZ(hdr) {
 		// The block-member format piship writes: inflate on every core.
-		pz = newPGZReader(br)
-		defer pz.Close()
-		x.tr = bufio.NewReaderSize(pz, 64<<10)
+		a.pz = newPGZReader(br)
+		x.tr = bufio.NewReaderSize(a.pz, 64<<10)
 	} else {
 		// Any other gzip stream: one member, inflated here.
 		gz, err := gzip.NewReader(br)
@@ -153,8 +163,48 @@ func Extract(ctx context.Context, r io.Reader, dest string, lim Limits) (*Extrac
 		gz.Multistream(false) // a second member is data after the end
 		x.tr = bufio.NewReaderSize(gz, 64<<10)
 	}
+	first, err := x.next()
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	x.first, x.peeked = first, true
+	return a, nil
+}
 
-	for range lim.Writers {
+// Declared is the archive's declaration, nil for an archive without one.
+// Extract holds the tree to it.
+func (a *Reader) Declared() *Declared { return a.x.decl }
+
+// Close stops the inflaters of an archive that was not extracted; after
+// Extract it does nothing.
+func (a *Reader) Close() {
+	if a.pz != nil {
+		a.pz.Close()
+	}
+}
+
+// Extract writes the opened archive into dest (see the package function
+// Extract); a Reader extracts once.
+func (a *Reader) Extract(ctx context.Context, dest string) (*Extracted, error) {
+	if a.used {
+		return nil, errors.New("archive: a Reader extracts once")
+	}
+	a.used = true
+	x, br, pz := a.x, a.br, a.pz
+	if err := prepareDest(dest); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(dest)
+	if err != nil {
+		return nil, fmt.Errorf("archive: %w", err)
+	}
+	defer root.Close()
+	x.ctx, x.dest, x.root, x.droots = ctx, dest, root, newDirRoots(root)
+	for range streamChunks {
+		x.chunks <- nil
+	}
+	for range x.lim.Writers {
 		x.free <- nil
 		x.wg.Add(1)
 		go x.writer()
@@ -185,8 +235,8 @@ func Extract(ctx context.Context, r io.Reader, dest string, lim Limits) (*Extrac
 	return &Extracted{
 		Declared: x.decl,
 		Linked:   int(x.linked.Load()),
-		SHA256:   hex.EncodeToString(src.h.Sum(nil)),
-		Size:     src.n,
+		SHA256:   hex.EncodeToString(x.src.h.Sum(nil)),
+		Size:     x.src.n,
 		Files:    x.files,
 		Bytes:    x.total,
 		Dirs:     x.dirs,
@@ -286,6 +336,8 @@ type extractor struct {
 	blk     [512]byte
 	begun   bool      // a header was read: a declaration can only come first
 	decl    *Declared // the archive's declaration, nil without one
+	first   *header   // the first entry header, read by Open (nil: the end marker)
+	peeked  bool      // first is still to be handed to run
 	nfiles  int       // regular files accepted so far
 	entries int       // entries accepted so far
 	created int       // files and directories created, implied parents included
@@ -322,7 +374,13 @@ func (x *extractor) run() error {
 		if x.failed.Load() {
 			return errWriterFailed
 		}
-		h, err := x.next()
+		var h *header
+		var err error
+		if x.peeked {
+			h, x.peeked = x.first, false
+		} else {
+			h, err = x.next()
+		}
 		if err != nil {
 			return err
 		}

@@ -16,7 +16,9 @@
 //     from the base64 SubjectPublicKeyInfo DER that distribution.hcl's
 //     updates block trusts; Fingerprint names it "sha256:<hex>".
 //   - Sign reads each release archive once (digest, size and release.json
-//     from the stream, copying it beside the document as it goes), merges
+//     from the stream, copying it beside the document as it goes), holds
+//     release.json to the rules install reads it by (releasejson.Parse:
+//     what install would refuse is not signed), merges
 //     it into the existing channel, raises the sequence, sets the expiry,
 //     and writes the document and its signatures.
 //   - Source reads a channel directory: a local directory, a file:// URL,

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"piship.dev/piship/stages/archive"
+	"piship.dev/piship/stages/release/releasejson"
 )
 
 // now is the fixed clock of the tests.
@@ -23,14 +24,26 @@ const lockSum = "111111111111111111111111111111111111111111111111111111111111111
 // release.json and a small payload, with its sidecar, and returns its path.
 func makeArchive(t *testing.T, out, id, version, target string) string {
 	t.Helper()
+	return makeArchiveWith(t, out, id, version, target, nil)
+}
+
+// makeArchiveWith is makeArchive whose release.json edit changes first.
+func makeArchiveWith(t *testing.T, out, id, version, target string, edit func(rel map[string]any)) string {
+	t.Helper()
 	root := t.TempDir()
 	rel := map[string]any{
-		"schema":        releaseSchema,
+		"schema":        releasejson.Schema,
 		"distribution":  map[string]string{"id": id, "name": "Hello", "version": version, "command": "hello"},
 		"lockSha256":    lockSum,
 		"target":        target,
 		"channel":       "stable",
+		"created":       now.Format(time.RFC3339),
 		"qualification": "qualified",
+		"payload":       map[string]any{"path": "payload/", "inventorySha256": lockSum, "files": 2},
+		"packageAudits": map[string]any{"verdict": "not-applicable", "locks": 0, "reason": "no vendored packages"},
+	}
+	if edit != nil {
+		edit(rel)
 	}
 	b, _ := json.MarshalIndent(rel, "", "  ")
 	writeTestFile(t, filepath.Join(root, "release.json"), string(b))

@@ -1,7 +1,6 @@
 package channel
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -13,59 +12,9 @@ import (
 	"sync"
 	"testing"
 	"time"
-)
 
-// slowServer is a loopback listener that reads each request and then
-// behaves as mode says: "silent" sends nothing (no headers, ever),
-// "stall" sends headers (Content-Length n) and nothing more, "trickle"
-// sends headers then one byte a second. It returns the base URL.
-func slowServer(t *testing.T, mode string, n int) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	t.Cleanup(func() { close(done); ln.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				r := bufio.NewReader(c)
-				if _, err := http.ReadRequest(r); err != nil {
-					return
-				}
-				if mode != "silent" {
-					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", n)
-				}
-				tick := time.NewTicker(time.Second)
-				defer tick.Stop()
-				for i := 0; ; i++ {
-					select {
-					case <-done:
-						return
-					case <-tick.C:
-					}
-					if mode == "trickle" && i < n {
-						if _, err := c.Write([]byte{'x'}); err != nil {
-							return
-						}
-					}
-				}
-			}()
-		}
-	}()
-	return "http://" + ln.Addr().String() + "/"
-}
+	"piship.dev/piship/stages/channel/channeltest"
+)
 
 // A server that never answers, stalls after the headers or trickles a byte
 // a second ends the fetch with UPDATE_FAILED naming the limit that fired,
@@ -83,26 +32,27 @@ func TestSourceLimits(t *testing.T) {
 		}
 	}
 	for _, c := range []struct {
-		name, mode string
-		dial       Dialer
-		archive    bool
-		budget     time.Duration
-		frags      []string
+		name    string
+		mode    channeltest.Mode
+		dial    Dialer
+		archive bool
+		budget  time.Duration
+		frags   []string
 	}{
-		{"connect", "silent", hang, false, short.Connect, []string{"connect timeout", "cannot connect to http://127.0.0.1:", "raise --timeout"}},
-		{"no headers", "silent", nil, false, short.Header, []string{"sent no response headers", "header timeout", "/stable.json", "raise --timeout"}},
-		{"no headers, archive", "silent", nil, true, short.Header, []string{"header timeout", "/a.tar.gz"}},
-		{"stall after headers", "stall", nil, false, short.Idle, []string{"idle timeout", "sent no byte of", "after 0 bytes"}},
+		{"connect", channeltest.Silent, hang, false, short.Connect, []string{"connect timeout", "cannot connect to http://127.0.0.1:", "raise --timeout"}},
+		{"no headers", channeltest.Silent, nil, false, short.Header, []string{"sent no response headers", "header timeout", "/stable.json", "raise --timeout"}},
+		{"no headers, archive", channeltest.Silent, nil, true, short.Header, []string{"header timeout", "/a.tar.gz"}},
+		{"stall after headers", channeltest.Stall, nil, false, short.Idle, []string{"idle timeout", "sent no byte of", "after 0 bytes"}},
 		// A byte a second never trips the idle timeout (here 2s, 30s by
 		// default): the overall budget ends it.
-		{"a byte a second", "trickle", nil, false, short.Document, []string{"overall budget", "2.5s", "a channel file", "2 bytes read", "raise --max-time"}},
-		{"a byte a second, archive", "trickle", nil, true, short.Archive, []string{"overall budget", "an archive", "/a.tar.gz", "2 bytes read"}},
+		{"a byte a second", channeltest.Trickle, nil, false, short.Document, []string{"overall budget", "2.5s", "a channel file", "2 bytes read", "raise --max-time"}},
+		{"a byte a second, archive", channeltest.Trickle, nil, true, short.Archive, []string{"overall budget", "an archive", "/a.tar.gz", "2 bytes read"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			base := slowServer(t, c.mode, 100)
+			base := channeltest.Serve(t, channeltest.Options{Mode: c.mode})
 			limits := short
-			if c.mode == "trickle" {
+			if c.mode == channeltest.Trickle {
 				limits.Idle = 2 * time.Second
 			}
 			s, err := OpenSourceWith(base, SourceOptions{Limits: limits, Dial: c.dial})

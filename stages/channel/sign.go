@@ -18,17 +18,12 @@ import (
 	"time"
 
 	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/stages/release/releasejson"
 	"piship.dev/piship/stages/semver"
 )
 
-// releaseSchema and releaseJSON are release.json's schema and name inside
-// a release archive (release.Schema, release.JSONName of stages/release;
-// not imported: stages/release imports dist, which imports this package).
-const (
-	releaseSchema = "piship-release/v1"
-	releaseJSON   = "release.json"
-	maxReleaseDoc = 1 << 20
-)
+// maxReleaseDoc bounds the release.json Sign reads from an archive.
+const maxReleaseDoc = 1 << 20
 
 // SignOptions says what Sign signs.
 type SignOptions struct {
@@ -269,18 +264,6 @@ type inspected struct {
 	rel  Release
 }
 
-// releaseInfo is what Sign reads from release.json.
-type releaseInfo struct {
-	Schema       string `json:"schema"`
-	Distribution struct {
-		ID      string `json:"id"`
-		Version string `json:"version"`
-	} `json:"distribution"`
-	LockSHA256    string `json:"lockSha256"`
-	Target        string `json:"target"`
-	Qualification string `json:"qualification"`
-}
-
 // inspectArchive reads the archive at path once: its SHA-256 and size,
 // its release.json from the stream, and a copy into a temporary file in
 // dir unless the archive already is dir/<its name>.
@@ -324,7 +307,7 @@ func inspectArchive(path, dir string) (*inspected, error) {
 		if err != nil {
 			return in, configErr("%s is not a readable release archive: %v", path, err)
 		}
-		if strings.TrimPrefix(hdr.Name, "./") == releaseJSON && hdr.Typeflag == tar.TypeReg {
+		if strings.TrimPrefix(hdr.Name, "./") == releasejson.Name && hdr.Typeflag == tar.TypeReg {
 			if hdr.Size > maxReleaseDoc {
 				return in, configErr("%s: its release.json is larger than 1 MiB", path)
 			}
@@ -341,18 +324,13 @@ func inspectArchive(path, dir string) (*inspected, error) {
 	if raw == nil {
 		return in, configErr("%s holds no release.json: it is not a piship release archive (piship release writes <id>-<version>-<target>.tar.gz)", path)
 	}
-	var ri releaseInfo
-	if err := json.Unmarshal(raw, &ri); err != nil {
-		return in, configErr("%s: its release.json is not JSON: %v", path, err)
+	// The rules install and verify-release read it by: what they would
+	// refuse is not signed.
+	ri, err := releasejson.Parse(raw)
+	if err != nil {
+		return in, configErr("%s: its release.json is refused: %v (only a release that installs is signed)", path, err)
 	}
-	switch {
-	case ri.Schema != releaseSchema:
-		return in, configErr("%s: its release.json has schema %q, not %q", path, ri.Schema, releaseSchema)
-	case ri.Qualification != "qualified":
-		return in, configErr("%s: its release.json says qualification %q; only qualified releases are signed", path, ri.Qualification)
-	case ri.Distribution.ID == "" || ri.Target == "":
-		return in, configErr("%s: its release.json names no distribution id or target", path)
-	case !sha256RE().MatchString(ri.LockSHA256):
+	if !sha256RE().MatchString(ri.LockSHA256) {
 		return in, configErr("%s: its release.json has no lockSha256 digest", path)
 	}
 	if _, err := semver.Parse(ri.Distribution.Version); err != nil {

@@ -269,6 +269,34 @@ func TestSignMerge(t *testing.T) {
 	}
 }
 
+// Sign reads release.json by the rules install and verify-release read it
+// by (releasejson.Parse): a release they would refuse is not signed.
+func TestSignRefusesWhatInstallRefuses(t *testing.T) {
+	keys := testKeys(t, 1)
+	src, dir := t.TempDir(), t.TempDir()
+	for _, c := range []struct {
+		name string
+		edit func(map[string]any)
+		frag string
+	}{
+		{"unqualified", func(r map[string]any) { r["qualification"] = "draft" }, `qualification is "draft"`},
+		{"audits that never ran", func(r map[string]any) {
+			r["packageAudits"] = map[string]any{"verdict": "passed", "locks": 0}
+		}, "at least one audited lock"},
+		{"an unknown field", func(r map[string]any) { r["signedBy"] = "me" }, `unknown field "signedBy"`},
+		{"no creation time", func(r map[string]any) { delete(r, "created") }, "missing fields: created"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := makeArchiveWith(t, src, "hello", "1.0.0", "linux-x64", c.edit)
+			_, err := Sign(dir, []string{a}, SignOptions{Channel: "stable", Keys: keys, Now: now})
+			wantErr(t, err, CodeConfigInvalid, "", "its release.json is refused", c.frag)
+		})
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("refused signings wrote %v", entries)
+	}
+}
+
 func TestSignOptions(t *testing.T) {
 	keys := testKeys(t, 2)
 	src := t.TempDir()

@@ -54,7 +54,8 @@
 // (or, for a directory, its inventory digest equals the source's). Free
 // space is checked before anything is written (space.go,
 // CONFIG_UNAVAILABLE): the expanded size the archive declares in its
-// first header (archive.Declared, read without the rest) or the
+// first header (archive.Declared, read by archive.Open, from which the
+// extraction then goes on: the archive is opened and read once) or the
 // directory's files, each file and directory counted 4 KiB more, plus the
 // launcher the install stage keeps (InstallOptions.LauncherBytes) and
 // 1 MiB; an archive from a piship before the declaration, which cannot

@@ -268,7 +268,8 @@ func (t TrustState) String() string {
 // (DefaultReclaimBudget when 0), never the active or previous version nor
 // one a live lease holds. The active release is held to the release rules
 // of stages/release on every file of its directory, as install applied
-// them. What it finds is reported (DoctorReport.Found),
+// them, once the three files the receipt vouches for are the ones
+// installed (one damage, one finding). What it finds is reported (DoctorReport.Found),
 // apart from what it did (Repaired, Reclaimed), not returned as an error:
 // an error means doctor could not run (a lock held, an unreadable home).
 func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*DoctorReport, error) {
@@ -450,13 +451,19 @@ func (o *Options) checkRelease(ctx context.Context, rep *DoctorReport, id, role 
 	digest(DoctorInventoryModified, filepath.Join(r.Payload, filepath.FromSlash(payload.InventoryName)), r.InventorySHA256, "payload/"+payload.InventoryName)
 	digest(DoctorReleaseModified, filepath.Join(r.Dir, "release.json"), r.ReleaseSHA256, "release.json")
 	// Every file of the version directory under the release rules, as
-	// install applied them (the payload against its inventory included).
-	if err := checkRecorded(ctx, id, r); err != nil {
-		code := DoctorReleaseInvalid
-		if e, ok := release.AsError(err); ok && e.Rule == release.RuleInventory {
-			code = DoctorPayloadModified
+	// install applied them (the payload against its inventory included),
+	// unless one of the three files the receipt vouches for was named:
+	// the rules start from those (checksums.txt and release.json bind the
+	// inventory, the inventory every payload file, the lock among them), so
+	// they would only name it again, and reinstalling is the remedy anyway.
+	if len(rep.Found) == n {
+		if err := checkRecorded(ctx, id, r); err != nil {
+			code := DoctorReleaseInvalid
+			if e, ok := release.AsError(err); ok && e.Rule == release.RuleInventory {
+				code = DoctorPayloadModified
+			}
+			rep.found(code, r.Dir, "%s: %v", what, strings.TrimPrefix(err.Error(), receipt.CodeIntegrity+": "))
 		}
-		rep.found(code, r.Dir, "%s: %v", what, strings.TrimPrefix(err.Error(), receipt.CodeIntegrity+": "))
 	}
 	for _, u := range unsafeModes(r.Dir) {
 		rep.found(DoctorModeUnsafe, u.path, "%s: mode %s (%s): an installed release is never %s; reinstall %s %s", what, u.mode, u.why, u.why, id, r.Version)

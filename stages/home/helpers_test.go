@@ -101,7 +101,8 @@ func makeRelease(t *testing.T, root string, s relSpec) string {
 		"distribution": map[string]string{"id": s.id, "name": "Hello", "version": s.version, "command": s.command},
 		"lockSha256":   sum(lock), "target": platform.HostTarget(), "channel": "stable",
 		"created": "1970-01-01T00:00:00Z", "qualification": "qualified",
-		"payload": map[string]any{"path": "payload", "inventorySha256": sum(inv), "files": len(invMap) + 1},
+		"payload":       map[string]any{"path": "payload", "inventorySha256": sum(inv), "files": len(invMap) + 1},
+		"packageAudits": map[string]any{"verdict": "not-applicable", "locks": 0, "reason": "no vendored packages"},
 	}
 	data, _ := canon.JSON(rel)
 	writeFile(t, filepath.Join(dir, "release.json"), string(data), 0o644)

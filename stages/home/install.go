@@ -52,6 +52,7 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer s.close()
 	for _, w := range s.warnings {
 		o.logf("warning: %s", w)
 	}
@@ -60,6 +61,19 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 	}
 	id := s.id
 	appDir := receipt.AppDir(home, id)
+	// A first install checks free space before it takes the lock, whose
+	// file is the first thing it writes, so a refusal leaves the home as
+	// it was. Any other install checks under the lock once it knows it is
+	// neither reusing a release nor up to date.
+	spaceChecked := false
+	if unlock == nil {
+		if _, err := receipt.Read(home, id); errors.Is(err, receipt.ErrNotInstalled) {
+			if err := o.checkSpace(s, appDir); err != nil {
+				return nil, err
+			}
+			spaceChecked = true
+		}
+	}
 	if unlock == nil {
 		if unlock, err = receipt.TakeMaintenance(ctx, home, id, o.LockWait); err != nil {
 			return nil, err
@@ -102,13 +116,13 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 		return res, nil
 	}
 
+	if !spaceChecked {
+		if err := o.checkSpace(s, appDir); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(appDir, 0o755); err != nil {
 		return nil, receipt.Errorf(receipt.CodeUnavailable, "cannot create %s: %w", appDir, err)
-	}
-	// Free space for the expanded release and the launcher (space.go).
-	if err := o.checkSpace(s, appDir); err != nil {
-		_ = os.Remove(appDir) // only if empty: a refused first install leaves no apps/<id>
-		return nil, err
 	}
 
 	dest := receipt.VersionDir(home, id, s.version)
@@ -294,28 +308,32 @@ func reusable(home string, rc *receipt.Receipt, s *source) *receipt.Release {
 	return nil
 }
 
+// archiveLimits are an install's extraction limits: its writers and store
+// under the default ceilings.
+func (o *InstallOptions) archiveLimits() archive.Limits {
+	lim := archive.Limits{Writers: o.Writers}
+	if o.Store != nil { // a nil *cache.Store would be a non-nil Store
+		lim.Store = o.Store
+	}
+	return lim
+}
+
 // place writes the release into dest and says what it wrote: the digests
 // (slash paths relative to dest), the bytes, and for an archive its digest
 // and the files linked from the store.
 func place(ctx context.Context, o *InstallOptions, s *source, dest string) (*archive.Extracted, error) {
 	switch s.kind {
 	case receipt.SourceArchive:
-		f, err := os.Open(s.path)
-		if err != nil {
-			return nil, receipt.Errorf(receipt.CodeUnavailable, "cannot read %s: %w", s.path, err)
+		if s.archive == nil { // opened by checkSpace, which sized on its declaration
+			if err := s.open(o.archiveLimits()); err != nil {
+				return nil, err
+			}
 		}
-		defer f.Close()
 		o.logf("%s %s: extracting %s into %s", s.id, s.version, filepath.Base(s.path), dest)
-		lim := archive.Limits{Writers: o.Writers}
-		if d := s.declared; d != nil {
-			// Not a byte or an entry beyond what the space was checked for,
-			// even if the file changed since.
-			lim.MaxBytes, lim.MaxEntries = max(d.Bytes, 1), max(d.Files+d.Dirs, 1)
-		}
-		if o.Store != nil { // a nil *cache.Store would be a non-nil Store
-			lim.Store = o.Store
-		}
-		ex, err := archive.Extract(ctx, f, dest, lim)
+		// The same read the space check sized on: the extraction stops at
+		// the first entry or byte beyond that declaration.
+		ex, err := s.archive.Extract(ctx, dest)
+		s.close()
 		if err != nil {
 			if _, ok := archive.IsIntegrity(err); ok {
 				return nil, receipt.Errorf(receipt.CodeIntegrity, "%s: %w", filepath.Base(s.path), err)

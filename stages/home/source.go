@@ -17,6 +17,7 @@ import (
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/release"
+	"piship.dev/piship/stages/release/releasejson"
 )
 
 // source is what Install was given, identified.
@@ -24,17 +25,18 @@ type source struct {
 	kind                 string // receipt.Source*
 	path                 string
 	id, version, target  string
-	expectSHA, expectWhy string            // expected archive digest and where it came from
-	expectKey            string            // a key fingerprint the release's lock must trust
-	inventorySHA         string            // directory sources: digest of the source inventory
-	size                 int64             // archive bytes, or total bytes of a directory
-	tree                 *tree             // directory sources: what to copy
-	declared             *archive.Declared // archives: the declaration (nil without one), read by checkSpace
+	expectSHA, expectWhy string          // expected archive digest and where it came from
+	expectKey            string          // a key fingerprint the release's lock must trust
+	inventorySHA         string          // directory sources: digest of the source inventory
+	size                 int64           // archive bytes, or total bytes of a directory
+	tree                 *tree           // directory sources: what to copy
+	archive              *archive.Reader // archives: opened by checkSpace (source.open), extracted by place
+	file                 *os.File        // what archive reads
 	warnings             []string
 }
 
 // ReleaseSchema is release.json's schema.
-const ReleaseSchema = release.Schema
+const ReleaseSchema = releasejson.Schema
 
 const maxMeta = 4 << 20
 
@@ -59,12 +61,12 @@ func readReleaseID(path string) (release.Identity, error) {
 	if err != nil {
 		return release.Identity{}, err
 	}
-	var r release.Metadata
+	var r releasejson.Metadata
 	if err := json.Unmarshal(data, &r); err != nil {
 		return release.Identity{}, fmt.Errorf("%s: %v", path, err)
 	}
-	if r.Schema != release.Schema {
-		return release.Identity{}, fmt.Errorf("%s: schema is %q, not %q", path, r.Schema, release.Schema)
+	if r.Schema != releasejson.Schema {
+		return release.Identity{}, fmt.Errorf("%s: schema is %q, not %q", path, r.Schema, releasejson.Schema)
 	}
 	return release.Identity{ID: r.Distribution.ID, Version: r.Distribution.Version, Target: r.Target}, nil
 }

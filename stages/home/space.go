@@ -21,24 +21,25 @@ const (
 )
 
 // checkSpace refuses, before anything is written, an install the file
-// system of appDir cannot hold: the expanded size of the release (an
+// system of appDir cannot hold (asked of its nearest existing directory,
+// so it creates none): the expanded size of the release (an
 // archive's declaration, see archive.Declared, or a directory's files),
 // each file and directory counted a block more, plus o.LauncherBytes and
 // spaceMargin. An archive without a declaration (written by an older
 // piship) cannot say its expanded size: it needs twice its bytes, as
 // before, plus the launcher, and Extract's ceiling (archive.Limits)
-// bounds what it writes. It records the declaration in s, for place to
-// hold the extraction to it. The refusal is CONFIG_UNAVAILABLE.
+// bounds what it writes. It opens the archive (source.open), and the
+// extraction goes on from that read, held to the declaration it sized
+// on. The refusal is CONFIG_UNAVAILABLE.
 func (o *InstallOptions) checkSpace(s *source, appDir string) error {
 	var need int64
 	var what string
 	switch {
 	case s.kind == receipt.SourceArchive:
-		d, err := readDeclared(s.path)
-		if err != nil {
+		if err := s.open(o.archiveLimits()); err != nil {
 			return err
 		}
-		s.declared = d
+		d := s.archive.Declared()
 		if d == nil {
 			need = 2*s.size + o.LauncherBytes
 			what = fmt.Sprintf("twice the %d bytes of the archive, which does not declare its expanded size, plus %d for the launcher", s.size, o.LauncherBytes)
@@ -55,34 +56,61 @@ func (o *InstallOptions) checkSpace(s *source, appDir string) error {
 	default:
 		return nil
 	}
-	free, err := o.FreeSpace(appDir)
+	dir := existingDir(appDir)
+	free, err := o.FreeSpace(dir)
 	if err != nil {
 		if !errors.Is(err, errors.ErrUnsupported) {
-			o.logf("warning: cannot tell the free space of %s: %v", appDir, err)
+			o.logf("warning: cannot tell the free space of %s: %v", dir, err)
 		}
 		return nil
 	}
 	if free < need {
 		return receipt.Errorf(receipt.CodeUnavailable, "not enough free space to install %s %s: %d bytes free in %s, %d needed (%s): free some space, or set PISHIP_INSTALL_HOME to another file system",
-			s.id, s.version, free, appDir, need, what)
+			s.id, s.version, free, dir, need, what)
 	}
 	return nil
 }
 
-// readDeclared reads the declaration at the start of the archive at path
-// (nil for an archive without one).
-func readDeclared(path string) (*archive.Declared, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, receipt.Errorf(receipt.CodeUnavailable, "cannot read %s: %w", path, err)
-	}
-	defer f.Close()
-	d, err := archive.ReadDeclared(f)
-	if err != nil {
-		if _, ok := archive.IsIntegrity(err); ok {
-			return nil, receipt.Errorf(receipt.CodeIntegrity, "%s: %w", filepath.Base(path), err)
+// existingDir is the nearest directory at or above path that exists: the
+// file system path would be created on.
+func existingDir(path string) string {
+	for {
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			return path
 		}
-		return nil, receipt.Errorf(receipt.CodeUnavailable, "cannot read %s: %w", path, err)
+		parent := filepath.Dir(path)
+		if parent == path {
+			return path
+		}
+		path = parent
 	}
-	return d, nil
+}
+
+// open opens the archive s names for extraction, reading its first
+// header (the declaration): checkSpace sizes on it and place extracts
+// from the same read. Install closes it.
+func (s *source) open(lim archive.Limits) error {
+	f, err := os.Open(s.path)
+	if err != nil {
+		return receipt.Errorf(receipt.CodeUnavailable, "cannot read %s: %w", s.path, err)
+	}
+	a, err := archive.Open(f, lim)
+	if err != nil {
+		f.Close()
+		if _, ok := archive.IsIntegrity(err); ok {
+			return receipt.Errorf(receipt.CodeIntegrity, "%s: %w", filepath.Base(s.path), err)
+		}
+		return receipt.Errorf(receipt.CodeUnavailable, "cannot read %s: %w", s.path, err)
+	}
+	s.file, s.archive = f, a
+	return nil
+}
+
+// close closes the archive open opened, if it did.
+func (s *source) close() {
+	if s.archive != nil {
+		s.archive.Close()
+		s.file.Close()
+		s.archive, s.file = nil, nil
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -36,6 +37,33 @@ func expanded(t *testing.T, dir string) (bytes int64, files, dirs int) {
 		t.Fatal(err)
 	}
 	return
+}
+
+// listing is every path under root with its type, mode and size (what a
+// refused install must leave as it was).
+func listing(t *testing.T, root string) []string {
+	t.Helper()
+	var l []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		size := fi.Size()
+		if d.IsDir() {
+			size = 0 // a directory's size is the file system's business
+		}
+		l = append(l, fmt.Sprintf("%s %v %d", filepath.ToSlash(rel), fi.Mode(), size))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 // tarGz writes a release directory as an archive the way a piship before
@@ -116,28 +144,46 @@ func TestInstallFreeSpaceRefused(t *testing.T) {
 	if need <= 2*fi.Size() {
 		t.Fatalf("the release does not expand: need %d, archive %d", need, fi.Size())
 	}
+	if err := os.MkdirAll(e.homes.Install, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before := listing(t, e.root)
 	var asked string
 	_, err := e.install(arch, func(o *InstallOptions) {
 		o.LauncherBytes = launcher
 		o.FreeSpace = func(dir string) (int64, error) { asked = dir; return need - 1, nil }
 	})
 	wantCode(t, err, receipt.CodeUnavailable)
+	if after := listing(t, e.root); !slices.Equal(before, after) {
+		t.Errorf("a refused first install changed the homes:\nbefore %q\nafter  %q", before, after)
+	}
 	for _, s := range []string{fmt.Sprintf("%d bytes free", need-1), fmt.Sprintf("%d needed", need),
 		fmt.Sprintf("the archive expands to %d bytes in %d files and %d directories", bytes, files, dirs), fmt.Sprintf("plus %d for the launcher", launcher)} {
 		if !strings.Contains(err.Error(), s) {
 			t.Errorf("%v does not say %q", err, s)
 		}
 	}
-	if asked != receipt.AppDir(e.homes.Install, "hello") {
-		t.Fatalf("free space asked of %s", asked)
-	}
-	if des, _ := os.ReadDir(receipt.AppDir(e.homes.Install, "hello")); len(des) != 0 {
-		t.Fatalf("written despite the refusal: %v", des)
+	if asked != e.homes.Install {
+		t.Fatalf("free space asked of %s, not of the install home", asked)
 	}
 	// Without the launcher to keep, the same free space is enough.
 	e.mustInstall(arch, func(o *InstallOptions) {
 		o.FreeSpace = func(string) (int64, error) { return need - 1, nil }
 	})
+	// An install over an installed version is refused under the lock,
+	// asked of apps/<id>, and leaves the home as it was too.
+	arch2, _ := makeArchive(t, makeRelease(t, e.src, spec("1.0.1")))
+	before = listing(t, e.root)
+	_, err = e.install(arch2, func(o *InstallOptions) {
+		o.FreeSpace = func(dir string) (int64, error) { asked = dir; return 1 << 20, nil }
+	})
+	wantCode(t, err, receipt.CodeUnavailable)
+	if after := listing(t, e.root); !slices.Equal(before, after) {
+		t.Errorf("a refused second install changed the homes:\nbefore %q\nafter  %q", before, after)
+	}
+	if asked != receipt.AppDir(e.homes.Install, "hello") {
+		t.Fatalf("free space asked of %s, not of apps/hello", asked)
+	}
 	// A release directory is counted the same way (without the tools
 	// it ships for install.sh, which are not installed).
 	e2 := newEnv(t)
@@ -160,11 +206,13 @@ func TestInstallUndeclaredArchive(t *testing.T) {
 	rel := makeRelease(t, e.src, spec("1.0.0"))
 	arch := rel + ".tar.gz"
 	tarGz(t, arch, rel, nil, nil)
-	if d, err := archive.ReadDeclared(mustOpen(t, arch)); d != nil || err != nil {
-		t.Fatalf("the old-order archive declares %+v %v", d, err)
+	a, err := archive.Open(mustOpen(t, arch), archive.Limits{})
+	if err != nil || a.Declared() != nil {
+		t.Fatalf("the old-order archive: %v, or it declares itself", err)
 	}
+	a.Close()
 	fi, _ := os.Stat(arch)
-	_, err := e.install(arch, func(o *InstallOptions) {
+	_, err = e.install(arch, func(o *InstallOptions) {
 		o.LauncherBytes = 1000
 		o.FreeSpace = func(string) (int64, error) { return 2*fi.Size() + 999, nil }
 	})
@@ -176,6 +224,31 @@ func TestInstallUndeclaredArchive(t *testing.T) {
 		o.LauncherBytes = 1000
 		o.FreeSpace = func(string) (int64, error) { return 2*fi.Size() + 1000, nil }
 	})
+	if rc := e.receipt(); rc.Active != "1.0.0" || res.Files == 0 {
+		t.Fatalf("active %q, %d files", rc.Active, res.Files)
+	}
+}
+
+// The archive is opened once: the space check sizes on its declaration and
+// the extraction goes on from that read, so an archive removed after the
+// check still installs what was checked.
+func TestInstallReadsTheArchiveOnce(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("an open file cannot be removed on Windows")
+	}
+	e := newEnv(t)
+	arch, _ := makeArchive(t, makeRelease(t, e.src, spec("1.0.0")))
+	res := e.mustInstall(arch, func(o *InstallOptions) {
+		o.FreeSpace = func(string) (int64, error) {
+			if err := os.Remove(arch); err != nil {
+				t.Fatal(err)
+			}
+			return 1 << 40, nil
+		}
+	})
+	if _, err := os.Stat(arch); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the archive was not removed: %v", err)
+	}
 	if rc := e.receipt(); rc.Active != "1.0.0" || res.Files == 0 {
 		t.Fatalf("active %q, %d files", rc.Active, res.Files)
 	}

@@ -56,6 +56,8 @@
 //	                against the payload's package-lock.json, the notices covering
 //	                the SBOM, vulnerabilities.json's verdict, the tests and the
 //	                signature verdict, and the shipped binaries against build-info
+//	sign-channel    the release-json row (releasejson.Parse), to the release.json
+//	                in each archive it signs (stages/channel)
 //	doctor          every row, to the installed version's directory as it stands
 //	                (Scan), with the identity the receipt records; besides, the
 //	                lock's digest against the receipt
@@ -81,14 +83,41 @@ import (
 	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/release/releasejson"
 )
 
-// Schema is release.json's schema.
-const Schema = "piship-release/v1"
+// release.json's document (its schema, name, type and strict reader,
+// releasejson.Parse) is stages/release/releasejson, below
+// stages/distribution, so that stages/channel, which distribution imports,
+// reads it by the same rules. The aliases below are for a gradual move of
+// the callers that other changes are editing now (the kind files,
+// cmd/piship).
+//
+// Deprecated: use releasejson.Schema, Name, Metadata, PackageAudits,
+// TestResult, SignatureSummary and Audit*.
+const (
+	Schema   = releasejson.Schema
+	JSONName = releasejson.Name
+)
+
+// Deprecated: see Schema.
+type (
+	Metadata         = releasejson.Metadata
+	PackageAudits    = releasejson.PackageAudits
+	TestResult       = releasejson.TestResult
+	SignatureSummary = releasejson.SignatureSummary
+)
+
+// Deprecated: see Schema.
+const (
+	PackageAuditVerdictPassed        = releasejson.AuditPassed
+	PackageAuditVerdictFailed        = releasejson.AuditFailed
+	PackageAuditVerdictUnavailable   = releasejson.AuditUnavailable
+	PackageAuditVerdictNotApplicable = releasejson.AuditNotApplicable
+)
 
 // Release file names, relative to the release directory (slash paths).
 const (
-	JSONName            = "release.json"
 	SBOMName            = "sbom.spdx.json"
 	NoticesName         = "licenses/THIRD_PARTY_NOTICES.txt"
 	NoticesIndexName    = "licenses/index.json"
@@ -96,87 +125,6 @@ const (
 	InstallScriptName   = "install.sh"
 	ChecksumsName       = "checksums.txt"
 )
-
-// Metadata is release.json: what a release is and what qualified it. Every
-// field derives from the release's content, never from the cache or the
-// clock, so a cold and a warm release write the same bytes.
-type Metadata struct {
-	Schema       string `json:"schema"`
-	Distribution struct {
-		ID      string `json:"id"`
-		Name    string `json:"name"`
-		Version string `json:"version"`
-		Command string `json:"command"`
-	} `json:"distribution"`
-	Tool struct {
-		Name    string `json:"name"`
-		Version string `json:"version"`
-	} `json:"tool"`
-	Runtime struct {
-		Package string `json:"package"`
-		Version string `json:"version"`
-	} `json:"runtime"`
-	LockSHA256    string `json:"lockSha256"`
-	Target        string `json:"target"`
-	Channel       string `json:"channel"`
-	Created       string `json:"created"`
-	Qualification string `json:"qualification"`
-	Payload       struct {
-		Path            string `json:"path"`
-		InventorySHA256 string `json:"inventorySha256"`
-		Files           int    `json:"files"`
-	} `json:"payload"`
-	Tests []TestResult `json:"tests"`
-	SBOM  struct {
-		Path     string `json:"path"`
-		SHA256   string `json:"sha256"`
-		Packages int    `json:"packages"`
-	} `json:"sbom"`
-	Notices struct {
-		Path  string `json:"path"`
-		Index string `json:"index"`
-	} `json:"notices"`
-	Vulnerabilities struct {
-		Path             string         `json:"path"`
-		FailOn           string         `json:"failOn"`
-		Verdict          string         `json:"verdict"`
-		AllowUnavailable bool           `json:"allowUnavailable"`
-		Counts           map[string]int `json:"counts"`
-	} `json:"vulnerabilities"`
-	PackageAudits PackageAudits    `json:"packageAudits"`
-	Signatures    SignatureSummary `json:"signatures"`
-}
-
-// PackageAudits is the audit verdict of the distribution's vendored
-// package locks, as release.json records it. CheckPackageAudits is its
-// rule.
-type PackageAudits struct {
-	Verdict string `json:"verdict"`
-	// Locks is how many package locks were read and audited.
-	Locks  int    `json:"locks"`
-	Reason string `json:"reason,omitempty"`
-}
-
-// Verdicts of PackageAudits.
-const (
-	PackageAuditVerdictPassed        = "passed"
-	PackageAuditVerdictFailed        = "failed"
-	PackageAuditVerdictUnavailable   = "unavailable"
-	PackageAuditVerdictNotApplicable = "not-applicable"
-)
-
-// TestResult is one smoke test's outcome.
-type TestResult struct {
-	Name   string `json:"name"`
-	Result string `json:"result"`
-}
-
-// SignatureSummary is the signature verdict as release.json records it.
-type SignatureSummary struct {
-	Verdict string   `json:"verdict"`
-	Missing []string `json:"missing"`
-	Reason  string   `json:"reason"`
-}
 
 // ChecksumPaths lists the release files checksums.txt covers: all but
 // checksums.txt itself, the payload (its inventory stands for it) and the

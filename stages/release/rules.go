@@ -25,6 +25,7 @@ import (
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/release/releasejson"
 )
 
 // Rule names one rule of a valid release. It is the name of the
@@ -109,7 +110,7 @@ type Checked struct {
 	// Results has one entry per rule applied, in order (Err nil: passed).
 	// A rule whose inputs an earlier failure left unknown is not applied.
 	Results  []Result
-	Release  *Metadata // nil for a payload directory
+	Release  *releasejson.Metadata // nil for a payload directory
 	Lock     *distribution.Lock
 	Identity Identity // from release.json, else the lock and target.json
 	// InventorySHA256 and LockSHA256 are the digests of the two files;
@@ -215,7 +216,7 @@ func Check(in Input) *Checked {
 			c.result(RuleChecksums, ChecksumsName, checksumProblems(raw, in.Files))
 		}
 		if raw, ok := c.read(RuleJSON, JSONName); ok {
-			rel, err := ParseMetadata(raw)
+			rel, err := releasejson.Parse(raw)
 			if err != nil {
 				c.fail(RuleJSON, JSONName, "%v", err)
 			} else {
@@ -404,68 +405,6 @@ func checksumProblems(raw []byte, files map[string]string) []string {
 		}
 	}
 	return problems
-}
-
-// ParseMetadata reads release.json strictly: the schema, no unknown
-// fields, every required field, qualified.
-func ParseMetadata(raw []byte) (*Metadata, error) {
-	var rel Metadata
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&rel); err != nil {
-		return nil, err
-	}
-	if dec.More() {
-		return nil, errors.New("data after the release.json object")
-	}
-	var missing []string
-	for name, val := range map[string]string{
-		"schema": rel.Schema, "distribution.id": rel.Distribution.ID, "distribution.version": rel.Distribution.Version,
-		"distribution.command": rel.Distribution.Command, "lockSha256": rel.LockSHA256, "target": rel.Target,
-		"created": rel.Created, "payload.inventorySha256": rel.Payload.InventorySHA256,
-	} {
-		if val == "" {
-			missing = append(missing, name)
-		}
-	}
-	sort.Strings(missing)
-	switch {
-	case rel.Schema != Schema:
-		return nil, fmt.Errorf("schema is %q, expected %q", rel.Schema, Schema)
-	case len(missing) > 0:
-		return nil, fmt.Errorf("missing fields: %s", strings.Join(missing, ", "))
-	case rel.Qualification != "qualified":
-		return nil, fmt.Errorf("qualification is %q: only qualified releases install or verify", rel.Qualification)
-	}
-	if err := CheckPackageAudits(rel.PackageAudits); err != nil {
-		return nil, err
-	}
-	return &rel, nil
-}
-
-// CheckPackageAudits is the rule of a package audit verdict: one of the
-// four, a verdict about audits (passed, failed) only with at least one
-// lock read, not-applicable only with none, and a reason for
-// not-applicable and unavailable. A release that says passed for audits
-// that never ran states something false; it is refused.
-func CheckPackageAudits(a PackageAudits) error {
-	switch a.Verdict {
-	case PackageAuditVerdictPassed, PackageAuditVerdictFailed:
-		if a.Locks < 1 {
-			return fmt.Errorf("packageAudits.verdict is %q with %d package locks read: a verdict about audits needs at least one audited lock", a.Verdict, a.Locks)
-		}
-	case PackageAuditVerdictNotApplicable:
-		if a.Locks != 0 {
-			return fmt.Errorf("packageAudits.verdict is not-applicable but %d package locks were read", a.Locks)
-		}
-	case PackageAuditVerdictUnavailable:
-	default:
-		return fmt.Errorf("packageAudits.verdict is %q: expected passed, failed, unavailable or not-applicable", a.Verdict)
-	}
-	if a.Reason == "" && (a.Verdict == PackageAuditVerdictNotApplicable || a.Verdict == PackageAuditVerdictUnavailable) {
-		return fmt.Errorf("packageAudits.verdict is %s without a reason", a.Verdict)
-	}
-	return nil
 }
 
 // MaxMetadataBytes bounds a metadata file Check reads.

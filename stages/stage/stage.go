@@ -13,30 +13,79 @@
 package stage
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
+	"reflect"
 	"sort"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/ext/typeexpr"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 )
 
-// Attr is one configuration attribute of a kind.
+// Attr is one configuration attribute of a kind. Its json tags are what
+// `piship stages --json` prints (docs/json.md, piship-stages/v1).
 type Attr struct {
-	Name     string
-	Type     cty.Type
-	Required bool
-	Doc      string
+	Name     string   `json:"name"`
+	Type     cty.Type `json:"type"`
+	Required bool     `json:"required"`
+	Doc      string   `json:"doc"`
 }
 
 // Output is one typed output of a kind, referable as stage.<name>.<output>.
 type Output struct {
-	Name string
-	Type cty.Type
-	Doc  string
+	Name string   `json:"name"`
+	Type cty.Type `json:"type"`
+	Doc  string   `json:"doc"`
+}
+
+// MarshalJSON writes the attribute with its type as HCL spells it.
+func (a Attr) MarshalJSON() ([]byte, error) { return declJSON(a) }
+
+// MarshalJSON writes the output with its type as HCL spells it.
+func (o Output) MarshalJSON() ([]byte, error) { return declJSON(o) }
+
+// declJSON marshals a declaration struct field by field in declaration order,
+// a cty.Type as HCL writes it (list(string)) rather than cty's own JSON form,
+// so a field added to Attr or Output reaches the JSON by its tag alone. It
+// leaves <, > and & unescaped: the caller's encoder escapes them if it wants.
+func declJSON(v any) ([]byte, error) {
+	rv := reflect.ValueOf(v)
+	var b bytes.Buffer
+	e := json.NewEncoder(&b) // its newlines are whitespace between tokens
+	e.SetEscapeHTML(false)
+	b.WriteByte('{')
+	for _, f := range reflect.VisibleFields(rv.Type()) {
+		if !f.IsExported() || f.Anonymous {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			return nil, fmt.Errorf("stage: field %s.%s has no json name", rv.Type().Name(), f.Name)
+		}
+		val := rv.FieldByIndex(f.Index).Interface()
+		if t, ok := val.(cty.Type); ok {
+			val = typeexpr.TypeString(t)
+		}
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		if err := e.Encode(name); err != nil {
+			return nil, err
+		}
+		b.WriteByte(':')
+		if err := e.Encode(val); err != nil {
+			return nil, err
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 // Kind is a stage kind: a schema, typed outputs and the code that runs it.

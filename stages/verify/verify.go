@@ -23,6 +23,7 @@ import (
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/release"
+	"piship.dev/piship/stages/release/releasejson"
 )
 
 // Check is one verification step.
@@ -174,7 +175,7 @@ func (v *verifier) checkDirectory(ctx context.Context) {
 	dir := v.dir
 	// A directory without release.json is most likely a build: say so. (An
 	// archive without one fails required-files, as it does at install.)
-	if _, err := os.Stat(filepath.Join(dir, release.JSONName)); v.files == nil && os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, releasejson.Name)); v.files == nil && os.IsNotExist(err) {
 		reason := "no release.json: this is not a release"
 		if q, err := os.ReadFile(filepath.Join(filepath.Dir(dir), filepath.Base(dir)+".piship-qualification.json")); err == nil && bytes.Contains(q, []byte("unqualified-local")) {
 			reason = "this is an unqualified local build (piship build): make a release with piship release"
@@ -239,7 +240,7 @@ func (v *verifier) checkTools() {
 
 // checkSBOMAndNotices compares the SBOM's packages with the payload's
 // locked runtime and checks the notices cover them.
-func (v *verifier) checkSBOMAndNotices(rel *release.Metadata, payloadDir string) {
+func (v *verifier) checkSBOMAndNotices(rel *releasejson.Metadata, payloadDir string) {
 	data, err := os.ReadFile(filepath.Join(v.dir, release.SBOMName))
 	var doc struct {
 		Packages []struct {
@@ -337,7 +338,7 @@ func (v *verifier) checkSBOMAndNotices(rel *release.Metadata, payloadDir string)
 	v.add("notices-cover-sbom", release.NoticesIndexName, joinProblems(problems, err))
 }
 
-func (v *verifier) checkVerdicts(rel *release.Metadata) {
+func (v *verifier) checkVerdicts(rel *releasejson.Metadata) {
 	var vul struct {
 		Verdict          string `json:"verdict"`
 		AllowUnavailable bool   `json:"allowUnavailable"`
@@ -360,12 +361,12 @@ func (v *verifier) checkVerdicts(rel *release.Metadata) {
 			failed = append(failed, t.Name+": "+t.Result)
 		}
 	}
-	v.add("tests", release.JSONName, joinProblems(failed, nil))
+	v.add("tests", releasejson.Name, joinProblems(failed, nil))
 	var sigErr error
 	if rel.Signatures.Verdict == "failed" {
 		sigErr = fmt.Errorf("signature verdict failed: %s", rel.Signatures.Reason)
 	}
-	v.add("signatures", release.JSONName, sigErr)
+	v.add("signatures", releasejson.Name, sigErr)
 }
 
 func setDiff(what string, a, b map[string]bool) []string {

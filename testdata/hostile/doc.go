@@ -40,6 +40,7 @@
 //	file-not-in-checksums       checksums                a release file checksums.txt does not list
 //	checksums-unsorted          checksums                checksums.txt lines out of path order (what piship never writes)
 //	release-json-unqualified    release-json             release.json says qualification unqualified-local
+//	release-json-audits-never-ran release-json          release.json says the package audits passed with no package lock read
 //	release-json-unknown-field  release-json             release.json carries a field piship-release/v1 does not have
 //	inventory-outside-payload   inventory-path           the inventory lists ../release.json: a file outside payload/
 //	inventory-absolute          inventory-path           the inventory lists /etc/passwd

@@ -14,6 +14,7 @@ import (
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/platform"
 	"piship.dev/piship/stages/release"
+	"piship.dev/piship/stages/release/releasejson"
 )
 
 // ID and Command are the distribution every archive of the corpus is of.
@@ -97,8 +98,8 @@ func Release(root, version string) (string, error) {
 			return "", err
 		}
 	}
-	var rel release.Metadata
-	rel.Schema = release.Schema
+	var rel releasejson.Metadata
+	rel.Schema = releasejson.Schema
 	rel.Distribution.ID, rel.Distribution.Name, rel.Distribution.Version, rel.Distribution.Command = ID, "Hello", version, Command
 	rel.Tool.Name, rel.Tool.Version = "piship", "corpus"
 	rel.Runtime.Package, rel.Runtime.Version = "hello", "1.0.0"
@@ -107,9 +108,10 @@ func Release(root, version string) (string, error) {
 	rel.SBOM.Path, rel.SBOM.Packages = release.SBOMName, 1
 	rel.Notices.Path, rel.Notices.Index = release.NoticesName, release.NoticesIndexName
 	rel.Vulnerabilities.Path, rel.Vulnerabilities.Verdict = release.VulnerabilitiesName, "passed"
-	rel.Tests = []release.TestResult{{Name: "version", Result: "passed"}}
+	rel.Tests = []releasejson.TestResult{{Name: "version", Result: "passed"}}
 	rel.Signatures.Verdict = "passed"
-	if err := writeJSON(filepath.Join(dir, release.JSONName), rel); err != nil {
+	rel.PackageAudits = releasejson.PackageAudits{Verdict: releasejson.AuditNotApplicable, Reason: "the corpus vendors no packages"}
+	if err := writeJSON(filepath.Join(dir, releasejson.Name), rel); err != nil {
 		return "", err
 	}
 	return dir, Reseal(dir, Seal{})
@@ -139,12 +141,12 @@ func Reseal(dir string, s Seal) error {
 		}
 	}
 	if !s.KeepRelease {
-		relPath := filepath.Join(dir, release.JSONName)
+		relPath := filepath.Join(dir, releasejson.Name)
 		raw, err := os.ReadFile(relPath)
 		if err != nil {
 			return err
 		}
-		var rel release.Metadata
+		var rel releasejson.Metadata
 		if err := json.Unmarshal(raw, &rel); err != nil {
 			return err
 		}

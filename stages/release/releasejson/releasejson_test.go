@@ -1,4 +1,4 @@
-package release
+package releasejson
 
 import (
 	"strings"
@@ -37,14 +37,14 @@ func TestCheckPackageAudits(t *testing.T) {
 
 // release.json's strict reader applies the rule: a release.json that says
 // passed with no lock read is refused as a release-json problem.
-func TestParseMetadataRefusesAuditsThatNeverRan(t *testing.T) {
+func TestParseRefusesAuditsThatNeverRan(t *testing.T) {
 	base := `{"schema":"piship-release/v1","distribution":{"id":"hello","version":"1.0.0","command":"hello"},"lockSha256":"` +
 		strings.Repeat("a", 64) + `","target":"linux-x64","created":"2026-01-01T00:00:00Z","qualification":"qualified",` +
 		`"payload":{"path":"payload/","inventorySha256":"` + strings.Repeat("b", 64) + `","files":1},`
-	if _, err := ParseMetadata([]byte(base + `"packageAudits":{"verdict":"passed","locks":0}}`)); err == nil || !strings.Contains(err.Error(), "at least one audited lock") {
+	if _, err := Parse([]byte(base + `"packageAudits":{"verdict":"passed","locks":0}}`)); err == nil || !strings.Contains(err.Error(), "at least one audited lock") {
 		t.Fatalf("passed without a lock: %v, want a refusal", err)
 	}
-	if _, err := ParseMetadata([]byte(base + `"packageAudits":{"verdict":"not-applicable","locks":0,"reason":"no vendored packages"}}`)); err != nil {
+	if _, err := Parse([]byte(base + `"packageAudits":{"verdict":"not-applicable","locks":0,"reason":"no vendored packages"}}`)); err != nil {
 		t.Fatalf("not-applicable with a reason refused: %v", err)
 	}
 }

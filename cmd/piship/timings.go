@@ -1,0 +1,113 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"piship.dev/piship/pipelines"
+	"piship.dev/piship/tracing"
+)
+
+func timingsCmd(e *env) *cobra.Command {
+	var o timingsOpts
+	c := &cobra.Command{
+		Use:     "timings TRACE",
+		GroupID: groupPipeline,
+		Short:   "write the timings report (HTML) of a run from its --trace-file",
+		Long: `Reads TRACE, the OTLP JSON file a run wrote with --trace-file, and writes the run's timings
+report to OUT: one self-contained HTML page (no external assets) with the stages on a time
+axis, the critical path, cache hits and failures marked, and the timing lines that
+PISHIP_DEBUG_TIMING=1 prints. It is the page --timings FILE writes at the end of a run.
+
+The critical path follows the pipeline's dependency edges, which the trace does not hold:
+the pipeline named in the trace is looked up as piship run does (--pipelines DIR, then
+./pipelines, then the built-in ones); --pipeline names the file when it is elsewhere.`,
+		Example: `  piship release ./hello --trace-file run.json && piship timings run.json -o timings.html
+  piship timings run.json -o timings.html --pipeline ./ci/check.hcl`,
+		Args: exactArgs("TRACE"),
+		RunE: func(c *cobra.Command, args []string) error {
+			return done(runTimings(e, args[0], o))
+		},
+	}
+	c.Flags().StringVarP(&o.out, "out", "o", "", "write the HTML page to `FILE` (required)")
+	c.Flags().StringVar(&o.pipeline, "pipeline", "", "the `PIPELINE` (file or name) that ran, for its dependency edges (default: the one the trace names)")
+	c.Flags().StringVar(&o.dir, "pipelines", "", "`DIR` to look up pipeline names in (before ./pipelines and the built-in ones)")
+	return c
+}
+
+// timingsOpts are timings' flags.
+type timingsOpts struct {
+	out, pipeline, dir string
+}
+
+func runTimings(e *env, path string, o timingsOpts) int {
+	if o.out == "" {
+		return usageErr(e, "USAGE_INVALID: piship timings needs -o FILE.html, the page to write")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return usageErr(e, "CONFIG_INVALID: %s: cannot read the trace file: %v", path, err)
+	}
+	spans, err := tracing.ReadOTLPJSON(f)
+	f.Close()
+	if err != nil {
+		return usageErr(e, "CONFIG_INVALID: %s: %v; pass the file a run wrote with --trace-file", path, err)
+	}
+	name, _, err := tracing.PipelineRoot(spans)
+	if errors.Is(err, tracing.ErrNoPipeline) {
+		return usageErr(e, "CONFIG_INVALID: %s: %v; a piship-launch trace (PISHIP_TRACE_FILE) has phases, not stages: read it with PISHIP_DEBUG_TIMING=1", path, err)
+	}
+	deps, code := timingsDeps(e, path, name, spans, o)
+	if code != exitOK {
+		return code
+	}
+	if err := pipelines.WriteTimingsFile(o.out, spans, deps); err != nil {
+		return fail(e, err)
+	}
+	fmt.Fprintf(e.stdout, "wrote %s: timings of pipeline %s\n", o.out, name)
+	return exitOK
+}
+
+// timingsDeps are the dependency edges of the pipeline that wrote the
+// trace. An explicit --pipeline must be found and match the trace; the
+// default lookup may fail, and the page then says the critical path is
+// unknown rather than guess it (nil deps).
+func timingsDeps(e *env, path, name string, spans []sdktrace.ReadOnlySpan, o timingsOpts) (map[string][]string, int) {
+	arg := o.pipeline
+	if arg == "" {
+		arg = name
+	}
+	src, err := pipelines.Find(arg, o.dir)
+	if err != nil {
+		if o.pipeline != "" {
+			return nil, usageErr(e, "%v", err)
+		}
+		fmt.Fprintf(e.stderr, "piship: warning: the critical path is not marked: %v\n", err)
+		return nil, exitOK
+	}
+	g, ok := pipelines.LoadOne(e.stderr, e.getenv, src)
+	if !ok {
+		return nil, exitUsage // LoadOne named the CONFIG_INVALID problem
+	}
+	if g.Name != name {
+		return nil, usageErr(e, "CONFIG_INVALID: %s: the trace is of pipeline %s, but %s holds pipeline %s; pass --pipeline the file that ran",
+			path, name, src.Name, g.Name)
+	}
+	deps := g.DepNames()
+	var unknown []string
+	for _, s := range tracing.StageNames(spans) {
+		if _, ok := deps[s]; !ok {
+			unknown = append(unknown, s)
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, usageErr(e, "CONFIG_INVALID: %s: %s has no stage %s that the trace ran (it changed since, or is another file); pass --pipeline the file that ran",
+			path, src.Name, strings.Join(unknown, ", "))
+	}
+	return deps, exitOK
+}
