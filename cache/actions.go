@@ -49,6 +49,9 @@ func OpenActions(home string) *Actions {
 // Root returns the store's root directory, <home>/actions.
 func (a *Actions) Root() string { return a.root }
 
+// Explain returns the explain area of the same cache home (explain.go).
+func (a *Actions) Explain() *Explain { return OpenExplain(filepath.Dir(a.root)) }
+
 // Result is what an entry stores besides files.
 type Result struct {
 	// Outputs are the stage's outputs, opaque to this package. They are
@@ -57,6 +60,8 @@ type Result struct {
 	// Files maps each output path (slash-separated, relative to the stage
 	// directory) to the sha256 hex of its contents.
 	Files map[string]string
+	// Inputs are the named inputs the entry recorded (nil for older ones).
+	Inputs Inputs
 }
 
 // DamagedError reports a cache entry that failed verification. Lookup
@@ -94,7 +99,10 @@ type entry struct {
 	Created string            `json:"created"`
 	Outputs json.RawMessage   `json:"outputs"`
 	Files   map[string]string `json:"files"`
-	SHA256  string            `json:"sha256"`
+	// Inputs are the named inputs of the key (see Inputs); entries made
+	// before they were recorded have none.
+	Inputs Inputs `json:"inputs,omitempty"`
+	SHA256 string `json:"sha256"`
 }
 
 // digest is the entry's self-digest: a length-prefixed encoding of every
@@ -116,6 +124,16 @@ func (e *entry) digest() (string, error) {
 	for _, p := range paths {
 		w.str(p)
 		w.str(e.Files[p])
+	}
+	// Only when present, so entries written without inputs still verify.
+	if len(e.Inputs) > 0 {
+		names := slices.Sorted(maps.Keys(e.Inputs))
+		w.str("inputs")
+		w.uint(uint64(len(names)))
+		for _, n := range names {
+			w.str(n)
+			w.str(e.Inputs[n])
+		}
 	}
 	return w.sum(), nil
 }
@@ -321,7 +339,7 @@ func readEntry(key, edir string, want []string) (*Result, *DamagedError) {
 	if err != nil { // already checked by digest; keep the compiler honest
 		return nil, &DamagedError{Reason: "malformed outputs in " + entryName, Err: err}
 	}
-	return &Result{Outputs: out, Files: e.Files}, nil
+	return &Result{Outputs: out, Files: e.Files, Inputs: e.Inputs}, nil
 }
 
 func equalStrings(a, b []string) bool {
@@ -415,6 +433,12 @@ func restoreFile(src, dst, p, digest string) (*atomicfs.File, error) {
 // writer won), the existing one is kept and the temporary directory
 // removed.
 func (a *Actions) Store(key string, dir string, outputs []string, outputsJSON json.RawMessage) (res *Result, err error) {
+	return a.StoreInputs(key, dir, outputs, outputsJSON, nil)
+}
+
+// StoreInputs is Store recording the named inputs of key in the entry, so
+// a later miss of the same stage can say which of them changed.
+func (a *Actions) StoreInputs(key string, dir string, outputs []string, outputsJSON json.RawMessage, inputs Inputs) (res *Result, err error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
@@ -458,6 +482,7 @@ func (a *Actions) Store(key string, dir string, outputs []string, outputsJSON js
 		Created: a.now().UTC().Format(time.RFC3339Nano),
 		Outputs: out,
 		Files:   files,
+		Inputs:  inputs,
 	}
 	if e.SHA256, err = e.digest(); err != nil {
 		return nil, fmt.Errorf("cache: storing entry %s: %w", key, err)
@@ -471,7 +496,7 @@ func (a *Actions) Store(key string, dir string, outputs []string, outputsJSON js
 		return nil, fmt.Errorf("cache: storing entry %s: %w", key, err)
 	}
 
-	res = &Result{Outputs: out, Files: files}
+	res = &Result{Outputs: out, Files: files, Inputs: inputs}
 	edir := a.entryDir(key)
 	if err := os.MkdirAll(filepath.Dir(edir), 0o777); err != nil {
 		return nil, fmt.Errorf("cache: storing entry %s: %w", key, err)

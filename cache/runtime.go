@@ -91,6 +91,9 @@ func OpenRuntime(home string) *Runtime {
 // Root returns the cache's root directory, <home>/runtime.
 func (r *Runtime) Root() string { return r.root }
 
+// Explain returns the explain area of the same cache home (explain.go).
+func (r *Runtime) Explain() *Explain { return OpenExplain(filepath.Dir(r.root)) }
+
 // RuntimeKey is everything that decides an installed dependency tree.
 type RuntimeKey struct {
 	// ToolDigest identifies the piship build (see ToolDigest).
@@ -164,6 +167,9 @@ type Entry struct {
 	Dirs []string
 	// Files lists every regular file and symbolic link, sorted by Path.
 	Files []FileRecord
+	// Inputs are the named inputs the manifest recorded (nil for older
+	// entries).
+	Inputs Inputs
 
 	// noLink makes Place copy every file (tests and benchmarks).
 	noLink bool
@@ -177,6 +183,9 @@ type runtimeManifest struct {
 	Dirs    []string     `json:"dirs"`
 	Files   []FileRecord `json:"files"`
 	Digest  string       `json:"digest"`
+	// Inputs are the named inputs of the key (informational: not part of
+	// the tree digest; entries made before they were recorded have none).
+	Inputs Inputs `json:"inputs,omitempty"`
 }
 
 // treeDigest is the canonical digest of a tree listing.
@@ -233,6 +242,12 @@ func (r *Runtime) entryDir(key string) string { return filepath.Join(r.root, key
 // nothing is kept. If an entry for key appeared meanwhile (a concurrent
 // Create won), the existing one is kept and returned.
 func (r *Runtime) Create(key string, fill func(dir string) error) (*Entry, error) {
+	return r.CreateInputs(key, nil, fill)
+}
+
+// CreateInputs is Create recording the named inputs of key in the entry's
+// manifest (see Inputs).
+func (r *Runtime) CreateInputs(key string, inputs Inputs, fill func(dir string) error) (*Entry, error) {
 	if err := checkRuntimeKey(key); err != nil {
 		return nil, err
 	}
@@ -266,6 +281,7 @@ func (r *Runtime) Create(key string, fill func(dir string) error) (*Entry, error
 		Dirs:    dirs,
 		Files:   files,
 		Digest:  treeDigest(dirs, files),
+		Inputs:  inputs,
 	}
 	data, err := json.Marshal(&m)
 	if err != nil {
@@ -283,7 +299,7 @@ func (r *Runtime) Create(key string, fill func(dir string) error) (*Entry, error
 			tmp = ""
 			now := r.now()
 			_ = os.Chtimes(edir, now, now) // best effort: eviction order
-			return &Entry{Key: key, Dir: filepath.Join(edir, runtimeTreeName), Digest: m.Digest, Dirs: dirs, Files: files}, nil
+			return &Entry{Key: key, Dir: filepath.Join(edir, runtimeTreeName), Digest: m.Digest, Dirs: dirs, Files: files, Inputs: inputs}, nil
 		}
 		if _, serr := os.Lstat(edir); serr != nil {
 			return nil, fmt.Errorf("cache: creating runtime entry %s: %w", key, err)
@@ -472,7 +488,7 @@ func (r *Runtime) Get(key string, verifyContent bool) (*Entry, error) {
 	if d != nil {
 		return r.damaged(key, edir, info, d)
 	}
-	e := &Entry{Key: key, Dir: filepath.Join(edir, runtimeTreeName), Digest: m.Digest, Dirs: m.Dirs, Files: m.Files}
+	e := &Entry{Key: key, Dir: filepath.Join(edir, runtimeTreeName), Digest: m.Digest, Dirs: m.Dirs, Files: m.Files, Inputs: m.Inputs}
 	if d := e.checkTree(); d != nil {
 		return r.damaged(key, edir, info, d)
 	}

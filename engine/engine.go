@@ -106,11 +106,13 @@ type StageResult struct {
 	Cacheable bool
 	CacheHit  bool
 	CacheKey  string
-
-	// MissReason says why a cacheable stage missed its cache (what differs
-	// from the newest entry of the stage); empty on a hit or when the stage
-	// is not cacheable.
+	// MissReason says why the stage missed its cache (what differs from
+	// the newest entry the stage used); empty on a hit or when no cache
+	// was looked up.
 	MissReason string
+	// Lookups are the stage's cache lookups, the action cache's and those
+	// the kind reported (stage.Invocation.CacheLookup), in order.
+	Lookups []cache.Lookup
 	// Start and End are the span's timestamps (zero for skipped stages).
 	Start, End time.Time
 }
@@ -188,5 +190,7 @@ func Run(ctx context.Context, g *graph.Graph, opts Options) (*Result, error) {
 		opts.Getenv = os.Getenv
 	}
 	s := newScheduler(ctx, g, scope, &opts)
-	return s.run(), nil
+	res := s.run()
+	s.recordRun(res)
+	return res, nil
 }

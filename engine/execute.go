@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -54,11 +55,18 @@ func (s *scheduler) execute(st *graph.Stage) *StageResult {
 		span.SetAttributes(attribute.String(tracing.AttrVerdict, r.Status.String()))
 		if r.Cacheable {
 			span.SetAttributes(attribute.String(tracing.AttrCacheKey, r.CacheKey), attribute.Bool(tracing.AttrCacheHit, r.CacheHit))
+		} else if n := len(r.Lookups); n > 0 {
+			// A kind's own cache: its hit is the stage's hit.
+			span.SetAttributes(attribute.String(tracing.AttrCacheKey, r.Lookups[n-1].Key), attribute.Bool(tracing.AttrCacheHit, r.CacheHit))
+		}
+		if r.MissReason != "" {
+			span.SetAttributes(attribute.String(tracing.AttrCacheMissReason, r.MissReason))
 		}
 		if r.Err != nil {
 			span.SetStatus(codes.Error, r.Err.Error())
 		}
 	}
+	s.remember(st, r)
 	r.End = time.Now()
 	span.End(trace.WithTimestamp(r.End))
 	return r
@@ -80,6 +88,7 @@ func (s *scheduler) runStage(ctx context.Context, span trace.Span, st *graph.Sta
 	}
 	defer log.flush() // after the cleanup below
 	inv := &stage.Invocation{Pipeline: s.g.Name, Name: st.Name, Dir: s.g.Dir, Config: cfg, Log: log, Getenv: s.opts.Getenv}
+	inv.OnCacheLookup = s.kindLookups(ctx, st, r)
 	if c, ok := st.Kind.(stage.Cleaner); ok {
 		defer func() {
 			if cerr := c.Cleanup(context.WithoutCancel(ctx), inv); cerr != nil && err == nil {
@@ -89,6 +98,7 @@ func (s *scheduler) runStage(ctx context.Context, span trace.Span, st *graph.Sta
 	}
 
 	var spec stage.CacheSpec
+	var inputs cache.Inputs
 	if ck, ok := st.Kind.(stage.Cacheable); ok && s.opts.Cache != nil {
 		var cacheable bool
 		spec, cacheable, err = ck.CacheSpec(inv)
@@ -97,11 +107,11 @@ func (s *scheduler) runStage(ctx context.Context, span trace.Span, st *graph.Sta
 		}
 		if cacheable {
 			r.Cacheable = true
-			if r.CacheKey, err = s.cacheKey(st, cfg, spec); err != nil {
+			if r.CacheKey, inputs, err = s.cacheKey(st, cfg, spec); err != nil {
 				return err
 			}
-			if out, hit := s.lookup(ctx, st, spec, r.CacheKey); hit {
-				r.CacheHit, r.Outputs = true, out
+			if out, hit := s.lookup(ctx, st, spec, r, inputs); hit {
+				r.Outputs = out
 				return nil
 			}
 		}
@@ -115,35 +125,48 @@ func (s *scheduler) runStage(ctx context.Context, span trace.Span, st *graph.Sta
 		return err
 	}
 	if r.Cacheable {
-		s.store(ctx, st, spec, r)
+		s.store(ctx, st, spec, r, inputs)
 	}
 	return nil
 }
 
 // cacheKey hashes what decides the stage's result: kind and version, the
 // canonical evaluated configuration, the input files' contents and the tool.
-func (s *scheduler) cacheKey(st *graph.Stage, cfg cty.Value, spec stage.CacheSpec) (string, error) {
+// It also returns those as named inputs (one digest per configuration
+// attribute), which the entry records so a later miss can say what changed.
+func (s *scheduler) cacheKey(st *graph.Stage, cfg cty.Value, spec stage.CacheSpec) (string, cache.Inputs, error) {
 	canon, err := ctyjson.Marshal(cfg, cfg.Type())
 	if err != nil {
-		return "", fmt.Errorf("cannot encode configuration for the cache key: %v", err)
+		return "", nil, fmt.Errorf("cannot encode configuration for the cache key: %v", err)
 	}
+	var attrs map[string]json.RawMessage
+	if err := json.Unmarshal(canon, &attrs); err != nil {
+		return "", nil, fmt.Errorf("cannot encode configuration for the cache key: %v", err)
+	}
+	named := cache.ConfigInputs(attrs)
+	named[cache.InputKind] = st.KindName
+	named[cache.InputKindVersion] = st.Kind.Version()
+	named[cache.InputTool] = s.opts.ToolDigest
 	inputs := make(map[string]string, len(spec.Inputs))
 	for _, p := range spec.Inputs {
 		sum, err := cache.HashFile(stage.Resolve(spec.Dir, p))
 		if err != nil {
-			return "", fmt.Errorf("cache input %s: %v", p, err)
+			return "", nil, fmt.Errorf("cache input %s: %v", p, err)
 		}
 		inputs[p] = sum
+		named[cache.InputFilePrefix+p] = sum
 	}
 	return cache.KeyInput{
 		Kind: st.KindName, KindVersion: st.Kind.Version(),
 		Config: canon, Inputs: inputs, ToolDigest: s.opts.ToolDigest,
-	}.Key(), nil
+	}.Key(), named, nil
 }
 
-func (s *scheduler) lookup(ctx context.Context, st *graph.Stage, spec stage.CacheSpec, key string) (map[string]cty.Value, bool) {
-	_, span := s.opts.Tracer.Start(ctx, "cache lookup", trace.WithAttributes(attribute.String(tracing.AttrCacheKey, key)))
-	defer span.End()
+// lookup tries the action cache; it records the lookup (a "cache lookup"
+// span with the miss reason) whatever the outcome.
+func (s *scheduler) lookup(ctx context.Context, st *graph.Stage, spec stage.CacheSpec, r *StageResult, inputs cache.Inputs) (map[string]cty.Value, bool) {
+	start := time.Now()
+	key := r.CacheKey
 	res, hit, err := s.opts.Cache.Lookup(key, spec.Dir, spec.Outputs)
 	var damaged *cache.DamagedError
 	if errors.As(err, &damaged) {
@@ -151,25 +174,34 @@ func (s *scheduler) lookup(ctx context.Context, st *graph.Stage, spec stage.Cach
 	} else if err != nil {
 		fmt.Fprintf(s.opts.Log, "%s: stage %s: cache lookup failed, running the stage: %v\n", s.g.Name, st.Name, err)
 	}
-	span.SetAttributes(attribute.Bool(tracing.AttrCacheHit, hit && err == nil))
-	if !hit || err != nil {
-		return nil, false
+	lk := cache.Lookup{Cache: "action", Key: key, Inputs: inputs}
+	var out map[string]cty.Value
+	switch {
+	case damaged != nil:
+		lk.Reason = "the entry was damaged and removed"
+	case err != nil:
+		lk.Reason = "the lookup failed: " + err.Error()
+	case hit:
+		if out, err = decodeOutputs(st.Kind, res.Outputs); err != nil {
+			fmt.Fprintf(s.opts.Log, "%s: stage %s: cached outputs unreadable, running the stage: %v\n", s.g.Name, st.Name, err)
+			lk.Reason = "the cached outputs were unreadable"
+		} else {
+			lk.Hit = true
+		}
+	default:
+		lk.Reason = s.missReason(s.stageID(st, "action", ""), key, inputs)
 	}
-	out, err := decodeOutputs(st.Kind, res.Outputs)
-	if err != nil {
-		fmt.Fprintf(s.opts.Log, "%s: stage %s: cached outputs unreadable, running the stage: %v\n", s.g.Name, st.Name, err)
-		return nil, false
-	}
-	return out, true
+	s.recordLookup(ctx, start, r, lk)
+	return out, lk.Hit
 }
 
-func (s *scheduler) store(ctx context.Context, st *graph.Stage, spec stage.CacheSpec, r *StageResult) {
+func (s *scheduler) store(ctx context.Context, st *graph.Stage, spec stage.CacheSpec, r *StageResult, inputs cache.Inputs) {
 	_, span := s.opts.Tracer.Start(ctx, "cache store", trace.WithAttributes(attribute.String(tracing.AttrCacheKey, r.CacheKey)))
 	defer span.End()
 	ty := stage.OutputType(st.Kind)
 	data, err := ctyjson.Marshal(cty.ObjectVal(r.Outputs), ty)
 	if err == nil {
-		_, err = s.opts.Cache.Store(r.CacheKey, spec.Dir, spec.Outputs, data)
+		_, err = s.opts.Cache.StoreInputs(r.CacheKey, spec.Dir, spec.Outputs, data, inputs)
 	}
 	if err != nil {
 		// A result that cannot be cached is still a result.

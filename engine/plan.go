@@ -20,6 +20,9 @@ type PlanStep struct {
 	Cache string
 	Key   string
 	Note  string
+	// Reason says why a "miss" would miss: what differs from the newest
+	// entry the stage used (see StageResult.MissReason).
+	Reason string
 }
 
 // Plan returns the order in which a run with one slot would start the
@@ -78,7 +81,7 @@ func (s *scheduler) planStep(st *graph.Stage) PlanStep {
 		step.Cache, step.Note = "unknown", err.Error()
 	case !cacheable:
 	default:
-		key, err := s.cacheKey(st, cfg, spec)
+		key, inputs, err := s.cacheKey(st, cfg, spec)
 		if err != nil {
 			step.Cache, step.Note = "unknown", err.Error()
 			break
@@ -86,6 +89,8 @@ func (s *scheduler) planStep(st *graph.Stage) PlanStep {
 		step.Key, step.Cache = key, "miss"
 		if s.opts.Cache.Has(key) {
 			step.Cache = "hit"
+		} else {
+			step.Reason = s.missReason(s.stageID(st, "action", ""), key, inputs)
 		}
 	}
 	return step

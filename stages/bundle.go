@@ -6,9 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
-
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/bundle"
@@ -55,7 +52,7 @@ func (Bundle) Run(ctx context.Context, inv *stage.Invocation, c BundleConfig) (B
 	if err != nil {
 		return BundleOutputs{}, err
 	}
-	span := trace.SpanFromContext(ctx)
+	scope, named := rt.Explain().KeyInputs(key)
 	if c.Cached {
 		// The inputs stage of this run verified the entry's content
 		// (bundle_cached); checking file set and sizes again is enough
@@ -67,14 +64,20 @@ func (Bundle) Run(ctx context.Context, inv *stage.Invocation, c BundleConfig) (B
 		if _, err := e.Place(dir); err != nil {
 			return BundleOutputs{}, err
 		}
-		span.SetAttributes(attribute.String("cache.key", key), attribute.Bool("cache.hit", true))
+		inv.CacheLookup(stage.CacheLookup{Cache: "bundle", Key: key, Hit: true, Inputs: named, Scope: scope})
 		m, err := readBundleManifest(dir)
 		if err != nil {
 			return BundleOutputs{}, err
 		}
 		return bundleOutputs(true, key, m), nil
 	}
-	span.SetAttributes(attribute.String("cache.key", key), attribute.Bool("cache.hit", false))
+	// The inputs stage found no verified entry (bundle_cached is false), or
+	// was told to rebuild: an entry that stands says which.
+	miss := stage.CacheLookup{Cache: "bundle", Key: key, Hit: false, Inputs: named, Scope: scope}
+	if e, _ := rt.Get(key, false); e != nil {
+		miss.Reason = "a rebuild was asked for (--rebuild)"
+	}
+	inv.CacheLookup(miss)
 	m, err := bundle.Bundle(ctx, bundle.Options{
 		Root: dir, Entry: c.Entry, Log: inv.Log,
 		Platform: c.Platform, Arch: c.Arch,
@@ -96,7 +99,7 @@ func (Bundle) Run(ctx context.Context, inv *stage.Invocation, c BundleConfig) (B
 	}
 	// The entry is a hardlinked snapshot of the bundled tree; later stages
 	// only add files, and entries are verified by content when used.
-	if _, err := rt.Create(key, func(tmp string) error { return payload.LinkTree(dir, tmp) }); err != nil {
+	if _, err := rt.CreateInputs(key, named, func(tmp string) error { return payload.LinkTree(dir, tmp) }); err != nil {
 		fmt.Fprintf(inv.Log, "%s: bundle not cached: %v\n", inv.Pipeline, err)
 	}
 	return bundleOutputs(false, key, m), nil

@@ -3,6 +3,7 @@ package stages
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -75,6 +76,7 @@ func (DistInputs) Run(ctx context.Context, inv *stage.Invocation, c DistInputsCo
 		return DistInputsOutputs{}, err
 	}
 	d, key, runtimeKey := st.Dist, st.Key, st.RuntimeKey
+	recordKeyInputs(inv, st, "")
 
 	out := c.Out
 	if out == "" {
@@ -109,6 +111,19 @@ func (DistInputs) Run(ctx context.Context, inv *stage.Invocation, c DistInputsCo
 		InstallKey: st.InstallKey, BundleKey: st.BundleKey,
 		LockSHA256: canon.SHA256Hex(st.LockBytes),
 	}, nil
+}
+
+// recordKeyInputs leaves the named inputs of the runtime and bundle keys
+// for the stages that look them up (cache home: home, or the run's); a
+// failure only makes their miss reasons vaguer, so it is logged.
+func recordKeyInputs(inv *stage.Invocation, st *buildstate.State, home string) {
+	rt, err := runtimeCacheAt(inv, home)
+	if err == nil {
+		err = st.RecordKeyInputs(rt)
+	}
+	if err != nil {
+		fmt.Fprintf(inv.Log, "%s: cache key inputs not recorded (piship explain will say less): %v\n", inv.Pipeline, err)
+	}
 }
 
 // reuseMode compares the stamp with the keys. The payload is reused only if

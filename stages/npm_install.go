@@ -7,9 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
-
 	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/npm"
@@ -55,19 +52,20 @@ func (NpmInstall) Run(ctx context.Context, inv *stage.Invocation, c NpmInstallCo
 	if err != nil {
 		return NpmInstallOutputs{}, err
 	}
-	span := trace.SpanFromContext(ctx)
+	// The inputs stage that computed the key left its named inputs.
+	scope, named := rt.Explain().KeyInputs(key)
 	e, err := rt.Get(key, false)
 	if err != nil {
 		fmt.Fprintf(inv.Log, "%s: runtime cache entry %s is damaged, rebuilding it: %v\n", inv.Pipeline, key, err)
 	}
 	hit := e != nil
+	inv.CacheLookup(stage.CacheLookup{Cache: "runtime", Key: key, Hit: hit, Inputs: named, Scope: scope})
 	if !hit {
-		e, err = rt.Create(key, func(dir string) error { return installInto(ctx, c.RuntimeDir, dir, inv) })
+		e, err = rt.CreateInputs(key, named, func(dir string) error { return installInto(ctx, c.RuntimeDir, dir, inv) })
 		if err != nil {
 			return NpmInstallOutputs{}, err
 		}
 	}
-	span.SetAttributes(attribute.String("cache.key", key), attribute.Bool("cache.hit", hit))
 	var st cache.PlaceStats
 	if c.Dest != "" {
 		if st, err = e.Place(c.Dest); err != nil {

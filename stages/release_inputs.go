@@ -120,6 +120,7 @@ func (ReleaseInputs) Run(ctx context.Context, inv *stage.Invocation, cfg Release
 	if cfg.NoCache {
 		cacheHome = filepath.Join(stg.Dir, ".no-cache")
 	}
+	recordKeyInputs(inv, st, cacheHome)
 	return ReleaseInputsOutputs{
 		ID: d.ID, Version: d.Version, Command: d.Command,
 		Name: name, Target: target,

@@ -53,6 +53,12 @@ const (
 	AttrCacheHit = "piship.cache.hit"
 	// AttrVerdict is the stage's outcome: one of the Verdict* values.
 	AttrVerdict = "piship.verdict"
+	// AttrCacheName names the cache a "cache lookup" span looked in:
+	// "action", "runtime", "bundle" or "store".
+	AttrCacheName = "piship.cache.name"
+	// AttrCacheMissReason says why a lookup (and its stage) missed: what
+	// differs from the newest entry the stage used (cache.MissReason).
+	AttrCacheMissReason = "piship.cache.miss_reason"
 )
 
 // Values of AttrVerdict.

@@ -180,6 +180,7 @@ func TestExitCodeRuleEveryCommand(t *testing.T) {
 		"graph":          {"graph", missing + ".hcl"},
 		"fmt":            {"fmt", broken},
 		"prune":          {"cache", "prune", "--max-size", "lots"},
+		"explain":        {"explain", "--file", missing + ".hcl"},
 	}
 	// Commands with nothing to configure: only the command line can be wrong.
 	noConfig := map[string]bool{"piship": true, "stages": true, "version": true, "help": true, "cache": true,

@@ -190,12 +190,14 @@ func TestJSONMatchesDocs(t *testing.T) {
 			dist1 = dir
 			ok("piship-validate/v1", exitOK, "validate", dir)
 			ok("piship-build/v1", exitOK, "build", dir)
+			ok("piship-explain/v1", exitOK, "explain", "--pipeline", "build")
 		}
 		r := ok("piship-release/v1", exitOK, "release", dir)
 		archives[v], _ = r["archive"].(string)
 	}
 	failure("piship-validate/v1", exitUsage, "validate", missing)
 	failure("piship-build/v1", exitUsage, "build", missing)
+	failure("piship-explain/v1", exitUsage, "explain", "--file", missing+".hcl")
 	failure("piship-release/v1", exitUsage, "release", missing)
 
 	vr := ok("piship-verify-release/v1", exitOK, "verify-release", archives["1.0.0"])

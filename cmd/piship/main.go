@@ -135,7 +135,7 @@ func commands(e *env) []*cobra.Command {
 		// Installing and running one.
 		installCmd(e), updateCmd(e), rollbackCmd(e), doctorCmd(e), uninstallCmd(e), launchCmd(e),
 		// Pipelines.
-		runCmd(e), validateCmd(e), graphCmd(e), stagesCmd(e), fmtCmd(e), cacheCmd(e),
+		runCmd(e), validateCmd(e), graphCmd(e), stagesCmd(e), fmtCmd(e), cacheCmd(e), explainCmd(e),
 		versionCmd(e),
 		timingsCmd(e), // in groupPipeline: help lists it with run
 	}

@@ -16,11 +16,10 @@ import (
 )
 
 // bundleHitIsCacheHit is whether the engine reports a bundle stage that
-// placed its b- cache entry as StageResult.CacheHit (issue 15, item 3:
-// the "cache" branch makes every kind's own cache hit one). Until then the
-// progress line of such a stage says DONE; set this to true with that
-// change, and the test then holds the view to CACHED.
-const bundleHitIsCacheHit = false
+// placed its b- cache entry as StageResult.CacheHit: it does since the
+// kinds report their own cache lookups (issue 15, item 3), so the view is
+// held to CACHED.
+const bundleHitIsCacheHit = true
 
 // tmuxTerm is a detached tmux session on a private server (own socket
 // under a temp dir, no user configuration), a real terminal to run piship

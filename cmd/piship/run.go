@@ -111,6 +111,9 @@ func dryRunPlan(e *env, cfg pipelines.Config, p *pipelines.Prepared) int {
 		if s.Note != "" {
 			line += " - " + s.Note
 		}
+		if s.Reason != "" {
+			line += " - cache miss: " + s.Reason
+		}
 		if s.Stage.Always {
 			line += " [always]"
 		}

@@ -38,6 +38,9 @@ type State struct {
 	RuntimeKey, Key string
 	// RuntimePackage and RuntimeVersion name the entry's package.
 	RuntimePackage, RuntimeVersion string
+	// InstallInputs and BundleInputs are the named inputs of InstallKey
+	// and BundleKey, for saying why a runtime or bundle lookup missed.
+	InstallInputs, BundleInputs cache.Inputs
 }
 
 // Load decodes the distribution in dir, refuses a stale lock and a lock
@@ -80,6 +83,22 @@ func Load(ctx context.Context, dir string) (*State, error) {
 		Platform: platform, Arch: arch, Libc: nodeplatform.Libc(), Node: nodeV, Npm: npmV,
 	}.Key()
 	st.BundleKey = cache.BundleKey(st.InstallKey, d.Release.Strip, bundle.EsbuildVersion())
+	rel := strings.TrimSuffix(d.Runtime.Dir, "/") + "/"
+	if d.Runtime.Dir == "" || d.Runtime.Dir == "." {
+		rel = ""
+	}
+	st.InstallInputs = cache.Inputs{
+		cache.InputFilePrefix + rel + "package.json":      canon.SHA256Hex(pjBytes),
+		cache.InputFilePrefix + rel + "package-lock.json": canon.SHA256Hex(plBytes),
+		"platform": platform, "arch": arch, "libc": nodeplatform.Libc(),
+		"node version": nodeV, "npm version": npmV, cache.InputTool: tool,
+	}
+	// The bundle's own inputs, and the runtime's it is made from, so a
+	// bundle miss names the lock file rather than only "runtime key".
+	st.BundleInputs = cache.Inputs{"runtime key": st.InstallKey, "strip": fmt.Sprint(d.Release.Strip), "esbuild version": bundle.EsbuildVersion()}
+	for n, v := range st.InstallInputs {
+		st.BundleInputs[n] = v
+	}
 	// The runtime key decides the runtime part of the payload; the key adds
 	// everything else the lock covers (resources, tools, the manifest).
 	st.RuntimeKey = digestJSON(map[string]any{
@@ -114,6 +133,17 @@ func (st *State) BundleCached(rt *cache.Runtime, log io.Writer, pipeline string)
 		fmt.Fprintf(log, "%s: bundle cache entry %s was damaged and removed: %v\n", pipeline, st.BundleKey, err)
 	}
 	return e != nil
+}
+
+// RecordKeyInputs writes the named inputs of the i- and b- keys into the
+// runtime cache's explain area, where npm_install and bundle read them
+// back when they look the keys up; scoped by the distribution directory.
+func (st *State) RecordKeyInputs(rt *cache.Runtime) error {
+	x := rt.Explain()
+	if err := x.RecordKeyInputs(st.InstallKey, st.Dist.Dir, st.InstallInputs); err != nil {
+		return err
+	}
+	return x.RecordKeyInputs(st.BundleKey, st.Dist.Dir, st.BundleInputs)
 }
 
 // LoadManifest decodes distribution.hcl in dir without checking the lock

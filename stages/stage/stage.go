@@ -145,6 +145,38 @@ type Invocation struct {
 	// nil. Kinds use it instead of os.Getenv so a run's settings are
 	// explicit.
 	Getenv func(string) string
+	// OnCacheLookup receives the lookups a kind reports with CacheLookup;
+	// the engine sets it, nil drops them (a kind run outside the engine).
+	OnCacheLookup func(CacheLookup)
+}
+
+// CacheLookup is one lookup in a cache a kind keeps itself (the runtime
+// cache's i- and b- entries, the content store), reported so the engine
+// can trace it, count a hit as the stage's cache hit, and say why it
+// missed.
+type CacheLookup struct {
+	// Cache names the cache: "runtime", "bundle" or "store".
+	Cache string
+	Key   string
+	Hit   bool
+	// Inputs are the named inputs of Key ("input runtime/package-lock.json"
+	// -> sha256, "node version" -> "22.1" ...); nil when unknown.
+	Inputs map[string]string
+	// Scope narrows "the same stage" beyond pipeline file and stage name
+	// (the distribution directory), so two distributions built by one
+	// pipeline are not compared with each other.
+	Scope string
+	// Reason, on a miss the kind chose (a rebuild was asked for), says
+	// so instead of the engine comparing inputs.
+	Reason string
+}
+
+// CacheLookup reports a lookup in a cache the kind keeps itself (see
+// CacheLookup the type). A hit marks the stage as served from cache.
+func (inv *Invocation) CacheLookup(l CacheLookup) {
+	if inv.OnCacheLookup != nil {
+		inv.OnCacheLookup(l)
+	}
 }
 
 // Schema returns the HCL body schema of a kind's configuration: one
