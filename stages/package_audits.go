@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 
 	"piship.dev/piship/stages/buildstate"
-	"piship.dev/piship/stages/release"
+	"piship.dev/piship/stages/release/releasejson"
 	"piship.dev/piship/stages/stage"
 )
 
@@ -43,8 +43,8 @@ func (PackageAudits) Run(ctx context.Context, inv *stage.Invocation, cfg Package
 	// Each lock audited would count here; with none, no verdict but
 	// not-applicable can be true.
 	locks := 0
-	verdict, reason := release.PackageAuditVerdictNotApplicable, "the distribution vendors no packages, so there is no package lock to audit"
-	report, err := json.Marshal(release.PackageAudits{Verdict: verdict, Locks: locks, Reason: reason})
+	verdict, reason := releasejson.AuditNotApplicable, "the distribution vendors no packages, so there is no package lock to audit"
+	report, err := json.Marshal(releasejson.PackageAudits{Verdict: verdict, Locks: locks, Reason: reason})
 	if err != nil {
 		return PackageAuditsOutputs{}, err
 	}

@@ -13,6 +13,7 @@ import (
 	"piship.dev/piship/stages/buildstate"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/release"
+	"piship.dev/piship/stages/release/releasejson"
 	"piship.dev/piship/stages/stage"
 )
 
@@ -63,8 +64,8 @@ func (ReleaseMetadata) Run(ctx context.Context, inv *stage.Invocation, cfg Relea
 	if err != nil {
 		return ReleaseMetadataOutputs{}, err
 	}
-	var r release.Metadata
-	r.Schema = release.Schema
+	var r releasejson.Metadata
+	r.Schema = releasejson.Schema
 	r.Distribution.ID, r.Distribution.Name, r.Distribution.Version, r.Distribution.Command = d.ID, d.Name, d.Version, d.Command
 	r.Tool.Name, r.Tool.Version = "piship", ToolVersion()
 	r.Runtime.Package, r.Runtime.Version = cfg.RuntimePackage, cfg.RuntimeVersion
@@ -87,7 +88,7 @@ func (ReleaseMetadata) Run(ctx context.Context, inv *stage.Invocation, cfg Relea
 		return ReleaseMetadataOutputs{}, fmt.Errorf("tests: %v", err)
 	}
 	if r.Tests == nil {
-		r.Tests = []release.TestResult{}
+		r.Tests = []releasejson.TestResult{}
 	}
 	if err := json.Unmarshal([]byte(cfg.Signatures), &r.Signatures); err != nil {
 		return ReleaseMetadataOutputs{}, fmt.Errorf("signatures: %v", err)
@@ -118,7 +119,7 @@ func (ReleaseMetadata) Run(ctx context.Context, inv *stage.Invocation, cfg Relea
 	if err != nil {
 		return ReleaseMetadataOutputs{}, err
 	}
-	if err := atomicfs.WriteFileAll(filepath.Join(dir, release.JSONName), data, 0o644); err != nil {
+	if err := atomicfs.WriteFileAll(filepath.Join(dir, releasejson.Name), data, 0o644); err != nil {
 		return ReleaseMetadataOutputs{}, err
 	}
 	if err := atomicfs.WriteFileAll(filepath.Join(dir, release.InstallScriptName), []byte(installScript(d.ID)), 0o755); err != nil {

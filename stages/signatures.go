@@ -8,7 +8,7 @@ import (
 
 	"piship.dev/piship/stages/audit"
 	"piship.dev/piship/stages/npm"
-	"piship.dev/piship/stages/release"
+	"piship.dev/piship/stages/release/releasejson"
 	"piship.dev/piship/stages/stage"
 )
 
@@ -47,7 +47,7 @@ func (Signatures) Run(ctx context.Context, inv *stage.Invocation, cfg Signatures
 	if missing == nil {
 		missing = []string{}
 	}
-	summary, _ := json.Marshal(release.SignatureSummary{Verdict: rep.Verdict, Missing: missing, Reason: rep.Reason})
+	summary, _ := json.Marshal(releasejson.SignatureSummary{Verdict: rep.Verdict, Missing: missing, Reason: rep.Reason})
 	switch {
 	case rep.Verdict == "failed":
 		return SignaturesOutputs{}, fmt.Errorf("POLICY_DENIED: registry signatures failed: %s", rep.Reason)

@@ -21,7 +21,7 @@ import (
 	"piship.dev/piship/stages/buildstate"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/proc"
-	"piship.dev/piship/stages/release"
+	"piship.dev/piship/stages/release/releasejson"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/tracing/phase"
 )
@@ -66,12 +66,12 @@ func (Smoke) Run(ctx context.Context, inv *stage.Invocation, cfg SmokeConfig) (S
 		return SmokeOutputs{}, err
 	}
 	bin := filepath.Join(cfg.Payload, "bin", d.Command)
-	results := make([]release.TestResult, len(d.Smoke))
+	results := make([]releasejson.TestResult, len(d.Smoke))
 	problems := make([]*smokeFailure, len(d.Smoke))
 	// Every test runs, each in its own worker, whatever the others do.
 	_ = parallel.ForEach(context.Background(), len(d.Smoke), len(d.Smoke), func(i int) error {
 		t := d.Smoke[i]
-		results[i] = release.TestResult{Name: t.Name, Result: "passed"}
+		results[i] = releasejson.TestResult{Name: t.Name, Result: "passed"}
 		// One span per test, whose TRACEPARENT the program receives.
 		tctx, ph := phase.Start(ctx, "smoke "+t.Name)
 		f, code := runSmoke(tctx, bin, t.Args, t.Expect, t.Timeout)

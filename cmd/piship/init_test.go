@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"piship.dev/piship/stages/platform"
-	"piship.dev/piship/stages/release"
+	"piship.dev/piship/stages/release/releasejson"
 )
 
 // What `piship init` writes is accepted at once: lock, build and release
@@ -39,7 +39,7 @@ func TestInitBuildsAndPassesItsSmokeTests(t *testing.T) {
 	}
 
 	mustRelease(t, env, dir)
-	var rel release.Metadata
+	var rel releasejson.Metadata
 	data, err := os.ReadFile(filepath.Join(dir, "dist", "releases", "greeter-0.1.0-"+platform.HostTarget(), "release.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -83,38 +83,12 @@ import (
 	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/payload"
-	"piship.dev/piship/stages/release/releasejson"
 )
 
 // release.json's document (its schema, name, type and strict reader,
 // releasejson.Parse) is stages/release/releasejson, below
 // stages/distribution, so that stages/channel, which distribution imports,
-// reads it by the same rules. The aliases below are for a gradual move of
-// the callers that other changes are editing now (the kind files,
-// cmd/piship).
-//
-// Deprecated: use releasejson.Schema, Name, Metadata, PackageAudits,
-// TestResult, SignatureSummary and Audit*.
-const (
-	Schema   = releasejson.Schema
-	JSONName = releasejson.Name
-)
-
-// Deprecated: see Schema.
-type (
-	Metadata         = releasejson.Metadata
-	PackageAudits    = releasejson.PackageAudits
-	TestResult       = releasejson.TestResult
-	SignatureSummary = releasejson.SignatureSummary
-)
-
-// Deprecated: see Schema.
-const (
-	PackageAuditVerdictPassed        = releasejson.AuditPassed
-	PackageAuditVerdictFailed        = releasejson.AuditFailed
-	PackageAuditVerdictUnavailable   = releasejson.AuditUnavailable
-	PackageAuditVerdictNotApplicable = releasejson.AuditNotApplicable
-)
+// reads it by the same rules.
 
 // Release file names, relative to the release directory (slash paths).
 const (

@@ -61,7 +61,7 @@ func RequiredFiles(payloadOnly bool) []string {
 	if payloadOnly {
 		return []string{InventoryPath, LockPath, TargetPath}
 	}
-	return []string{ChecksumsName, JSONName, NoticesName, NoticesIndexName, SBOMName, VulnerabilitiesName, InventoryPath, LockPath, TargetPath}
+	return []string{ChecksumsName, releasejson.Name, NoticesName, NoticesIndexName, SBOMName, VulnerabilitiesName, InventoryPath, LockPath, TargetPath}
 }
 
 // Error is a refused release: the rule, the file and what is wrong.
@@ -215,13 +215,13 @@ func Check(in Input) *Checked {
 		if raw, ok := c.read(RuleChecksums, ChecksumsName); ok {
 			c.result(RuleChecksums, ChecksumsName, checksumProblems(raw, in.Files))
 		}
-		if raw, ok := c.read(RuleJSON, JSONName); ok {
+		if raw, ok := c.read(RuleJSON, releasejson.Name); ok {
 			rel, err := releasejson.Parse(raw)
 			if err != nil {
-				c.fail(RuleJSON, JSONName, "%v", err)
+				c.fail(RuleJSON, releasejson.Name, "%v", err)
 			} else {
 				out.Release = rel
-				c.result(RuleJSON, JSONName, nil)
+				c.result(RuleJSON, releasejson.Name, nil)
 			}
 		}
 	}
@@ -325,7 +325,7 @@ func Check(in Input) *Checked {
 		if inv != nil && out.Files != rel.Payload.Files {
 			problems = append(problems, fmt.Sprintf("payload has %d files, release.json says %d", out.Files, rel.Payload.Files))
 		}
-		c.result(RuleBindings, JSONName, problems)
+		c.result(RuleBindings, releasejson.Name, problems)
 	}
 
 	// One identity.
@@ -361,7 +361,7 @@ func Check(in Input) *Checked {
 		if len(problems) > 0 {
 			problems = append([]string{fmt.Sprintf("the archive's name says %s %s for %s", in.Name.ID, in.Name.Version, in.Name.Target)}, problems...)
 		}
-		c.result(RuleIdentity, JSONName, problems)
+		c.result(RuleIdentity, releasejson.Name, problems)
 	}
 	out.Identity = id
 	return out
