@@ -7,10 +7,14 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/tracing"
 	"piship.dev/piship/tracing/phase"
 )
 
@@ -93,8 +97,12 @@ func (Install) Run(ctx context.Context, inv *stage.Invocation, cfg InstallConfig
 	}()
 	waitKept := sync.OnceValue(func() error { return <-kept })
 	io.BeforeCommit = waitKept
+	started := time.Now()
 	res, err := home.Install(ctx, io)
 	_ = waitKept() // its error, if any, already failed the commit
+	if store != nil && err == nil && !res.UpToDate && !res.Reused {
+		storeLookupSpan(ctx, started, store)
+	}
 	if err != nil {
 		return InstallOutputs{}, err
 	}
@@ -122,4 +130,38 @@ func (Install) Run(ctx context.Context, inv *stage.Invocation, cfg InstallConfig
 		ID: res.ID, Version: res.Version, Previous: res.Previous, Payload: res.Payload, Files: res.Files, Bytes: res.Bytes,
 		Reused: res.Reused, Command: res.Command, Linked: res.Linked,
 	}, nil
+}
+
+// storeLookupSpan records the content store's part of an install as one
+// "cache lookup" span of the install stage (piship.cache.name "store"):
+// its lookups are one per eligible file, made while the archive is
+// extracted, so the span covers the extraction and carries the counts
+// instead of thousands of spans. It is a hit when every eligible file was
+// linked from the store. It does not make the stage a cache hit: the
+// install still wrote its other files, the receipt and the shim.
+func storeLookupSpan(ctx context.Context, started time.Time, store *cache.Store) {
+	parent := trace.SpanFromContext(ctx)
+	if !parent.IsRecording() {
+		return
+	}
+	st := store.Stats()
+	missed := st.Kept // a repaired object's file is written and kept too
+	hit := st.Linked > 0 && missed == 0 && !st.Disabled
+	attrs := []attribute.KeyValue{
+		attribute.String(tracing.AttrCacheName, "store"), attribute.String(tracing.AttrCacheKey, store.Dir()),
+		attribute.Bool(tracing.AttrCacheHit, hit),
+		attribute.Int64("piship.store.linked", st.Linked), attribute.Int64("piship.store.kept", st.Kept),
+		attribute.Int64("piship.store.repaired", st.Repaired),
+	}
+	switch {
+	case st.Disabled:
+		attrs = append(attrs, attribute.String(tracing.AttrCacheMissReason, "links are not possible in the store's file system, so every file was written"))
+	case !hit && st.Linked+missed == 0:
+		attrs = append(attrs, attribute.String(tracing.AttrCacheMissReason, "no file of the release is kept in the store (none under node_modules/ of at most 1 MiB)"))
+	case !hit:
+		attrs = append(attrs, attribute.String(tracing.AttrCacheMissReason, fmt.Sprintf("%d of %d eligible files were not in the store (written, then kept)", missed, st.Linked+missed)))
+	}
+	_, span := parent.TracerProvider().Tracer(phase.InstrumentationName).Start(ctx, "cache lookup",
+		trace.WithTimestamp(started), trace.WithAttributes(attrs...))
+	span.End()
 }

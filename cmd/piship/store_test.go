@@ -5,6 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"piship.dev/piship/tracing"
 )
 
 // Two install homes sharing one cache: the second install of the same
@@ -26,18 +31,24 @@ func TestInstallsShareTheStore(t *testing.T) {
 		}
 		return e
 	}
+	var rec *tracetest.SpanRecorder
 	install := func(e map[string]string) string {
 		t.Helper()
-		code, _, stderr := cli(t, e, "install", arc)
+		rec = tracetest.NewSpanRecorder()
+		code, _, stderr := cliTraced(t, []sdktrace.SpanProcessor{rec}, e, "install", arc)
 		if code != exitOK {
 			t.Fatalf("install: exit %d\n%s", code, stderr)
 		}
 		return stderr
 	}
 	install(homeEnv("one"))
+	// The store's lookups are one "cache lookup" span of the install stage:
+	// a miss naming how many files it lacked, then a hit.
+	storeLookup(t, rec, false, "5 of 5 eligible files were not in the store (written, then kept)")
 	if out := install(homeEnv("two")); !strings.Contains(out, "(15 files, 5 linked from the store,") {
 		t.Errorf("the second install did not link the 5 node_modules files:\n%s", out)
 	}
+	storeLookup(t, rec, true, "")
 	file := func(n, rel string) os.FileInfo {
 		fi, err := os.Stat(filepath.Join(root, n, "i", "apps", "hello", "1.0.0", "payload", rel))
 		if err != nil {
@@ -71,5 +82,35 @@ func TestInstallsShareTheStore(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "four", "i", "apps", "hello")); !os.IsNotExist(err) {
 		t.Errorf("a refused install left apps/hello (%v)", err)
+	}
+}
+
+// storeLookup checks the one store "cache lookup" span of an install run:
+// a child of the install stage's span, hit or not, and its miss reason.
+func storeLookup(t *testing.T, rec *tracetest.SpanRecorder, hit bool, reason string) {
+	t.Helper()
+	parents := map[string]string{}
+	for _, s := range rec.Ended() {
+		parents[s.SpanContext().SpanID().String()] = s.Name()
+	}
+	var found int
+	for _, s := range rec.Ended() {
+		attrs := map[string]string{}
+		for _, kv := range s.Attributes() {
+			attrs[string(kv.Key)] = kv.Value.Emit()
+		}
+		if s.Name() != "cache lookup" || attrs[tracing.AttrCacheName] != "store" {
+			continue
+		}
+		found++
+		if p := parents[s.Parent().SpanID().String()]; !strings.HasPrefix(p, "install ") {
+			t.Errorf("the store lookup span's parent is %q, want the install stage's span", p)
+		}
+		if attrs[tracing.AttrCacheHit] != map[bool]string{true: "true", false: "false"}[hit] || attrs[tracing.AttrCacheMissReason] != reason {
+			t.Errorf("store lookup span: hit %s, miss reason %q; want hit %v, reason %q", attrs[tracing.AttrCacheHit], attrs[tracing.AttrCacheMissReason], hit, reason)
+		}
+	}
+	if found != 1 {
+		t.Errorf("%d store lookup spans, want 1", found)
 	}
 }
