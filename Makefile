@@ -32,7 +32,7 @@ export GOFLAGS := -trimpath $(filter-out -trimpath,$(shell $(GO) env GOFLAGS))
 
 # make test on a fresh machine (no Go, npm or dev cache) keeps both of 2
 # cores busy for most of its 15-minute budget (docs/performance.md). The
-# Jaeger build (~6 CPU-minutes) and the browser and terminal the last tests
+# Jaeger build (~7-10 CPU-minutes cold) and the browser and terminal the last tests
 # need (chromium and tmux from apt-get, when missing) start first at the
 # lowest CPU priority: downloads overlap the compiles, and the compile takes
 # what the tests leave idle (network waits, kills, launches). Only the
