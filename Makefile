@@ -58,7 +58,7 @@ RACE_PKGS := ./engine/ ./cache/ ./cache/parallel/ ./stages/archive/ ./stages/hom
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v '/cmd/piship/e2e$$' | grep -vxF "$$($(GO) list $(RACE_PKGS))") ./testdata/hostile
 # The tests that need Jaeger, chromium or tmux run after those are there
 # (test-jaeger, test-browser).
-LATE_TESTS := TestJaegerE2E|TestTimingsReportInChromium|TestProgressInTmux
+LATE_TESTS  = TestJaegerE2E|$(BROWSER_RE)
 test-unit:
 	$(GO) test -count=1 -timeout 5m -skip '$(LATE_TESTS)' $(UNIT_PKGS)
 
@@ -109,8 +109,14 @@ test-jaeger: jaeger-bin
 
 # The timings page in headless Chromium and the progress view in a real
 # terminal (tmux), once test-deps has installed them.
+# Wired by name: a renamed or missing test would match nothing and pass, so
+# both names must be listed first.
+BROWSER_TESTS := TestTimingsReportInChromium TestProgressInTmux
+BROWSER_RE    := $(subst $(eval) ,|,$(BROWSER_TESTS))
 test-browser: test-deps
-	$(GO) test -count=1 -timeout 5m -run '^(TestTimingsReportInChromium|TestProgressInTmux)$$' -v ./cmd/piship/
+	@found=$$($(GO) test -list '^($(BROWSER_RE))$$' ./cmd/piship/ | grep -cxE '$(BROWSER_RE)'); \
+	  [ "$$found" = $(words $(BROWSER_TESTS)) ] || { echo "TEST_NOT_FOUND: cmd/piship has $$found of $(BROWSER_TESTS); the Makefile's BROWSER_TESTS names them: rename them there too" >&2; exit 1; }
+	$(GO) test -count=1 -timeout 5m -run '^($(BROWSER_RE))$$' -v ./cmd/piship/
 
 # chromium and tmux from Debian's archive, installed only when missing: as
 # root, or through sudo without a password prompt (make test runs this
