@@ -5,10 +5,10 @@ GO              ?= go
 BIN             := bin/piship
 JAEGER_VERSION  := v1.76.0
 PISHIP_DEV_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/piship-dev
-JAEGER_BIN      ?= $(PISHIP_DEV_CACHE)/jaeger-$(JAEGER_VERSION)/jaeger
+JAEGER_BIN      ?= $(PISHIP_DEV_CACHE)/jaeger-$(JAEGER_VERSION)/jaeger-all-in-one
 export PISHIP_JAEGER_BIN := $(JAEGER_BIN)
 
-.PHONY: build test test-all test-unit test-e2e test-crash test-jaeger test-fuzz test-race fuzz bench demo lint jaeger jaeger-bin jaeger-bin-nice clean
+.PHONY: build test test-all test-unit test-e2e test-crash test-jaeger test-browser test-deps test-deps-check test-fuzz test-race fuzz bench demo lint jaeger jaeger-bin jaeger-bin-nice clean
 
 # Stripped and path-free: a release for this platform ships these binaries
 # beside install.sh (24 MB for piship instead of 34 MB).
@@ -30,17 +30,19 @@ build:
 # of compiling the tree twice.
 export GOFLAGS := -trimpath $(filter-out -trimpath,$(shell $(GO) env GOFLAGS))
 
-# make test on a fresh machine (no Go, npm or dev cache) takes about 14
-# minutes on 2 cores and keeps both busy (docs/performance.md). Of its ~26
-# CPU-minutes the Jaeger build takes ~10, the cold compiles (linux, race)
-# ~8, the tests the rest. Jaeger builds from the start at the lowest
-# CPU priority: its module downloads overlap the compiles and its compile
-# takes what the tests leave idle (network waits, kills, launches); only
-# the Jaeger end-to-end test at the end waits for it.
-test:
+# make test on a fresh machine (no Go, npm or dev cache) keeps both of 2
+# cores busy for most of its 15-minute budget (docs/performance.md). The
+# Jaeger build (~7-10 CPU-minutes cold) and the browser and terminal the last tests
+# need (chromium and tmux from apt-get, when missing) start first at the
+# lowest CPU priority: downloads overlap the compiles, and the compile takes
+# what the tests leave idle (network waits, kills, launches). Only the
+# tests at the end wait for them: Jaeger's, then the browser's and tmux's.
+# test-deps-check fails at once, not after the tests, when the packages
+# are missing and cannot be installed.
+test: test-deps-check
 	@mkdir -p $(dir $(JAEGER_BIN))
-	@$(MAKE) --no-print-directory -j2 jaeger-bin-nice test-all
-	$(MAKE) --no-print-directory test-jaeger
+	@$(MAKE) --no-print-directory -j3 jaeger-bin-nice test-deps-nice test-all
+	$(MAKE) --no-print-directory test-jaeger test-browser
 
 test-all: lint
 	$(MAKE) --no-print-directory -j2 test-unit test-e2e
@@ -54,8 +56,11 @@ RACE_PKGS := ./engine/ ./cache/ ./cache/parallel/ ./stages/archive/ ./stages/hom
 # ./testdata/hostile (the hostile archive corpus against install and
 # verify-release) lives under testdata/, which ./... skips: named here.
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v '/cmd/piship/e2e$$' | grep -vxF "$$($(GO) list $(RACE_PKGS))") ./testdata/hostile
+# The tests that need Jaeger, chromium or tmux run after those are there
+# (test-jaeger, test-browser).
+LATE_TESTS  = TestJaegerE2E|$(BROWSER_RE)
 test-unit:
-	$(GO) test -count=1 -timeout 5m -skip 'TestJaegerE2E' $(UNIT_PKGS)
+	$(GO) test -count=1 -timeout 5m -skip '$(LATE_TESTS)' $(UNIT_PKGS)
 
 # The long end-to-end tests (cmd/piship/e2e: real binaries, the real Pi
 # from the npm registry, 25 kills: install, update, rollback, doctor and
@@ -102,6 +107,43 @@ fuzz:
 test-jaeger: jaeger-bin
 	$(GO) test -count=1 -timeout 5m -run 'TestJaegerE2E' -v ./cmd/piship/
 
+# The timings page in headless Chromium and the progress view in a real
+# terminal (tmux), once test-deps has installed them.
+# Wired by name: a renamed or missing test would match nothing and pass, so
+# both names must be listed first.
+BROWSER_TESTS := TestTimingsReportInChromium TestProgressInTmux
+BROWSER_RE    := $(subst $(eval) ,|,$(BROWSER_TESTS))
+test-browser: test-deps
+	@found=$$($(GO) test -list '^($(BROWSER_RE))$$' ./cmd/piship/ | grep -cxE '$(BROWSER_RE)'); \
+	  [ "$$found" = $(words $(BROWSER_TESTS)) ] || { echo "TEST_NOT_FOUND: cmd/piship has $$found of $(BROWSER_TESTS); the Makefile's BROWSER_TESTS names them: rename them there too" >&2; exit 1; }
+	$(GO) test -count=1 -timeout 5m -run '^($(BROWSER_RE))$$' -v ./cmd/piship/
+
+# chromium and tmux from Debian's archive, installed only when missing: as
+# root, or through sudo without a password prompt (make test runs this
+# beside the compiles, where nobody would see a prompt). test-deps-check
+# says up front, with what to run, when neither is possible.
+TEST_DEPS     := chromium tmux
+APT_GET       := DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 -q
+missing_deps   = $(strip $(foreach c,$(TEST_DEPS),$(if $(shell command -v $(c) 2>/dev/null),,$(c))))
+as_root        = $(if $(filter 0,$(shell id -u)),,sudo -n)
+test-deps-check:
+	@missing='$(missing_deps)'; [ -z "$$missing" ] && exit 0; \
+	  if ! command -v apt-get >/dev/null; then \
+	    echo "TEST_DEPS_MISSING: make test needs $$missing (TestTimingsReportInChromium, TestProgressInTmux) and there is no apt-get here: install them with your package manager, then run make test again" >&2; exit 1; fi; \
+	  if [ "$$(id -u)" != 0 ] && ! sudo -n true 2>/dev/null; then \
+	    echo "TEST_DEPS_MISSING: make test needs $$missing (TestTimingsReportInChromium, TestProgressInTmux) and installs them only as root or with sudo without a password: run 'sudo apt-get update && sudo apt-get install -y --no-install-recommends $$missing', then make test again" >&2; exit 1; fi
+
+test-deps: test-deps-check
+	@missing='$(missing_deps)'; [ -z "$$missing" ] && exit 0; \
+	  echo "installing $$missing from Debian (apt-get, about 40 s)"; \
+	  $(as_root) $(APT_GET) update && \
+	  $(as_root) $(APT_GET) install -y --no-install-recommends $$missing || \
+	  { echo "TEST_DEPS_INSTALL_FAILED: apt-get could not install $$missing (its output is above): fix that, or install them yourself, then run make test again" >&2; exit 1; }
+
+# The same at the lowest CPU priority, for make test to run beside the tests.
+test-deps-nice:
+	@nice -n 19 $(MAKE) --no-print-directory test-deps
+
 # Long benchmarks; figures go to docs/performance.md.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 60m ./engine/ ./graph/ ./tracing/ ./cache/ ./stages/archive/ ./cmd/piship/
@@ -144,25 +186,33 @@ jaeger-bin: $(JAEGER_BIN)
 jaeger-bin-nice:
 	@test -x $(JAEGER_BIN) || nice -n 19 $(MAKE) --no-print-directory jaeger-bin
 
-# Built through a tool module (testdata/jaeger/go.mod) because Jaeger's own
-# go.mod has replace directives that `go install pkg@version` refuses.
-# Its 2,300 packages are compiled without optimisation or inlining (-N -l)
-# and linked without symbols: the tests need a working Jaeger, not a fast
-# one, and this takes a cold build from ~14 to ~10 CPU-minutes. The
-# standard library keeps the default flags, so it is the one the tests
-# compiled (or compile) anyway.
+# Jaeger's all-in-one (collector and query in one process, memory
+# storage), built through a tool module (testdata/jaeger/go.mod) because
+# Jaeger's own go.mod has replace directives that `go install pkg@version`
+# refuses. It is the v1 main of the same tag: the tests need OTLP in and
+# the query API out, which it serves from ~1,700 packages where the v2
+# collector-based cmd/jaeger needs ~2,300 (docs/performance.md). They are
+# compiled without optimisation or inlining (-N -l) and linked without
+# symbols: the tests need a working Jaeger, not a fast one. The standard
+# library keeps the default flags, so it is the one the tests compiled (or
+# compile) anyway.
 $(JAEGER_BIN):
 	@mkdir -p $(dir $@)
-	@echo "building Jaeger $(JAEGER_VERSION) once into $@ (about 5 minutes cold on 2 cores, 10 beside make test)"
-	cd testdata/jaeger && $(GO) build -buildvcs=false -gcflags='all=-N -l' -gcflags='std=' -ldflags="-s -w" -o $@.tmp github.com/jaegertracing/jaeger/cmd/jaeger
+	@echo "building Jaeger $(JAEGER_VERSION) (all-in-one) once into $@ (about 4 minutes cold on 2 cores, more beside make test)"
+	cd testdata/jaeger && $(GO) build -buildvcs=false -gcflags='all=-N -l' -gcflags='std=' -ldflags="-s -w" -o $@.tmp github.com/jaegertracing/jaeger/cmd/all-in-one
 	mv $@.tmp $@
 
-# A Jaeger for viewing traces: OTLP on 127.0.0.1:4317 (grpc) and :4318
-# (http), query API on http://127.0.0.1:16686 (the web UI needs
-# PISHIP_JAEGER_UI_ASSETS, see README). Then, in another shell:
+# A Jaeger for viewing traces, on 127.0.0.1 only: OTLP on :4317 (grpc) and
+# :4318 (http), query API and UI on http://127.0.0.1:16686 (the web UI needs
+# PISHIP_JAEGER_UI_ASSETS, see README), in memory. Then, in another shell:
 #   OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 bin/piship run demo
 jaeger: jaeger-bin
-	$(JAEGER_BIN) --config testdata/jaeger/dev.yaml
+	OTEL_TRACES_SAMPLER=always_off SPAN_STORAGE_TYPE=memory $(JAEGER_BIN) \
+	  --collector.otlp.grpc.host-port=127.0.0.1:4317 --collector.otlp.http.host-port=127.0.0.1:4318 \
+	  --query.http-server.host-port=127.0.0.1:16686 --query.grpc-server.host-port=127.0.0.1:16685 \
+	  --collector.grpc-server.host-port=127.0.0.1:14250 --collector.http-server.host-port=127.0.0.1:14268 \
+	  --admin.http.host-port=127.0.0.1:14269 --memory.max-traces=100000 \
+	  $(if $(PISHIP_JAEGER_UI_ASSETS),--query.static-files=$(PISHIP_JAEGER_UI_ASSETS))
 
 clean:
 	rm -rf bin

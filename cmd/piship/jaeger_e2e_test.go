@@ -1,7 +1,7 @@
 package main
 
-// End-to-end test: a real Jaeger v2 (built from
-// github.com/jaegertracing/jaeger/cmd/jaeger, pinned in testdata/jaeger/go.mod)
+// End-to-end test: a real Jaeger (the all-in-one built from
+// github.com/jaegertracing/jaeger/cmd/all-in-one, pinned in testdata/jaeger/go.mod)
 // receives the spans of a piship run over OTLP, and the trace is read back
 // through Jaeger's HTTP query API.
 //
@@ -712,7 +712,7 @@ func jaegerBinary(t *testing.T) string {
 			}
 			cache = filepath.Join(base, "piship-dev")
 		}
-		bin = filepath.Join(cache, "jaeger-"+jaegerVersion, "jaeger")
+		bin = filepath.Join(cache, "jaeger-"+jaegerVersion, "jaeger-all-in-one")
 	}
 	if fi, err := os.Stat(bin); err != nil || fi.IsDir() {
 		t.Fatalf("Jaeger %s binary not found at %s (%v).\n"+
@@ -746,23 +746,17 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-// startJaeger runs Jaeger with testdata/jaeger/config.yaml on free loopback
-// ports and waits until its query API and OTLP receivers accept connections.
-// It is stopped when the test ends; its output is logged if the test failed.
+// startJaeger runs the Jaeger all-in-one with in-memory storage on free
+// loopback ports and waits until its query API and OTLP receivers accept
+// connections. It is stopped when the test ends; its output is logged if the
+// test failed.
 func startJaeger(t *testing.T, bin string) *jaegerInstance {
 	t.Helper()
-	config, err := filepath.Abs(filepath.Join("..", "..", "testdata", "jaeger", "config.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(config); err != nil {
-		t.Fatalf("Jaeger test configuration: %v", err)
-	}
 	// A free port found by listening on :0 can be taken by someone else
 	// before Jaeger binds it; retry with new ports in that (rare) case.
 	const attempts = 3
 	for attempt := 1; ; attempt++ {
-		j, out, err := tryStartJaeger(t, bin, config)
+		j, args, out, err := tryStartJaeger(t, bin)
 		if err == nil {
 			return j
 		}
@@ -770,14 +764,34 @@ func startJaeger(t *testing.T, bin string) *jaegerInstance {
 			t.Logf("Jaeger attempt %d: a port was taken, retrying: %v", attempt, err)
 			continue
 		}
-		t.Fatalf("starting Jaeger: %v\n%s %s output:\n%s", err, bin, "--config file:"+config, out.String())
+		t.Fatalf("starting Jaeger: %v\n%s %s output:\n%s", err, bin, strings.Join(args, " "), out.String())
 	}
 }
 
-func tryStartJaeger(t *testing.T, bin, config string) (*jaegerInstance, *lockedBuffer, error) {
+// jaegerArgs binds every listener of the all-in-one to 127.0.0.1: the four
+// the test uses on the given ports, the three it does not (legacy collector
+// gRPC and HTTP, admin) on ports the kernel picks, so nothing collides with a
+// Jaeger already running on the standard ports. Storage is memory, the
+// all-in-one's default, named so a SPAN_STORAGE_TYPE in the environment
+// cannot change it.
+func jaegerArgs(otlpGRPC, otlpHTTP, queryHTTP, queryGRPC string) []string {
+	return []string{
+		"--collector.otlp.enabled=true",
+		"--collector.otlp.grpc.host-port=" + otlpGRPC,
+		"--collector.otlp.http.host-port=" + otlpHTTP,
+		"--query.http-server.host-port=" + queryHTTP,
+		"--query.grpc-server.host-port=" + queryGRPC,
+		"--collector.grpc-server.host-port=127.0.0.1:0",
+		"--collector.http-server.host-port=127.0.0.1:0",
+		"--admin.http.host-port=127.0.0.1:0",
+		"--memory.max-traces=10000",
+	}
+}
+
+func tryStartJaeger(t *testing.T, bin string) (*jaegerInstance, []string, *lockedBuffer, error) {
 	ports, err := freeLoopbackPorts(4)
 	if err != nil {
-		return nil, &lockedBuffer{}, err
+		return nil, nil, &lockedBuffer{}, err
 	}
 	addr := func(p int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(p)) }
 	j := &jaegerInstance{
@@ -789,20 +803,18 @@ func tryStartJaeger(t *testing.T, bin, config string) (*jaegerInstance, *lockedB
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "--config", "file:"+config)
-	cmd.Env = append(jaegerEnv(),
-		"PISHIP_JAEGER_OTLP_GRPC="+strconv.Itoa(ports[0]),
-		"PISHIP_JAEGER_OTLP_HTTP="+strconv.Itoa(ports[1]),
-		"PISHIP_JAEGER_QUERY_HTTP="+strconv.Itoa(ports[2]),
-		"PISHIP_JAEGER_QUERY_GRPC="+strconv.Itoa(ports[3]),
-	)
+	args := jaegerArgs(j.otlpGRPC, j.otlpHTTP, j.queryHTTP, j.queryGRPC)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	// The all-in-one traces itself to localhost:4317 (whatever runs there);
+	// its SDK's sampler from the environment turns that off.
+	cmd.Env = append(jaegerEnv(), "SPAN_STORAGE_TYPE=memory", "OTEL_TRACES_SAMPLER=always_off")
 	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 10 * time.Second // then SIGKILL
 	if err := cmd.Start(); err != nil {
 		cancel()
-		return nil, out, err
+		return nil, args, out, err
 	}
 	go func() {
 		j.waitErr = cmd.Wait()
@@ -815,7 +827,7 @@ func tryStartJaeger(t *testing.T, bin, config string) (*jaegerInstance, *lockedB
 
 	if err := j.waitReady(t.Context()); err != nil {
 		stop()
-		return nil, out, err
+		return nil, args, out, err
 	}
 	t.Logf("Jaeger %s: OTLP gRPC %s, OTLP HTTP %s, UI/query http://%s", jaegerVersion, j.otlpGRPC, j.otlpHTTP, j.queryHTTP)
 	t.Cleanup(func() {
@@ -824,7 +836,7 @@ func tryStartJaeger(t *testing.T, bin, config string) (*jaegerInstance, *lockedB
 			t.Logf("Jaeger output:\n%s", out.String())
 		}
 	})
-	return j, out, nil
+	return j, args, out, nil
 }
 
 // jaegerEnv is the test's environment without OTEL_* variables, which would
