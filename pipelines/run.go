@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 	"strconv"
 	"time"
 
@@ -108,7 +109,11 @@ func (o Outcome) OK() bool { return o.Result != nil && o.Result.Err() == nil }
 // printed the failing verdict as the last line on stderr.
 func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value, c Config) Outcome {
 	opts := c.Options(g, values)
-	prov, ctx, err := tracing.Setup(parent, tracing.Options{ServiceName: "piship", ServiceVersion: c.ServiceVersion, Getenv: c.Getenv, SpanProcessors: c.SpanProcessors, Warn: c.Stderr})
+	// The export warning can come while the live view is on screen (the
+	// SDK's batch export fails mid-run): it goes through the progress log
+	// then, so the view redraws below it instead of leaving a stale copy.
+	warn := &switchWriter{w: c.Stderr}
+	prov, ctx, err := tracing.Setup(parent, tracing.Options{ServiceName: "piship", ServiceVersion: c.ServiceVersion, Getenv: c.Getenv, SpanProcessors: c.SpanProcessors, Warn: warn})
 	if err != nil {
 		return Outcome{Graph: g, Code: c.usage("CONFIG_INVALID: %v", err)}
 	}
@@ -116,11 +121,13 @@ func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value
 	progress := c.newProgress(g)
 	opts.Events = progress.Event
 	opts.Log = progress.Log()
+	warn.set(opts.Log)
 
 	ctx, root := opts.Tracer.Start(ctx, tracing.PipelineSpanName(g.Name),
 		trace.WithAttributes(attribute.String(tracing.AttrPipeline, g.Name)))
 	res, err := engine.Run(ctx, g, opts)
 	progress.Close()
+	warn.set(c.Stderr)
 	if err != nil {
 		root.SetStatus(codes.Error, err.Error())
 		root.SetAttributes(attribute.Int(tracing.AttrExitCode, ExitUsage))
@@ -242,6 +249,25 @@ func (c Config) newProgress(g *graph.Graph) *engine.Progress {
 			return n
 		},
 	})
+}
+
+// switchWriter writes to w, which set changes while other goroutines may
+// be writing.
+type switchWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *switchWriter) set(w io.Writer) {
+	s.mu.Lock()
+	s.w = w
+	s.mu.Unlock()
+}
+
+func (s *switchWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
 
 func hasCacheable(g *graph.Graph) bool {
