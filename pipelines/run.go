@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sync"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/zclconf/go-cty/cty"
