@@ -17,18 +17,18 @@ type Reason string
 
 // The reasons of UPDATE_FAILED.
 const (
-	ReasonRootPin     Reason = "root-pin"     // the initial root is not the one the lock or --expect-root pins: another distribution's repository
-	ReasonSignatures  Reason = "signatures"   // a role is not signed by a threshold of its trusted keys (bad signature, untrusted key, key below threshold)
-	ReasonRootChain   Reason = "root-chain"   // root N+1 is not signed by the thresholds of root N and of itself, or skips a version
-	ReasonRollback    Reason = "rollback"     // a timestamp, snapshot or targets version below the trusted one
+	ReasonRootPin     Reason = "root-pin"      // the initial root is not the one the lock or --expect-root pins: another distribution's repository
+	ReasonSignatures  Reason = "signatures"    // a role is not signed by a threshold of its trusted keys (bad signature, untrusted key, key below threshold)
+	ReasonRootChain   Reason = "root-chain"    // root N+1 is not signed by the thresholds of root N and of itself, or skips a version
+	ReasonRollback    Reason = "rollback"      // a timestamp, snapshot or targets version below the trusted one
 	ReasonMixAndMatch Reason = "mix-and-match" // a snapshot or targets version other than the one its parent names
-	ReasonExpired     Reason = "expired"      // a role's metadata expired (indefinite freeze)
-	ReasonTooLarge    Reason = "too-large"    // metadata or an archive beyond its bound or signed length (endless data)
-	ReasonIntegrity   Reason = "integrity"    // a file's length or hashes are not what its parent signs
-	ReasonNoRelease   Reason = "no-release"   // the channel has no release for the target
-	ReasonDowngrade   Reason = "downgrade"    // the newest release is older than the active version
-	ReasonMalformed   Reason = "malformed"    // metadata go-tuf cannot read, or a target piship did not make
-	ReasonFetch       Reason = "fetch"        // the repository could not be read (see the wrapped channel error)
+	ReasonExpired     Reason = "expired"       // a role's metadata expired (indefinite freeze)
+	ReasonTooLarge    Reason = "too-large"     // metadata or an archive beyond its bound or signed length (endless data)
+	ReasonIntegrity   Reason = "integrity"     // a file's length or hashes are not what its parent signs
+	ReasonNoRelease   Reason = "no-release"    // the channel has no release for the target
+	ReasonDowngrade   Reason = "downgrade"     // the newest release is older than the active version
+	ReasonMalformed   Reason = "malformed"     // metadata go-tuf cannot read, or a target piship did not make
+	ReasonFetch       Reason = "fetch"         // the repository could not be read (see the wrapped channel error)
 )
 
 // Error is a refusal with the code users see. Error() is "CODE: message".

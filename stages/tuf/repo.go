@@ -545,6 +545,15 @@ func (r *Repository) RotateRoot(change RootChange, signers []Key) error {
 // root N+1 signed by signers (root thresholds of N and N+1), then targets,
 // snapshot and timestamp re-signed; signers must include a threshold of
 // the new targets keys and of the snapshot and timestamp keys.
+//
+// After a compromise of the targets key (an attacker may have pushed
+// installations to a targets, snapshot and timestamp version far ahead),
+// rotating only the targets key is not enough: an installation keeps the
+// fast-forwarded snapshot and timestamp, which still verify, and refuses
+// the publisher's lower versions as a rollback. Rotate the snapshot and
+// timestamp keys as well (RotateRoot): go-tuf then discards the trusted
+// metadata the new root's keys no longer sign (TUF's fast-forward attack
+// recovery), as TestFastForwardRecovery shows.
 func (r *Repository) RotateTargetsKey(newKeys []ed25519.PublicKey, t int, signers []Key) error {
 	return r.RotateRoot(RootChange{Keys: Roles[[]ed25519.PublicKey]{RoleTargets: newKeys}, Thresholds: Roles[int]{RoleTargets: t}}, signers)
 }
