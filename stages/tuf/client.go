@@ -334,6 +334,9 @@ func (f *fetcher) explain(err error, up *updater.Updater) error {
 	if errors.As(err, &own) {
 		return own
 	}
+	if f.ctx.Err() != nil {
+		return f.ctx.Err() // canceled: the caller says why
+	}
 	f.mu.Lock()
 	last := f.last
 	f.mu.Unlock()
@@ -426,8 +429,14 @@ func (f *fetcher) explain(err error, up *updater.Updater) error {
 	case errors.As(err, &repoErr):
 		return updateErr(ReasonMalformed, err, "%s: %s; %s", loc, repoErr.Msg, tampered)
 	}
-	if _, ok := channel.AsError(err); ok {
-		return err // NETWORK_DENIED, a timeout, a status: already worded, with the URL
+	if ce, ok := channel.AsError(err); ok {
+		// NETWORK_DENIED, a timeout, a status, a missing file: the channel
+		// source words it with the URL; its code stays.
+		msg := ce.Msg
+		if ce.Reason == channel.ReasonNotFound && last == "metadata/timestamp.json" {
+			msg += ": " + f.src.String() + " is not a TUF repository (metadata/timestamp.json, metadata/<N>.root.json, targets/); check the update source"
+		}
+		return &Error{Code: ce.Code, Reason: ReasonFetch, Msg: msg, Err: err}
 	}
 	return updateErr(ReasonMalformed, err, "%s: %v; %s", loc, err, tampered)
 }

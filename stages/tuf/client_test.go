@@ -360,6 +360,11 @@ func TestNetworkRulesAreTheChannelSources(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "NETWORK_DENIED: ") || !strings.Contains(err.Error(), "only loopback hosts") {
 		t.Fatalf("plain http to a remote host: %v", err)
 	}
+	// A directory that is no repository.
+	_, err = in.update(t, t.TempDir())
+	if err == nil || !HasReason(err, ReasonFetch) || !strings.Contains(err.Error(), "timestamp.json does not exist") || !strings.Contains(err.Error(), "is not a TUF repository") {
+		t.Fatalf("an empty directory: %v", err)
+	}
 	// A server that never answers: the header timeout fires and names
 	// the file.
 	hang := make(chan struct{})

@@ -172,6 +172,9 @@ func Init(dir string, o InitOptions) (*Repository, error) {
 				return nil, configErr("the %s role, key %q: %v", role, k.ID, err)
 			}
 		}
+		if n := len(root.Signed.Roles[role].KeyIDs); n < t {
+			return nil, configErr("the %s role has %d distinct keys and threshold %d: a key given twice counts once", role, n, t)
+		}
 	}
 	if err := signRoot(root, nil, o.Keys[RoleRoot]); err != nil {
 		return nil, err
@@ -276,6 +279,13 @@ func (r *Repository) AddReleases(rels []Release, targetsKeys, snapshotKeys, time
 	if len(rels) == 0 {
 		return configErr("no releases to add")
 	}
+	// Every key is checked before the first archive is copied, so a
+	// missing key leaves the repository as it was.
+	for role, keys := range map[string][]Key{RoleTargets: targetsKeys, RoleSnapshot: snapshotKeys, RoleTimestamp: timestampKeys} {
+		if err := enough(&r.Root.Signed, role, keys); err != nil {
+			return err
+		}
+	}
 	for _, rel := range rels {
 		if msg := channel.CheckName(rel.Channel); msg != "" {
 			return configErr("release %s: channel %q: %s", rel.Archive, rel.Channel, msg)
@@ -310,41 +320,59 @@ func (r *Repository) AddReleases(rels []Release, targetsKeys, snapshotKeys, time
 	return r.publish(targetsKeys, snapshotKeys, timestampKeys)
 }
 
-// copyArchive puts the archive at targets/<channel>/<sha256>.<name>
-// through a flushed temporary sibling, hashing as it copies.
+// copyArchive puts the archive at targets/<channel>/<sha256>.<name>: it
+// is hashed first (the name is its digest), then copied through a flushed
+// temporary sibling that atomicfs renames into place under the install
+// rename policy. The copy is hashed again, so a file changed in between is
+// refused rather than published under a wrong name.
 func (r *Repository) copyArchive(src, ch string) (string, int64, error) {
+	sum, n, err := hashFile(src)
+	if err != nil {
+		return "", 0, err
+	}
+	if n == 0 {
+		return "", 0, configErr("the release archive %s is empty", src)
+	}
+	dir := filepath.Join(r.Dir, "targets", ch)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", 0, configErr("cannot make %s: %v", dir, err)
+	}
+	dst := filepath.Join(dir, sum+"."+filepath.Base(src))
 	in, err := os.Open(src)
 	if err != nil {
 		return "", 0, configErr("cannot read the release archive %s: %v", src, err)
 	}
 	defer in.Close()
-	dir := filepath.Join(r.Dir, "targets", ch)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", 0, configErr("cannot make %s: %v", dir, err)
-	}
-	tmpPath := filepath.Join(dir, filepath.Base(src)) // only names the temporary sibling
-	tmp, err := atomicfs.Create(tmpPath, 0o644, atomicfs.Options{Sync: true})
+	tmp, err := atomicfs.Create(dst, 0o644, atomicfs.Options{Sync: true, Renamer: atomicfs.DefaultRenamer(atomicfs.InstallDelays)})
 	if err != nil {
-		return "", 0, configErr("cannot write into %s: %v", dir, err)
+		return "", 0, configErr("cannot write %s: %v", dst, err)
 	}
-	defer tmp.Abort()
+	defer tmp.Abort() // nothing once committed
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(tmp.File, h), in)
-	if err != nil {
-		return "", 0, configErr("cannot copy %s into %s: %v", src, dir, err)
+	if _, err := io.Copy(io.MultiWriter(tmp.File, h), in); err != nil {
+		return "", 0, configErr("cannot copy %s to %s: %v", src, dst, err)
 	}
-	if n == 0 {
-		return "", 0, configErr("the release archive %s is empty", src)
+	if got := hex.EncodeToString(h.Sum(nil)); got != sum {
+		return "", 0, configErr("the release archive %s changed while it was published (sha256 %s, then %s): publish it again once it is complete", src, sum, got)
 	}
-	sum := hex.EncodeToString(h.Sum(nil))
-	if err := tmp.Seal(); err != nil {
-		return "", 0, configErr("cannot write into %s: %v", dir, err)
-	}
-	dst := filepath.Join(dir, sum+"."+filepath.Base(src))
-	if err := os.Rename(tmp.Name(), dst); err != nil {
+	if err := tmp.Commit(); err != nil {
 		return "", 0, configErr("cannot write %s: %v", dst, err)
 	}
 	return sum, n, nil
+}
+
+func hashFile(p string) (string, int64, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", 0, configErr("cannot read the release archive %s: %v", p, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, configErr("cannot read the release archive %s: %v", p, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
 
 // Refresh re-signs snapshot and timestamp with new versions and expiry,
@@ -352,6 +380,11 @@ func (r *Repository) copyArchive(src, ch string) (string, int64, error) {
 // an installation never sees an expired timestamp while the publisher is
 // alive (see "Expiry").
 func (r *Repository) Refresh(snapshotKeys, timestampKeys []Key) error {
+	for role, keys := range map[string][]Key{RoleSnapshot: snapshotKeys, RoleTimestamp: timestampKeys} {
+		if err := enough(&r.Root.Signed, role, keys); err != nil {
+			return err
+		}
+	}
 	r.Snapshot.Signed.Version++
 	r.Snapshot.Signed.Expires = r.expires(RoleSnapshot)
 	if err := signRole(r.Snapshot, RoleSnapshot, &r.Root.Signed, snapshotKeys); err != nil {
@@ -611,7 +644,7 @@ func enough(root *metadata.RootType, role string, keys []Key) error {
 		}
 	}
 	if len(used) < r.Threshold {
-		return configErr("root %d: re-signing %s needs %d of its keys; the keys given hold %d (%s): give the %s keys' files; nothing was written", root.Version, role, r.Threshold, len(used), keyList(keys), role)
+		return configErr("signing %s (root %d) needs %d of its %d keys; the keys given hold %d (%s): give the %s keys' files; nothing was written", role, root.Version, r.Threshold, len(r.KeyIDs), len(used), keyList(keys), role)
 	}
 	return nil
 }
