@@ -58,9 +58,9 @@ type UpdateOptions struct {
 	Active string
 	// DownloadDir receives the archive (not used with Check).
 	DownloadDir string
-	// Check verifies the metadata and picks the release, downloading
-	// nothing (the trusted metadata is still brought up to date: it only
-	// ever moves forward).
+	// Check verifies the metadata and picks the release, changing
+	// nothing: the trusted metadata is read but not written (go-tuf's
+	// DisableLocalCache), and nothing is downloaded.
 	Check bool
 	// Client, Limits and Dial reach the network (channel.SourceOptions).
 	Client *http.Client
@@ -130,6 +130,7 @@ func Update(ctx context.Context, o UpdateOptions) (*Result, error) {
 	cfg.LocalMetadataDir = o.TrustDir
 	cfg.LocalTargetsDir = o.TrustDir // go-tuf's own target cache is not used: Update writes the archive
 	cfg.Fetcher = f
+	cfg.DisableLocalCache = o.Check // go-tuf still reads the trusted metadata, and writes none
 	cfg.MaxRootRotations = MaxRootWalk
 	cfg.MaxDelegations = maxDelegationsWalk
 	cfg.RootMaxLength, cfg.TimestampMaxLength = MaxRootBytes, MaxTimestampBytes
@@ -165,6 +166,9 @@ func trustedRoot(o UpdateOptions) ([]byte, error) {
 	}
 	if got := RootSHA256(o.InitialRoot); got != want {
 		return nil, updateErr(ReasonRootPin, nil, "the initial root has sha256:%s, the pinned root is sha256:%s: this is another distribution's repository or its root was replaced; nothing was trusted. Check --expect-root or the lock against the publisher's root", got, want)
+	}
+	if o.Check {
+		return o.InitialRoot, nil // nothing is written, so no directory is made
 	}
 	if err := os.MkdirAll(o.TrustDir, 0o700); err != nil {
 		return nil, updateErr(ReasonFetch, err, "cannot make %s: %v", o.TrustDir, err)

@@ -64,6 +64,15 @@ func TestUpdateFromADirectoryAndOverLoopbackHTTP(t *testing.T) {
 	for name, repo := range map[string]string{"directory": r.Dir, "http": srv.URL + "/"} {
 		t.Run(name, func(t *testing.T) {
 			in := newInstall(t, r)
+			// --check on a first install verifies and writes nothing.
+			o := in.opts(repo)
+			o.Check = true
+			if res, err := Update(context.Background(), o); err != nil || res.Release.Version != "1.10.0" || res.Archive != "" {
+				t.Fatalf("check: %+v, %v", res, err)
+			}
+			if _, err := os.Stat(filepath.Dir(in.trust)); !os.IsNotExist(err) {
+				t.Fatalf("check made the trust directory: %v", err)
+			}
 			res := mustUpdate(t, in, repo)
 			got, err := os.ReadFile(res.Archive)
 			if err != nil || !bytes.Equal(got, wantBytes) || res.Release.Version != "1.10.0" || res.Release.Channel != "stable" {
@@ -75,7 +84,7 @@ func TestUpdateFromADirectoryAndOverLoopbackHTTP(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(in.trust, "timestamp.json")); err != nil {
 				t.Fatalf("the trusted metadata is not kept: %v", err)
 			}
-			o := in.opts(repo)
+			o.Check = false
 			o.Active = "1.10.0"
 			if res, err := Update(context.Background(), o); err != nil || !res.UpToDate || res.Archive != "" {
 				t.Fatalf("update at the newest version: %+v, %v", res, err)
@@ -99,6 +108,16 @@ func TestRootRotationWithNewKeySetsNeedsNoRelease(t *testing.T) {
 	if err := r.RotateRoot(RootChange{Keys: Roles[[]ed25519.PublicKey]{RoleRoot: {pub(k3.root)}, RoleTargets: {pub(k3.targets)},
 		RoleSnapshot: {pub(k3.snapshot)}, RoleTimestamp: {pub(k3.timestamp)}}}, append(k3.all(), k2.root)); err != nil {
 		t.Fatal(err)
+	}
+	// --check walks to root 3 and leaves the trusted root at 1.
+	before, _ := os.ReadFile(filepath.Join(early.trust, "root.json"))
+	o := early.opts(r.Dir)
+	o.Check = true
+	if res, err := Update(context.Background(), o); err != nil || res.RootVersion != 3 {
+		t.Fatalf("check across rotations: %+v, %v", res, err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(early.trust, "root.json")); !bytes.Equal(before, after) {
+		t.Fatal("--check changed the trusted root")
 	}
 	for name, in := range map[string]*install{"trusting root 1 already": early, "first install from root 1": newInstall(t, r)} {
 		res, err := in.update(t, r.Dir)
@@ -291,12 +310,7 @@ func newAttackEnv(t *testing.T) *attackEnv {
 	}
 	e.old["4.snapshot.json"], _ = os.ReadFile(e.path("4.snapshot.json"))
 	e.in = newInstall(t, r)
-	o := e.in.opts(r.Dir)
-	o.Check = true // trust the baseline, download nothing
-	res, err := Update(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := mustUpdate(t, e.in, r.Dir) // the installation trusts this state
 	if res.TimestampVersion != 4 || res.SnapshotVersion != 4 || res.TargetsVersion != 3 {
 		t.Fatalf("baseline versions: %+v", res)
 	}
