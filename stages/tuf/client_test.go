@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -395,5 +398,38 @@ func TestNetworkRulesAreTheChannelSources(t *testing.T) {
 	_, err = Update(context.Background(), o)
 	if err == nil || !strings.HasPrefix(err.Error(), "UPDATE_FAILED: ") || !strings.Contains(err.Error(), "header timeout") || !strings.Contains(err.Error(), "metadata/2.root.json") {
 		t.Fatalf("a silent server: %v", err)
+	}
+}
+
+func TestTrustStateAfterAnUpdate(t *testing.T) {
+	ks := newKeySet(t, "a")
+	r := initRepo(t, ks)
+	addRelease(t, r, ks, "1.0.0", "stable")
+	in := newInstall(t, r)
+	if _, err := ReadTrustState(in.trust); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("before the first update: %v", err)
+	}
+	mustUpdate(t, in, r.Dir)
+	st, err := ReadTrustState(in.trust)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, role := range st.Roles {
+		got = append(got, fmt.Sprintf("%s %d", role.Role, role.Version))
+	}
+	if strings.Join(got, ", ") != "root 1, timestamp 2, snapshot 2, targets 2" {
+		t.Fatalf("trust state: %v", got)
+	}
+	now := time.Now()
+	if w := st.ExpiringWithin(now, 7*24*time.Hour); len(w) != 0 {
+		t.Fatalf("fresh metadata expiring within a week: %+v", w)
+	}
+	if w := st.ExpiringWithin(now, 15*24*time.Hour); len(w) != 1 || w[0].Role != RoleTimestamp {
+		t.Fatalf("within 15 days only the 14-day timestamp expires: %+v", w)
+	}
+	id, _ := ks.timestamp.TUFKeyID()
+	if id2, err := TUFKeyIDOf(pub(ks.timestamp)); err != nil || id2 != id || !slices.Contains(r.Root.Signed.Roles[RoleTimestamp].KeyIDs, id) {
+		t.Fatalf("key ids %s %s: %v", id, id2, err)
 	}
 }
