@@ -282,6 +282,16 @@ func TestAttacksAreRefusedNamingTheReason(t *testing.T) {
 			addRelease(t, other, ob, "7.0.0", "stable")
 			return e.in.opts(other.Dir)
 		}, ReasonSignatures, []string{"timestamp (", "root 1's timestamp keys (0 valid signatures, 1 needed)"}},
+		{"root rotation broken: a version skipped", func(t *testing.T, e *attackEnv) UpdateOptions {
+			next, _ := metadata.Root().FromBytes(mustBytes(e.r.Root))
+			next.Signed.Version = 3
+			if err := signRoot(next, e.r.Root, []Key{e.ks.root}); err != nil {
+				t.Fatal(err)
+			}
+			data, _ := next.ToBytes(true)
+			e.write(t, "2.root.json", data)
+			return e.in.opts(e.r.Dir)
+		}, ReasonRootChain, []string{"2.root.json holds root version 3 where root 2 belongs"}},
 		{"application downgrade", func(t *testing.T, e *attackEnv) UpdateOptions {
 			o := e.in.opts(e.r.Dir)
 			o.Active = "2.0.0"
@@ -431,5 +441,27 @@ func TestTrustStateAfterAnUpdate(t *testing.T) {
 	id, _ := ks.timestamp.TUFKeyID()
 	if id2, err := TUFKeyIDOf(pub(ks.timestamp)); err != nil || id2 != id || !slices.Contains(r.Root.Signed.Roles[RoleTimestamp].KeyIDs, id) {
 		t.Fatalf("key ids %s %s: %v", id, id2, err)
+	}
+}
+
+// A kill between go-tuf's writes of the trusted timestamp and snapshot
+// leaves a new timestamp beside the old snapshot; the next update repairs it.
+func TestTrustStateHalfWrittenByAKillIsRepaired(t *testing.T) {
+	ks := newKeySet(t, "a")
+	r := initRepo(t, ks)
+	addRelease(t, r, ks, "1.0.0", "stable")
+	in := newInstall(t, r)
+	mustUpdate(t, in, r.Dir)
+	addRelease(t, r, ks, "1.1.0", "stable") // timestamp, snapshot and targets 3
+	ts, _ := os.ReadFile(r.metaPath("timestamp.json"))
+	if err := os.WriteFile(filepath.Join(in.trust, "timestamp.json"), ts, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := in.update(t, r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.SnapshotVersion != 3 || res.TargetsVersion != 3 || res.Release.Version != "1.1.0" {
+		t.Fatalf("after the repair: %+v", res)
 	}
 }

@@ -90,7 +90,19 @@
 // target, picks the newest by semantic version, refuses one older than the
 // active version, and downloads it into the caller's directory: go-tuf's
 // length and hash check (TargetFiles.VerifyLengthHashes) over the bytes,
-// then an atomic write.
+// then an atomic write. go-tuf's Fetcher returns a file whole, so an
+// archive is held in memory while it is checked, bounded by its signed
+// length (FetchArchive stops one byte past it).
+//
+// With Check, go-tuf reads the trusted metadata and writes none
+// (DisableLocalCache): a check reports what an update would do and changes
+// nothing. Otherwise go-tuf replaces each trusted file by a temporary file
+// and a rename as it verifies it, so after a kill each file is the old or
+// the new version; on the next update go-tuf verifies the local files
+// against each other again, drops one that no longer fits (a new
+// timestamp beside an old snapshot) and fetches it, so the next update
+// succeeds. ReadTrustState reports the trusted versions and expiry for
+// doctor.
 //
 // # Errors
 //
