@@ -197,8 +197,8 @@ func pick(ctx context.Context, o UpdateOptions, f *fetcher, up *updater.Updater)
 		if c.Channel != o.Channel || c.Target != o.Target {
 			continue
 		}
-		if p != TargetPath(c.Channel, path.Base(p)) {
-			return nil, updateErr(ReasonMalformed, nil, "target %s of %s says channel %s but is not under %s/: the repository was not made by piship's TUF repository commands", p, f.src, c.Channel, c.Channel)
+		if base := path.Base(p); p != TargetPath(c.Channel, base) || base == "" || base[0] == '.' || strings.ContainsAny(base, `\:`) {
+			return nil, updateErr(ReasonMalformed, nil, "target %s of %s says channel %s but is not a plain file name under %s/: the repository was not made by piship's TUF repository commands", p, f.src, c.Channel, c.Channel)
 		}
 		v, err := semver.Parse(c.Version)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -292,6 +293,12 @@ func TestAttacksAreRefusedNamingTheReason(t *testing.T) {
 			e.write(t, "2.root.json", data)
 			return e.in.opts(e.r.Dir)
 		}, ReasonRootChain, []string{"2.root.json holds root version 3 where root 2 belongs"}},
+		{"a signed target path that climbs out of the download directory", func(t *testing.T, e *attackEnv) UpdateOptions {
+			raw := json.RawMessage(`{"version":"9.0.0","target":"linux-x64","lockSha256":"","channel":"stable"}`)
+			e.r.Targets.Signed.Targets["stable/.."] = &metadata.TargetFiles{Length: 1, Hashes: metadata.Hashes{"sha256": make([]byte, 32)}, Custom: &raw, Path: "stable/.."}
+			resignRaw(t, e.r, []Key{e.ks.targets}, e.ks.snapshot, e.ks.timestamp)
+			return e.in.opts(e.r.Dir)
+		}, ReasonMalformed, []string{"target stable/.. of ", "is not a plain file name under stable/"}},
 		{"application downgrade", func(t *testing.T, e *attackEnv) UpdateOptions {
 			o := e.in.opts(e.r.Dir)
 			o.Active = "2.0.0"

@@ -62,7 +62,9 @@
 // runs daily or weekly, re-signs snapshot and timestamp without a release.
 // 14 days leaves a week's margin above doctor's one-week warning. Targets
 // and root are re-signed by AddReleases and rotations; their longer expiry
-// suits offline keys.
+// suits offline keys. A root that nothing rotated within its year must
+// still be re-signed before it expires: RotateRoot with an empty
+// RootChange writes root N+1 with the same keys and a new expiry.
 //
 // # Rotation
 //

@@ -293,6 +293,9 @@ func (r *Repository) AddReleases(rels []Release, targetsKeys, snapshotKeys, time
 		if _, err := semver.Parse(rel.Version); err != nil {
 			return configErr("release %s: %v", rel.Archive, err)
 		}
+		if rel.LockSHA256 != "" && (len(rel.LockSHA256) != 64 || strings.Trim(rel.LockSHA256, "0123456789abcdef") != "") {
+			return configErr("release %s: lockSha256 %q is not 64 lowercase hex digits (the release.json's lockSha256)", rel.Archive, rel.LockSHA256)
+		}
 		if rel.Target == "" || strings.ContainsAny(rel.Target, "/\\") {
 			return configErr("release %s: target %q is not a platform target such as linux-x64", rel.Archive, rel.Target)
 		}

@@ -185,3 +185,27 @@ func resignRaw(t *testing.T, r *Repository, targetsKeys []Key, snapshot, timesta
 		t.Fatal(err)
 	}
 }
+
+func TestReleaseFieldsAreChecked(t *testing.T) {
+	ks := newKeySet(t, "a")
+	r := initRepo(t, ks)
+	a := writeArchive(t, "x-1.0.0-linux-x64.tar.gz", 10)
+	for _, row := range []struct {
+		rel  Release
+		says string
+	}{
+		{Release{Archive: a, Version: "1.0", Target: "linux-x64", Channel: "stable"}, "is not a semantic version"},
+		{Release{Archive: a, Version: "1.0.0", Target: "linux/x64", Channel: "stable"}, "is not a platform target"},
+		{Release{Archive: a, Version: "1.0.0", Target: "linux-x64", Channel: "../up"}, `channel "../up"`},
+		{Release{Archive: a, Version: "1.0.0", Target: "linux-x64", Channel: "stable", LockSHA256: "ABC"}, "not 64 lowercase hex digits"},
+	} {
+		err := r.AddReleases([]Release{row.rel}, []Key{ks.targets}, []Key{ks.snapshot}, []Key{ks.timestamp})
+		if err == nil || !strings.HasPrefix(err.Error(), "CONFIG_INVALID: ") || !strings.Contains(err.Error(), row.says) {
+			t.Errorf("%+v: %v", row.rel, err)
+		}
+	}
+	// An unchanged root re-signed before it expires: version 2, same keys.
+	if err := r.RotateRoot(RootChange{}, []Key{ks.root}); err != nil || r.Root.Signed.Version != 2 {
+		t.Fatalf("re-signing the root: %v", err)
+	}
+}
