@@ -18,6 +18,7 @@ import (
 
 	"github.com/theupdateframework/go-tuf/v2/metadata"
 	"github.com/theupdateframework/go-tuf/v2/metadata/config"
+	"github.com/theupdateframework/go-tuf/v2/metadata/trustedmetadata"
 	"github.com/theupdateframework/go-tuf/v2/metadata/updater"
 
 	"piship.dev/piship/cache/atomicfs"
@@ -48,7 +49,9 @@ type UpdateOptions struct {
 	// install home), created when missing.
 	TrustDir string
 	// InitialRoot and ExpectRootSHA256 (hex, "sha256:" optional) are the
-	// first install's trust anchor, used when TrustDir has no root.json.
+	// first install's trust anchor, used when TrustDir has no root.json;
+	// without InitialRoot the repository's metadata/1.root.json is fetched
+	// and must have that digest.
 	InitialRoot      []byte
 	ExpectRootSHA256 string
 	// Channel and Target select the releases (custom channel and target).
@@ -112,15 +115,15 @@ func Update(ctx context.Context, o UpdateOptions) (*Result, error) {
 			return nil, configErr("the active version: %v", err)
 		}
 	}
-	rootBytes, err := trustedRoot(o)
-	if err != nil {
-		return nil, err
-	}
 	src, err := channel.OpenSourceWith(o.Repository, channel.SourceOptions{Client: o.Client, Limits: o.Limits, Dial: o.Dial})
 	if err != nil {
 		return nil, err
 	}
 	f := &fetcher{ctx: ctx, src: src, subs: map[string]*channel.Source{}, fetched: map[string][]byte{}}
+	rootBytes, err := trustedRoot(o, f)
+	if err != nil {
+		return nil, err
+	}
 	cfg, err := config.New(fetchPrefix+"metadata", rootBytes)
 	if err != nil {
 		return nil, configErr("TUF client: %v", err)
@@ -149,8 +152,10 @@ func Update(ctx context.Context, o UpdateOptions) (*Result, error) {
 }
 
 // trustedRoot is the root the walk starts from: TrustDir/root.json,
-// which go-tuf wrote after verifying it, or the pinned initial root.
-func trustedRoot(o UpdateOptions) ([]byte, error) {
+// which go-tuf wrote after verifying it, or the pinned initial root
+// (InitialRoot, else the repository's metadata/1.root.json), whose sha256
+// must be the pinned one.
+func trustedRoot(o UpdateOptions, f *fetcher) ([]byte, error) {
 	p := filepath.Join(o.TrustDir, "root.json")
 	if b, err := os.ReadFile(p); err == nil {
 		return b, nil
@@ -158,22 +163,28 @@ func trustedRoot(o UpdateOptions) ([]byte, error) {
 		return nil, updateErr(ReasonFetch, err, "cannot read the trusted root %s: %v", p, err)
 	}
 	want := strings.TrimPrefix(strings.ToLower(strings.TrimSpace(o.ExpectRootSHA256)), "sha256:")
-	switch {
-	case len(o.InitialRoot) == 0:
-		return nil, configErr("%s has no trusted root and no initial root was given: a first update needs the distribution's root (piship.lock pins its digest)", o.TrustDir)
-	case len(want) != 64 || strings.Trim(want, "0123456789abcdef") != "":
-		return nil, configErr("the expected root digest %q is not sha256:<64 hex digits>: take it from piship.lock or the publisher", o.ExpectRootSHA256)
+	if len(want) != 64 || strings.Trim(want, "0123456789abcdef") != "" {
+		return nil, configErr("%s has no trusted root, and the expected root digest %q is not sha256:<64 hex digits>: a first update pins the distribution's root; take its digest from piship.lock or the publisher", o.TrustDir, o.ExpectRootSHA256)
 	}
-	if got := RootSHA256(o.InitialRoot); got != want {
-		return nil, updateErr(ReasonRootPin, nil, "the initial root has sha256:%s, the pinned root is sha256:%s: this is another distribution's repository or its root was replaced; nothing was trusted. Check --expect-root or the lock against the publisher's root", got, want)
+	root, where := o.InitialRoot, "the initial root given for "+f.src.String()
+	if len(root) == 0 {
+		// The pin is what makes these bytes trusted, not where they came from.
+		b, err := f.DownloadFile(fetchPrefix+"metadata/1.root.json", MaxRootBytes, 0)
+		if err != nil {
+			return nil, f.explain(err, nil)
+		}
+		root, where = b, f.location("metadata/1.root.json")
+	}
+	if got := RootSHA256(root); got != want {
+		return nil, updateErr(ReasonRootPin, nil, "%s has sha256:%s, the pinned root is sha256:%s: this is another distribution's repository or its root was replaced; nothing was trusted. Check --expect-root or the lock against the publisher's root", where, got, want)
 	}
 	if o.Check {
-		return o.InitialRoot, nil // nothing is written, so no directory is made
+		return root, nil // nothing is written, so no directory is made
 	}
 	if err := os.MkdirAll(o.TrustDir, 0o700); err != nil {
 		return nil, updateErr(ReasonFetch, err, "cannot make %s: %v", o.TrustDir, err)
 	}
-	return o.InitialRoot, nil
+	return root, nil
 }
 
 func pick(ctx context.Context, o UpdateOptions, f *fetcher, up *updater.Updater) (*Result, error) {
@@ -345,8 +356,14 @@ func (f *fetcher) explain(err error, up *updater.Updater) error {
 	last := f.last
 	f.mu.Unlock()
 	loc := f.location(last)
-	tm := up.GetTrustedMetadataSet()
-	rootV := tm.Root.Signed.Version
+	var tm trustedmetadata.TrustedMetadata
+	if up != nil {
+		tm = up.GetTrustedMetadataSet()
+	}
+	var rootV int64
+	if tm.Root != nil {
+		rootV = tm.Root.Signed.Version
+	}
 	var (
 		lenErr  *metadata.ErrDownloadLengthMismatch
 		expErr  *metadata.ErrExpiredMetadata
@@ -375,7 +392,10 @@ func (f *fetcher) explain(err error, up *updater.Updater) error {
 				when = tm.Snapshot.Signed.Expires
 			}
 		case strings.Contains(expErr.Msg, "root"):
-			role, when = "root", tm.Root.Signed.Expires
+			role = "root"
+			if tm.Root != nil {
+				when = tm.Root.Signed.Expires
+			}
 		case strings.Contains(expErr.Msg, "targets"):
 			role = "targets"
 			if m, e := metadata.Targets().FromBytes(f.bytes(last)); e == nil {
@@ -398,7 +418,7 @@ func (f *fetcher) explain(err error, up *updater.Updater) error {
 			whose := fmt.Sprintf("root %d's root keys", rootV)
 			if nr, e := metadata.Root().FromBytes(f.bytes(last)); e == nil {
 				next = nr.Signed.Version
-				if tm.Root.VerifyDelegate(RoleRoot, nr) == nil {
+				if tm.Root != nil && tm.Root.VerifyDelegate(RoleRoot, nr) == nil {
 					whose = "its own root keys"
 				}
 			}

@@ -77,7 +77,14 @@ func TestUpdateFromADirectoryAndOverLoopbackHTTP(t *testing.T) {
 			if _, err := os.Stat(filepath.Dir(in.trust)); !os.IsNotExist(err) {
 				t.Fatalf("check made the trust directory: %v", err)
 			}
-			res := mustUpdate(t, in, repo)
+			// The first update fetches metadata/1.root.json and checks it
+			// against the pin.
+			first := in.opts(repo)
+			first.InitialRoot = nil
+			res, err := Update(context.Background(), first)
+			if err != nil {
+				t.Fatal(err)
+			}
 			got, err := os.ReadFile(res.Archive)
 			if err != nil || !bytes.Equal(got, wantBytes) || res.Release.Version != "1.10.0" || res.Release.Channel != "stable" {
 				t.Fatalf("downloaded %s (%v): version %s, %d bytes", res.Archive, err, res.Release.Version, len(got))
@@ -276,7 +283,14 @@ func TestAttacksAreRefusedNamingTheReason(t *testing.T) {
 			o := fresh.opts(other.Dir)
 			o.ExpectRootSHA256 = "sha256:" + RootSHA256(e.in.root)
 			return o
-		}, ReasonRootPin, []string{"the pinned root is sha256:", "another distribution's repository"}},
+		}, ReasonRootPin, []string{"the initial root given for ", "the pinned root is sha256:", "another distribution's repository"}},
+		{"another distribution's repository: pinned root fetched from it", func(t *testing.T, e *attackEnv) UpdateOptions {
+			other := initRepo(t, newKeySet(t, "b"))
+			o := newInstall(t, other).opts(other.Dir)
+			o.InitialRoot = nil
+			o.ExpectRootSHA256 = "sha256:" + RootSHA256(e.in.root)
+			return o
+		}, ReasonRootPin, []string{"metadata/1.root.json has sha256:", "the pinned root is sha256:", "nothing was trusted"}},
 		{"another distribution's repository: trusted root", func(t *testing.T, e *attackEnv) UpdateOptions {
 			ob := newKeySet(t, "b")
 			other := initRepo(t, ob)
