@@ -83,7 +83,8 @@
 // versions), timestamp, snapshot and targets, with the trusted metadata
 // in the directory the caller gives (the install home's trust/<id>/, which
 // go-tuf writes through a temporary file and a rename). The first update
-// starts from the initial root, whose sha256 must be the one the lock or
+// starts from the initial root (given, or the repository's
+// metadata/1.root.json), whose sha256 must be the one the lock or
 // --expect-root pins; later ones from the trusted root.json there. Files are
 // read through stages/channel's Source (Sub, Fetch, FetchArchive), so the
 // plain-http loopback rule, the redirect policy, the retries and the
