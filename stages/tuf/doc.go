@@ -12,7 +12,7 @@
 // static HTTP server or read as a directory:
 //
 //	metadata/<N>.root.json                 every root version; a client walks N+1, N+2 ... until one is missing
-//	metadata/root.json                     a copy of the newest root (Open reads it; a first install may pin it)
+//	metadata/root.json                     a copy of the newest root, for people and tools that want the current one
 //	metadata/<N>.targets.json              the releases (consistent snapshots: every version kept)
 //	metadata/<N>.snapshot.json             the targets version in force
 //	metadata/timestamp.json                the snapshot version in force: the commit point, written last

@@ -200,7 +200,7 @@ func Init(dir string, o InitOptions) (*Repository, error) {
 	return r, nil
 }
 
-// Open reads the repository in dir: metadata/root.json (the newest root),
+// Open reads the repository in dir: the newest metadata/<N>.root.json,
 // timestamp.json, and the snapshot and targets versions the timestamp and
 // snapshot name.
 func Open(dir string) (*Repository, error) {
@@ -209,8 +209,25 @@ func Open(dir string) (*Repository, error) {
 		return nil, configErr("repository %s: %v", dir, err)
 	}
 	r := &Repository{Dir: abs}
-	if r.Root, err = readMeta(metadata.Root(), r.metaPath("root.json")); err != nil {
+	// The newest <N>.root.json, not root.json: a kill between writing the
+	// two leaves root.json one behind, and a rotation from it would write
+	// a second, different root N.
+	names, _ := filepath.Glob(r.metaPath("*.root.json"))
+	var newest int64
+	for _, n := range names {
+		v, err := strconv.ParseInt(strings.TrimSuffix(filepath.Base(n), ".root.json"), 10, 64)
+		if err == nil && v > newest {
+			newest = v
+		}
+	}
+	if newest == 0 {
+		return nil, configErr("%s holds no metadata/1.root.json: not a TUF repository; make one with Init", abs)
+	}
+	if r.Root, err = readMeta(metadata.Root(), r.metaPath(fmt.Sprintf("%d.root.json", newest))); err != nil {
 		return nil, err
+	}
+	if r.Root.Signed.Version != newest {
+		return nil, configErr("%s holds root version %d: the file name and the version disagree; restore it from the publisher's copy", r.metaPath(fmt.Sprintf("%d.root.json", newest)), r.Root.Signed.Version)
 	}
 	if r.Timestamp, err = readMeta(metadata.Timestamp(), r.metaPath("timestamp.json")); err != nil {
 		return nil, err

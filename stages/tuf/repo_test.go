@@ -209,3 +209,20 @@ func TestReleaseFieldsAreChecked(t *testing.T) {
 		t.Fatalf("re-signing the root: %v", err)
 	}
 }
+
+func TestOpenTakesTheNewestNumberedRoot(t *testing.T) {
+	ks := newKeySet(t, "a")
+	r := initRepo(t, ks)
+	one, _ := r.RootBytes(1)
+	if err := r.RotateRoot(RootChange{}, []Key{ks.root}); err != nil {
+		t.Fatal(err)
+	}
+	// A kill after 2.root.json, before the root.json copy.
+	if err := os.WriteFile(r.metaPath("root.json"), one, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o, err := Open(r.Dir)
+	if err != nil || o.Root.Signed.Version != 2 {
+		t.Fatalf("reopened: %v", err)
+	}
+}
