@@ -236,10 +236,48 @@ func (s *Source) FetchChannel(ctx context.Context, channel string) (doc, sig []b
 // (UPDATE_FAILED, ReasonTooLarge). A missing file is UPDATE_FAILED
 // (ReasonNotFound) and matches errors.Is(err, fs.ErrNotExist).
 func (s *Source) Fetch(ctx context.Context, name string, limit int64) ([]byte, error) {
+	return s.fetchWithin(ctx, name, limit, s.limits.Document, "a channel file")
+}
+
+// FetchArchive is Fetch under the archive budget (Limits.Archive) instead
+// of the document one: for a caller that checks a release archive itself
+// after reading it whole (the TUF client checks length and hashes with
+// go-tuf), where limit is the archive's signed length.
+func (s *Source) FetchArchive(ctx context.Context, name string, limit int64) ([]byte, error) {
+	return s.fetchWithin(ctx, name, limit, s.limits.Archive, "an archive")
+}
+
+// Sub is the source of the directory rel ('/'-separated plain names) below
+// s, with s's client, limits, plain-http rule and redirect policy (all to
+// s's origin): a TUF repository's metadata/ and targets/<channel>/ are
+// read through it, so the rules live here once.
+func (s *Source) Sub(rel string) (*Source, error) {
+	parts := strings.Split(rel, "/")
+	for _, p := range parts {
+		if msg := checkFileName(p); msg != "" {
+			return nil, updateErr(ReasonMalformed, "%s: directory %q: %s", s.shown, rel, msg)
+		}
+	}
+	c := *s
+	if c.dir != "" {
+		c.dir = filepath.Join(append([]string{c.dir}, parts...)...)
+		c.shown = c.dir
+		return &c, nil
+	}
+	c.base = s.base.JoinPath(parts...)
+	c.base.Path += "/"
+	if c.base.RawPath != "" {
+		c.base.RawPath += "/"
+	}
+	c.shown = c.base.String()
+	return &c, nil
+}
+
+func (s *Source) fetchWithin(ctx context.Context, name string, limit int64, budget time.Duration, what string) ([]byte, error) {
 	if limit <= 0 {
 		limit = MaxDocumentBytes
 	}
-	rc, size, err := s.open(ctx, name, s.limits.Document, "a channel file")
+	rc, size, err := s.open(ctx, name, budget, what)
 	if err != nil {
 		return nil, err
 	}
