@@ -72,6 +72,13 @@ func TestTufJSAgrees(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, node, filepath.Join(modules, "client.mjs"), srv.URL+"/metadata", srv.URL+"/targets", trusted, target, out)
+		// tuf-js's fetcher honours http_proxy and friends: without them it
+		// talks to the loopback server itself on a machine that has a proxy.
+		for _, kv := range os.Environ() {
+			if name, _, _ := strings.Cut(kv, "="); !strings.HasSuffix(strings.ToLower(name), "_proxy") && strings.ToLower(name) != "proxy" {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Run(); err != nil {
