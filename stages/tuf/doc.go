@@ -118,7 +118,8 @@
 // finds the release at <channel>/<archive> with its custom fields, and
 // downloads targets/<channel>/<sha256>.<archive> (the specification's
 // consistent-snapshot name, which tuf-js derives itself) with the
-// archive's bytes; the archive tampered at the same length is refused.
+// archive's bytes; the archive tampered at the same length is refused,
+// and so is a root 3 signed only by a new key.
 // npm ci runs once per lock into the dev cache make test keeps Jaeger in
 // ($PISHIP_DEV_CACHE, default ~/.cache/piship-dev, as tufjs-<lock
 // sha256, 12 hex>), ~6 s cold; the test takes ~1 s warm. It needs node

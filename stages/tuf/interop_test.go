@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/theupdateframework/go-tuf/v2/metadata"
 )
 
 // tufjsDir is the npm project of the tuf-js client (testdata/tufjs at the
@@ -31,8 +33,9 @@ const tufjsDir = "../../testdata/tufjs"
 // name. go-tuf is on both sides of every other test here, so a layout or
 // encoding that only go-tuf accepts (target naming, canonical JSON, key
 // ids, custom fields) would pass them all; this one would fail. The
-// tampered archive (same length, other bytes) shows tuf-js checks rather
-// than accepting whatever the server sends.
+// tampered archive (same length, other bytes) and a root 3 signed only by
+// a new key show tuf-js checks rather than accepting whatever the server
+// sends.
 func TestTufJSAgrees(t *testing.T) {
 	node, modules := tufjsClient(t)
 
@@ -131,6 +134,42 @@ func TestTufJSAgrees(t *testing.T) {
 	}
 	if _, err := os.Stat(out2); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("tuf-js wrote the tampered archive to %s (%v)", out2, err)
+	}
+
+	// Root 3 signed only by a new key, not by root 2's: tuf-js must stop
+	// the chain walk there, as go-tuf does (TestRootRotationWithNewKeySetsNeedsNoRelease).
+	k3 := newKeySet(t, "three")
+	next, err := metadata.Root().FromBytes(mustBytes(r.Root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next.Signed.Version = 3
+	for _, id := range append([]string(nil), next.Signed.Roles[RoleRoot].KeyIDs...) {
+		if err := next.Signed.RevokeKey(id, RoleRoot); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pk, err := metadata.KeyFromPublicKey(pub(k3.root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := next.Signed.AddKey(pk, RoleRoot); err != nil {
+		t.Fatal(err)
+	}
+	next.ClearSignatures()
+	if err := signWith(next, k3.root); err != nil {
+		t.Fatal(err)
+	}
+	data, err := next.ToBytes(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFile(r.metaPath("3.root.json"), data); err != nil {
+		t.Fatal(err)
+	}
+	stderr, err = run(filepath.Join(t.TempDir(), "unrooted.tar.gz"))
+	if err == nil || !strings.Contains(stderr, "root was signed by 0/1 keys") {
+		t.Fatalf("tuf-js on root 3 signed only by a new key: %v\n%s", err, stderr)
 	}
 }
 
