@@ -107,6 +107,24 @@
 // succeeds. ReadTrustState reports the trusted versions and expiry for
 // doctor.
 //
+// # Interop
+//
+// go-tuf signs and go-tuf verifies in every other test, so a layout or
+// encoding only go-tuf accepts would pass them. TestTufJSAgrees has
+// tuf-js (npm tuf-js 3.1.0, pinned by testdata/tufjs/package-lock.json,
+// run by testdata/tufjs/client.mjs on Node 20) read a repository this
+// package wrote, served over loopback HTTP: it walks root 1 -> 2 (new
+// root and targets keys), verifies timestamp, snapshot and targets,
+// finds the release at <channel>/<archive> with its custom fields, and
+// downloads targets/<channel>/<sha256>.<archive> (the specification's
+// consistent-snapshot name, which tuf-js derives itself) with the
+// archive's bytes; the archive tampered at the same length is refused,
+// and so is a root 3 signed only by a new key.
+// npm ci runs once per lock into the dev cache make test keeps Jaeger in
+// ($PISHIP_DEV_CACHE, default ~/.cache/piship-dev, as tufjs-<lock
+// sha256, 12 hex>), ~6 s cold; the test takes ~1 s warm. It needs node
+// and npm on PATH and fails, not skips, without them.
+//
 // # Errors
 //
 // Refusals are UPDATE_FAILED with a Reason and a message naming the TUF
