@@ -157,7 +157,8 @@ bench:
 # qualify and ship it as a release and verify the archive as a consumer
 # would; install the archive into a temporary home and launch it through
 # its command shim. Each step prints its time (build and release from their
-# spans, the launch its phases). A second `make demo` is an unchanged
+# spans, the launch its phases; the release also as a timings page,
+# dist/release-timings.html). A second `make demo` is an unchanged
 # rebuild and a warm release.
 HELLO := testdata/distributions/hello
 TARGET = $(shell node -p 'process.platform + "-" + process.arch')
@@ -165,7 +166,8 @@ demo: build
 	PISHIP_DEBUG_TIMING=1 ./$(BIN) build $(HELLO)
 	$(HELLO)/dist/hello/bin/hello --version
 	$(HELLO)/dist/hello/bin/hello piship
-	PISHIP_DEBUG_TIMING=1 ./$(BIN) release $(HELLO)
+	PISHIP_DEBUG_TIMING=1 ./$(BIN) release $(HELLO) --timings $(HELLO)/dist/release-timings.html
+	@echo "the release's timings page: $(HELLO)/dist/release-timings.html (open it in a browser)"
 	./$(BIN) verify-release $(HELLO)/dist/releases/hello-1.0.0-$(TARGET).tar.gz
 	@d=$$(mktemp -d); export PISHIP_INSTALL_HOME=$$d/install PISHIP_BIN_HOME=$$d/bin PISHIP_STATE_HOME=$$d/state; \
 	  echo "./$(BIN) install $(HELLO)/dist/releases/hello-1.0.0-$(TARGET).tar.gz   (homes in $$d)"; \
