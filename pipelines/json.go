@@ -19,6 +19,7 @@ import (
 	"piship.dev/piship/graph"
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/stages/tuf"
 	"piship.dev/piship/stages/verify"
 )
 
@@ -413,4 +414,53 @@ type VersionDoc struct {
 	OS         string `json:"os"`
 	Arch       string `json:"arch"`
 	Build      string `json:"build"` // the build digest (sha256 of the executable)
+}
+
+// RepoStatusDoc is piship-repo-status/v1: a TUF repository as published
+// (tuf.Status), for the publisher's scheduled check that the timestamp
+// and snapshot are re-signed in time.
+type RepoStatusDoc struct {
+	Schema string `json:"schema"`
+	Dir    string `json:"dir"`
+	// InitialRootSHA256 is the digest of metadata/1.root.json: what a lock
+	// or install --expect-root pins.
+	InitialRootSHA256 string        `json:"initialRootSha256"`
+	Roles             []RepoRole    `json:"roles"`
+	Releases          []RepoRelease `json:"releases"`
+}
+
+// RepoRole is one top-level role: version, expiry (RFC 3339, UTC),
+// threshold and TUF key ids.
+type RepoRole struct {
+	Role      string   `json:"role"`
+	Version   int64    `json:"version"`
+	Expires   string   `json:"expires"`
+	Threshold int      `json:"threshold"`
+	KeyIDs    []string `json:"keyIds"`
+}
+
+// RepoRelease is one release target.
+type RepoRelease struct {
+	Path       string `json:"path"`
+	Channel    string `json:"channel"`
+	Version    string `json:"version"`
+	Target     string `json:"target"`
+	LockSHA256 string `json:"lockSha256"`
+	Length     int64  `json:"length"`
+	SHA256     string `json:"sha256"`
+}
+
+// RepoStatusJSON is st as piship-repo-status/v1; dir is the directory as
+// the user named it.
+func RepoStatusJSON(dir, initialRootSHA256 string, st tuf.Status) RepoStatusDoc {
+	d := RepoStatusDoc{Schema: Schema("repo status"), Dir: dir, InitialRootSHA256: initialRootSHA256, Roles: []RepoRole{}, Releases: []RepoRelease{}}
+	for _, r := range st.Roles {
+		d.Roles = append(d.Roles, RepoRole{Role: r.Role, Version: r.Version, Expires: r.Expires.UTC().Format("2006-01-02T15:04:05Z"),
+			Threshold: r.Threshold, KeyIDs: append([]string{}, r.KeyIDs...)})
+	}
+	for _, r := range st.Releases {
+		d.Releases = append(d.Releases, RepoRelease{Path: r.Path, Channel: r.Channel, Version: r.Version, Target: r.Target,
+			LockSHA256: r.LockSHA256, Length: r.Length, SHA256: r.SHA256})
+	}
+	return d
 }

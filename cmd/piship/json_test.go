@@ -210,6 +210,19 @@ func TestJSONMatchesDocs(t *testing.T) {
 		t.Errorf("verify-release of a build: %v", vr)
 	}
 
+	// The same two releases in a TUF repository (one key for every role).
+	repoDir := filepath.Join(root, "repo")
+	if code, _, stderr := cli(t, env, "repo", "init", repoDir, "--key", "root="+key, "--key", "targets="+key, "--key", "snapshot="+key, "--key", "timestamp="+key); code != exitOK {
+		t.Fatalf("repo init: %s", stderr)
+	}
+	if code, _, stderr := cli(t, env, "repo", "add", repoDir, archives["1.0.0"], archives["1.0.1"], "--key", key); code != exitOK {
+		t.Fatalf("repo add: %s", stderr)
+	}
+	if st := ok("piship-repo-status/v1", exitOK, "repo", "status", repoDir); st["dir"] != repoDir {
+		t.Errorf("repo status --json: %v", st)
+	}
+	failure("piship-repo-status/v1", exitUsage, "repo", "status", missing)
+
 	chanDir := filepath.Join(root, "channel")
 	if code, _, stderr := cli(t, env, "sign-channel", chanDir, archives["1.0.0"], archives["1.0.1"], "--key", key); code != exitOK {
 		t.Fatalf("sign-channel: %s", stderr)

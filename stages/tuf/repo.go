@@ -221,7 +221,7 @@ func Open(dir string) (*Repository, error) {
 		}
 	}
 	if newest == 0 {
-		return nil, configErr("%s holds no metadata/1.root.json: not a TUF repository; make one with Init", abs)
+		return nil, configErr("%s holds no metadata/1.root.json: not a TUF repository; make one with piship repo init (tuf.Init)", abs)
 	}
 	if r.Root, err = readMeta(metadata.Root(), r.metaPath(fmt.Sprintf("%d.root.json", newest))); err != nil {
 		return nil, err

@@ -1,0 +1,126 @@
+package tuf
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"piship.dev/piship/stages/release/releasejson"
+)
+
+// maxReleaseDoc bounds the release.json ReleaseOf reads from an archive
+// (stages/channel's bound: a release.json is a few KiB).
+const maxReleaseDoc = 1 << 20
+
+// ReleaseOf reads the release.json inside a release archive and returns
+// the Release that publishes it on channelName. The custom fields come
+// from the archive itself, never from a release directory beside it, so
+// what the targets role signs is what installs read; release.json is held
+// to the rules install reads it by (releasejson.Parse), and the archive's
+// name must be the <id>-<version>-<target>.tar.gz piship release wrote.
+func ReleaseOf(archive, channelName string) (Release, error) {
+	f, err := os.Open(archive)
+	if err != nil {
+		return Release{}, configErr("cannot read the release archive %s: %v", archive, err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return Release{}, configErr("%s is not a gzip-compressed release archive (%v): give the .tar.gz piship release wrote", archive, err)
+	}
+	tr := tar.NewReader(zr)
+	var raw []byte
+	for raw == nil {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return Release{}, configErr("%s holds no release.json: it is not a piship release archive (piship release writes <id>-<version>-<target>.tar.gz)", archive)
+		}
+		if err != nil {
+			return Release{}, configErr("%s is not a readable release archive: %v", archive, err)
+		}
+		if strings.TrimPrefix(hdr.Name, "./") != releasejson.Name || hdr.Typeflag != tar.TypeReg {
+			continue
+		}
+		if hdr.Size > maxReleaseDoc {
+			return Release{}, configErr("%s: its release.json is larger than 1 MiB", archive)
+		}
+		if raw, err = io.ReadAll(tr); err != nil {
+			return Release{}, configErr("%s: cannot read its release.json: %v", archive, err)
+		}
+	}
+	ri, err := releasejson.Parse(raw)
+	if err != nil {
+		return Release{}, configErr("%s: its release.json is refused: %v (only a release that installs is published)", archive, err)
+	}
+	want := fmt.Sprintf("%s-%s-%s.tar.gz", ri.Distribution.ID, ri.Distribution.Version, ri.Target)
+	if base := filepath.Base(archive); base != want {
+		return Release{}, configErr("%s holds release %s %s for %s, whose archive is named %s: rename it back", archive, ri.Distribution.ID, ri.Distribution.Version, ri.Target, want)
+	}
+	return Release{Archive: archive, Version: ri.Distribution.Version, Target: ri.Target, LockSHA256: ri.LockSHA256, Channel: channelName}, nil
+}
+
+// RoleStatus is one top-level role of a repository as published.
+type RoleStatus struct {
+	Role      string
+	Version   int64
+	Expires   time.Time
+	Threshold int
+	// KeyIDs are TUF's key ids of the role's keys (what RevokeKey takes),
+	// sorted.
+	KeyIDs []string
+}
+
+// PublishedRelease is one release target of the targets role in force.
+type PublishedRelease struct {
+	Path   string
+	Length int64
+	SHA256 string
+	Custom
+}
+
+// Status is what a repository publishes: each role (root, targets,
+// snapshot, timestamp) and the releases, sorted by path.
+type Status struct {
+	Dir      string
+	Roles    []RoleStatus
+	Releases []PublishedRelease
+}
+
+// Status reports the repository as Open read it: what `repo status`
+// prints, so a publisher sees which role expires when without reading
+// the metadata files.
+func (r *Repository) Status() Status {
+	st := Status{Dir: r.Dir, Roles: []RoleStatus{}, Releases: []PublishedRelease{}}
+	versions := map[string]struct {
+		v int64
+		e time.Time
+	}{
+		RoleRoot:      {r.Root.Signed.Version, r.Root.Signed.Expires},
+		RoleTargets:   {r.Targets.Signed.Version, r.Targets.Signed.Expires},
+		RoleSnapshot:  {r.Snapshot.Signed.Version, r.Snapshot.Signed.Expires},
+		RoleTimestamp: {r.Timestamp.Signed.Version, r.Timestamp.Signed.Expires},
+	}
+	for _, role := range roles {
+		ids := append([]string{}, r.Root.Signed.Roles[role].KeyIDs...)
+		sort.Strings(ids)
+		st.Roles = append(st.Roles, RoleStatus{Role: role, Version: versions[role].v, Expires: versions[role].e.UTC(),
+			Threshold: r.Root.Signed.Roles[role].Threshold, KeyIDs: ids})
+	}
+	for path, tf := range r.Targets.Signed.Targets {
+		p := PublishedRelease{Path: path, Length: tf.Length, SHA256: hex.EncodeToString(tf.Hashes["sha256"])}
+		if tf.Custom != nil {
+			_ = json.Unmarshal(*tf.Custom, &p.Custom) // a target piship did not make shows without its fields
+		}
+		st.Releases = append(st.Releases, p)
+	}
+	sort.Slice(st.Releases, func(i, j int) bool { return st.Releases[i].Path < st.Releases[j].Path })
+	return st
+}
