@@ -277,7 +277,7 @@ func (t TUFTrust) String() string {
 		parts = append(parts, fmt.Sprintf("%s %d (expires %s)", r.Role, r.Version, r.Expires))
 	}
 	if len(parts) == 0 {
-		return t.Dir + ": no roles read"
+		return t.Dir + ": no trusted root yet (the next update starts from the root the lock pins)"
 	}
 	return t.Dir + ": " + strings.Join(parts, ", ")
 }
@@ -300,7 +300,9 @@ func checkTUF(rep *DoctorReport, home, id string, now time.Time) {
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		rep.found(DoctorTrustInvalid, filepath.Join(dir, "root.json"), "the trusted TUF root of %s is missing: the next update starts again from the root the lock pins (piship update %s); doctor does not repair it", id, id)
+		// No root.json yet: what a first update killed before go-tuf wrote
+		// it leaves. Not damage: the next update starts from the pinned
+		// root, as it would without the directory.
 		return
 	case err != nil:
 		msg := strings.TrimPrefix(err.Error(), "UPDATE_FAILED: ")

@@ -204,3 +204,19 @@ func TestUninstallAndReclaimRemoveTrustDir(t *testing.T) {
 		t.Errorf("trust/ after doctor: %v", entries)
 	}
 }
+
+// A trust/<id>/ without root.json (a first update killed before go-tuf
+// wrote it) is not damage: the next update starts from the pinned root.
+func TestDoctorTrustDirWithoutRootIsNotDamage(t *testing.T) {
+	e := newEnv(t)
+	e.mustInstall(makeRelease(t, e.src, spec("1.0.0")))
+	dir := receipt.TrustDir(e.homes.Install, "hello")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rep := doctorHello(t, e)
+	if rep.Damaged() || len(rep.Warnings) != 0 || rep.TUF.Dir != dir || len(rep.TUF.Roles) != 0 ||
+		!strings.Contains(rep.TUF.String(), "no trusted root yet") {
+		t.Fatalf("empty trust/hello/: %+v (%s)", rep, rep.TUF)
+	}
+}
