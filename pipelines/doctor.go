@@ -77,8 +77,8 @@ func writeDoctor(c Config, w io.Writer, d *Doctored) bool {
 }
 
 // WriteDoctorReport prints a doctor report for people: the verdict line,
-// what doctor found (damage), what it repaired or refreshed, then the
-// state of the installation.
+// what doctor found (damage), what it repaired or refreshed, its
+// warnings (not damage), then the state of the installation.
 func WriteDoctorReport(w io.Writer, r home.DoctorReport) {
 	switch {
 	case r.Damaged():
@@ -95,6 +95,9 @@ func WriteDoctorReport(w io.Writer, r home.DoctorReport) {
 	}
 	for _, d := range r.Repaired {
 		fmt.Fprintf(w, "  repaired: %s\n", d)
+	}
+	for _, d := range r.Warnings {
+		fmt.Fprintf(w, "  warning: %s\n", d)
 	}
 	if !r.NotInstalled {
 		fmt.Fprintf(w, "  active %s, previous %s\n", cmp.Or(r.Active, "none"), cmp.Or(r.Previous, "none"))
@@ -114,6 +117,9 @@ func WriteDoctorReport(w io.Writer, r home.DoctorReport) {
 	}
 	if r.TrustFile != "" {
 		fmt.Fprintf(w, "  trust state file: %s\n", r.TrustFile)
+	}
+	if r.TUF.Dir != "" {
+		fmt.Fprintf(w, "  tuf trust: %s\n", r.TUF)
 	}
 	if r.DiskBytes > 0 || !r.NotInstalled {
 		fmt.Fprintf(w, "  disk: %s in apps/%s\n", HumanBytes(r.DiskBytes), r.ID)

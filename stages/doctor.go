@@ -24,7 +24,7 @@ func (Doctor) Doc() string {
 		"no setuid, setgid or group/world-writable mode), the previous release's lock, the command shim, the kept launcher and the launch gate; " +
 		"recreates or rewrites a missing, modified or outdated shim or launcher and removes a launch gate that is a directory; reclaims obsolete " +
 		"versions and .retained-* directories within PISHIP_RECLAIM_BUDGET_MS (default 5000; never active, previous or leased versions), and " +
-		"reports what it found apart from what it did. Damage found (repaired or not) fails the stage with INTEGRITY_FAILED unless fail_on_damage = false."
+		"reports what it found apart from what it did, and the trusted TUF metadata of trust/<id>/ when it exists (versions, expiry; a timestamp or snapshot expiring within a week is a warning, not damage). Damage found (repaired or not) fails the stage with INTEGRITY_FAILED unless fail_on_damage = false."
 }
 
 // DoctorConfig is the configuration of a doctor stage.

@@ -32,6 +32,9 @@ func TestDoctorReportTravelsAsAValue(t *testing.T) {
 			Trust: home.TrustState{Channel: "stable", Source: "https://x", Threshold: 1,
 				Keys: []distribution.LockUpdateKey{{ID: "k", PublicKey: "pk", Fingerprint: "sha256:f"}}, Sequences: map[string]int64{"stable": 3}},
 			Store: &home.StoreReport{Dir: "/s", Objects: 5, Removed: 1, Bytes: 9, Exhausted: true, Problem: "slow"},
+			TUF: home.TUFTrust{Dir: "/i/trust/hello", Roles: []home.TUFRole{{Role: "root", Version: 1, Expires: "2027-01-01T00:00:00Z"},
+				{Role: "timestamp", Version: 3, Expires: "2026-12-05T00:00:00Z"}}},
+			Warnings: []home.DoctorItem{{Code: home.DoctorTrustExpiring, Path: "/i/trust/hello/timestamp.json", Detail: "expires"}},
 		},
 	} {
 		want, err := rep.JSON()

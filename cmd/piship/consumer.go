@@ -189,7 +189,10 @@ func doctorCmd(e *env) *cobra.Command {
 its receipt recorded: payload, inventory, lock, release.json, modes; repairs the command
 shim, the launcher and the launch gate; reclaims old versions, leftovers of killed installs
 and store objects nothing links. It reports what it found apart from what it did and exits
-1 (INTEGRITY_FAILED) when it found damage, even repaired.`,
+1 (INTEGRITY_FAILED) when it found damage, even repaired. With trusted TUF metadata
+(trust/ID/ in the install home) it reports each role's version and expiry and warns
+(TRUST_EXPIRING, TRUST_EXPIRED; exit 0) when the timestamp or snapshot expires within
+a week: the publisher must refresh the repository (piship repo refresh).`,
 		Example: `  piship doctor
   piship doctor hello --json`,
 		Args: rangeArgs(0, 1),

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,6 +13,8 @@ import (
 
 	"piship.dev/piship/cmd/piship/internal/fixture"
 	"piship.dev/piship/engine"
+	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/tuf"
 )
 
 // docSchemas reads docs/json.md: the example of every `## piship-.../v1`
@@ -137,6 +140,13 @@ func checkDoc(t *testing.T, env map[string]string, schema string, doc any, want 
 	return m
 }
 
+// hasRoles reports whether a doctor report lists n roles under tuf.roles.
+func hasRoles(d map[string]any, n int) bool {
+	tufm, _ := d["tuf"].(map[string]any)
+	roles, _ := tufm["roles"].([]any)
+	return len(roles) == n
+}
+
 // Every --json output has the shape docs/json.md documents for its schema,
 // and every failure prints the error document with a code: one hello
 // distribution in two versions, released, signed into a channel, installed,
@@ -241,12 +251,38 @@ func TestJSONMatchesDocs(t *testing.T) {
 	if r := ok("piship-rollback/v1", exitOK, "rollback", "hello"); r["active"] != "1.0.0" || r["from"] != "1.0.1" {
 		t.Errorf("rollback --json: %v", r)
 	}
-	ok("piship-doctor/v1", exitOK, "doctor", "hello")
+	// The trusted TUF metadata an update from that repository keeps in
+	// trust/hello/ (tuf.Update, until piship update runs it): doctor lists
+	// every role with its version and expiry, for people and in JSON.
+	trustDir := receipt.TrustDir(env["PISHIP_INSTALL_HOME"], "hello")
+	repo, err := tuf.Open(repoDir)
+	if err != nil || len(repo.Status().Releases) == 0 {
+		t.Fatalf("repo %s: %v", repoDir, err)
+	}
+	pubd := repo.Status().Releases[0]
+	rootJSON, err := repo.RootBytes(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tuf.Update(context.Background(), tuf.UpdateOptions{Repository: repoDir, TrustDir: trustDir, InitialRoot: rootJSON,
+		ExpectRootSHA256: tuf.RootSHA256(rootJSON), Channel: pubd.Channel, Target: pubd.Target, DownloadDir: filepath.Join(t.TempDir(), "downloads")}); err != nil {
+		t.Fatal(err)
+	}
+	if d := ok("piship-doctor/v1", exitOK, "doctor", "hello"); !hasRoles(d, 4) || fmt.Sprint(d["warnings"]) != "[]" {
+		t.Errorf("doctor --json with trust/hello/: tuf %v, warnings %v", d["tuf"], d["warnings"])
+	}
+	if code, out, stderr := cli(t, env, "doctor", "hello"); code != exitOK ||
+		!regexp.MustCompile(`(?m)^  tuf trust: \S+trust/hello: root 1 \(expires [0-9T:Z-]+\), timestamp 2 \(expires [0-9T:Z-]+\), snapshot 2 \(expires [0-9T:Z-]+\), targets 2 \(expires [0-9T:Z-]+\)$`).MatchString(out) {
+		t.Errorf("doctor hello with trust/hello/: exit %d\n%s%s", code, out, stderr)
+	}
 	ok("piship-doctor/v1", exitOK, "doctor")
 	failure("piship-doctor/v1", exitFailed, "doctor", "nothere")
 	ok("piship-cache-prune/v1", exitOK, "cache", "prune")
 	failure("piship-cache-prune/v1", exitUsage, "cache", "prune", "--max-size", "lots")
 	ok("piship-uninstall/v1", exitOK, "uninstall", "hello")
+	if _, err := os.Lstat(trustDir); err == nil {
+		t.Errorf("uninstall left %s behind", trustDir)
+	}
 	failure("piship-uninstall/v1", exitFailed, "uninstall", "hello")
 
 	for schema := range docs {

@@ -131,7 +131,19 @@
 // rewritten as a routine refresh (SHIM_OUTDATED); one with piship's
 // marker but other content is SHIM_MODIFIED, a deleted one SHIM_MISSING,
 // both rewritten; a file without the marker is SHIM_FOREIGN and left
-// alone. It then reclaims as Reclaim does.
+// alone. When trust/<id>/ exists (receipt.TrustDir: the trusted TUF
+// metadata), it reports each role's version and expiry (TUF, from
+// stages/tuf's ReadTrustState) and warns (Warnings, not damage) of a
+// timestamp or snapshot that expires within a week (TRUST_EXPIRING) or
+// has expired (TRUST_EXPIRED): only the publisher can fix that, by
+// refreshing the repository (piship repo refresh). A file there that does
+// not read or parse is TRUST_INVALID, damage doctor does not repair: the
+// next update re-fetches it and verifies it from the trusted root. No
+// trust/<id>/ (every installation today: `piship update` does not write it
+// yet) adds nothing to the report. It then reclaims as Reclaim does,
+// which for a distribution with no receipt also removes its trust/<id>/
+// (renamed to trust/.<id>.uninstalling-<rand> first) and what a killed
+// uninstall left renamed there.
 //
 // The report (DoctorReport, schema piship-doctor/v1) keeps apart what was
 // found (Found: damage, each {code, path, detail}), what was done about it
@@ -140,7 +152,7 @@
 // stage fails with INTEGRITY_FAILED (unless fail_on_damage = false) and
 // `piship doctor` exits 1, so a script notices that something had been
 // changed; a healthy installation, or one with only routine refreshes and
-// reclaiming, exits 0. Its JSON has stable camelCase keys and every list
+// reclaiming or warnings, exits 0. Its JSON has stable camelCase keys and every list
 // as an array, never null.
 //
 // What doctor does not check: whether an executable bit was added or

@@ -19,6 +19,7 @@ import (
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/release"
+	"piship.dev/piship/stages/tuf"
 	"piship.dev/piship/tracing/phase"
 )
 
@@ -55,7 +56,22 @@ const (
 	DoctorLauncherModified   = "LAUNCHER_MODIFIED"   // the kept launcher is not what piship wrote (replaced)
 	DoctorLauncherOutdated   = "LAUNCHER_OUTDATED"   // routine: piship was updated since the launcher was kept (replaced)
 	DoctorLaunchLockInvalid  = "LAUNCH_LOCK_INVALID" // receipts/.<id>.launch.lock is not a file (removed or set aside)
+	DoctorTrustInvalid       = "TRUST_INVALID"       // a file of trust/<id>/ does not read or parse as its TUF role (not repaired: the next update re-fetches it)
 )
+
+// The codes of doctor's warnings (DoctorReport.Warnings): not damage, so
+// they leave the exit code alone, but what the publisher must act on
+// before updates stop.
+const (
+	DoctorTrustExpiring = "TRUST_EXPIRING" // the trusted timestamp or snapshot expires within TrustWarnWithin
+	DoctorTrustExpired  = "TRUST_EXPIRED"  // the trusted timestamp or snapshot has expired
+)
+
+// TrustWarnWithin is how far ahead doctor warns of a timestamp or
+// snapshot expiry: a week, half the default timestamp lifetime
+// (stages/tuf's DefaultExpiry), so a weekly refresh that stopped is
+// noticed before updates are refused.
+const TrustWarnWithin = 7 * 24 * time.Hour
 
 // DoctorItem is one thing doctor found or did: a code above, the path it
 // is about and what happened, in words.
@@ -108,6 +124,12 @@ type DoctorReport struct {
 	Trust TrustState `json:"trust" cty:"trust"`
 	// TrustFile is trust/<id>.json when it exists, else "".
 	TrustFile string `json:"trustFile" cty:"trust_file"`
+	// TUF is the trusted TUF metadata in trust/<id>/ (Dir "" and no roles
+	// when that directory does not exist).
+	TUF TUFTrust `json:"tuf" cty:"tuf"`
+	// Warnings are what needs attention but is not damage (TRUST_EXPIRING,
+	// TRUST_EXPIRED): they do not make doctor fail.
+	Warnings []DoctorItem `json:"warnings" cty:"warnings"`
 	// Store is what the store's GC did (absent without a store).
 	Store *StoreReport `json:"store,omitempty" cty:"store"`
 }
@@ -134,13 +156,16 @@ func (r DoctorReport) JSON() ([]byte, error) {
 			*l = []string{}
 		}
 	}
-	for _, l := range []*[]DoctorItem{&r.Found, &r.Repaired} {
+	for _, l := range []*[]DoctorItem{&r.Found, &r.Repaired, &r.Warnings} {
 		if *l == nil {
 			*l = []DoctorItem{}
 		}
 	}
 	if r.Leases == nil {
 		r.Leases = []DoctorLease{}
+	}
+	if r.TUF.Roles == nil {
+		r.TUF.Roles = []TUFRole{}
 	}
 	if r.Trust.Keys == nil {
 		r.Trust.Keys = []distribution.LockUpdateKey{}
@@ -226,6 +251,71 @@ func trustState(rc *receipt.Receipt) TrustState {
 		ts.Channel, ts.Source, ts.Keys, ts.Threshold = u.Channel, u.Source, u.Keys, u.Threshold
 	}
 	return ts
+}
+
+// TUFTrust is the trusted TUF metadata of an installation
+// (stages/tuf.ReadTrustState of trust/<id>/).
+type TUFTrust struct {
+	// Dir is trust/<id>/ when it exists, else "".
+	Dir string `json:"dir" cty:"dir"`
+	// Roles are root, timestamp, snapshot and targets as far as they were
+	// read (a role not fetched yet is missing).
+	Roles []TUFRole `json:"roles" cty:"roles"`
+}
+
+// TUFRole is one trusted role: its version and expiry (RFC 3339, UTC).
+type TUFRole struct {
+	Role    string `json:"role" cty:"role"`
+	Version int64  `json:"version" cty:"version"`
+	Expires string `json:"expires" cty:"expires"`
+}
+
+// String is the one-line form doctor prints.
+func (t TUFTrust) String() string {
+	parts := make([]string, 0, len(t.Roles))
+	for _, r := range t.Roles {
+		parts = append(parts, fmt.Sprintf("%s %d (expires %s)", r.Role, r.Version, r.Expires))
+	}
+	if len(parts) == 0 {
+		return t.Dir + ": no trusted root yet (the next update starts from the root the lock pins)"
+	}
+	return t.Dir + ": " + strings.Join(parts, ", ")
+}
+
+// checkTUF reports trust/<id>/ when it exists: each trusted role's
+// version and expiry, a warning for a timestamp or snapshot that expires
+// within TrustWarnWithin or has expired, and TRUST_INVALID for a file
+// that does not read or parse. Doctor repairs none of it: the next update
+// verifies the store against the pinned root again and re-fetches what
+// does not fit, and only the publisher can renew an expiry.
+func checkTUF(rep *DoctorReport, home, id string, now time.Time) {
+	dir := receipt.TrustDir(home, id)
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return // today's installations: nothing to say
+	}
+	rep.TUF.Dir = dir
+	st, err := tuf.ReadTrustState(dir)
+	for _, r := range st.Roles {
+		rep.TUF.Roles = append(rep.TUF.Roles, TUFRole{Role: r.Role, Version: r.Version, Expires: r.Expires.UTC().Format(time.RFC3339)})
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// No root.json yet: what a first update killed before go-tuf wrote
+		// it leaves. Not damage: the next update starts from the pinned
+		// root, as it would without the directory.
+		return
+	case err != nil:
+		msg := strings.TrimPrefix(err.Error(), "UPDATE_FAILED: ")
+		rep.found(DoctorTrustInvalid, dir, "%s; doctor does not repair trust metadata: run piship update %s, which re-fetches it and verifies it from the trusted root (or, if root.json is the damaged one, remove %s so the next update starts from the root the lock pins)", msg, id, dir)
+	}
+	for _, r := range st.ExpiringWithin(now, TrustWarnWithin) {
+		code, verb := DoctorTrustExpiring, "expires"
+		if !r.Expires.After(now) {
+			code, verb = DoctorTrustExpired, "expired"
+		}
+		rep.Warnings = append(rep.Warnings, DoctorItem{Code: code, Path: filepath.Join(dir, r.Role+".json"),
+			Detail: fmt.Sprintf("the trusted %s (version %d) %s on %s: updates of %s are refused once it has expired until the publisher refreshes the repository (piship repo refresh) and piship update %s fetches the new one", r.Role, r.Version, verb, r.Expires.UTC().Format(time.RFC3339), id, id)})
+	}
 }
 
 // String is the one-line form doctor prints.
@@ -329,6 +419,11 @@ func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*D
 	}
 	if _, err := os.Stat(receipt.TrustPath(home, id)); err == nil {
 		rep.TrustFile = receipt.TrustPath(home, id)
+	}
+	if !rep.NotInstalled {
+		// Not for leftovers of a distribution that is not installed: the
+		// reclaim below removes their trust/<id>/.
+		checkTUF(rep, home, id, o.Now())
 	}
 	if !gateOK {
 		// Reclaiming needs the gate: it waits for the next doctor.
@@ -702,12 +797,14 @@ func (o *Options) reclaimLocked(ctx context.Context, id string, deadline time.Ti
 	err = func() error {
 		defer release()
 		rc, err := receipt.Read(home, id)
-		if errors.Is(err, receipt.ErrNotInstalled) {
+		notInstalled := errors.Is(err, receipt.ErrNotInstalled)
+		if notInstalled {
 			rc, err = receipt.New(id), nil
 		}
 		if err != nil {
 			return err
 		}
+		victims = append(victims, o.trustLeftovers(id, notInstalled)...)
 		leases, err := receipt.ListLeases(home, id)
 		if err != nil {
 			return err
@@ -805,6 +902,24 @@ func (o *Options) reclaimLocked(ctx context.Context, id string, deadline time.Ti
 		o.logf("%s: reclaim budget spent after %d removals; %d directories wait for the next doctor", id, sw.unlinks, len(res.Remaining))
 	}
 	return res, nil
+}
+
+// trustLeftovers is what of trust/ reclaim removes: what a killed
+// uninstall left renamed (trust/.<id>.uninstalling-*) and, when id is not
+// installed (no receipt), trust/<id>/ itself, renamed away first so that
+// a kill while removing it never leaves a half store at the path an update
+// reads. The caller holds the maintenance lock, which every writer of
+// trust/<id>/ holds too.
+func (o *Options) trustLeftovers(id string, notInstalled bool) []string {
+	dir := receipt.TrustDir(o.Homes.Install, id)
+	if notInstalled {
+		if fi, err := os.Lstat(dir); err == nil && fi.IsDir() {
+			gone := filepath.Join(filepath.Dir(dir), receipt.UninstallingPrefix(id)+receipt.RandomHex(4))
+			o.Renamer.Do(dir, gone) // a failure leaves it for the next doctor
+		}
+	}
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), receipt.UninstallingPrefix(id)+"*"))
+	return left
 }
 
 // sweeper removes trees, counting unlinks and checking the deadline (and

@@ -22,9 +22,10 @@ type UninstallResult struct {
 // leases and removes the receipt, so from then on nothing is installed and
 // no launch can start; then it removes the command shims (only files that
 // are piship shims of id) and apps/<id> (renamed to
-// apps/.<id>.uninstalling-<rand> first, then removed). The state directory
-// (<state>/<id>) and the trust state are kept unless purge, which also
-// removes the lock files. Nothing installed and nothing to purge is
+// apps/.<id>.uninstalling-<rand> first, then removed) and the trusted TUF
+// metadata trust/<id>/ (likewise, to trust/.<id>.uninstalling-<rand>).
+// The state directory (<state>/<id>) and the channel trust state
+// trust/<id>.json are kept unless purge, which also removes the lock files. Nothing installed and nothing to purge is
 // CONFIG_UNAVAILABLE.
 func Uninstall(ctx context.Context, o Options, id string, purge bool) (*UninstallResult, error) {
 	o.setDefaults()
@@ -122,6 +123,33 @@ func Uninstall(ctx context.Context, o Options, id string, purge bool) (*Uninstal
 		installed = true
 		if err := os.RemoveAll(p); err != nil {
 			return res, receipt.Errorf(receipt.CodeUnavailable, "cannot remove %s: %w", p, err)
+		}
+		res.Removed = append(res.Removed, p)
+	}
+	// trust/<id>/, the trusted TUF metadata, goes with the installation,
+	// purge or not: a reinstall starts again from the root its lock pins,
+	// and a store left behind would be trusted by an unrelated later
+	// install of the same id. Renamed away in one step like apps/<id>, so
+	// a kill leaves either the whole store (the retry removes it) or a
+	// trust/.<id>.uninstalling-* that the retry or doctor removes, never a
+	// half store where an update reads.
+	tdir := receipt.TrustDir(home, id)
+	if fi, err := os.Lstat(tdir); err == nil && fi.IsDir() {
+		installed = true
+		gone := filepath.Join(filepath.Dir(tdir), receipt.UninstallingPrefix(id)+receipt.RandomHex(4))
+		if err := o.Renamer.Do(tdir, gone); err != nil {
+			return res, receipt.Errorf(receipt.CodeUnavailable, "cannot remove %s: %w; run piship uninstall %s again", tdir, err, id)
+		}
+		if err := os.RemoveAll(gone); err != nil {
+			return res, receipt.Errorf(receipt.CodeUnavailable, "cannot remove %s (renamed from %s): %w; run piship uninstall %s again", gone, tdir, err, id)
+		}
+		res.Removed = append(res.Removed, tdir)
+	}
+	tleft, _ := filepath.Glob(filepath.Join(filepath.Dir(tdir), receipt.UninstallingPrefix(id)+"*"))
+	for _, p := range tleft {
+		installed = true
+		if err := os.RemoveAll(p); err != nil {
+			return res, receipt.Errorf(receipt.CodeUnavailable, "cannot remove %s: %w; run piship uninstall %s again", p, err, id)
 		}
 		res.Removed = append(res.Removed, p)
 	}

@@ -81,8 +81,10 @@
 //
 // Update runs go-tuf's updater: the root chain walk (at most MaxRootWalk
 // versions), timestamp, snapshot and targets, with the trusted metadata
-// in the directory the caller gives (the install home's trust/<id>/, which
-// go-tuf writes through a temporary file and a rename). The first update
+// in the directory the caller gives (the install home's trust/<id>/,
+// receipt.TrustDir, which go-tuf writes through a temporary file and a
+// rename; `piship update` does not call Update yet, so today only tests
+// write there). The first update
 // starts from the initial root (given, or the repository's
 // metadata/1.root.json), whose sha256 must be the one the lock or
 // --expect-root pins; later ones from the trusted root.json there. Files are
@@ -105,7 +107,8 @@
 // against each other again, drops one that no longer fits (a new
 // timestamp beside an old snapshot) and fetches it, so the next update
 // succeeds. ReadTrustState reports the trusted versions and expiry for
-// doctor.
+// doctor; a role file there that cannot be read or is not that role's
+// metadata is an error (doctor's TRUST_INVALID), not a missing role.
 //
 // # Interop
 //

@@ -40,7 +40,9 @@ func (s TrustState) ExpiringWithin(now time.Time, d time.Duration) []RoleState {
 
 // ReadTrustState reads the trusted metadata go-tuf keeps in trustDir,
 // without verifying it again (Update verified each file before writing
-// it; doctor only reports). No root.json is fs.ErrNotExist.
+// it; doctor only reports). No root.json is fs.ErrNotExist; a role file
+// that is there but does not read or parse is an UPDATE_FAILED error
+// (ReasonMalformed) naming it, with the roles read before it in st.
 func ReadTrustState(trustDir string) (TrustState, error) {
 	st := TrustState{Dir: trustDir}
 	read := func(role string) ([]byte, error) {
@@ -61,20 +63,44 @@ func ReadTrustState(trustDir string) (TrustState, error) {
 		return st, updateErr(ReasonMalformed, err, "%s is not TUF root metadata (%v): the next update starts again from it only if it reads; remove the directory to start from the pinned root", filepath.Join(trustDir, "root.json"), err)
 	}
 	add(RoleRoot, root.Signed.Version, root.Signed.Expires)
-	if b, err := read(RoleTimestamp); err == nil {
-		if m, err := metadata.Timestamp().FromBytes(b); err == nil {
-			add(RoleTimestamp, m.Signed.Version, m.Signed.Expires)
-		}
+	// A missing role is one never fetched yet; one that is there but does
+	// not read or parse is damage the caller must hear about, not a role
+	// to leave out silently.
+	bad := func(role string, err error) error {
+		p := filepath.Join(trustDir, role+".json")
+		return updateErr(ReasonMalformed, err, "%s is not TUF %s metadata (%v): the next update drops it and fetches it again, verified from the trusted root", p, role, err)
 	}
-	if b, err := read(RoleSnapshot); err == nil {
-		if m, err := metadata.Snapshot().FromBytes(b); err == nil {
-			add(RoleSnapshot, m.Signed.Version, m.Signed.Expires)
+	for _, role := range []string{RoleTimestamp, RoleSnapshot, RoleTargets} {
+		b, err := read(role)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
 		}
-	}
-	if b, err := read(RoleTargets); err == nil {
-		if m, err := metadata.Targets().FromBytes(b); err == nil {
-			add(RoleTargets, m.Signed.Version, m.Signed.Expires)
+		if err != nil {
+			return st, updateErr(ReasonFetch, err, "cannot read %s: %v", filepath.Join(trustDir, role+".json"), err)
 		}
+		var v int64
+		var exp time.Time
+		switch role {
+		case RoleTimestamp:
+			var m *metadata.Metadata[metadata.TimestampType]
+			if m, err = metadata.Timestamp().FromBytes(b); err == nil {
+				v, exp = m.Signed.Version, m.Signed.Expires
+			}
+		case RoleSnapshot:
+			var m *metadata.Metadata[metadata.SnapshotType]
+			if m, err = metadata.Snapshot().FromBytes(b); err == nil {
+				v, exp = m.Signed.Version, m.Signed.Expires
+			}
+		default:
+			var m *metadata.Metadata[metadata.TargetsType]
+			if m, err = metadata.Targets().FromBytes(b); err == nil {
+				v, exp = m.Signed.Version, m.Signed.Expires
+			}
+		}
+		if err != nil {
+			return st, bad(role, err)
+		}
+		add(role, v, exp)
 	}
 	return st, nil
 }

@@ -27,6 +27,8 @@
 //	receipts/.<id>.launch.lock                the launch gate (held for milliseconds)
 //	receipts/.<id>.install.lock               the maintenance lock: install, update, rollback, doctor, uninstall
 //	trust/<id>.json                           channel trust state (written by update, not here)
+//	trust/<id>/                               trusted TUF metadata (TrustDir): root.json, timestamp.json, snapshot.json, targets.json
+//	trust/.<id>.uninstalling-<rand>/          trust/<id>/ renamed by an uninstall, being removed
 //	apps/<id>/<version>/                      an installed release, immutable: release.json, payload/, ...
 //	apps/<id>/.retained-<version>-<rand>/     a directory set aside by one rename
 //	apps/<id>/.runtime-leases/<version>/<rand>.json   one per running launch
@@ -38,6 +40,15 @@
 //
 //	$XDG_RUNTIME_DIR/piship/leases/<id>-<key>/<version>/<rand>.json
 //	<os.TempDir()>/piship-<uid>/leases/<id>-<key>/<version>/<rand>.json
+//
+// trust/<id>/ is go-tuf's local metadata store, as stages/tuf's Update
+// writes it (each file through a temporary file and a rename, so after a
+// kill each is the old or the new version). It will replace the receipt's
+// channel sequence floor; `piship update` is not wired to TUF yet, so
+// today nothing but tests writes there. Doctor reports its versions and
+// expiry when it exists; uninstall removes it whether or not it purges
+// (a reinstall starts again from the root its lock pins), and doctor
+// removes the one of a distribution that is not installed.
 //
 // # Receipt
 //

@@ -163,6 +163,14 @@ func TrustPath(installHome, id string) string {
 	return filepath.Join(installHome, "trust", id+".json")
 }
 
+// TrustDir is trust/<id>/, the installation's trusted TUF metadata
+// (go-tuf's local metadata store: root.json, timestamp.json,
+// snapshot.json, targets.json), the directory stages/tuf's Update keeps
+// current and doctor reports. An uninstall renames it to
+// trust/.<id>.uninstalling-<rand> (UninstallingPrefix) before removing it,
+// as it does apps/<id>.
+func TrustDir(installHome, id string) string { return filepath.Join(installHome, "trust", id) }
+
 // AppDir is apps/<id>.
 func AppDir(installHome, id string) string { return filepath.Join(installHome, "apps", id) }
 
