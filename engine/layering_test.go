@@ -60,3 +60,19 @@ func TestDomainPackagesDoNotImportKinds(t *testing.T) {
 		}
 	}
 }
+
+// The kinds and domain packages write their spans through the
+// OpenTelemetry API, tracing/phase and tracing/spankey: they never link
+// package tracing, whose exporters (OTLP over HTTP and gRPC) only the run
+// in pipelines sets up.
+func TestKindsDoNotLinkTheExporters(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "piship.dev/piship/stages/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		if p == "piship.dev/piship/tracing" || strings.Contains(p, "go.opentelemetry.io/otel/exporters/") {
+			t.Errorf("stages/... link %s: write span keys from tracing/spankey and spans through tracing/phase (docs/architecture.md)", p)
+		}
+	}
+}

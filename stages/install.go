@@ -14,8 +14,8 @@ import (
 	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/stage"
-	"piship.dev/piship/tracing"
 	"piship.dev/piship/tracing/phase"
+	"piship.dev/piship/tracing/spankey"
 )
 
 // Install installs a release archive, release directory or payload
@@ -148,20 +148,20 @@ func storeLookupSpan(ctx context.Context, started time.Time, store *cache.Store)
 	missed := st.Kept // a repaired object's file is written and kept too
 	hit := st.Linked > 0 && missed == 0 && !st.Disabled
 	attrs := []attribute.KeyValue{
-		attribute.String(tracing.AttrCacheName, "store"), attribute.String(tracing.AttrCacheKey, store.Dir()),
-		attribute.Bool(tracing.AttrCacheHit, hit),
+		attribute.String(spankey.CacheName, "store"), attribute.String(spankey.CacheKey, store.Dir()),
+		attribute.Bool(spankey.CacheHit, hit),
 		attribute.Int64("piship.store.linked", st.Linked), attribute.Int64("piship.store.kept", st.Kept),
 		attribute.Int64("piship.store.repaired", st.Repaired),
 	}
 	switch {
 	case st.Disabled:
-		attrs = append(attrs, attribute.String(tracing.AttrCacheMissReason, "links are not possible in the store's file system, so every file was written"))
+		attrs = append(attrs, attribute.String(spankey.CacheMissReason, "links are not possible in the store's file system, so every file was written"))
 	case !hit && st.Linked+missed == 0:
-		attrs = append(attrs, attribute.String(tracing.AttrCacheMissReason, "no file of the release is kept in the store (none under node_modules/ of at most 1 MiB)"))
+		attrs = append(attrs, attribute.String(spankey.CacheMissReason, "no file of the release is kept in the store (none under node_modules/ of at most 1 MiB)"))
 	case !hit:
-		attrs = append(attrs, attribute.String(tracing.AttrCacheMissReason, fmt.Sprintf("%d of %d eligible files were not in the store (written, then kept)", missed, st.Linked+missed)))
+		attrs = append(attrs, attribute.String(spankey.CacheMissReason, fmt.Sprintf("%d of %d eligible files were not in the store (written, then kept)", missed, st.Linked+missed)))
 	}
-	_, span := parent.TracerProvider().Tracer(phase.InstrumentationName).Start(ctx, "cache lookup",
+	_, span := parent.TracerProvider().Tracer(phase.InstrumentationName).Start(ctx, spankey.CacheLookupSpanName,
 		trace.WithTimestamp(started), trace.WithAttributes(attrs...))
 	span.End()
 }

@@ -24,6 +24,7 @@ import (
 	"piship.dev/piship/stages/release/releasejson"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/tracing/phase"
+	"piship.dev/piship/tracing/spankey"
 )
 
 // Smoke runs the distribution's smoke tests against a payload, in parallel,
@@ -36,15 +37,6 @@ func (Smoke) Doc() string {
 	return "Runs each `smoke \"<name>\" { args expect timeout }` test of distribution.hcl: the payload's bin/<command> with args, in its own throwaway HOME, " +
 		"XDG and PISHIP_STATE_HOME directories, all tests in parallel; the trimmed combined output must match expect. Any failure fails the stage."
 }
-
-// A smoke test span's keys: tracing.AttrVerdict, AttrSmokeArgs and
-// AttrExitCode, spelled out because kinds import tracing/phase only, not
-// tracing and its exporters (TestSmokeTestsAreChildSpans checks they agree).
-const (
-	smokeAttrVerdict  = "piship.verdict"
-	smokeAttrArgs     = "piship.smoke.args"
-	smokeAttrExitCode = "piship.exit_code"
-)
 
 // SmokeConfig is smoke's configuration.
 type SmokeConfig struct {
@@ -81,8 +73,8 @@ func (Smoke) Run(ctx context.Context, inv *stage.Invocation, cfg SmokeConfig) (S
 			problems[i] = f
 			ferr = errors.New(f.why)
 		}
-		ph.Set(attribute.String(smokeAttrVerdict, results[i].Result), attribute.StringSlice(smokeAttrArgs, t.Args),
-			attribute.Int(smokeAttrExitCode, code))
+		ph.Set(attribute.String(spankey.Verdict, results[i].Result), attribute.StringSlice(spankey.SmokeArgs, t.Args),
+			attribute.Int(spankey.ExitCode, code))
 		ph.End(ferr)
 		return nil
 	})

@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"piship.dev/piship/tracing/spankey"
 	"strings"
 	"sync"
 
@@ -46,19 +47,12 @@ const (
 	AttrStageKind = "piship.stage.kind"
 	// AttrStageName is the stage's name; its presence marks a stage span.
 	AttrStageName = "piship.stage.name"
-	// AttrCacheKey is the stage's cache key, when it is cacheable.
-	AttrCacheKey = "piship.cache.key"
-	// AttrCacheHit (bool) says whether the stage was served from cache. A
-	// stage that is not cacheable has no such attribute.
-	AttrCacheHit = "piship.cache.hit"
-	// AttrVerdict is the stage's outcome: one of the Verdict* values.
-	AttrVerdict = "piship.verdict"
-	// AttrCacheName names the cache a "cache lookup" span looked in:
-	// "action", "runtime", "bundle" or "store".
-	AttrCacheName = "piship.cache.name"
-	// AttrCacheMissReason says why a lookup (and its stage) missed: what
-	// differs from the newest entry the stage used (cache.MissReason).
-	AttrCacheMissReason = "piship.cache.miss_reason"
+	// The cache and verdict keys are spankey's (the leaf the kinds use).
+	AttrCacheKey        = spankey.CacheKey
+	AttrCacheHit        = spankey.CacheHit
+	AttrVerdict         = spankey.Verdict // one of the Verdict* values
+	AttrCacheName       = spankey.CacheName
+	AttrCacheMissReason = spankey.CacheMissReason
 )
 
 // Values of AttrVerdict.
@@ -90,12 +84,8 @@ const (
 	AttrVersion       = "piship.version"
 	AttrReleaseName   = "piship.release.name"
 	AttrArchiveSHA256 = "piship.archive.sha256"
-	// AttrExitCode is the process exit code on the root span, and a smoke
-	// test's program's exit code on its span.
-	AttrExitCode = "piship.exit_code"
-
-	// AttrSmokeArgs is a smoke test's argument list.
-	AttrSmokeArgs = "piship.smoke.args"
+	AttrExitCode      = spankey.ExitCode
+	AttrSmokeArgs     = spankey.SmokeArgs
 )
 
 // Bounds of a stage's log events: a stage printing megabytes (npm) must not
@@ -108,7 +98,7 @@ const (
 
 // CacheLookupSpanName names the child span of a stage that covers its cache
 // lookup. Summarize ignores these spans.
-const CacheLookupSpanName = "cache lookup"
+const CacheLookupSpanName = spankey.CacheLookupSpanName
 
 // PipelineSpanName is the name of the run's root span for pipeline name.
 func PipelineSpanName(pipeline string) string { return "pipeline " + pipeline }
