@@ -16,27 +16,7 @@ import (
 // the program's output line by line (not a quoted string with \n
 // escapes), then what to fix; a passing test beside it is not reported.
 func TestSmokeFailureIsADiagnosticAtItsBlock(t *testing.T) {
-	dir := t.TempDir()
-	write := func(rel, src string, mode os.FileMode) {
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(src), mode); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("distribution.hcl", `distribution "demo" {
-  name    = "Demo"
-  version = "1.0.0"
-  command = "demo"
-  runtime {
-    entry = "node_modules/demo-cli/bin/demo.js"
-  }
-  release {
-    targets = ["linux-x64"]
-  }
-  smoke "passes" {
+	dir := smokeDist(t, `  smoke "passes" {
     args   = ["--version"]
     expect = "line one"
   }
@@ -44,12 +24,7 @@ func TestSmokeFailureIsADiagnosticAtItsBlock(t *testing.T) {
     args   = ["hi"]
     expect = "^hello$"
   }
-}
-`, 0o644)
-	write("runtime/package.json", `{"name":"demo","version":"1.0.0"}`, 0o644)
-	write("runtime/package-lock.json", `{"name":"demo","lockfileVersion":3,"packages":{}}`, 0o644)
-	write("payload/bin/demo", "#!/bin/sh\nprintf 'line one\\nline two\\n'\n", 0o755)
-
+`, "printf 'line one\\nline two\\n'\n")
 	_, err := Smoke{}.Run(context.Background(), &stage.Invocation{Name: "tests", Dir: dir},
 		SmokeConfig{Payload: filepath.Join(dir, "payload"), Distribution: dir})
 	var de *diag.Error
@@ -75,4 +50,36 @@ func TestSmokeFailureIsADiagnosticAtItsBlock(t *testing.T) {
 	if strings.Contains(got, `\n`) {
 		t.Errorf("escaped newlines in\n%s", got)
 	}
+}
+
+// smokeDist writes a distribution "demo" whose distribution.hcl has the
+// given smoke blocks (its first one on line 10) and whose payload's
+// bin/demo is a shell script of body, and returns its directory.
+func smokeDist(t *testing.T, smokes, body string) string {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(rel, src string, mode os.FileMode) {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("distribution.hcl", `distribution "demo" {
+  name    = "Demo"
+  version = "1.0.0"
+  command = "demo"
+  runtime {
+    entry = "node_modules/demo-cli/bin/demo.js"
+  }
+  release {
+    targets = ["linux-x64"]
+  }
+`+smokes+"}\n", 0o644)
+	write("runtime/package.json", `{"name":"demo","version":"1.0.0"}`, 0o644)
+	write("runtime/package-lock.json", `{"name":"demo","lockfileVersion":3,"packages":{}}`, 0o644)
+	write("payload/bin/demo", "#!/bin/sh\n"+body, 0o755)
+	return dir
 }

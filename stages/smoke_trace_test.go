@@ -20,28 +20,8 @@ import (
 // Each smoke test is a child span of the stage's span, with its verdict,
 // args and exit code, and the program it runs gets that span's TRACEPARENT.
 func TestSmokeTestsAreChildSpans(t *testing.T) {
-	dir := t.TempDir()
-	write := func(rel, src string, mode os.FileMode) {
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(src), mode); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tpFile := filepath.Join(dir, "traceparent")
-	write("distribution.hcl", `distribution "demo" {
-  name    = "Demo"
-  version = "1.0.0"
-  command = "demo"
-  runtime {
-    entry = "node_modules/demo-cli/bin/demo.js"
-  }
-  release {
-    targets = ["linux-x64"]
-  }
-  smoke "parent" {
+	tpFile := filepath.Join(t.TempDir(), "traceparent")
+	dir := smokeDist(t, `  smoke "parent" {
     args   = ["trace", "`+tpFile+`"]
     expect = "^written$"
   }
@@ -49,11 +29,7 @@ func TestSmokeTestsAreChildSpans(t *testing.T) {
     args   = ["fail"]
     expect = "."
   }
-}
-`, 0o644)
-	write("runtime/package.json", `{"name":"demo","version":"1.0.0"}`, 0o644)
-	write("runtime/package-lock.json", `{"name":"demo","lockfileVersion":3,"packages":{}}`, 0o644)
-	write("payload/bin/demo", "#!/bin/sh\n[ \"$1\" = fail ] && exit 3\necho \"$TRACEPARENT\" > \"$2\"\necho written\n", 0o755)
+`, "[ \"$1\" = fail ] && exit 3\necho \"$TRACEPARENT\" > \"$2\"\necho written\n")
 
 	sr := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr))
