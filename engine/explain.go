@@ -130,10 +130,12 @@ func (s *scheduler) remember(st *graph.Stage, r *StageResult) {
 }
 
 // recordRun writes the run's record for `piship explain`; a run that
-// cannot be recorded still has its result.
+// cannot be recorded still has its result. A run whose stages looked up no
+// cache (doctor, status, an install from the store-less path) has nothing
+// to explain and writes nothing, so it costs no write.
 func (s *scheduler) recordRun(res *Result) {
 	x := s.explain()
-	if x == nil {
+	if x == nil || !lookedUp(res) {
 		return
 	}
 	rec := &cache.RunRecord{Pipeline: s.g.Name, File: pipelineFile(s.g)}
@@ -153,4 +155,14 @@ func (s *scheduler) recordRun(res *Result) {
 	if err := x.WriteRun(rec); err != nil {
 		fmt.Fprintf(s.opts.Log, "%s: the run was not recorded for piship explain: %v\n", s.g.Name, err)
 	}
+}
+
+// lookedUp reports whether any stage of the run consulted a cache.
+func lookedUp(res *Result) bool {
+	for _, r := range res.Stages {
+		if r.CacheHit || len(r.Lookups) > 0 || r.MissReason != "" {
+			return true
+		}
+	}
+	return false
 }

@@ -113,3 +113,46 @@ func TestKindCacheLookups(t *testing.T) {
 		t.Errorf("run record: %+v, %v", runs, err)
 	}
 }
+
+// plainKind looks up no cache, like doctor or status.
+type plainKind struct{}
+
+func (plainKind) Name() string            { return "plain" }
+func (plainKind) Version() string         { return "1" }
+func (plainKind) Doc() string             { return "looks up no cache" }
+func (plainKind) Attrs() []stage.Attr     { return nil }
+func (plainKind) Outputs() []stage.Output { return nil }
+func (plainKind) Run(context.Context, *stage.Invocation) (map[string]cty.Value, error) {
+	return nil, nil
+}
+
+// A run in which no stage looked up a cache leaves no record behind for
+// piship explain, so the record of the last build stays what explain shows.
+func TestRunWithoutLookupsWritesNoRecord(t *testing.T) {
+	home, dir := t.TempDir(), t.TempDir()
+	reg := stage.NewRegistry(plainKind{}, ownCacheKind{})
+	run := func(name, body string) {
+		t.Helper()
+		gs, _, diags := graph.Parse([]byte(`pipeline "`+name+`" {
+`+body+`
+}`), name+".hcl", dir, reg)
+		if diags.HasErrors() {
+			t.Fatal(diags.Error())
+		}
+		if _, err := Run(context.Background(), gs[0], Options{Parallelism: 1, Cache: cache.OpenActions(home)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run("quiet", `stage "plain" "look" {}`)
+	if runs, err := cache.OpenExplain(home).Runs("", ""); err != nil || len(runs) != 0 {
+		t.Fatalf("a run without lookups recorded %d runs (%v); want none", len(runs), err)
+	}
+	run("cached", `stage "own_cache" "runtime" {
+    key  = "i-1"
+    hit  = false
+    node = "22.1"
+  }`)
+	if runs, err := cache.OpenExplain(home).Runs("", ""); err != nil || len(runs) != 1 || runs[0].Pipeline != "cached" {
+		t.Fatalf("a run with a lookup: %+v, %v; want its record", runs, err)
+	}
+}
