@@ -499,6 +499,12 @@ func (b *bundler) analyze(res *passResult) bool {
 			handled[imp.Original] = true
 		}
 		for _, c := range sc.calls {
+			if strings.HasSuffix(c.Callee, "()") {
+				// A loader's result called (createRequire(u)("./x")): what
+				// tells an upstream bundle (walkUpstream); here such names
+				// are found as before.
+				continue
+			}
 			plain := c.Callee == "require" || c.Callee == "import"
 			for _, a := range c.Args {
 				if plain && handled[a] {
