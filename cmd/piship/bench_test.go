@@ -26,7 +26,7 @@ func BenchmarkBuildPi(b *testing.B) {
 		name := map[bool]string{true: "bundled", false: "unbundled"}[bundled]
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				dir := copyDist(b, "pi")
+				dir := copyDist(b, "pi-0.73")
 				env := map[string]string{"PISHIP_CACHE_HOME": filepath.Join(b.TempDir(), "cache"), "PISHIP_PROGRESS": "0"}
 				if !bundled {
 					setBundle(b, env, dir, false)
@@ -58,7 +58,7 @@ func timeBuild(b *testing.B, env map[string]string, dir, out string) time.Durati
 //
 //	go test -run '^$' -bench Release -benchtime 1x ./cmd/piship/
 func BenchmarkRelease(b *testing.B) {
-	for _, example := range []string{"hello", "pi"} {
+	for _, example := range []string{"hello", "pi-0.73"} {
 		b.Run(example, func(b *testing.B) {
 			for b.Loop() {
 				dir := copyDist(b, example)

@@ -72,7 +72,7 @@ func BenchmarkInstallPi(b *testing.B) {
 	cache := filepath.Join(b.TempDir(), "cache")
 	for _, form := range []string{"bundled", "unbundled", "unstripped"} {
 		b.Run(form, func(b *testing.B) {
-			dir := copyDist(b, "pi")
+			dir := copyDist(b, "pi-0.73")
 			if form == "unstripped" {
 				// The whole runtime as npm installs it (~19.6k files): the
 				// size the figures name.

@@ -43,7 +43,7 @@ func BenchmarkUpdatePi(b *testing.B) {
 			pub := regexp.MustCompile(`public key: (\S+)`).FindStringSubmatch(out)[1]
 			archives := map[string]string{}
 			for _, v := range []string{"0.73.1", "0.73.2"} {
-				dir := copyDist(b, "pi")
+				dir := copyDist(b, "pi-0.73")
 				p := filepath.Join(dir, "distribution.hcl")
 				hcl, _ := os.ReadFile(p)
 				s := fixture.WithUpdates(string(hcl), v, "https://updates.example.invalid/pi/", "bench", pub)

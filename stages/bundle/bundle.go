@@ -47,6 +47,9 @@ type Manifest struct {
 	Chunks  []Chunk `json:"chunks"` // every JS file esbuild wrote, sorted by path
 	Kept    []Kept  `json:"kept"`   // every other file left in the tree, sorted by path, with why
 	Shims   []Kept  `json:"shims"`  // module shims written so a path still resolves
+	// Upstream is set when the entry is a bundle its package ships, kept
+	// as built upstream (no chunks, no shims): why, and what it loads.
+	Upstream *Upstream `json:"upstream,omitempty"`
 }
 
 // Chunk is one JavaScript file written by esbuild (an entry or a shared chunk).
@@ -100,6 +103,23 @@ func Bundle(ctx context.Context, o Options) (*Manifest, error) {
 	b, err := newBundler(o)
 	if err != nil {
 		return nil, err
+	}
+	// An entry that upstream bundled already is kept as it is.
+	w, err := b.walkUpstream()
+	if err != nil {
+		return nil, err
+	}
+	if w.reason != "" {
+		b.logf("bundle: keeping the upstream bundle: %s", w.reason)
+		plan, up := b.planUpstream(w)
+		if err := b.apply(plan); err != nil {
+			return nil, err
+		}
+		m := plan.manifest(b)
+		m.Upstream = up
+		b.logf("bundle: %d files before, %d after (upstream bundle: %d modules, %d packages kept) in %s",
+			len(b.t.files), len(m.Kept), up.Modules, len(up.Packages), time.Since(start).Round(time.Millisecond))
+		return m, nil
 	}
 	var res *passResult
 	for pass := 1; ; pass++ {
@@ -479,6 +499,12 @@ func (b *bundler) analyze(res *passResult) bool {
 			handled[imp.Original] = true
 		}
 		for _, c := range sc.calls {
+			if strings.HasSuffix(c.Callee, "()") {
+				// A loader's result called (createRequire(u)("./x")): what
+				// tells an upstream bundle (walkUpstream); here such names
+				// are found as before.
+				continue
+			}
 			plain := c.Callee == "require" || c.Callee == "import"
 			for _, a := range c.Args {
 				if plain && handled[a] {

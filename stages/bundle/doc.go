@@ -36,6 +36,40 @@
 // `require` (createRequire(import.meta.url)) that CommonJS code inside the
 // ESM chunks needs; esbuild reserves the name, so it cannot clash.
 //
+// # Entries already bundled upstream (Manifest.Upstream)
+//
+// Many packages ship their own bundle (Pi 1.6: its bin dist/bundle/cli.js
+// does createRequire(import.meta.url)("./cli-runtime.js"), which imports
+// ./chunks/*.js statically and by import("./chunks/x.js")). Cutting such a
+// bundle apart breaks it, so before any esbuild run the modules of the
+// entry's folder (all of its JavaScript files in the entry package,
+// recursively) and everything they reach through static imports and string
+// literals passed to loaders are followed. The entry counts as an upstream
+// bundle when a module of the entry package is reached through a require
+// esbuild cannot see (a loader other than a plain require()/import(), such
+// as createRequire(...)("./x.js") or require2("./x.js")), or when a module
+// of the entry package is bundler output (esbuild's __toESM/__commonJS,
+// webpack's __webpack_require__). Then nothing is rebuilt: no chunks, no
+// shims; what stays is
+//   - "upstream-bundle: <how it is reached>": the modules followed;
+//   - "external-package: loaded by name by the upstream bundle (...)":
+//     every package those modules import or require by name, with its
+//     installed dependencies, whole (documentation and foreign prebuilt
+//     binaries still go);
+//   - the entry package's package.json and assets (every file that is not
+//     a module, documentation, source or declaration, and scripts in an
+//     asset folder): the bundle finds its themes, images and templates
+//     from its package directory;
+//   - files a literal require.resolve("pkg/file.wasm") locates, with their
+//     package.json, and everything outside node_modules but the entry
+//     package's modules.
+//
+// A module only located by name (require.resolve("pkg"),
+// import.meta.resolve("pkg"), Pi's extension aliases) is loaded by nothing
+// of the bundle: it goes, and Manifest.Upstream.Located lists it. The
+// entry package's unbundled modules and the packages nothing reaches go.
+// path.resolve(__dirname, "..") and friends compute paths: not followed.
+//
 // # Packages kept unbundled ("external-package: <why>")
 //
 // An external package is not bundled: its files stay (without

@@ -35,7 +35,12 @@ type jsScan struct {
 	relLiterals []string
 	// calls are calls whose callee names a loader (require, import or
 	// resolve in its name) with the string-literal arguments they pass.
+	// A call of a loader's result, createRequire(import.meta.url)("./x.js"),
+	// has the callee "createRequire()".
 	calls []jsCall
+	// staticImports are the specifiers of import and export declarations
+	// (`import x from "a"`, `import "a"`, `export * from "a"`).
+	staticImports []string
 }
 
 // jsCall is one call to a loader-like function with string-literal arguments.
@@ -194,6 +199,9 @@ func scanJS(src string) *jsScan {
 			}
 		case c == '"' || c == '\'':
 			j, val, ok := scanString(src, i)
+			if ok && have > 0 && hist[0].kind == tkIdent && (hist[0].text == "from" || hist[0].text == "import") && len(s.staticImports) < 10000 {
+				s.staticImports = append(s.staticImports, val)
+			}
 			if ok && (strings.HasPrefix(val, "./") || strings.HasPrefix(val, "../")) && len(s.relLiterals) < 1000 {
 				s.relLiterals = append(s.relLiterals, val)
 			}
@@ -276,6 +284,11 @@ func scanJS(src string) *jsScan {
 							f.isRequire = true
 						}
 					}
+				}
+				if f == nil && closed != nil && closed.loader && have > 0 && hist[0].text == ")" {
+					// createRequire(import.meta.url)("./x.js"): the result
+					// of a loader-like call, called.
+					f = &callFrame{callee: closed.callee + "()", loader: true}
 				}
 				emit(tkPunct, p, "", false, i)
 				parens = append(parens, f)

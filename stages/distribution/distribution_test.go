@@ -54,13 +54,13 @@ func TestLoadHello(t *testing.T) {
 
 func TestLoadPi(t *testing.T) {
 	d := mustLoad(t, piDir)
-	if d.ID != "pi" || d.Command != "pi" || d.Version != "0.73.1" {
+	if d.ID != "pi" || d.Command != "pi" || d.Version != "1.6.0" {
 		t.Errorf("pi decoded as %s %s %s", d.ID, d.Command, d.Version)
 	}
-	if d.Runtime.Entry != "node_modules/@mariozechner/pi-coding-agent/dist/cli.js" {
+	if d.Runtime.Entry != "node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js" {
 		t.Errorf("entry = %s", d.Runtime.Entry)
 	}
-	if want := []string{"@google/genai", "koffi", "protobufjs"}; !reflect.DeepEqual(d.Runtime.AllowInstallScripts, want) {
+	if want := []string{"@google/genai", "protobufjs"}; !reflect.DeepEqual(d.Runtime.AllowInstallScripts, want) {
 		t.Errorf("allow_install_scripts = %v, want %v", d.Runtime.AllowInstallScripts, want)
 	}
 	if len(d.Resources) != 0 || len(d.Tools) != 0 || d.VerifyAtLaunch {
@@ -71,8 +71,12 @@ func TestLoadPi(t *testing.T) {
 	}
 	// The pinned runtime depends on exactly that version.
 	pj := readFile(t, filepath.Join(piDir, "runtime", "package.json"))
-	if !strings.Contains(pj, `"@mariozechner/pi-coding-agent": "0.73.1"`) {
-		t.Error("pi runtime/package.json does not pin @mariozechner/pi-coding-agent 0.73.1")
+	if !strings.Contains(pj, `"@earendil-works/pi-coding-agent": "1.6.0"`) {
+		t.Error("pi runtime/package.json does not pin @earendil-works/pi-coding-agent 1.6.0")
+	}
+	// The 0.73 example, for Node 20, stays.
+	if d := mustLoad(t, pi073Dir); d.ID != "pi" || d.Version != "0.73.1" || d.Runtime.Entry != "node_modules/@mariozechner/pi-coding-agent/dist/cli.js" {
+		t.Errorf("pi-0.73 decoded as %s %s %s", d.ID, d.Version, d.Runtime.Entry)
 	}
 }
 

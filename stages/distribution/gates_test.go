@@ -23,7 +23,7 @@ func loadPackageLock(t *testing.T, d *Distribution) *PackageLock {
 }
 
 func TestGatesPassExamples(t *testing.T) {
-	for _, dir := range []string{helloDir, piDir} {
+	for _, dir := range []string{helloDir, piDir, pi073Dir} {
 		d := mustLoad(t, dir)
 		pl := loadPackageLock(t, d)
 		for _, reg := range []string{npmjs, "", "https://registry.npmjs.org"} {
@@ -52,13 +52,13 @@ func TestPiLock(t *testing.T) {
 	if scripts != len(d.Runtime.AllowInstallScripts) {
 		t.Errorf("%d packages have install scripts, %d are allowed", scripts, len(d.Runtime.AllowInstallScripts))
 	}
-	if p := pl.Packages["node_modules/@mariozechner/pi-coding-agent"]; p.Version != "0.73.1" {
+	if p := pl.Packages["node_modules/@earendil-works/pi-coding-agent"]; p.Version != "1.6.0" {
 		t.Errorf("pi-coding-agent is %s", p.Version)
 	}
 	// Dropping one of them from the allow list refuses it by name.
-	d.Runtime.AllowInstallScripts = []string{"@google/genai", "protobufjs"}
+	d.Runtime.AllowInstallScripts = []string{"@google/genai"}
 	err := Gates(d, pl, npmjs, "linux-x64")
-	if err == nil || !strings.Contains(err.Error(), "node_modules/koffi: koffi@") || !strings.Contains(err.Error(), "install script") {
+	if err == nil || !strings.Contains(err.Error(), "node_modules/protobufjs: protobufjs@") || !strings.Contains(err.Error(), "install script") {
 		t.Errorf("got %v", err)
 	}
 }

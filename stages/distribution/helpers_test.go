@@ -13,6 +13,7 @@ import (
 const (
 	helloDir = "../../testdata/distributions/hello"
 	piDir    = "../../testdata/distributions/pi"
+	pi073Dir = "../../testdata/distributions/pi-0.73"
 )
 
 // copyTree copies the example at src into a fresh temporary directory

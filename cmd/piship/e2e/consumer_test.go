@@ -40,7 +40,10 @@ func newConsumerWorld(t *testing.T) *consumerWorld {
 // newWorldOf releases two versions of an example distribution (edit may
 // change each copy's distribution.hcl text before it is locked).
 func newWorldOf(t *testing.T, example, v1, v2 string, edit func(string) string) *consumerWorld {
-	w := &consumerWorld{t: t, id: example, target: "linux-x64", piship: realBinaries(t), release: map[string]string{}}
+	// An example's directory is its distribution ID, or the ID and a
+	// version series (pi-0.73).
+	id, _, _ := strings.Cut(example, "-")
+	w := &consumerWorld{t: t, id: id, target: "linux-x64", piship: realBinaries(t), release: map[string]string{}}
 	root := t.TempDir()
 	w.bin = filepath.Join(root, "bin")
 	w.env = append(os.Environ(), "PISHIP_PROGRESS=0", "PISHIP_CACHE_HOME="+sharedCache(t),
@@ -64,7 +67,7 @@ func newWorldOf(t *testing.T, example, v1, v2 string, edit func(string) string) 
 		}
 		w.run("lock", dir)
 		w.run("release", dir)
-		w.release[v] = filepath.Join(dir, "dist", "releases", example+"-"+v+"-"+w.target+".tar.gz")
+		w.release[v] = filepath.Join(dir, "dist", "releases", id+"-"+v+"-"+w.target+".tar.gz")
 	}
 	w.chanDir = filepath.Join(root, "channel")
 	w.run("sign-channel", w.chanDir, w.release[v1], w.release[v2], "--key", key)
@@ -323,11 +326,11 @@ func writeLease(t *testing.T, leasesDir, version string, pid int) {
 	}
 }
 
-// The real Pi goes the same way: install -> launch -> update -> launch ->
+// The real Pi of the 0.73 series (Node 20) goes the same way: install -> launch -> update -> launch ->
 // rollback -> launch through its shim, with the channel served from a
 // directory and over loopback HTTP.
 func TestPiInstallUpdateRollback(t *testing.T) {
-	w := newWorldOf(t, "pi", "0.73.1", "0.73.2", nil)
+	w := newWorldOf(t, "pi-0.73", "0.73.1", "0.73.2", nil)
 	for _, served := range []string{"directory", "http"} {
 		from := w.chanDir
 		if served == "http" {

@@ -2,14 +2,19 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"piship.dev/piship/stages/bundle"
 	"piship.dev/piship/stages/payload"
 )
 
-// The real Pi (@mariozechner/pi-coding-agent@0.73.1, from the npm registry)
+// The real Pi of the 0.73 series (@mariozechner/pi-coding-agent@0.73.1,
+// from the npm registry, on Node 20)
 // builds bundled and unbundled, both payloads answer --version and --help
 // exactly alike, and its release verifies.
 func TestPiBuildAndRelease(t *testing.T) {
@@ -25,7 +30,7 @@ func TestPiBuildAndRelease(t *testing.T) {
 	}
 	var forms []form
 	for _, bundled := range []bool{false, true} {
-		dir := copyDist(t, "pi")
+		dir := copyDist(t, "pi-0.73")
 		setBundle(t, env, dir, bundled)
 		summary := mustBuild(t, env, dir)
 		final := filepath.Join(dir, "dist", "pi")
@@ -60,7 +65,7 @@ func TestPiBuildAndRelease(t *testing.T) {
 	// The release of the example (bundled) with the same runtime cache:
 	// qualified with this machine's registry verdicts recorded as
 	// unavailable, and accepted by verify-release.
-	dir := copyDist(t, "pi")
+	dir := copyDist(t, "pi-0.73")
 	stderr := mustRelease(t, env, dir)
 	t.Log(lastLine(stderr))
 	archive := filepath.Join(dir, "dist", "releases", "pi-0.73.1-linux-x64.tar.gz")
@@ -77,5 +82,82 @@ func TestPiBuildAndRelease(t *testing.T) {
 	}
 	if len(rel.Tests) != 2 || rel.Signatures.Verdict == "" {
 		t.Fatalf("release.json %+v", rel)
+	}
+}
+
+// node22 returns the Node 22 that Pi 1.6 needs (PISHIP_NODE22, set by the
+// Makefile after `make node22-bin`); without it the test fails, saying so.
+func node22(t *testing.T) string {
+	t.Helper()
+	node := os.Getenv("PISHIP_NODE22")
+	if node == "" {
+		t.Fatal("PISHIP_NODE22 is not set: run `make node22-bin` and set PISHIP_NODE22 to the node it prints (make test-e2e does both)")
+	}
+	out, err := exec.Command(node, "--version").Output()
+	if err != nil || !strings.HasPrefix(string(out), "v22.") {
+		t.Fatalf("PISHIP_NODE22=%s is not a Node 22 (%q, %v): run `make node22-bin`", node, out, err)
+	}
+	return node
+}
+
+// The current Pi (@earendil-works/pi-coding-agent@1.6.0, Node >= 22.19)
+// ships its own esbuild bundle, which loads sibling files at run time: with
+// bundle = true and strip the bundler keeps that bundle as upstream built
+// it (and says so in metadata/bundle.json), and the release -> install ->
+// launch through the command shim, with Node 22 first on PATH, prints the
+// version from a payload of under 150 files.
+func TestPiUpstreamBundleOnNode22(t *testing.T) {
+	node := node22(t)
+	root := t.TempDir()
+	bin := filepath.Join(root, "bin")
+	env := map[string]string{
+		"PISHIP_CACHE_HOME": sharedCache(t), "PISHIP_PROGRESS": "0",
+		"PATH":                filepath.Dir(node) + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"PISHIP_INSTALL_HOME": filepath.Join(root, "install"), "PISHIP_BIN_HOME": bin,
+		"PISHIP_STATE_HOME": filepath.Join(root, "state"),
+	}
+	dir := copyDist(t, "pi")
+	t0 := time.Now()
+	t.Log(lastLine(mustRelease(t, env, dir)))
+	built := time.Since(t0)
+	rel := filepath.Join(dir, "dist", "releases", "pi-1.6.0-linux-x64")
+	var m bundle.Manifest
+	if err := readJSONFile(filepath.Join(rel, "payload", "metadata", "bundle.json"), &m); err != nil {
+		// The layout of a release directory: find the payload's report.
+		matches, _ := filepath.Glob(filepath.Join(dir, "dist", "*", "metadata", "bundle.json"))
+		if len(matches) == 0 || readJSONFile(matches[0], &m) != nil {
+			t.Fatalf("no bundle report: %v", err)
+		}
+	}
+	if m.Upstream == nil || !strings.Contains(m.Upstream.Reason, "cli-runtime.js") || len(m.Chunks) != 0 {
+		t.Fatalf("bundle report: upstream %+v, %d chunks; want the upstream bundle kept (cli.js loads cli-runtime.js)", m.Upstream, len(m.Chunks))
+	}
+	code, stdout, stderr := cli(t, env, "install", rel+".tar.gz")
+	if code != exitOK {
+		t.Fatalf("install: %d\n%s%s", code, stdout, stderr)
+	}
+	payloadDir := filepath.Join(root, "install", "apps", "pi", "1.6.0", "payload")
+	files, err := payload.Walk(payloadDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bytes int64
+	for _, f := range files {
+		if info, err := os.Lstat(filepath.Join(payloadDir, filepath.FromSlash(f.Path))); err == nil {
+			bytes += info.Size()
+		}
+	}
+	cmd := exec.Command(filepath.Join(bin, "pi"), "--version")
+	cmd.Env = []string{"PATH=" + env["PATH"], "HOME=" + root, "PISHIP_INSTALL_HOME=" + env["PISHIP_INSTALL_HOME"], "PISHIP_STATE_HOME=" + env["PISHIP_STATE_HOME"]}
+	t1 := time.Now()
+	out, err := cmd.CombinedOutput()
+	started := time.Since(t1)
+	if err != nil || strings.TrimSpace(string(out)) != "1.6.0" {
+		t.Fatalf("pi --version through the shim: %v\n%s", err, out)
+	}
+	t.Logf("pi 1.6.0, upstream bundle: %d payload files, %d bytes; release %s; --version through the shim %s (%s)",
+		len(files), bytes, built.Round(time.Millisecond), started.Round(time.Millisecond), m.Upstream.Reason)
+	if len(files) >= 150 {
+		t.Errorf("the bundled, stripped Pi 1.6 payload has %d files, want under 150", len(files))
 	}
 }

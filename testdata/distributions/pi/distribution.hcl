@@ -1,23 +1,29 @@
-# The real Pi coding agent, pinned: runtime/package-lock.json was generated
+# The real Pi coding agent (@earendil-works/pi-coding-agent), pinned. It
+# needs Node >= 22.19 (its package.json engines): build, release and launch
+# it with such a node first on PATH (the tests use PISHIP_NODE22, from
+# `make node22-bin`). Pi ships its own esbuild bundle (its bin is
+# dist/bundle/cli.js, which loads sibling files at run time); piship's
+# bundler keeps that bundle as upstream built it (see go doc
+# ./stages/bundle, "Entries already bundled upstream"). The 0.73 series,
+# which runs on Node 20, is ../pi-0.73.
+# runtime/package-lock.json was generated
 # with `npm install --package-lock-only --ignore-scripts
 # --omit-lockfile-registry-resolved=false` (lockfile v3, every package
 # resolved on https://registry.npmjs.org/).
 distribution "pi" {
   name    = "Pi"
-  version = "0.73.1"
+  version = "1.6.0"
   command = "pi"
 
   runtime {
     dir   = "runtime"
-    entry = "node_modules/@mariozechner/pi-coding-agent/dist/cli.js"
+    entry = "node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js"
     # The lock marks these with hasInstallScript. piship never runs install
     # scripts (npm ci --ignore-scripts); listing a package acknowledges that
     # it ships without its script having run:
     #   @google/genai  preinstall: echo 'preinstall: no-op'
-    #   koffi          install: cnoke --prebuild (the package ships its
-    #                  prebuilt addons)
     #   protobufjs     postinstall: a version check of its CLI companion
-    allow_install_scripts = ["@google/genai", "koffi", "protobufjs"]
+    allow_install_scripts = ["@google/genai", "protobufjs"]
   }
 
   release {
@@ -42,7 +48,7 @@ distribution "pi" {
 
   smoke "version" {
     args   = ["--version"]
-    expect = "^0\\.73\\.1$"
+    expect = "^1\\.6\\.0$"
   }
 
   smoke "help" {
