@@ -41,6 +41,17 @@ func TestReleaseHelloAndVerify(t *testing.T) {
 			t.Errorf("release lacks %s", f)
 		}
 	}
+	// The SBOM names the piship that wrote it.
+	var sb struct {
+		CreationInfo struct {
+			Creators []string `json:"creators"`
+		} `json:"creationInfo"`
+	}
+	if raw, err := os.ReadFile(filepath.Join(releases, helloRelease, "sbom.spdx.json")); err != nil || json.Unmarshal(raw, &sb) != nil ||
+		len(sb.CreationInfo.Creators) != 1 || !strings.HasPrefix(sb.CreationInfo.Creators[0], "Tool: piship-") ||
+		strings.HasSuffix(sb.CreationInfo.Creators[0], "-unknown") {
+		t.Errorf("SBOM creators %v (%v): want Tool: piship-<version>", sb.CreationInfo.Creators, err)
+	}
 	archive := filepath.Join(releases, helloRelease+".tar.gz")
 	side, _ := os.ReadFile(archive + ".sha256")
 	sum := strings.Fields(string(side))[0]

@@ -202,11 +202,12 @@ func mustSPDX(t *testing.T, in Input) ([]byte, document) {
 func TestSPDX(t *testing.T) {
 	tree, lock := synthetic(t)
 	in := input(t, tree, lock)
+	in.ToolVersion = "v1.2.3"
 	b, doc := mustSPDX(t, in)
 	if !bytes.HasSuffix(b, []byte("}\n")) || !bytes.HasPrefix(b, []byte("{\n  \"spdxVersion\": \"SPDX-2.3\",\n")) {
 		t.Errorf("not 2-space indented JSON with a trailing newline:\n%.200s", b)
 	}
-	if doc.CreationInfo.Created != "2023-11-14T22:13:20Z" || !slices.Equal(doc.CreationInfo.Creators, []string{"Tool: piship"}) {
+	if doc.CreationInfo.Created != "2023-11-14T22:13:20Z" || !slices.Equal(doc.CreationInfo.Creators, []string{"Tool: piship-v1.2.3"}) {
 		t.Errorf("creationInfo = %+v", doc.CreationInfo)
 	}
 	wantNS := "https://piship.dev/spdx/hello-1.0.0-" + in.LockSHA256 + "/"

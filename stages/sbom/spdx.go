@@ -99,7 +99,7 @@ func SPDX(in Input) ([]byte, Summary, error) {
 		Name:        in.Name + "@" + in.Version,
 		CreationInfo: creationInfo{
 			Created:  created(in.Created),
-			Creators: []string{"Tool: piship"},
+			Creators: []string{Creator(in.ToolVersion)},
 		},
 		Extracted: lic.extracted,
 	}
@@ -261,4 +261,14 @@ func purlEscape(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// Creator is the SPDX creator naming piship and its version, in SPDX's
+// "Tool: <name>-<version>" form: a reader learns which piship wrote the
+// document, and the same piship writes the same bytes.
+func Creator(toolVersion string) string {
+	if toolVersion == "" {
+		toolVersion = "unknown"
+	}
+	return "Tool: piship-" + toolVersion
 }

@@ -35,6 +35,9 @@ type Input struct {
 	// Created is the document's creation time (from SOURCE_DATE_EPOCH);
 	// the zero time means the Unix epoch. Never the clock.
 	Created time.Time
+	// ToolVersion is the version of piship writing the document (the
+	// creator "Tool: piship-<version>"); empty writes "unknown".
+	ToolVersion string
 }
 
 // pkg is one installed package the documents describe.
