@@ -382,11 +382,14 @@ func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*D
 	rc, err := receipt.Read(home, id)
 	notInstalled := errors.Is(err, receipt.ErrNotInstalled)
 	if notInstalled {
-		if _, serr := os.Stat(receipt.AppDir(home, id)); serr != nil && len(rep.Found) == 0 {
+		_, appErr := os.Stat(receipt.AppDir(home, id))
+		_, trustErr := os.Lstat(receipt.TrustDir(home, id))
+		if appErr != nil && trustErr != nil && len(rep.Found) == 0 {
 			return nil, err
 		}
-		// No receipt, but apps/<id> stands: a failed first install's
-		// leftovers. Nothing to verify; reclaim them.
+		// No receipt, but apps/<id> or trust/<id>/ stands: a failed first
+		// install's leftovers, or the trusted metadata of an uninstall
+		// killed after its receipt went. Nothing to verify; reclaim them.
 		rc, err = receipt.New(id), nil
 	}
 	if receipt.CodeOf(err) == receipt.CodeConfigInvalid {

@@ -3,6 +3,7 @@ package home
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -202,6 +203,24 @@ func TestUninstallAndReclaimRemoveTrustDir(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(filepath.Dir(dir)); len(entries) != 0 {
 		t.Errorf("trust/ after doctor: %v", entries)
+	}
+
+	// Only trust/hello/ left (no receipt, no apps/hello): doctor says
+	// hello is not installed and reclaims it; a second doctor finds
+	// nothing at all and says not installed.
+	if err := os.RemoveAll(receipt.AppDir(e.homes.Install, "hello")); err != nil {
+		t.Fatal(err)
+	}
+	dir = trustHello(t, e, tuf.Expiry{})
+	rep = doctorHello(t, e)
+	if !rep.NotInstalled || rep.TUF.Dir != "" {
+		t.Fatalf("doctor of a lone trust/hello/: %+v", rep)
+	}
+	if _, err := os.Lstat(dir); err == nil {
+		t.Fatalf("%s left behind by doctor (reclaimed %v)", dir, rep.Reclaimed)
+	}
+	if _, err := Doctor(context.Background(), e.opts(), "hello", 0); !errors.Is(err, receipt.ErrNotInstalled) {
+		t.Fatalf("doctor with nothing left: %v, want not installed", err)
 	}
 }
 
