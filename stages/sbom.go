@@ -15,7 +15,7 @@ import (
 type SBOM struct{}
 
 func (SBOM) Name() string    { return "sbom" }
-func (SBOM) Version() string { return "1" }
+func (SBOM) Version() string { return "2" }
 func (SBOM) Doc() string {
 	return "Writes sbom.spdx.json (SPDX 2.3 JSON) from the package lock and the installed package.json files of tree: every package with its version, " +
 		"download location, sha512 checksum, declared license and purl, and DEPENDS_ON relationships. Deterministic: the namespace and created time derive " +

@@ -62,5 +62,5 @@ func sbomInput(inv *stage.Invocation, dir, tree, created string) (sbom.Input, er
 		}
 	}
 	return sbom.Input{Name: d.ID, Version: d.Version, Tree: tree, Lock: pl,
-		LockSHA256: canon.SHA256Hex(raw), Created: at}, nil
+		LockSHA256: canon.SHA256Hex(raw), Created: at, ToolVersion: ToolVersion()}, nil
 }

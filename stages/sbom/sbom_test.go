@@ -284,6 +284,17 @@ func rows[T any](rs []T) string {
 
 // DEPENDS_ON follows node's lookup: a package's own node_modules first,
 // then the enclosing ones.
+// The creator carries the version of the piship that wrote the document.
+func TestSPDXCreatorNamesPishipVersion(t *testing.T) {
+	tree, lock := synthetic(t)
+	in := input(t, tree, lock)
+	in.ToolVersion = "v1.4.2"
+	_, doc := mustSPDX(t, in)
+	if !slices.Equal(doc.CreationInfo.Creators, []string{"Tool: piship-v1.4.2"}) {
+		t.Errorf("creators = %q, want [Tool: piship-v1.4.2]", doc.CreationInfo.Creators)
+	}
+}
+
 func TestSPDXRelationships(t *testing.T) {
 	tree, lock := synthetic(t)
 	_, doc := mustSPDX(t, input(t, tree, lock))

@@ -99,7 +99,7 @@ func SPDX(in Input) ([]byte, Summary, error) {
 		Name:        in.Name + "@" + in.Version,
 		CreationInfo: creationInfo{
 			Created:  created(in.Created),
-			Creators: []string{"Tool: piship"},
+			Creators: []string{creator(in.ToolVersion)},
 		},
 		Extracted: lic.extracted,
 	}
@@ -162,6 +162,15 @@ func SPDX(in Input) ([]byte, Summary, error) {
 		return nil, Summary{}, err
 	}
 	return out, Summary{Packages: len(rt.pkgs), SHA256: canon.SHA256Hex(out)}, nil
+}
+
+// creator names the tool that wrote the document, with its version:
+// "Tool: piship-<version>" (SPDX's "Tool: name-version" form).
+func creator(version string) string {
+	if version == "" {
+		return "Tool: piship"
+	}
+	return "Tool: piship-" + version
 }
 
 // encode writes v as 2-space indented JSON with a trailing newline, without

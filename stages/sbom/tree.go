@@ -35,6 +35,10 @@ type Input struct {
 	// Created is the document's creation time (from SOURCE_DATE_EPOCH);
 	// the zero time means the Unix epoch. Never the clock.
 	Created time.Time
+	// ToolVersion is the version of the piship that writes the document
+	// (the build's version string, as `piship version` prints it); the
+	// creator is "Tool: piship-<ToolVersion>". Empty writes "Tool: piship".
+	ToolVersion string
 }
 
 // pkg is one installed package the documents describe.
