@@ -295,6 +295,37 @@ func TestSPDXCreatorNamesPishipVersion(t *testing.T) {
 	}
 }
 
+// The tools the distribution pins are packages of their own, with the
+// pinned digest.
+func TestSPDXListsPinnedTools(t *testing.T) {
+	tree, lock := synthetic(t)
+	in := input(t, tree, lock)
+	sum := strings.Repeat("ab", 32)
+	in.Tools = []Tool{{Name: "hello-info", Source: "tools/hello-info", SHA256: sum}}
+	b, _, err := SPDX(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Packages []spdxPackage `json:"packages"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, p := range doc.Packages {
+		if p.SPDXID == "SPDXRef-Tool-hello-info" {
+			found = true
+			if p.Name != "hello-info" || p.Purpose != "APPLICATION" || len(p.Checksums) != 1 || p.Checksums[0] != (checksum{"SHA256", sum}) {
+				t.Errorf("tool package = %+v", p)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no tool package in %s", b)
+	}
+}
+
 func TestSPDXRelationships(t *testing.T) {
 	tree, lock := synthetic(t)
 	_, doc := mustSPDX(t, input(t, tree, lock))

@@ -119,6 +119,16 @@ func SPDX(in Input) ([]byte, Summary, error) {
 		}
 		doc.Packages = append(doc.Packages, sp)
 	}
+	tools := slices.Clone(in.Tools)
+	slices.SortFunc(tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
+	for _, t := range tools {
+		doc.Packages = append(doc.Packages, spdxPackage{
+			Name: t.Name, SPDXID: "SPDXRef-Tool-" + spdxIDPart(t.Name),
+			DownloadLocation: noAssertion, Checksums: []checksum{{Algorithm: "SHA256", Value: strings.ToLower(t.SHA256)}},
+			LicenseConcluded: noAssertion, LicenseDeclared: noAssertion, CopyrightText: noAssertion,
+			Purpose: "APPLICATION",
+		})
+	}
 	doc.Relationships = append(doc.Relationships, relationship{Element: doc.SPDXID, Related: rootID, Type: "DESCRIBES"})
 	rootDeps, err := rt.edges("", rt.root)
 	if err != nil {
