@@ -61,6 +61,10 @@ func sbomInput(inv *stage.Invocation, dir, tree, created string) (sbom.Input, er
 			return sbom.Input{}, err
 		}
 	}
+	var tools []sbom.Tool
+	for name, t := range d.Tools {
+		tools = append(tools, sbom.Tool{Name: name, Source: t.Source, SHA256: t.SHA256})
+	}
 	return sbom.Input{Name: d.ID, Version: d.Version, Tree: tree, Lock: pl,
-		LockSHA256: canon.SHA256Hex(raw), Created: at, ToolVersion: ToolVersion()}, nil
+		LockSHA256: canon.SHA256Hex(raw), Created: at, ToolVersion: ToolVersion(), Tools: tools}, nil
 }

@@ -41,17 +41,7 @@ func TestReleaseHelloAndVerify(t *testing.T) {
 			t.Errorf("release lacks %s", f)
 		}
 	}
-	// The SBOM names the piship that wrote it.
-	var sb struct {
-		CreationInfo struct {
-			Creators []string `json:"creators"`
-		} `json:"creationInfo"`
-	}
-	if raw, err := os.ReadFile(filepath.Join(releases, helloRelease, "sbom.spdx.json")); err != nil || json.Unmarshal(raw, &sb) != nil ||
-		len(sb.CreationInfo.Creators) != 1 || !strings.HasPrefix(sb.CreationInfo.Creators[0], "Tool: piship-") ||
-		strings.HasSuffix(sb.CreationInfo.Creators[0], "-unknown") {
-		t.Errorf("SBOM creators %v (%v): want Tool: piship-<version>", sb.CreationInfo.Creators, err)
-	}
+	checkHelloSBOM(t, filepath.Join(releases, helloRelease, "sbom.spdx.json"))
 	archive := filepath.Join(releases, helloRelease+".tar.gz")
 	side, _ := os.ReadFile(archive + ".sha256")
 	sum := strings.Fields(string(side))[0]
@@ -74,6 +64,44 @@ func TestReleaseHelloAndVerify(t *testing.T) {
 	code, stdout, _ := cli(t, env, "verify-release", filepath.Join(dir, "dist", "hello"))
 	if code != exitFailed || !strings.Contains(stdout, "unqualified local build") {
 		t.Fatalf("verify-release of a build: %d\n%s", code, stdout)
+	}
+}
+
+// checkHelloSBOM: the hello release's SBOM lists the pinned tool with the
+// lock's digest, and its creator names piship with a version.
+func checkHelloSBOM(t *testing.T, path string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		CreationInfo struct {
+			Creators []string `json:"creators"`
+		} `json:"creationInfo"`
+		Packages []struct {
+			SPDXID    string `json:"SPDXID"`
+			Checksums []struct {
+				Algorithm string `json:"algorithm"`
+				Value     string `json:"checksumValue"`
+			} `json:"checksums"`
+		} `json:"packages"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.CreationInfo.Creators) != 1 || !strings.HasPrefix(doc.CreationInfo.Creators[0], "Tool: piship-") {
+		t.Errorf("creators = %q, want Tool: piship-<version>", doc.CreationInfo.Creators)
+	}
+	const helloInfo = "29795ab72a86b8d4d72350499f26c696e02e6e899752e77c70ccf18dbcddc379"
+	var found bool
+	for _, p := range doc.Packages {
+		if p.SPDXID == "SPDXRef-Tool-hello-info" {
+			found = len(p.Checksums) == 1 && p.Checksums[0].Algorithm == "SHA256" && p.Checksums[0].Value == helloInfo
+		}
+	}
+	if !found {
+		t.Errorf("the SBOM lacks the tool hello-info with sha256 %s:\n%s", helloInfo, raw)
 	}
 }
 

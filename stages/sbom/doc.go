@@ -40,7 +40,8 @@
 //
 // The document is a function of its input: creationInfo.created is
 // Input.Created in UTC to the second (the zero time is the Unix epoch), the
-// creator is "Tool: piship-<version>" (Input.ToolVersion), packages and relationships
+// creator is "Tool: piship-<version>" (Input.ToolVersion, the build's version
+// string that `piship version` prints; "devel" for a development build), packages and relationships
 // are sorted, and documentNamespace is
 // https://piship.dev/spdx/<name>-<version>-<lock sha256>/<digest>, where
 // digest is the first 16 hex digits of the SHA-256 of the document written

@@ -285,6 +285,48 @@ func rows[T any](rs []T) string {
 
 // DEPENDS_ON follows node's lookup: a package's own node_modules first,
 // then the enclosing ones.
+// The creator carries the version of the piship that wrote the document.
+func TestSPDXCreatorNamesPishipVersion(t *testing.T) {
+	tree, lock := synthetic(t)
+	in := input(t, tree, lock)
+	in.ToolVersion = "v1.4.2"
+	_, doc := mustSPDX(t, in)
+	if !slices.Equal(doc.CreationInfo.Creators, []string{"Tool: piship-v1.4.2"}) {
+		t.Errorf("creators = %q, want [Tool: piship-v1.4.2]", doc.CreationInfo.Creators)
+	}
+}
+
+// The tools the distribution pins are packages of their own, with the
+// pinned digest.
+func TestSPDXListsPinnedTools(t *testing.T) {
+	tree, lock := synthetic(t)
+	in := input(t, tree, lock)
+	sum := strings.Repeat("ab", 32)
+	in.Tools = []Tool{{Name: "hello-info", Source: "tools/hello-info", SHA256: sum}}
+	b, _, err := SPDX(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Packages []spdxPackage `json:"packages"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, p := range doc.Packages {
+		if p.SPDXID == "SPDXRef-Tool-hello-info" {
+			found = true
+			if p.Name != "hello-info" || p.Purpose != "APPLICATION" || len(p.Checksums) != 1 || p.Checksums[0] != (checksum{"SHA256", sum}) {
+				t.Errorf("tool package = %+v", p)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no tool package in %s", b)
+	}
+}
+
 func TestSPDXRelationships(t *testing.T) {
 	tree, lock := synthetic(t)
 	_, doc := mustSPDX(t, input(t, tree, lock))

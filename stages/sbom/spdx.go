@@ -99,7 +99,7 @@ func SPDX(in Input) ([]byte, Summary, error) {
 		Name:        in.Name + "@" + in.Version,
 		CreationInfo: creationInfo{
 			Created:  created(in.Created),
-			Creators: []string{Creator(in.ToolVersion)},
+			Creators: []string{creator(in.ToolVersion)},
 		},
 		Extracted: lic.extracted,
 	}
@@ -118,6 +118,16 @@ func SPDX(in Input) ([]byte, Summary, error) {
 			Purpose:      "LIBRARY",
 		}
 		doc.Packages = append(doc.Packages, sp)
+	}
+	tools := slices.Clone(in.Tools)
+	slices.SortFunc(tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
+	for _, t := range tools {
+		doc.Packages = append(doc.Packages, spdxPackage{
+			Name: t.Name, SPDXID: "SPDXRef-Tool-" + spdxIDPart(t.Name),
+			DownloadLocation: noAssertion, Checksums: []checksum{{Algorithm: "SHA256", Value: strings.ToLower(t.SHA256)}},
+			LicenseConcluded: noAssertion, LicenseDeclared: noAssertion, CopyrightText: noAssertion,
+			Purpose: "APPLICATION",
+		})
 	}
 	doc.Relationships = append(doc.Relationships, relationship{Element: doc.SPDXID, Related: rootID, Type: "DESCRIBES"})
 	rootDeps, err := rt.edges("", rt.root)
@@ -162,6 +172,15 @@ func SPDX(in Input) ([]byte, Summary, error) {
 		return nil, Summary{}, err
 	}
 	return out, Summary{Packages: len(rt.pkgs), SHA256: canon.SHA256Hex(out)}, nil
+}
+
+// creator names the tool that wrote the document, with its version:
+// "Tool: piship-<version>" (SPDX's "Tool: name-version" form).
+func creator(version string) string {
+	if version == "" {
+		return "Tool: piship"
+	}
+	return "Tool: piship-" + version
 }
 
 // encode writes v as 2-space indented JSON with a trailing newline, without
@@ -261,14 +280,4 @@ func purlEscape(s string) string {
 		}
 	}
 	return b.String()
-}
-
-// Creator is the SPDX creator naming piship and its version, in SPDX's
-// "Tool: <name>-<version>" form: a reader learns which piship wrote the
-// document, and the same piship writes the same bytes.
-func Creator(toolVersion string) string {
-	if toolVersion == "" {
-		toolVersion = "unknown"
-	}
-	return "Tool: piship-" + toolVersion
 }

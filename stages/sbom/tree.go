@@ -35,9 +35,19 @@ type Input struct {
 	// Created is the document's creation time (from SOURCE_DATE_EPOCH);
 	// the zero time means the Unix epoch. Never the clock.
 	Created time.Time
-	// ToolVersion is the version of piship writing the document (the
-	// creator "Tool: piship-<version>"); empty writes "unknown".
+	// ToolVersion is the version of the piship that writes the document
+	// (the build's version string, as `piship version` prints it); the
+	// creator is "Tool: piship-<ToolVersion>". Empty writes "Tool: piship".
 	ToolVersion string
+	// Tools are the tools the distribution pins (piship.lock's tools):
+	// each is written as an APPLICATION package with its SHA-256.
+	Tools []Tool
+}
+
+// Tool is one pinned tool: its name, its source path in the distribution
+// and the lowercase hex SHA-256 the lock pins.
+type Tool struct {
+	Name, Source, SHA256 string
 }
 
 // pkg is one installed package the documents describe.

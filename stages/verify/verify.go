@@ -273,7 +273,9 @@ func (v *verifier) checkSBOMAndNotices(rel *releasejson.Metadata, payloadDir str
 	sbomSet := map[string]bool{}
 	copies := 0
 	for _, p := range doc.Packages {
-		if !roots[p.SPDXID] {
+		// The distribution's pinned tools (SPDXRef-Tool-...) are no npm
+		// packages: the lock pins them, not package-lock.json.
+		if !roots[p.SPDXID] && !strings.HasPrefix(p.SPDXID, "SPDXRef-Tool-") {
 			sbomSet[p.Name+"@"+p.VersionInfo] = true
 			copies++
 		}
