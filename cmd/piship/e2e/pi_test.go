@@ -112,7 +112,14 @@ func TestPiUpstreamBundleOnNode22(t *testing.T) {
 	bin := filepath.Join(root, "bin")
 	env := map[string]string{
 		"PISHIP_CACHE_HOME": sharedCache(t), "PISHIP_PROGRESS": "0",
-		"PATH":                filepath.Dir(node) + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"PATH": filepath.Dir(node) + string(os.PathListSeparator) + os.Getenv("PATH"),
+		// npm run by this Node takes its global npmrc from beside it (the
+		// fixture has none), so the machine's cafile in npm's own npmrc is
+		// not read, and nodejs.org's Node trusts its bundled roots only:
+		// behind a TLS-intercepting registry mirror every tarball fetch is
+		// SELF_SIGNED_CERT_IN_CHAIN. --use-system-ca makes it trust what
+		// the system's Node (Debian's, built to use the system store) does.
+		"NODE_OPTIONS":        strings.TrimSpace(os.Getenv("NODE_OPTIONS") + " --use-system-ca"),
 		"PISHIP_INSTALL_HOME": filepath.Join(root, "install"), "PISHIP_BIN_HOME": bin,
 		"PISHIP_STATE_HOME": filepath.Join(root, "state"),
 	}
