@@ -167,9 +167,6 @@ func (r DoctorReport) JSON() ([]byte, error) {
 	if r.TUF.Roles == nil {
 		r.TUF.Roles = []TUFRole{}
 	}
-	if r.Trust.Keys == nil {
-		r.Trust.Keys = []distribution.LockUpdateKey{}
-	}
 	if r.Trust.Sequences == nil {
 		r.Trust.Sequences = map[string]int64{}
 	}
@@ -218,13 +215,12 @@ type StoreReport struct {
 
 // TrustState is the update trust of an installation.
 type TrustState struct {
-	// Channel, Source, Keys and Threshold come from the active release's
-	// lock (its updates block); empty when it has none, and then updates
-	// are refused.
-	Channel   string                       `json:"channel" cty:"channel"`
-	Source    string                       `json:"source" cty:"source"`
-	Keys      []distribution.LockUpdateKey `json:"keys" cty:"keys"`
-	Threshold int                          `json:"threshold" cty:"threshold"`
+	// Channel, Source and RootSHA256 (the pinned initial TUF root) come
+	// from the active release's lock (its updates block); empty when it
+	// has none, and then updates are refused.
+	Channel    string `json:"channel" cty:"channel"`
+	Source     string `json:"source" cty:"source"`
+	RootSHA256 string `json:"rootSha256" cty:"root_sha256"`
 	// Sequences is the replay floor: the highest channel sequence
 	// installed, per channel.
 	Sequences map[string]int64 `json:"sequences" cty:"sequences"`
@@ -248,7 +244,7 @@ func trustState(rc *receipt.Receipt) TrustState {
 		return ts
 	}
 	if u := l.Updates; u != nil {
-		ts.Channel, ts.Source, ts.Keys, ts.Threshold = u.Channel, u.Source, u.Keys, u.Threshold
+		ts.Channel, ts.Source, ts.RootSHA256 = u.Channel, u.Source, u.RootSHA256
 	}
 	return ts
 }
@@ -327,10 +323,7 @@ func (t TrustState) String() string {
 	if t.Channel == "" {
 		b.WriteString("no updates block in the active lock (updates are refused)")
 	} else {
-		fmt.Fprintf(&b, "channel %s from %s, threshold %d of %d key(s):", t.Channel, t.Source, t.Threshold, len(t.Keys))
-		for _, k := range t.Keys {
-			fmt.Fprintf(&b, " %s (%s)", k.ID, k.Fingerprint)
-		}
+		fmt.Fprintf(&b, "channel %s from %s, initial root %s", t.Channel, t.Source, t.RootSHA256)
 	}
 	if len(t.Sequences) > 0 {
 		b.WriteString("; replay floor:")
