@@ -47,9 +47,10 @@ func newWorldOf(t *testing.T, example, v1, v2 string, edit func(string) string) 
 		"PISHIP_INSTALL_HOME="+filepath.Join(root, "install"), "PISHIP_BIN_HOME="+w.bin,
 		"PISHIP_STATE_HOME="+filepath.Join(root, "state"))
 	key := filepath.Join(root, "k.pem")
-	out := w.run("keygen", key, "--id", "rel-1")
-	pub := regexp.MustCompile(`public key: (\S+)`).FindStringSubmatch(out)[1]
-	w.fp = regexp.MustCompile(`fingerprint: (\S+)`).FindStringSubmatch(out)[1]
+	w.run("keygen", key, "--id", "rel-1")
+	w.chanDir = filepath.Join(root, "channel")
+	out := w.run("repo", "init", w.chanDir, "--key", "root="+key, "--key", "targets="+key, "--key", "snapshot="+key, "--key", "timestamp="+key)
+	w.fp = "sha256:" + regexp.MustCompile(`root 1 sha256:([0-9a-f]{64})`).FindStringSubmatch(out)[1]
 	for _, v := range []string{v1, v2} {
 		dir := copyDist(t, example)
 		p := filepath.Join(dir, "distribution.hcl")
@@ -58,7 +59,7 @@ func newWorldOf(t *testing.T, example, v1, v2 string, edit func(string) string) 
 		if edit != nil {
 			s = edit(s)
 		}
-		os.WriteFile(p, []byte(fixture.WithUpdates(s, v, "https://updates.example.invalid/hello/", "rel-1", pub)), 0o644)
+		os.WriteFile(p, []byte(fixture.WithUpdates(s, v, "https://updates.example.invalid/hello/", w.fp)), 0o644)
 		if example == "hello" {
 			os.WriteFile(filepath.Join(dir, "resources", "motd.txt"), []byte("motd "+v+"\n"), 0o644)
 		}
@@ -66,8 +67,7 @@ func newWorldOf(t *testing.T, example, v1, v2 string, edit func(string) string) 
 		w.run("release", dir)
 		w.release[v] = filepath.Join(dir, "dist", "releases", example+"-"+v+"-"+w.target+".tar.gz")
 	}
-	w.chanDir = filepath.Join(root, "channel")
-	w.run("sign-channel", w.chanDir, w.release[v1], w.release[v2], "--key", key)
+	w.run("repo", "add", w.chanDir, w.release[v1], w.release[v2], "--key", key)
 	return w
 }
 
@@ -130,12 +130,12 @@ func TestInstallUpdateRollbackThroughTheShim(t *testing.T) {
 				from = srv.URL + "/"
 			}
 			other := "sha256:" + strings.Repeat("ab", 32)
-			if out, err := w.try("install", w.release["1.0.0"], "--expect-key", other); err == nil || !strings.Contains(out, "POLICY_DENIED") {
-				t.Fatalf("install with an untrusted --expect-key: %v\n%s", err, out)
+			if out, err := w.try("install", w.release["1.0.0"], "--expect-root", other); err == nil || !strings.Contains(out, "POLICY_DENIED") {
+				t.Fatalf("install with an another --expect-root: %v\n%s", err, out)
 			}
 			// The bin home is a temp dir, not on PATH: install names the
 			// shim by its path and the line to add for the user's shell.
-			icmd := exec.Command(w.piship, "install", w.release["1.0.0"], "--expect-key", w.fp)
+			icmd := exec.Command(w.piship, "install", w.release["1.0.0"], "--expect-root", w.fp)
 			icmd.Env = append(slices.Clone(w.env), "SHELL=/bin/zsh")
 			iout, err := icmd.CombinedOutput()
 			if err != nil {
