@@ -93,7 +93,6 @@ func testKeys(t *testing.T, n int) []KeyPair {
 	return out
 }
 
-
 // wantErr checks err is an *Error with code and reason whose message holds
 // every fragment.
 func wantErr(t *testing.T, err error, code string, reason Reason, fragments ...string) {

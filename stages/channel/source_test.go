@@ -266,4 +266,3 @@ func TestDownload(t *testing.T) {
 		})
 	}
 }
-
