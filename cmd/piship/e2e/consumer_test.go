@@ -150,6 +150,16 @@ func TestInstallUpdateRollbackThroughTheShim(t *testing.T) {
 			if got := w.launch("--version"); got != "1.0.0" {
 				t.Fatalf("launch after install: %q", got)
 			}
+			if served == "directory" {
+				// A piship-channel/v1 channel is refused, saying what replaced it.
+				v1 := t.TempDir()
+				os.WriteFile(filepath.Join(v1, "stable.json"), []byte(`{"schema": "piship-channel/v1", "distribution": "hello"}`), 0o644)
+				out, err := w.try("update", "hello", "--from", v1)
+				if err == nil || !strings.Contains(out, "UPDATE_FAILED") || !strings.Contains(out, "piship-channel/v1 was replaced by TUF repositories") ||
+					!strings.Contains(out, "piship repo init") {
+					t.Fatalf("update from a v1 channel: %v\n%s", err, out)
+				}
+			}
 			if served == "http" {
 				updateFromSlowServers(t, w) // issue 13: a dead or slow server ends an update in time
 			}
