@@ -167,9 +167,6 @@ func (r DoctorReport) JSON() ([]byte, error) {
 	if r.TUF.Roles == nil {
 		r.TUF.Roles = []TUFRole{}
 	}
-	if r.Trust.Sequences == nil {
-		r.Trust.Sequences = map[string]int64{}
-	}
 	return canon.JSON(r)
 }
 
@@ -221,15 +218,12 @@ type TrustState struct {
 	Channel    string `json:"channel" cty:"channel"`
 	Source     string `json:"source" cty:"source"`
 	RootSHA256 string `json:"rootSha256" cty:"root_sha256"`
-	// Sequences is the replay floor: the highest channel sequence
-	// installed, per channel.
-	Sequences map[string]int64 `json:"sequences" cty:"sequences"`
 	// Problem says why the lock could not be read.
 	Problem string `json:"problem" cty:"problem"`
 }
 
 func trustState(rc *receipt.Receipt) TrustState {
-	ts := TrustState{Sequences: rc.Sequences}
+	ts := TrustState{}
 	a := rc.Find(rc.Active)
 	if a == nil {
 		return ts
@@ -325,17 +319,6 @@ func (t TrustState) String() string {
 	} else {
 		fmt.Fprintf(&b, "channel %s from %s, initial root %s", t.Channel, t.Source, t.RootSHA256)
 	}
-	if len(t.Sequences) > 0 {
-		b.WriteString("; replay floor:")
-		chans := make([]string, 0, len(t.Sequences))
-		for c := range t.Sequences {
-			chans = append(chans, c)
-		}
-		sort.Strings(chans)
-		for _, c := range chans {
-			fmt.Fprintf(&b, " %s >= %d", c, t.Sequences[c])
-		}
-	}
 	return b.String()
 }
 
@@ -408,7 +391,7 @@ func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*D
 	if a != nil && receipt.CheckInside(home, id, a) == nil {
 		rep.Trust = trustState(rc)
 	} else {
-		rep.Trust = TrustState{Sequences: rc.Sequences}
+		rep.Trust = TrustState{}
 	}
 	if _, err := os.Stat(receipt.TrustPath(home, id)); err == nil {
 		rep.TrustFile = receipt.TrustPath(home, id)
