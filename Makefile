@@ -181,6 +181,21 @@ demo: build
 	  echo "./$(BIN) install $(HELLO)/dist/releases/hello-1.0.0-$(TARGET).tar.gz   (homes in $$d)"; \
 	  PISHIP_DEBUG_TIMING=1 ./$(BIN) install $(HELLO)/dist/releases/hello-1.0.0-$(TARGET).tar.gz && \
 	  echo "$$d/bin/hello piship" && PISHIP_DEBUG_TIMING=1 $$d/bin/hello piship && rm -rf $$d
+	@echo "updates through TUF: repo init, 1.0.0 and 1.1.0 released and added, install 1.0.0, update"
+	@set -e; d=$$(mktemp -d); export PISHIP_INSTALL_HOME=$$d/install PISHIP_BIN_HOME=$$d/bin PISHIP_STATE_HOME=$$d/state; \
+	  ./$(BIN) keygen $$d/k.pem --id demo >/dev/null; \
+	  root=$$(./$(BIN) repo init $$d/repo --key root=$$d/k.pem --key targets=$$d/k.pem --key snapshot=$$d/k.pem --key timestamp=$$d/k.pem | sed -n 's/^root 1 \(sha256:[0-9a-f]*\).*/\1/p'); \
+	  echo "root 1 $$root"; \
+	  for v in 1.0.0 1.1.0; do \
+	    cp -R $(HELLO) $$d/hello-$$v; \
+	    sed -i.bak -e 's/^  version = "[^"]*"/  version = "'$$v'"/' $$d/hello-$$v/distribution.hcl; \
+	    sed -i.bak -e '$$ s/^}$$/  updates {\n    source      = "'"$$(echo $$d/repo | sed 's/[\/&]/\\&/g')"'"\n    root_sha256 = "'$$root'"\n  }\n}/' $$d/hello-$$v/distribution.hcl; \
+	    ./$(BIN) lock $$d/hello-$$v >/dev/null; ./$(BIN) release $$d/hello-$$v >/dev/null; \
+	    ./$(BIN) repo add $$d/repo $$d/hello-$$v/dist/releases/hello-$$v-$(TARGET).tar.gz --key $$d/k.pem; \
+	  done; \
+	  ./$(BIN) install $$d/hello-1.0.0/dist/releases/hello-1.0.0-$(TARGET).tar.gz --expect-root $$root; \
+	  PISHIP_DEBUG_TIMING=1 ./$(BIN) update hello; \
+	  $$d/bin/hello piship; rm -rf $$d
 
 # gofmt, vet, and the whole tree type-checked for Windows and macOS (their
 # platform files: locks, renames, process identity, signals) from source by

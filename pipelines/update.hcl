@@ -1,5 +1,5 @@
 pipeline "update" {
-  description = "Update an installed distribution from its signed channel"
+  description = "Update an installed distribution from its TUF repository"
 
   input "id" {
     type = string
@@ -7,7 +7,7 @@ pipeline "update" {
   input "from" {
     type        = string
     default     = ""
-    description = "channel source: a directory or an http(s) URL (default: the lock's updates.source)"
+    description = "TUF repository: a directory or an http(s) URL (default: the lock's updates.source)"
   }
   input "channel" {
     type    = string
@@ -33,29 +33,18 @@ pipeline "update" {
     id       = input.id
     from     = input.from
     channel  = input.channel
-    timeout  = input.timeout
-    max_time = input.max_time
-  }
-
-  stage "download" "download" {
-    when     = stage.check.update && !input.check
-    id       = input.id
-    source   = stage.check.source
-    archive  = stage.check.archive
-    sha256   = stage.check.sha256
-    bytes    = stage.check.bytes
+    check    = input.check
     timeout  = input.timeout
     max_time = input.max_time
   }
 
   stage "install" "install" {
-    when     = stage.check.update && !input.check
-    source   = stage.download.path
-    sha256   = stage.check.sha256
-    id       = input.id
-    version  = stage.check.version
-    channel  = stage.check.channel
-    sequence = stage.check.sequence
-    update   = true
+    when    = stage.check.update && !input.check
+    source  = stage.check.archive
+    sha256  = stage.check.sha256
+    id      = input.id
+    version = stage.check.version
+    channel = stage.check.channel
+    update  = true
   }
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/stage"
 )
@@ -29,8 +28,8 @@ func TestDoctorReportTravelsAsAValue(t *testing.T) {
 			Reclaimed: []string{"a", "b"}, Remaining: []string{"c"}, DiskBytes: 7, TrustFile: "/t/hello.json",
 			Leases: []home.DoctorLease{{Schema: "piship-lease/v1", App: "hello", Version: "2.0.0", PID: 12, Host: "h",
 				Start: start.Format(time.RFC3339Nano), Instance: "i"}},
-			Trust: home.TrustState{Channel: "stable", Source: "https://x", Threshold: 1,
-				Keys: []distribution.LockUpdateKey{{ID: "k", PublicKey: "pk", Fingerprint: "sha256:f"}}, Sequences: map[string]int64{"stable": 3}},
+			Trust: home.TrustState{Channel: "stable", Source: "https://x",
+				RootSHA256: "sha256:f"},
 			Store: &home.StoreReport{Dir: "/s", Objects: 5, Removed: 1, Bytes: 9, Exhausted: true, Problem: "slow"},
 			TUF: home.TUFTrust{Dir: "/i/trust/hello", Roles: []home.TUFRole{{Role: "root", Version: 1, Expires: "2027-01-01T00:00:00Z"},
 				{Role: "timestamp", Version: 3, Expires: "2026-12-05T00:00:00Z"}}},

@@ -23,7 +23,7 @@ import (
 type Install struct{}
 
 func (Install) Name() string    { return "install" }
-func (Install) Version() string { return "2" }
+func (Install) Version() string { return "3" }
 func (Install) Doc() string {
 	return "Installs an archive (read once: its SHA-256 and every file's computed while extracting straight into apps/<id>/<version>, " +
 		"checked against the payload inventory), a release directory or a payload directory; commits the receipt atomically under the launch gate, " +
@@ -39,9 +39,6 @@ type InstallConfig struct {
 	ID        string `cty:"id" doc:"distribution id (default: from the archive name)"`
 	Version   string `cty:"version" doc:"version (default: from the archive name)"`
 	Channel   string `cty:"channel" doc:"channel the release came from"`
-	// Sequence 0 (unset) raises nothing, as a channel's sequence is at
-	// least 1.
-	Sequence int64 `cty:"sequence" doc:"the signed channel's sequence (raises the replay floor)"`
 	// Update makes the install an update: the version/active comparison
 	// update_check made is made again under the install lock
 	// (channel.CheckUpgrade), since another command may have changed the
@@ -71,7 +68,7 @@ func (Install) Run(ctx context.Context, inv *stage.Invocation, cfg InstallConfig
 	}
 	io := home.InstallOptions{
 		Options: o, Source: stage.Resolve(inv.Dir, cfg.Source), SHA256: cfg.SHA256, ExpectKey: cfg.ExpectKey,
-		ID: cfg.ID, Version: cfg.Version, Channel: cfg.Channel, Sequence: cfg.Sequence,
+		ID: cfg.ID, Version: cfg.Version, Channel: cfg.Channel,
 	}
 	if cfg.Update {
 		io.Update = func(active string) error {

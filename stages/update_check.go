@@ -1,11 +1,10 @@
 package stages
 
 import (
+	"bytes"
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
-	"time"
 
 	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/distribution"
@@ -13,41 +12,47 @@ import (
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/platform"
 	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/stages/tuf"
 	"piship.dev/piship/tracing/phase"
 )
 
-// UpdateCheck reads, verifies and chooses from the signed channel of an
-// installed distribution.
+// UpdateCheck brings the installation's trusted TUF metadata up to date
+// from the distribution's repository (stages/tuf), picks the newest
+// release for the host and downloads it.
 type UpdateCheck struct{}
 
 func (UpdateCheck) Name() string    { return "update_check" }
-func (UpdateCheck) Version() string { return "2" }
+func (UpdateCheck) Version() string { return "3" }
 func (UpdateCheck) Doc() string {
-	return "Fetches <channel>.json and its signatures from the channel source (a directory, or http(s); plain http only on loopback), verifies " +
-		"the threshold of distinct keys trusted by the active release's lock, expiry, distribution and channel names and the replay floor in the " +
-		"receipt, picks the newest release for this target and refuses a downgrade. Outputs what to install (empty archive: up to date). " +
+	return "Runs the TUF client (stages/tuf, go-tuf's updater) against the distribution's repository (a directory, or http(s); plain http only on loopback): " +
+		"the root chain from the trusted root in trust/<id>/ (first time: the initial root the active release's lock pins), timestamp, snapshot and targets, " +
+		"then picks the newest release of the channel for this target, refuses a downgrade and downloads it into apps/<id>/.downloads/ with TUF's length and hash check. " +
+		"With check, the trusted metadata is read and nothing is written or downloaded. Outputs what to install (update false: up to date). " +
 		"Every request runs under connect, header and idle timeouts and an overall budget (timeout, max_time); one that fires is UPDATE_FAILED naming it."
 }
 
 // UpdateCheckConfig is the configuration of an update_check stage.
 type UpdateCheckConfig struct {
 	ID      string `cty:"id" required:"true"`
-	From    string `cty:"from" doc:"channel source (default: the lock's updates.source)"`
+	From    string `cty:"from" doc:"TUF repository (default: the lock's updates.source)"`
 	Channel string `cty:"channel" doc:"channel (default: the lock's updates.channel)"`
+	Check   bool   `cty:"check" doc:"verify and pick only: write no trusted metadata, download nothing"`
 	Timeout string `cty:"timeout" doc:"connect, header and idle limit of each request, e.g. 30s (default: channel.DefaultLimits)"`
 	MaxTime string `cty:"max_time" doc:"overall budget of each file fetched, e.g. 2m (default: channel.DefaultLimits)"`
 }
 
 // UpdateCheckOutputs is what an update_check stage produces.
 type UpdateCheckOutputs struct {
-	Current  string   `cty:"current"`
-	Version  string   `cty:"version" doc:"the version to install, or the current one"`
-	Update   bool     `cty:"update" doc:"an update is available"`
-	Source   string   `cty:"source"`
-	Channel  string   `cty:"channel"`
-	Archive  string   `cty:"archive"`
-	SHA256   string   `cty:"sha256"`
-	Bytes    int64    `cty:"bytes"`
+	Current string `cty:"current"`
+	Version string `cty:"version" doc:"the version to install, or the current one"`
+	Update  bool   `cty:"update" doc:"an update is available"`
+	Source  string `cty:"source"`
+	Channel string `cty:"channel"`
+	Archive string `cty:"archive" doc:"the downloaded archive (empty with check or when up to date)"`
+	SHA256  string `cty:"sha256"`
+	Bytes   int64  `cty:"bytes"`
+	// Sequence is the trusted timestamp version after the update (TUF's
+	// freshness counter; the install stage no longer keeps a floor).
 	Sequence int64    `cty:"sequence"`
 	Signers  []string `cty:"signers"`
 }
@@ -68,7 +73,7 @@ func (UpdateCheck) Run(ctx context.Context, inv *stage.Invocation, cfg UpdateChe
 	if err != nil {
 		return none, err
 	}
-	trust, err := lock.UpdateTrust()
+	root, err := lock.UpdateRoot()
 	if err != nil {
 		return none, err
 	}
@@ -91,39 +96,42 @@ func (UpdateCheck) Run(ctx context.Context, inv *stage.Invocation, cfg UpdateChe
 	if err != nil {
 		return none, err
 	}
-	source, err := channel.OpenSourceWith(src, channel.SourceOptions{Limits: limits})
-	if err != nil {
-		return none, err
-	}
-	fctx, ph := phase.Start(ctx, "fetch channel")
-	doc, sig, err := source.FetchChannel(fctx, ch)
+	fctx, ph := phase.Start(ctx, "tuf update")
+	res, err := tuf.Update(fctx, tuf.UpdateOptions{
+		Repository: src, TrustDir: receipt.TrustDir(o.Homes.Install, id), ExpectRootSHA256: root,
+		Channel: ch, Target: platform.HostTarget(), Active: r.Active,
+		DownloadDir: receipt.DownloadsDir(o.Homes.Install, id), Check: cfg.Check, Limits: limits,
+	})
 	ph.End(err)
 	if err != nil {
-		return none, err
-	}
-	_, ph = phase.Start(ctx, "verify channel")
-	v, err := channel.Verify(doc, sig, *trust, ch, r.Sequences[ch], time.Now())
-	ph.End(err)
-	if err != nil {
-		return none, err
-	}
-	target := platform.HostTarget()
-	rel, ok := v.Channel.Newest(target)
-	if !ok {
-		return none, receipt.Errorf("UPDATE_FAILED", "channel %s of %s offers no release for %s", ch, id, target)
+		return none, refuseChannelV1(ctx, src, ch, limits, err)
 	}
 	out := UpdateCheckOutputs{
-		Current: r.Active, Version: r.Active, Source: source.String(), Channel: ch, Sequence: v.Channel.Sequence, Signers: v.Signers,
+		Current: r.Active, Version: r.Active, Source: src, Channel: ch, Sequence: res.TimestampVersion, Signers: []string{},
 	}
-	if err := channel.CheckUpgrade(r.Active, rel.Version); err != nil {
-		if errors.Is(err, channel.ErrUpToDate) {
-			return out, nil
-		}
-		return none, err
+	if res.UpToDate {
+		return out, nil
 	}
-	out.Version, out.Update = rel.Version, true
-	out.Archive, out.SHA256, out.Bytes = rel.Archive, rel.SHA256, rel.Bytes
+	out.Version, out.Update = res.Release.Version, true
+	out.Archive, out.SHA256, out.Bytes = res.Archive, res.SHA256, res.Length
 	return out, nil
+}
+
+// refuseChannelV1 words a failed update from a source that holds a
+// piship-channel/v1 channel (<channel>.json, no metadata/) as what it is.
+func refuseChannelV1(ctx context.Context, src, ch string, limits channel.Limits, err error) error {
+	if !tuf.HasReason(err, tuf.ReasonFetch) && !channel.HasReason(err, channel.ReasonNotFound) {
+		return err
+	}
+	s, oerr := channel.OpenSourceWith(src, channel.SourceOptions{Limits: limits})
+	if oerr != nil {
+		return err
+	}
+	doc, ferr := s.Fetch(ctx, ch+".json", 1<<20)
+	if ferr != nil || !bytes.Contains(doc, []byte(`"piship-channel/v1"`)) {
+		return err
+	}
+	return receipt.Errorf("UPDATE_FAILED", "%s holds %s.json of schema piship-channel/v1 and no TUF metadata/: piship-channel/v1 was replaced by TUF repositories: publish with `piship repo init` and `piship repo add`, and build releases with updates.root_sha256", src, ch)
 }
 
 // readActiveLock reads the receipt of id and the lock of its active

@@ -52,21 +52,6 @@ func TestDeepNestingIsConfigInvalid(t *testing.T) {
 	wantConfigInvalid(t, "run --input", code, stderr, "--input n", "nesting too deep")
 }
 
-// sign-channel --expires-days takes 1 to 3650: 106752 days overflowed the
-// duration to a negative one, 213504 wrapped round to a few hours, and 0
-// silently meant the 30-day default.
-func TestSignChannelExpiresDaysBound(t *testing.T) {
-	dir := t.TempDir()
-	key := filepath.Join(dir, "k.pem")
-	if code, _, stderr := cli(t, nil, "keygen", key, "--id", "k1"); code != exitOK {
-		t.Fatalf("keygen: %d %s", code, stderr)
-	}
-	for _, days := range []string{"106752", "213504", "3651", "0", "-1"} {
-		code, _, stderr := cli(t, nil, "sign-channel", filepath.Join(dir, "ch"), filepath.Join(dir, "a.tar.gz"), "--key", key, "--expires-days", days)
-		wantConfigInvalid(t, "--expires-days "+days, code, stderr, "--expires-days "+days+" is out of range", "give 1 to 3650 days")
-	}
-}
-
 // --parallelism takes 0 (the number of CPUs) or 1 to 1024, on run and on
 // every command that runs a built-in pipeline: a billion used to allocate
 // 857 MB for a one-stage pipeline.

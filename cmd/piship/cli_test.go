@@ -167,7 +167,6 @@ func TestExitCodeRuleEveryCommand(t *testing.T) {
 		"release":        {"release", missing},
 		"verify-release": {"verify-release", missing},
 		"keygen":         {"keygen", filepath.Join(dir, "k.pem"), "--id", "bad id!"},
-		"sign-channel":   {"sign-channel", filepath.Join(dir, "ch"), "a.tar.gz", "--key", key},
 		"install":        {"install", missing},
 		"update":         {"update", "hello", "--timeout", "soon"},
 		"rollback":       {"rollback", "hello"},  // overlapping homes

@@ -31,7 +31,7 @@ and made active by the receipt, committed under the launch gate. The command shi
 the bin home (PISHIP_BIN_HOME, default ~/.local/bin); when that is not on PATH the last
 lines say which line to add for your shell.`,
 		Example: `  piship install /tmp/out/releases/hello-1.0.0-linux-x64.tar.gz
-  piship install ./hello-1.0.0-linux-x64.tar.gz --sha256 0f3a... --expect-key sha256:9c1e...`,
+  piship install ./hello-1.0.0-linux-x64.tar.gz --sha256 0f3a... --expect-root sha256:9c1e...`,
 		Args: exactArgs("SOURCE"),
 		RunE: func(c *cobra.Command, args []string) error {
 			return done(runInstall(e, args[0], sum, expectKey, rc, asJSON))
@@ -39,7 +39,7 @@ lines say which line to add for your shell.`,
 	}
 	jsonFlag(c, &asJSON)
 	c.Flags().StringVar(&sum, "sha256", "", "expected sha256 of the archive (`HEX`)")
-	c.Flags().StringVar(&expectKey, "expect-key", "", "refuse the release unless it trusts this key for updates (its `FINGERPRINT`, sha256:<hex>)")
+	c.Flags().StringVar(&expectKey, "expect-root", "", "refuse the release unless its lock pins this TUF root for updates (its `DIGEST`, sha256:<hex>)")
 	runFlags(c.Flags(), &rc)
 	return c
 }

@@ -179,12 +179,17 @@ func TestJSONMatchesDocs(t *testing.T) {
 	failure("piship-graph/v1", exitUsage, "graph", missing+".hcl")
 	failure("piship/v1", exitUsage, "relase")
 
-	// Two versions of hello that trust one key, released.
+	// Two versions of hello that pin one TUF repository's root (one key
+	// for every role), released.
 	key := filepath.Join(root, "release.pem")
-	code, out, stderr := cli(t, env, "keygen", key, "--id", "k1")
-	pub := regexp.MustCompile(`public key: (\S+)`).FindStringSubmatch(out)
-	if code != exitOK || pub == nil {
+	if code, out, stderr := cli(t, env, "keygen", key, "--id", "k1"); code != exitOK {
 		t.Fatalf("keygen: %d %s%s", code, out, stderr)
+	}
+	repoDir := filepath.Join(root, "repo")
+	code, out, stderr := cli(t, env, "repo", "init", repoDir, "--key", "root="+key, "--key", "targets="+key, "--key", "snapshot="+key, "--key", "timestamp="+key)
+	pin := regexp.MustCompile(`root 1 sha256:([0-9a-f]{64})`).FindStringSubmatch(out)
+	if code != exitOK || pin == nil {
+		t.Fatalf("repo init: %d %s%s", code, out, stderr)
 	}
 	archives := map[string]string{}
 	var dist1 string
@@ -192,7 +197,7 @@ func TestJSONMatchesDocs(t *testing.T) {
 		dir := copyDist(t, "hello")
 		p := filepath.Join(dir, "distribution.hcl")
 		hcl, _ := os.ReadFile(p)
-		writeFile(t, dir, "distribution.hcl", fixture.WithUpdates(string(hcl), v, "https://updates.example.invalid/hello/", "k1", pub[1]))
+		writeFile(t, dir, "distribution.hcl", fixture.WithUpdates(string(hcl), v, "https://updates.example.invalid/hello/", "sha256:"+pin[1]))
 		if code, _, stderr := cli(t, env, "lock", dir); code != exitOK {
 			t.Fatalf("lock: %s", stderr)
 		}
@@ -220,11 +225,7 @@ func TestJSONMatchesDocs(t *testing.T) {
 		t.Errorf("verify-release of a build: %v", vr)
 	}
 
-	// The same two releases in a TUF repository (one key for every role).
-	repoDir := filepath.Join(root, "repo")
-	if code, _, stderr := cli(t, env, "repo", "init", repoDir, "--key", "root="+key, "--key", "targets="+key, "--key", "snapshot="+key, "--key", "timestamp="+key); code != exitOK {
-		t.Fatalf("repo init: %s", stderr)
-	}
+	// The same two releases in the TUF repository.
 	if code, _, stderr := cli(t, env, "repo", "add", repoDir, archives["1.0.0"], archives["1.0.1"], "--key", key); code != exitOK {
 		t.Fatalf("repo add: %s", stderr)
 	}
@@ -233,10 +234,7 @@ func TestJSONMatchesDocs(t *testing.T) {
 	}
 	failure("piship-repo-status/v1", exitUsage, "repo", "status", missing)
 
-	chanDir := filepath.Join(root, "channel")
-	if code, _, stderr := cli(t, env, "sign-channel", chanDir, archives["1.0.0"], archives["1.0.1"], "--key", key); code != exitOK {
-		t.Fatalf("sign-channel: %s", stderr)
-	}
+	chanDir := repoDir
 	ok("piship-install/v1", exitOK, "install", archives["1.0.0"])
 	failure("piship-install/v1", exitUsage, "install", missing)
 	failure("piship-rollback/v1", exitFailed, "rollback", "hello") // no previous release yet

@@ -131,7 +131,7 @@ const (
 func commands(e *env) []*cobra.Command {
 	return []*cobra.Command{
 		// Building and shipping a distribution.
-		initCmd(e), lockCmd(e), buildCmd(e), releaseCmd(e), verifyReleaseCmd(e), keygenCmd(e), signChannelCmd(e), repoCmd(e),
+		initCmd(e), lockCmd(e), buildCmd(e), releaseCmd(e), verifyReleaseCmd(e), keygenCmd(e), repoCmd(e),
 		// Installing and running one.
 		installCmd(e), updateCmd(e), rollbackCmd(e), doctorCmd(e), uninstallCmd(e), launchCmd(e),
 		// Pipelines.

@@ -33,8 +33,8 @@ targets, snapshot and timestamp metadata with consistent snapshots, servable by 
 HTTP server or read as a directory. Keys are the PEM files piship keygen writes. Every
 write is atomic, and timestamp.json, written last, is the commit point.
 
-piship update still reads piship-channel/v1 channels (sign-channel) until the client
-side of TUF is wired in.`,
+piship update reads these repositories: a release built with updates.root_sha256 =
+"sha256:<root 1>" (printed by repo init) updates from them.`,
 		Example: `  piship repo init /srv/hello --key root=root.pem --key targets=release.pem --key snapshot=online.pem --key timestamp=online.pem
   piship repo add /srv/hello out/releases/hello-1.0.0-linux-x64.tar.gz --key release.pem --key online.pem
   piship repo refresh /srv/hello --key online.pem

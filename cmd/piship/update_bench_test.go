@@ -39,14 +39,16 @@ func BenchmarkUpdatePi(b *testing.B) {
 			root := b.TempDir()
 			env := ibEnv(map[string]string{"PISHIP_CACHE_HOME": cache})
 			key := filepath.Join(root, "release.pem")
-			out := ibRun(b, piship, env, "keygen", key, "--id", "bench")
-			pub := regexp.MustCompile(`public key: (\S+)`).FindStringSubmatch(out)[1]
+			ibRun(b, piship, env, "keygen", key, "--id", "bench")
+			chanDir := filepath.Join(root, "channel")
+			out := ibRun(b, piship, env, "repo", "init", chanDir, "--key", "root="+key, "--key", "targets="+key, "--key", "snapshot="+key, "--key", "timestamp="+key)
+			pin := "sha256:" + regexp.MustCompile(`root 1 sha256:([0-9a-f]{64})`).FindStringSubmatch(out)[1]
 			archives := map[string]string{}
 			for _, v := range []string{"0.73.1", "0.73.2"} {
 				dir := copyDist(b, "pi-0.73")
 				p := filepath.Join(dir, "distribution.hcl")
 				hcl, _ := os.ReadFile(p)
-				s := fixture.WithUpdates(string(hcl), v, "https://updates.example.invalid/pi/", "bench", pub)
+				s := fixture.WithUpdates(string(hcl), v, "https://updates.example.invalid/pi/", pin)
 				if form == "unbundled" {
 					s = regexp.MustCompile(`bundle\s*=\s*true`).ReplaceAllString(s, "bundle = false")
 				}
@@ -57,8 +59,7 @@ func BenchmarkUpdatePi(b *testing.B) {
 				ibRun(b, piship, env, "release", dir)
 				archives[v] = ibArchive(b, dir)
 			}
-			chanDir := filepath.Join(root, "channel")
-			ibRun(b, piship, env, "sign-channel", chanDir, archives["0.73.1"], archives["0.73.2"], "--key", key)
+			ibRun(b, piship, env, "repo", "add", chanDir, archives["0.73.1"], archives["0.73.2"], "--key", key)
 			homes := func(dir string) map[string]string { return ibHomes(cache, dir) }
 			work := b.TempDir()
 			// PISHIP_BENCH_SETTLE as in BenchmarkInstallPi: the releases

@@ -93,14 +93,6 @@ func testKeys(t *testing.T, n int) []KeyPair {
 	return out
 }
 
-func trustOf(dist string, threshold int, keys ...KeyPair) Trust {
-	tr := Trust{Distribution: dist, Keys: map[string]ed25519.PublicKey{}, Threshold: threshold}
-	for _, k := range keys {
-		tr.Keys[k.ID] = k.Private.Public().(ed25519.PublicKey)
-	}
-	return tr
-}
-
 // wantErr checks err is an *Error with code and reason whose message holds
 // every fragment.
 func wantErr(t *testing.T, err error, code string, reason Reason, fragments ...string) {

@@ -216,21 +216,6 @@ func (s *Source) location(name string) string {
 	return s.base.JoinPath(name).String()
 }
 
-// FetchChannel fetches <channel>.json and <channel>.json.sig, each bounded
-// by MaxDocumentBytes.
-func (s *Source) FetchChannel(ctx context.Context, channel string) (doc, sig []byte, err error) {
-	if msg := CheckName(channel); msg != "" {
-		return nil, nil, configErr("channel %q: %s", channel, msg)
-	}
-	if doc, err = s.Fetch(ctx, DocName(channel), MaxDocumentBytes); err != nil {
-		return nil, nil, err
-	}
-	if sig, err = s.Fetch(ctx, SigName(channel), MaxDocumentBytes); err != nil {
-		return nil, nil, err
-	}
-	return doc, sig, nil
-}
-
 // Fetch reads the file name (one plain path element) of the source, at
 // most limit bytes (0: MaxDocumentBytes); a larger file is refused
 // (UPDATE_FAILED, ReasonTooLarge). A missing file is UPDATE_FAILED

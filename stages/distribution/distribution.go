@@ -379,8 +379,17 @@ var (
 	allowSchema      = bodySchema("audit.allow.")
 	signaturesSchema = bodySchema("signatures.")
 	smokeSchema      = bodySchema("smoke.")
-	updatesSchema    = bodySchema("updates.")
+	updatesSchema    = withRemoved(bodySchema("updates."), removedUpdates)
 )
+
+// withRemoved adds attributes that were removed, so that their decoder can
+// say what replaced them.
+func withRemoved(s *hcl.BodySchema, names []string) *hcl.BodySchema {
+	for _, n := range names {
+		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: n})
+	}
+	return s
+}
 
 func attrNames(s *hcl.BodySchema) []string {
 	out := make([]string, len(s.Attributes))

@@ -15,15 +15,16 @@
 //     tests it runs. Distribution.Audit, .Signatures and .Smoke hold them,
 //     defaults filled in.
 //   - The optional updates block says where installed copies find new
-//     releases (a signed channel directory, see package channel) and which
-//     Ed25519 keys, how many of them (threshold), must sign it.
+//     releases (a TUF repository, see package tuf) and the sha256 of its
+//     initial root (root_sha256) they pin; the piship-channel/v1 keys and
+//     threshold are refused, naming piship repo init.
 //     Distribution.Updates holds it, nil when it is not written.
 //   - ComputeLock hashes distribution.hcl, the runtime's package.json and
 //     package-lock.json, every resource file, every local tool (which must
 //     match its pinned sha256) and every file of the osv: audit databases
 //     into a Lock, with the audit, signatures, smoke and updates settings
-//     where they are written (updates keys with their fingerprints;
-//     Lock.UpdateTrust reads them back as a channel.Trust); Marshal writes
+//     where they are written (updates.rootSha256;
+//     Lock.UpdateRoot reads it back for update_check); Marshal writes
 //     it as canonical JSON, so the same inputs give the same bytes;
 //     WriteLock replaces piship.lock atomically; CheckLock says whether it
 //     is current and, if not, what changed.

@@ -3,7 +3,6 @@ package distribution
 import (
 	"bytes"
 	"context"
-	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,7 +18,6 @@ import (
 	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
-	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/payload"
 )
 
@@ -57,22 +55,12 @@ type Lock struct {
 	Updates *LockUpdates `json:"updates,omitempty"`
 }
 
-// LockUpdates is the updates block: the channel, where it is and the
-// trusted keys, sorted by id.
+// LockUpdates is the updates block: the channel, where the TUF
+// repository is and the sha256 of the initial root installed copies pin.
 type LockUpdates struct {
-	Channel   string          `json:"channel"`
-	Source    string          `json:"source"`
-	Keys      []LockUpdateKey `json:"keys"`
-	Threshold int             `json:"threshold"`
-}
-
-// LockUpdateKey is a trusted channel key.
-type LockUpdateKey struct {
-	ID string `json:"id" cty:"id"`
-	// PublicKey is the standard base64 of the key's SubjectPublicKeyInfo
-	// DER (channel.PublicKeyBase64), Fingerprint its "sha256:<hex>".
-	PublicKey   string `json:"publicKey" cty:"public_key"`
-	Fingerprint string `json:"fingerprint" cty:"fingerprint"`
+	Channel    string `json:"channel"`
+	Source     string `json:"source"`
+	RootSHA256 string `json:"rootSha256"`
 }
 
 // LockAudit is the audit policy, lists sorted, and the digests of the
@@ -260,50 +248,27 @@ func lockPolicy(d *Distribution, l *Lock) error {
 		l.Smoke = append(l.Smoke, LockSmoke{Name: s.Name, Args: append([]string{}, s.Args...), Expect: s.Expect, TimeoutMs: s.Timeout.Milliseconds()})
 	}
 	if u := d.Updates; u != nil {
-		lu := &LockUpdates{Channel: u.Channel, Source: u.Source, Threshold: u.Threshold, Keys: []LockUpdateKey{}}
-		for _, k := range u.Keys {
-			lu.Keys = append(lu.Keys, LockUpdateKey{ID: k.ID, PublicKey: channel.PublicKeyBase64(k.PublicKey), Fingerprint: k.Fingerprint})
-		}
-		slices.SortFunc(lu.Keys, func(x, y LockUpdateKey) int { return strings.Compare(x.ID, y.ID) })
+		lu := &LockUpdates{Channel: u.Channel, Source: u.Source, RootSHA256: u.RootSHA256}
 		l.Updates = lu
 	}
 	return nil
 }
 
-// UpdateTrust is the channel trust the lock records for the distribution:
-// its id, its updates keys and threshold. Installations take it from the
-// installed release's lock, whose digest the receipt pins. A lock without
-// an updates block, or whose keys do not parse or do not match their
-// fingerprints, is refused.
-func (l *Lock) UpdateTrust() (*channel.Trust, error) {
+// UpdateRoot is the initial root the lock pins for updates
+// ("sha256:<hex>"). Installations take it from the installed release's
+// lock, whose digest the receipt pins. A lock without an updates block, or
+// one written before TUF (no rootSha256), is refused.
+func (l *Lock) UpdateRoot() (string, error) {
 	id := l.Distribution.ID
 	u := l.Updates
 	if u == nil {
-		return nil, fmt.Errorf("UPDATE_FAILED: distribution %q has no updates block: its releases are not updated from a channel", id)
+		return "", fmt.Errorf("UPDATE_FAILED: distribution %q has no updates block: its releases are not updated from a repository", id)
 	}
-	t := &channel.Trust{Distribution: id, Keys: map[string]ed25519.PublicKey{}, Threshold: u.Threshold}
-	seen := map[string]string{}
-	for _, k := range u.Keys {
-		pub, err := channel.ParsePublicKey(k.PublicKey)
-		if err != nil {
-			return nil, fmt.Errorf("LOCK_INVALID: the lock's updates key %q: %v", k.ID, err)
-		}
-		if fp := channel.Fingerprint(pub); fp != k.Fingerprint {
-			return nil, fmt.Errorf("LOCK_INVALID: the lock's updates key %q has fingerprint %s, but its public key is %s", k.ID, k.Fingerprint, fp)
-		}
-		if _, dup := t.Keys[k.ID]; dup {
-			return nil, fmt.Errorf("LOCK_INVALID: the lock lists updates key %q twice", k.ID)
-		}
-		if other, dup := seen[string(pub)]; dup {
-			return nil, fmt.Errorf("LOCK_INVALID: the lock's updates keys %q and %q are the same key", other, k.ID)
-		}
-		seen[string(pub)] = k.ID
-		t.Keys[k.ID] = pub
+	pin, msg := CheckRootPin(u.RootSHA256)
+	if msg != "" {
+		return "", fmt.Errorf("UPDATE_FAILED: the lock of %q pins no TUF root (updates.rootSha256 %q): it was built for piship-channel/v1, which was replaced by TUF repositories; install a release built with updates.root_sha256", id, u.RootSHA256)
 	}
-	if len(t.Keys) == 0 || t.Threshold < 1 || t.Threshold > len(t.Keys) {
-		return nil, fmt.Errorf("LOCK_INVALID: the lock's updates threshold %d does not fit its %d keys", t.Threshold, len(t.Keys))
-	}
-	return t, nil
+	return pin, nil
 }
 
 // listTree returns the slash paths of every regular file at or under r,
@@ -384,9 +349,6 @@ func (l *Lock) Marshal() []byte {
 	}
 	if c.Updates != nil {
 		u := *c.Updates
-		if u.Keys == nil {
-			u.Keys = []LockUpdateKey{}
-		}
 		c.Updates = &u
 	}
 	if c.Smoke != nil {

@@ -45,13 +45,9 @@ const policyBlocks = `
     expect = "Usage: hello"
   }
   updates {
-    channel   = "beta"
-    source    = "https://example.com/hello/"
-    keys      = [
-      { id = "release-2026", public_key = "` + testKeyA + `" },
-      { id = "backup", public_key = "` + testKeyB + `" },
-    ]
-    threshold = 2
+    channel     = "beta"
+    source      = "https://example.com/hello/"
+    root_sha256 = "` + testRoot + `"
   }
 `
 

@@ -95,13 +95,11 @@ var schema = []Field{
 		Doc: "how long the run may take, a Go duration (30s, 5m), at most 1h"},
 
 	{Name: "updates.channel", Type: "string", Default: `"stable"`, Example: `"stable"`,
-		Doc: "the channel installed copies follow unless told otherwise: <channel>.json in the source; lowercase letters, digits, '.', '_' and '-'"},
+		Doc: "the channel installed copies follow unless told otherwise (the channel of piship repo add); lowercase letters, digits, '.', '_' and '-'"},
 	{Name: "updates.source", Type: "string", Required: true, Example: `"https://example.com/hello/"`,
-		Doc: "the channel directory (holding <channel>.json, its .sig and the archives): an https:// URL, a file:// URL or an absolute path; http:// only to loopback hosts"},
-	{Name: "updates.keys", Type: "list(object({id=string, public_key=string}))", Required: true, Example: `[{ id = "release-2026", public_key = "<base64>" }]`,
-		Doc: "the trusted channel keys: id as signatures name it, public_key the base64 of the Ed25519 key's SubjectPublicKeyInfo DER (piship keygen prints both); distinct ids and keys"},
-	{Name: "updates.threshold", Type: "number", Default: "1", Example: "2",
-		Doc: "how many distinct listed keys must sign a channel, from 1 to the number of keys"},
+		Doc: "the TUF repository (holding metadata/ and targets/, as piship repo init writes it): an https:// URL, a file:// URL or an absolute path; http:// only to loopback hosts"},
+	{Name: "updates.root_sha256", Type: "string", Required: true, Example: `"sha256:9c1e..."`,
+		Doc: "the pinned initial root of the TUF repository: sha256:<hex> of its metadata/1.root.json, as piship repo init prints it; installed copies trust later roots only through it"},
 }
 
 var blocks = []Block{
@@ -111,7 +109,7 @@ var blocks = []Block{
 	{Name: "audit.allow", Label: "id", Repeated: true, Doc: "an accepted advisory (GHSA, CVE, OSV or npm id), with why and until when"},
 	{Name: "signatures", Doc: "the check of the npm registry's signatures over every registry package"},
 	{Name: "smoke", Label: "name", Repeated: true, Doc: "a test of the payload run by every release: the command with args, its output matched against expect"},
-	{Name: "updates", Doc: "where installed copies find new releases (a signed channel) and which keys they trust to sign it"},
+	{Name: "updates", Doc: "where installed copies find new releases (a TUF repository) and the root they trust it by"},
 }
 
 // Schema returns the documented attributes of distribution.hcl.

@@ -1,11 +1,9 @@
 package distribution
 
 import (
-	"crypto/ed25519"
 	"fmt"
 	"math/big"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -15,58 +13,50 @@ import (
 )
 
 // The updates block: where installed copies of the distribution find new
-// releases, and which keys they trust to sign the channel.
+// releases (a TUF repository, see stages/tuf) and which initial root they
+// trust: root_sha256 pins the repository's metadata/1.root.json, the root
+// `piship repo init` wrote and printed. Later roots are trusted because
+// that root (and each one after it) signs them.
 
 // DefaultChannel is updates.channel when it is not written.
 const DefaultChannel = "stable"
 
 // Updates is the updates block.
 type Updates struct {
-	// Channel is the default channel: <Channel>.json in Source.
+	// Channel is the default channel: the releases whose custom channel
+	// field is Channel in the repository.
 	Channel string
-	// Source is the channel directory as written: an absolute path, a
-	// file:// URL, an https:// URL, or an http:// URL of a loopback host
-	// (channel.OpenSource reads it).
+	// Source is the TUF repository (holding metadata/ and targets/) as
+	// written: an absolute path, a file:// URL, an https:// URL, or an
+	// http:// URL of a loopback host (channel.OpenSource reads it).
 	Source string
-	// Keys are the trusted channel keys in the order written: distinct ids
-	// and distinct public keys.
-	Keys []UpdateKey
-	// Threshold is how many distinct keys must sign a channel:
-	// 1 <= Threshold <= len(Keys).
-	Threshold int
+	// RootSHA256 is the pinned initial root: "sha256:<64 lowercase hex>".
+	RootSHA256 string
 }
 
-// UpdateKey is a trusted channel key.
-type UpdateKey struct {
-	ID        string
-	PublicKey ed25519.PublicKey
-	// Fingerprint is channel.Fingerprint of the key: "sha256:<hex>".
-	Fingerprint string
-}
-
-// Trust is what installations of distribution id check a channel
-// against. Installations take it from the installed release's lock
-// (Lock.UpdateTrust), not from a distribution directory.
-func (u *Updates) Trust(id string) channel.Trust {
-	t := channel.Trust{Distribution: id, Keys: map[string]ed25519.PublicKey{}, Threshold: u.Threshold}
-	for _, k := range u.Keys {
-		t.Keys[k.ID] = k.PublicKey
-	}
-	return t
-}
-
-var keyFields = []string{"id", "public_key"}
+// removedUpdates are the attributes of the piship-channel/v1 updates
+// block: still decoded so that writing them gets a diagnostic saying what
+// replaced them rather than "unsupported argument".
+var removedUpdates = []string{"keys", "threshold"}
 
 func (dc *decoder) updates(blk *hcl.Block) {
 	d := dc.d
 	d.ranges["updates"] = blk.DefRange
 	content := dc.content(blk.Body, updatesSchema, "the updates block", "updates.")
 	attrs := content.Attributes
-	u := &Updates{Channel: DefaultChannel, Threshold: 1}
+	u := &Updates{Channel: DefaultChannel}
 	ok := true
+	for _, n := range removedUpdates {
+		if a, written := attrs[n]; written {
+			dc.add(errDiag("Replaced by TUF",
+				fmt.Sprintf("updates.%s was replaced by TUF: installed copies now trust a TUF repository's root instead of a list of channel keys. Run piship repo init DIR --key root=FILE --key targets=FILE --key snapshot=FILE --key timestamp=FILE, publish releases with piship repo add, and write updates.root_sha256 = \"sha256:<hex>\" (the digest repo init prints) instead of keys and threshold.", n),
+				a.NameRange))
+			ok = false
+		}
+	}
 	if v, r, vok := dc.str(attrs, "updates.channel"); vok {
 		if msg := channel.CheckName(v); msg != "" {
-			detail := fmt.Sprintf("updates.channel %q: %s It names the file %s in the source.", v, msg, channel.DocName("<channel>"))
+			detail := fmt.Sprintf("updates.channel %q: %s It is the channel field of the repository's releases.", v, msg)
 			if low := strings.ToLower(v); low != v && channel.CheckName(low) == "" {
 				detail += fmt.Sprintf(" Did you mean %q?", low)
 			}
@@ -88,162 +78,30 @@ func (dc *decoder) updates(blk *hcl.Block) {
 	} else {
 		ok = false
 	}
-	keysOK := false
-	if attr, written := attrs["keys"]; written {
-		u.Keys, keysOK = dc.updateKeys(attr)
-		ok = ok && keysOK
-	} else {
-		ok = false // hcl reported it missing
-	}
-	if n, r, nok := dc.integer(attrs, "updates.threshold"); nok {
-		switch {
-		case n.Sign() < 1:
-			dc.add(errDiag("Invalid threshold",
-				fmt.Sprintf("updates.threshold %s: at least one trusted key must sign a channel; write a number from 1 to the number of keys.", n), r))
+	if v, r, vok := dc.str(attrs, "updates.root_sha256"); vok {
+		if pin, msg := CheckRootPin(v); msg != "" {
+			dc.add(errDiag("Invalid root digest", fmt.Sprintf("updates.root_sha256 %q: %s", v, msg), r))
 			ok = false
-		case n.Cmp(big.NewInt(int64(len(u.Keys)))) > 0:
-			if keysOK { // else the keys' own errors say what is wrong
-				listed := fmt.Sprintf("the %d keys listed", len(u.Keys))
-				if len(u.Keys) == 1 {
-					listed = "the one key listed"
-				}
-				dc.add(errDiag("Invalid threshold",
-					fmt.Sprintf("updates.threshold %s is more than %s: no channel could ever be accepted. Add keys or lower the threshold.", n, listed), r))
-			}
-			ok = false
-		default:
-			u.Threshold = int(n.Int64())
+		} else {
+			u.RootSHA256 = pin
 		}
-	} else if _, written := attrs["threshold"]; written {
-		ok = false
+	} else {
+		ok = false // hcl reported it missing, or its type
 	}
 	if ok {
 		d.Updates = u
 	}
 }
 
-// updateKeys decodes keys = [{ id = "...", public_key = "..." }, ...].
-func (dc *decoder) updateKeys(attr *hcl.Attribute) ([]UpdateKey, bool) {
-	d := dc.d
-	r := attr.Expr.Range()
-	d.ranges["updates.keys"] = r
-	const example = `keys = [{ id = "release-2026", public_key = "<base64 of the key's SubjectPublicKeyInfo DER, as piship keygen prints it>" }]`
-	exprs, diags := hcl.ExprList(attr.Expr)
-	if diags.HasErrors() {
-		if v, ok := dc.value(attr.Expr); ok {
-			dc.add(typeDiag(r, "updates.keys", "a list of { id, public_key } objects: "+example, v))
-		}
-		return nil, false
+// CheckRootPin normalises a root digest ("sha256:<hex>", the prefix
+// optional, any case) to "sha256:<lowercase hex>", or says what is wrong.
+func CheckRootPin(v string) (string, string) {
+	h := strings.ToLower(strings.TrimSpace(v))
+	h = strings.TrimPrefix(h, "sha256:")
+	if len(h) != 64 || strings.Trim(h, "0123456789abcdef") != "" {
+		return "", "a root digest is sha256:<64 hex digits>, the sha256 of the repository's metadata/1.root.json as piship repo init and piship repo status print it."
 	}
-	if len(exprs) == 0 {
-		dc.add(errDiag("No update key", "updates.keys needs at least one trusted key, or no installed copy could accept a channel: "+example+".", r))
-		return nil, false
-	}
-	var keys []UpdateKey
-	ok := true
-	ids := map[string]int{}
-	pubs := map[string]int{}
-	for i, e := range exprs {
-		key := fmt.Sprintf("updates.keys[%d]", i)
-		d.ranges[key] = e.Range()
-		k, kok := dc.updateKey(e, key)
-		if !kok {
-			ok = false
-			continue
-		}
-		if j, dup := ids[k.ID]; dup {
-			dc.add(errDiag("Duplicate key id", fmt.Sprintf("key id %q is already listed at %s.", k.ID, d.Pos(fmt.Sprintf("updates.keys[%d].id", j))), d.Range(key+".id")))
-			ok = false
-			continue
-		}
-		if j, dup := pubs[string(k.PublicKey)]; dup {
-			dc.add(errDiag("Duplicate public key",
-				fmt.Sprintf("key %q has the same public key as %q (%s): a threshold counts distinct keys, so list each key once.", k.ID, keys[j].ID, d.Pos(fmt.Sprintf("updates.keys[%d].public_key", j))),
-				d.Range(key+".public_key")))
-			ok = false
-			continue
-		}
-		ids[k.ID] = i
-		pubs[string(k.PublicKey)] = len(keys)
-		keys = append(keys, k)
-	}
-	return keys, ok
-}
-
-func (dc *decoder) updateKey(expr hcl.Expression, key string) (UpdateKey, bool) {
-	fields, diags := hcl.ExprMap(expr)
-	if diags.HasErrors() {
-		dc.add(errDiag("Incorrect attribute value type",
-			fmt.Sprintf("%s must be an object { id = \"<key id>\", public_key = \"<base64>\" }.", key), expr.Range()))
-		return UpdateKey{}, false
-	}
-	var k UpdateKey
-	have := map[string]bool{}
-	ok := true
-	for _, kv := range fields {
-		kval, kd := kv.Key.Value(nil)
-		if kd.HasErrors() || kval.IsNull() || !kval.IsKnown() || kval.Type() != cty.String {
-			dc.add(errDiag("Invalid key attribute", "A key's attributes are id and public_key.", kv.Key.Range()))
-			ok = false
-			continue
-		}
-		field := kval.AsString()
-		if !slices.Contains(keyFields, field) {
-			detail := fmt.Sprintf("%s has no attribute %q.", key, field)
-			if s := suggest(field, keyFields); s != "" {
-				detail += fmt.Sprintf(" Did you mean %q?", s)
-			} else {
-				detail += " A key takes id and public_key."
-			}
-			dc.add(errDiag("Unsupported argument", detail, kv.Key.Range()))
-			ok = false
-			continue
-		}
-		if have[field] {
-			dc.add(errDiag("Duplicate key attribute", fmt.Sprintf("%s sets %s twice.", key, field), kv.Key.Range()))
-			ok = false
-			continue
-		}
-		have[field] = true
-		v, r, vok := dc.exprString(kv.Value, key+"."+field, key+"."+field)
-		if !vok {
-			ok = false
-			continue
-		}
-		switch field {
-		case "id":
-			if msg := channel.CheckKeyID(v); msg != "" {
-				dc.add(errDiag("Invalid key id", fmt.Sprintf("%s id %q: %s Signature files name the key by it.", key, v, msg), r))
-				ok = false
-				continue
-			}
-			k.ID = v
-		case "public_key":
-			pub, err := channel.ParsePublicKey(v)
-			if err != nil {
-				msg := err.Error()
-				if e, isErr := channel.AsError(err); isErr {
-					msg = e.Msg
-				}
-				dc.add(errDiag("Invalid public key", fmt.Sprintf("%s public_key: %s.", key, strings.TrimSuffix(msg, ".")), r))
-				ok = false
-				continue
-			}
-			k.PublicKey = pub
-			k.Fingerprint = channel.Fingerprint(pub)
-		}
-	}
-	for _, field := range keyFields {
-		if !have[field] {
-			what := "the key's name, as its signatures give it (piship keygen --id)"
-			if field == "public_key" {
-				what = "the base64 of the key's SubjectPublicKeyInfo DER, as piship keygen prints it"
-			}
-			dc.add(errDiag("Missing required argument", fmt.Sprintf("%s requires %s: %s.", key, field, what), expr.Range()))
-			ok = false
-		}
-	}
-	return k, ok
+	return "sha256:" + h, ""
 }
 
 // integer decodes a whole-number attribute.

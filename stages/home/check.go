@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home/receipt"
@@ -57,28 +56,27 @@ func checkInstalled(dir string, s *source, digests map[string]string, archiveSHA
 	return in, nil
 }
 
-// checkExpectedKey refuses a release whose lock does not trust expect (a
-// "sha256:<hex>" fingerprint; "" expects nothing) for updates. Install runs
-// it on every path: a fresh extraction and a release it reuses as it stands.
+// checkExpectedKey refuses a release whose lock does not pin expect (a
+// "sha256:<hex>" root digest, --expect-root; "" expects nothing) as the
+// initial TUF root of its updates. Install runs it on every path: a fresh
+// extraction and a release it reuses as it stands.
 func checkExpectedKey(id, version, expect string, l *distribution.Lock) error {
 	if expect == "" {
 		return nil
 	}
-	var have []string
-	if l.Updates != nil {
-		for _, k := range l.Updates.Keys {
-			if strings.EqualFold(k.Fingerprint, expect) {
-				return nil
-			}
-			have = append(have, k.Fingerprint)
+	want, msg := distribution.CheckRootPin(expect)
+	if msg != "" {
+		return receipt.Errorf("CONFIG_INVALID", "--expect-root %q: %s", expect, msg)
+	}
+	have := "none"
+	if l.Updates != nil && l.Updates.RootSHA256 != "" {
+		if l.Updates.RootSHA256 == want {
+			return nil
 		}
+		have = l.Updates.RootSHA256
 	}
-	list := "none"
-	if len(have) > 0 {
-		list = strings.Join(have, ", ")
-	}
-	return receipt.Errorf("POLICY_DENIED", "%s %s does not trust the expected key %s for updates (its lock trusts: %s): refusing to install it",
-		id, version, expect, list)
+	return receipt.Errorf("POLICY_DENIED", "%s %s does not pin the expected root %s for updates (its lock pins: %s): another distribution's repository or a replaced root; refusing to install it",
+		id, version, want, have)
 }
 
 // checkReusedKey runs checkExpectedKey on the lock of a recorded release.

@@ -167,12 +167,6 @@ func (r DoctorReport) JSON() ([]byte, error) {
 	if r.TUF.Roles == nil {
 		r.TUF.Roles = []TUFRole{}
 	}
-	if r.Trust.Keys == nil {
-		r.Trust.Keys = []distribution.LockUpdateKey{}
-	}
-	if r.Trust.Sequences == nil {
-		r.Trust.Sequences = map[string]int64{}
-	}
 	return canon.JSON(r)
 }
 
@@ -218,22 +212,18 @@ type StoreReport struct {
 
 // TrustState is the update trust of an installation.
 type TrustState struct {
-	// Channel, Source, Keys and Threshold come from the active release's
-	// lock (its updates block); empty when it has none, and then updates
-	// are refused.
-	Channel   string                       `json:"channel" cty:"channel"`
-	Source    string                       `json:"source" cty:"source"`
-	Keys      []distribution.LockUpdateKey `json:"keys" cty:"keys"`
-	Threshold int                          `json:"threshold" cty:"threshold"`
-	// Sequences is the replay floor: the highest channel sequence
-	// installed, per channel.
-	Sequences map[string]int64 `json:"sequences" cty:"sequences"`
+	// Channel, Source and RootSHA256 (the pinned initial TUF root) come
+	// from the active release's lock (its updates block); empty when it
+	// has none, and then updates are refused.
+	Channel    string `json:"channel" cty:"channel"`
+	Source     string `json:"source" cty:"source"`
+	RootSHA256 string `json:"rootSha256" cty:"root_sha256"`
 	// Problem says why the lock could not be read.
 	Problem string `json:"problem" cty:"problem"`
 }
 
 func trustState(rc *receipt.Receipt) TrustState {
-	ts := TrustState{Sequences: rc.Sequences}
+	ts := TrustState{}
 	a := rc.Find(rc.Active)
 	if a == nil {
 		return ts
@@ -248,7 +238,7 @@ func trustState(rc *receipt.Receipt) TrustState {
 		return ts
 	}
 	if u := l.Updates; u != nil {
-		ts.Channel, ts.Source, ts.Keys, ts.Threshold = u.Channel, u.Source, u.Keys, u.Threshold
+		ts.Channel, ts.Source, ts.RootSHA256 = u.Channel, u.Source, u.RootSHA256
 	}
 	return ts
 }
@@ -327,21 +317,7 @@ func (t TrustState) String() string {
 	if t.Channel == "" {
 		b.WriteString("no updates block in the active lock (updates are refused)")
 	} else {
-		fmt.Fprintf(&b, "channel %s from %s, threshold %d of %d key(s):", t.Channel, t.Source, t.Threshold, len(t.Keys))
-		for _, k := range t.Keys {
-			fmt.Fprintf(&b, " %s (%s)", k.ID, k.Fingerprint)
-		}
-	}
-	if len(t.Sequences) > 0 {
-		b.WriteString("; replay floor:")
-		chans := make([]string, 0, len(t.Sequences))
-		for c := range t.Sequences {
-			chans = append(chans, c)
-		}
-		sort.Strings(chans)
-		for _, c := range chans {
-			fmt.Fprintf(&b, " %s >= %d", c, t.Sequences[c])
-		}
+		fmt.Fprintf(&b, "channel %s from %s, initial root %s", t.Channel, t.Source, t.RootSHA256)
 	}
 	return b.String()
 }
@@ -418,7 +394,7 @@ func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*D
 	if a != nil && receipt.CheckInside(home, id, a) == nil {
 		rep.Trust = trustState(rc)
 	} else {
-		rep.Trust = TrustState{Sequences: rc.Sequences}
+		rep.Trust = TrustState{}
 	}
 	if _, err := os.Stat(receipt.TrustPath(home, id)); err == nil {
 		rep.TrustFile = receipt.TrustPath(home, id)

@@ -96,9 +96,6 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 			return nil, err
 		}
 	}
-	if err := checkSequence(rc, o.Channel, o.Sequence); err != nil {
-		return nil, err
-	}
 	res := &InstallResult{ID: id, Version: s.version, Target: s.target, Source: s.kind, Warnings: s.warnings}
 
 	// A recorded release of the same bytes is activated as it stands.
@@ -264,16 +261,6 @@ func readOrNew(home, id string) (*receipt.Receipt, error) {
 	return rc, err
 }
 
-func checkSequence(rc *receipt.Receipt, channel string, seq int64) error {
-	if channel == "" || seq <= 0 {
-		return nil
-	}
-	if floor := rc.Sequences[channel]; seq < floor {
-		return receipt.Errorf(receipt.CodeUpdate, "channel %s sequence %d is older than %d, already installed: refusing a replayed channel", channel, seq, floor)
-	}
-	return nil
-}
-
 // reusable returns a recorded release of s's version holding the same
 // bytes, whose directory still stands inside apps/<id>/
 // (receipt.CheckInside), or nil.
@@ -428,7 +415,7 @@ func (o *InstallOptions) activate(ctx context.Context, id string, rec receipt.Re
 			return "", nil, err
 		}
 	}
-	return o.commit(ctx, id, rec, o.Channel, o.Sequence)
+	return o.commit(ctx, id, rec)
 }
 
 func samePath(a, b string) bool {
@@ -438,7 +425,7 @@ func samePath(a, b string) bool {
 // commit makes rec the active release under the launch gate: shims first
 // (they do not depend on the version), then the receipt, the commit point.
 // It returns the version active before and the shims written.
-func (o *Options) commit(ctx context.Context, id string, rec receipt.Release, channel string, seq int64) (_ string, _ []string, err error) {
+func (o *Options) commit(ctx context.Context, id string, rec receipt.Release) (_ string, _ []string, err error) {
 	ctx, ph := phase.Start(ctx, "commit")
 	defer func() { ph.End(err) }()
 	home := o.Homes.Install
@@ -450,12 +437,6 @@ func (o *Options) commit(ctx context.Context, id string, rec receipt.Release, ch
 	rc, err := readOrNew(home, id)
 	if err != nil {
 		return "", nil, err
-	}
-	if err := checkSequence(rc, channel, seq); err != nil {
-		return "", nil, err
-	}
-	if channel != "" && seq > 0 {
-		rc.Sequences[channel] = seq
 	}
 	prevActive := rc.Active
 	var oldCommand string

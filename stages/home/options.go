@@ -91,10 +91,7 @@ type InstallOptions struct {
 	// entry's, whatever the download is called).
 	ID, Version string
 	// Channel is recorded in the release record (default: release.json's).
-	// With Sequence > 0 it is checked against and raises the receipt's
-	// replay floor for the channel: a lower sequence is UPDATE_FAILED.
-	Channel  string
-	Sequence int64
+	Channel string
 	// Writers is the number of parallel file writers (default 8).
 	Writers int
 	// FreeSpace returns the bytes free for an unprivileged user on the file

@@ -83,8 +83,7 @@
 // versions), timestamp, snapshot and targets, with the trusted metadata
 // in the directory the caller gives (the install home's trust/<id>/,
 // receipt.TrustDir, which go-tuf writes through a temporary file and a
-// rename; `piship update` does not call Update yet, so today only tests
-// write there). The first update
+// rename; the update_check stage of `piship update` calls Update). The first update
 // starts from the initial root (given, or the repository's
 // metadata/1.root.json), whose sha256 must be the one the lock or
 // --expect-root pins; later ones from the trusted root.json there. Files are

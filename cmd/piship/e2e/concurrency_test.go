@@ -26,21 +26,21 @@ func newThreeVersionWorld(t *testing.T) *consumerWorld {
 		"PISHIP_INSTALL_HOME="+filepath.Join(root, "install"), "PISHIP_BIN_HOME="+w.bin,
 		"PISHIP_STATE_HOME="+filepath.Join(root, "state"))
 	key := filepath.Join(root, "k.pem")
-	out := w.run("keygen", key, "--id", "rel-1")
-	pub := regexp.MustCompile(`public key: (\S+)`).FindStringSubmatch(out)[1]
-	w.fp = regexp.MustCompile(`fingerprint: (\S+)`).FindStringSubmatch(out)[1]
+	w.run("keygen", key, "--id", "rel-1")
+	w.chanDir = filepath.Join(root, "channel")
+	out := w.run("repo", "init", w.chanDir, "--key", "root="+key, "--key", "targets="+key, "--key", "snapshot="+key, "--key", "timestamp="+key)
+	w.fp = "sha256:" + regexp.MustCompile(`root 1 sha256:([0-9a-f]{64})`).FindStringSubmatch(out)[1]
 	for _, v := range []string{"1.0.0", "1.1.0", "1.2.0"} {
 		dir := copyDist(t, "hello")
 		p := filepath.Join(dir, "distribution.hcl")
 		b, _ := os.ReadFile(p)
-		os.WriteFile(p, []byte(fixture.WithUpdates(string(b), v, "https://updates.example.invalid/hello/", "rel-1", pub)), 0o644)
+		os.WriteFile(p, []byte(fixture.WithUpdates(string(b), v, "https://updates.example.invalid/hello/", w.fp)), 0o644)
 		os.WriteFile(filepath.Join(dir, "resources", "motd.txt"), []byte("motd "+v+"\n"), 0o644)
 		w.run("lock", dir)
 		w.run("release", dir)
 		w.release[v] = filepath.Join(dir, "dist", "releases", "hello-"+v+"-"+w.target+".tar.gz")
 	}
-	w.chanDir = filepath.Join(root, "channel")
-	w.run("sign-channel", w.chanDir, w.release["1.0.0"], w.release["1.1.0"], "--key", key)
+	w.run("repo", "add", w.chanDir, w.release["1.0.0"], w.release["1.1.0"], "--key", key)
 	return w
 }
 

@@ -50,9 +50,10 @@ func newWorldOf(t *testing.T, example, v1, v2 string, edit func(string) string) 
 		"PISHIP_INSTALL_HOME="+filepath.Join(root, "install"), "PISHIP_BIN_HOME="+w.bin,
 		"PISHIP_STATE_HOME="+filepath.Join(root, "state"))
 	key := filepath.Join(root, "k.pem")
-	out := w.run("keygen", key, "--id", "rel-1")
-	pub := regexp.MustCompile(`public key: (\S+)`).FindStringSubmatch(out)[1]
-	w.fp = regexp.MustCompile(`fingerprint: (\S+)`).FindStringSubmatch(out)[1]
+	w.run("keygen", key, "--id", "rel-1")
+	w.chanDir = filepath.Join(root, "channel")
+	out := w.run("repo", "init", w.chanDir, "--key", "root="+key, "--key", "targets="+key, "--key", "snapshot="+key, "--key", "timestamp="+key)
+	w.fp = "sha256:" + regexp.MustCompile(`root 1 sha256:([0-9a-f]{64})`).FindStringSubmatch(out)[1]
 	for _, v := range []string{v1, v2} {
 		dir := copyDist(t, example)
 		p := filepath.Join(dir, "distribution.hcl")
@@ -61,7 +62,7 @@ func newWorldOf(t *testing.T, example, v1, v2 string, edit func(string) string) 
 		if edit != nil {
 			s = edit(s)
 		}
-		os.WriteFile(p, []byte(fixture.WithUpdates(s, v, "https://updates.example.invalid/hello/", "rel-1", pub)), 0o644)
+		os.WriteFile(p, []byte(fixture.WithUpdates(s, v, "https://updates.example.invalid/hello/", w.fp)), 0o644)
 		if example == "hello" {
 			os.WriteFile(filepath.Join(dir, "resources", "motd.txt"), []byte("motd "+v+"\n"), 0o644)
 		}
@@ -69,8 +70,7 @@ func newWorldOf(t *testing.T, example, v1, v2 string, edit func(string) string) 
 		w.run("release", dir)
 		w.release[v] = filepath.Join(dir, "dist", "releases", id+"-"+v+"-"+w.target+".tar.gz")
 	}
-	w.chanDir = filepath.Join(root, "channel")
-	w.run("sign-channel", w.chanDir, w.release[v1], w.release[v2], "--key", key)
+	w.run("repo", "add", w.chanDir, w.release[v1], w.release[v2], "--key", key)
 	return w
 }
 
@@ -133,12 +133,12 @@ func TestInstallUpdateRollbackThroughTheShim(t *testing.T) {
 				from = srv.URL + "/"
 			}
 			other := "sha256:" + strings.Repeat("ab", 32)
-			if out, err := w.try("install", w.release["1.0.0"], "--expect-key", other); err == nil || !strings.Contains(out, "POLICY_DENIED") {
-				t.Fatalf("install with an untrusted --expect-key: %v\n%s", err, out)
+			if out, err := w.try("install", w.release["1.0.0"], "--expect-root", other); err == nil || !strings.Contains(out, "POLICY_DENIED") {
+				t.Fatalf("install with an another --expect-root: %v\n%s", err, out)
 			}
 			// The bin home is a temp dir, not on PATH: install names the
 			// shim by its path and the line to add for the user's shell.
-			icmd := exec.Command(w.piship, "install", w.release["1.0.0"], "--expect-key", w.fp)
+			icmd := exec.Command(w.piship, "install", w.release["1.0.0"], "--expect-root", w.fp)
 			icmd.Env = append(slices.Clone(w.env), "SHELL=/bin/zsh")
 			iout, err := icmd.CombinedOutput()
 			if err != nil {
@@ -152,6 +152,16 @@ func TestInstallUpdateRollbackThroughTheShim(t *testing.T) {
 			}
 			if got := w.launch("--version"); got != "1.0.0" {
 				t.Fatalf("launch after install: %q", got)
+			}
+			if served == "directory" {
+				// A piship-channel/v1 channel is refused, saying what replaced it.
+				v1 := t.TempDir()
+				os.WriteFile(filepath.Join(v1, "stable.json"), []byte(`{"schema": "piship-channel/v1", "distribution": "hello"}`), 0o644)
+				out, err := w.try("update", "hello", "--from", v1)
+				if err == nil || !strings.Contains(out, "UPDATE_FAILED") || !strings.Contains(out, "piship-channel/v1 was replaced by TUF repositories") ||
+					!strings.Contains(out, "piship repo init") {
+					t.Fatalf("update from a v1 channel: %v\n%s", err, out)
+				}
 			}
 			if served == "http" {
 				updateFromSlowServers(t, w) // issue 13: a dead or slow server ends an update in time
@@ -185,8 +195,7 @@ func TestInstallUpdateRollbackThroughTheShim(t *testing.T) {
 			out := w.run("doctor", "hello")
 			for _, want := range []string{
 				"hello: verified, nothing to repair", "active 1.0.0, previous none", "leases: 0 live",
-				"trust: channel stable from https://updates.example.invalid/hello/, threshold 1 of 1 key(s): rel-1 (" + w.fp + ")",
-				"replay floor: stable >= 1", "disk: ",
+				"trust: channel stable from https://updates.example.invalid/hello/, initial root " + w.fp, "disk: ",
 			} {
 				if !strings.Contains(out, want) {
 					t.Fatalf("doctor output lacks %q:\n%s", want, out)
@@ -201,6 +210,12 @@ func TestInstallUpdateRollbackThroughTheShim(t *testing.T) {
 			w.run("doctor", "hello")
 			if got := w.launch("--version"); got != "1.0.0" {
 				t.Fatalf("launch after doctor refreshed the shim: %q", got)
+			}
+			// update again after the rollback: the trusted TUF metadata in
+			// trust/hello/ carries on from the first update.
+			w.run("update", "hello", "--from", from)
+			if w.active() != "1.1.0" {
+				t.Fatalf("active after the update after rollback: %s", w.active())
 			}
 		})
 	}

@@ -29,13 +29,13 @@ func updateFromSlowServers(t *testing.T, w *consumerWorld) {
 		budget       time.Duration
 		want         []string
 	}{
-		{"no headers", "/stable.json", channeltest.Silent, []string{"--timeout", "1s"}, time.Second,
-			[]string{"UPDATE_FAILED", "sent no response headers", "/stable.json", "within the 1s header timeout", "raise --timeout"}},
-		{"a byte a second", "/stable.json", channeltest.Trickle, []string{"--max-time", "2s"}, 2 * time.Second,
-			[]string{"UPDATE_FAILED", "/stable.json did not arrive within the 2s overall budget", "raise --max-time"}},
-		{"archive, no headers", "/" + archive, channeltest.Silent, []string{"--timeout", "1s"}, time.Second,
+		{"no headers", "/timestamp.json", channeltest.Silent, []string{"--timeout", "1s"}, time.Second,
+			[]string{"UPDATE_FAILED", "sent no response headers", "/timestamp.json", "within the 1s header timeout", "raise --timeout"}},
+		{"a byte a second", "/timestamp.json", channeltest.Trickle, []string{"--max-time", "2s"}, 2 * time.Second,
+			[]string{"UPDATE_FAILED", "/timestamp.json did not arrive within the 2s overall budget", "raise --max-time"}},
+		{"archive, no headers", "." + archive, channeltest.Silent, []string{"--timeout", "1s"}, time.Second,
 			[]string{"UPDATE_FAILED", "sent no response headers", archive, "header timeout"}},
-		{"archive, a byte a second", "/" + archive, channeltest.Trickle, []string{"--max-time", "2s"}, 2 * time.Second,
+		{"archive, a byte a second", "." + archive, channeltest.Trickle, []string{"--max-time", "2s"}, 2 * time.Second,
 			[]string{"UPDATE_FAILED", archive + " did not arrive within the 2s overall budget for an archive"}},
 	} {
 		t.Run("slow server, "+c.name, func(t *testing.T) {

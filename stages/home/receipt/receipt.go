@@ -77,10 +77,11 @@ type Receipt struct {
 	// by different bytes of the same version), for reuse when an install
 	// brings the same archive again. Doctor reclaims them.
 	Retained []Release `json:"retained,omitempty"`
-	// Sequences maps a channel to the highest sequence installed from it:
-	// the replay floor.
-	Sequences map[string]int64 `json:"sequences"`
-	UpdatedAt time.Time        `json:"updatedAt"`
+	// A receipt written before TUF also holds "sequences" (the
+	// piship-channel/v1 replay floor per channel): it is ignored on read
+	// and dropped on the next write, TUF's trusted metadata in trust/<id>/
+	// being the floor now.
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // Find returns the record of version in Releases, or nil.
@@ -116,7 +117,7 @@ func (r *Receipt) Put(rel Release) {
 
 // New returns an empty receipt for id.
 func New(id string) *Receipt {
-	return &Receipt{Schema: Schema, App: id, Releases: []Release{}, Sequences: map[string]int64{}}
+	return &Receipt{Schema: Schema, App: id, Releases: []Release{}}
 }
 
 // ErrNotInstalled is wrapped by Read when there is no receipt.
@@ -193,9 +194,6 @@ func Parse(data []byte) (*Receipt, error) {
 	if r.Releases == nil {
 		r.Releases = []Release{}
 	}
-	if r.Sequences == nil {
-		r.Sequences = map[string]int64{}
-	}
 	return &r, nil
 }
 
@@ -205,9 +203,6 @@ func (r *Receipt) Marshal() ([]byte, error) {
 	c := *r
 	if c.Releases == nil {
 		c.Releases = []Release{}
-	}
-	if c.Sequences == nil {
-		c.Sequences = map[string]int64{}
 	}
 	return canon.JSON(&c)
 }

@@ -73,7 +73,6 @@ func TestReceiptRoundTrip(t *testing.T) {
 		t.Fatalf("missing receipt: %v", err)
 	}
 	r := sample(home)
-	r.Sequences["stable"] = 7
 	if err := Write(home, r); err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +80,7 @@ func TestReceiptRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Active != "1.0.0" || got.Sequences["stable"] != 7 || got.Find("1.0.0").Entry != "x.js" {
+	if got.Active != "1.0.0" || got.Find("1.0.0").Entry != "x.js" {
 		t.Fatalf("got %+v", got)
 	}
 	if _, err := Read(home, "other"); !errors.Is(err, ErrNotInstalled) {
@@ -303,5 +302,33 @@ func TestErrorfSaysTheCodeOnce(t *testing.T) {
 		if !errors.Is(c.err, inner) {
 			t.Errorf("%v does not wrap its cause", c.err)
 		}
+	}
+}
+
+// A receipt written before TUF holds the piship-channel/v1 replay floor,
+// "sequences": it reads, and the next write drops it.
+func TestReceiptWithV1SequencesReads(t *testing.T) {
+	home := t.TempDir()
+	if err := Write(home, sample(home)); err != nil {
+		t.Fatal(err)
+	}
+	p := ReceiptPath(home, "hello")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.Replace(string(b), "{", `{"sequences": {"stable": 7},`, 1)
+	if err := os.WriteFile(p, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(home, "hello")
+	if err != nil || got.Active != "1.0.0" {
+		t.Fatalf("old receipt: %v %+v", err, got)
+	}
+	if err := Write(home, got); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); strings.Contains(string(b), "sequences") {
+		t.Fatalf("sequences kept:\n%s", b)
 	}
 }
