@@ -133,6 +133,20 @@ module.exports = { native, code };
 	"node_modules/unused-pkg/index.js":                         "module.exports = 1;\n",
 }
 
+// writeFiles writes files (slash-separated paths under root) with mode 0644.
+func writeFiles(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func writeFixture(t *testing.T, root string) {
 	t.Helper()
 	for name, content := range fixture {
@@ -549,15 +563,7 @@ func TestBundleCommonJSCommand(t *testing.T) {
 	}
 	write := func() string {
 		root := t.TempDir()
-		for name, content := range cjsFixture {
-			p := filepath.Join(root, filepath.FromSlash(name))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		writeFiles(t, root, cjsFixture)
 		return root
 	}
 	want := run(write())

@@ -2,7 +2,6 @@ package bundle
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -65,15 +64,7 @@ func TestBundleKeepsAnUpstreamBundle(t *testing.T) {
 		t.Fatal("node is not on PATH: the tests need Node.js (see README)")
 	}
 	root := t.TempDir()
-	for name, content := range ubFixture {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, root, ubFixture)
 	run := func() string {
 		out, err := exec.Command(node, filepath.Join(root, filepath.FromSlash(ubEntry))).CombinedOutput()
 		if err != nil {
