@@ -884,7 +884,8 @@ func (o *Options) reclaimLocked(ctx context.Context, id string, deadline time.Ti
 }
 
 // trustLeftovers is what of trust/ reclaim removes: what a killed
-// uninstall left renamed (trust/.<id>.uninstalling-*) and, when id is not
+// uninstall left renamed (trust/.<id>.uninstalling-*), what a killed
+// update left of its new store (trust/.<id>.updating-*) and, when id is not
 // installed (no receipt), trust/<id>/ itself, renamed away first so that
 // a kill while removing it never leaves a half store at the path an update
 // reads. The caller holds the maintenance lock, which every writer of
@@ -898,7 +899,8 @@ func (o *Options) trustLeftovers(id string, notInstalled bool) []string {
 		}
 	}
 	left, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), receipt.UninstallingPrefix(id)+"*"))
-	return left
+	stages, _ := filepath.Glob(tuf.StagePrefix(dir) + "*") // a killed update's copy of the store
+	return append(left, stages...)
 }
 
 // sweeper removes trees, counting unlinks and checking the deadline (and

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/tuf"
 )
 
 // UninstallResult says what an uninstall removed and kept.
@@ -146,6 +147,8 @@ func Uninstall(ctx context.Context, o Options, id string, purge bool) (*Uninstal
 		res.Removed = append(res.Removed, tdir)
 	}
 	tleft, _ := filepath.Glob(filepath.Join(filepath.Dir(tdir), receipt.UninstallingPrefix(id)+"*"))
+	stages, _ := filepath.Glob(tuf.StagePrefix(tdir) + "*") // a killed update's copy of the store
+	tleft = append(tleft, stages...)
 	for _, p := range tleft {
 		installed = true
 		if err := os.RemoveAll(p); err != nil {

@@ -130,8 +130,17 @@ func Update(ctx context.Context, o UpdateOptions) (*Result, error) {
 	}
 	cfg.RemoteMetadataURL = fetchPrefix + "metadata/"
 	cfg.RemoteTargetsURL = fetchPrefix + "targets/"
-	cfg.LocalMetadataDir = o.TrustDir
-	cfg.LocalTargetsDir = o.TrustDir // go-tuf's own target cache is not used: Update writes the archive
+	// go-tuf works on a copy of the store, swapped in whole once the
+	// refresh verified (store.go); a check reads the store itself.
+	local := o.TrustDir
+	if !o.Check {
+		if local, err = newStage(o.TrustDir); err != nil {
+			return nil, updateErr(ReasonFetch, err, "cannot copy the trusted metadata in %s to a new store beside it: %v", o.TrustDir, err)
+		}
+		defer os.RemoveAll(local) // gone after the commit; a refusal drops it
+	}
+	cfg.LocalMetadataDir = local
+	cfg.LocalTargetsDir = local // go-tuf's own target cache is not used: Update writes the archive
 	cfg.Fetcher = f
 	cfg.DisableLocalCache = o.Check // go-tuf still reads the trusted metadata, and writes none
 	cfg.MaxRootRotations = MaxRootWalk
@@ -147,6 +156,11 @@ func Update(ctx context.Context, o UpdateOptions) (*Result, error) {
 	}
 	if err := up.Refresh(); err != nil {
 		return nil, f.explain(err, up)
+	}
+	if !o.Check {
+		if err := commitStage(o.TrustDir, local); err != nil {
+			return nil, updateErr(ReasonFetch, err, "cannot replace the trusted metadata in %s by the verified store %s: %v; the old store is kept, run the update again", o.TrustDir, local, err)
+		}
 	}
 	return pick(ctx, o, f, up)
 }

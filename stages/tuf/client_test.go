@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -484,5 +485,50 @@ func TestTrustStateHalfWrittenByAKillIsRepaired(t *testing.T) {
 	}
 	if res.SnapshotVersion != 3 || res.TargetsVersion != 3 || res.Release.Version != "1.1.0" {
 		t.Fatalf("after the repair: %+v", res)
+	}
+}
+
+// The store moves whole: an update refused after go-tuf verified and
+// wrote the new timestamp and snapshot (to its copy) leaves trust/<id>/
+// byte for byte as it was, and a copy a killed update left beside it is
+// removed by the next update, which succeeds.
+func TestTrustStoreMovesWhole(t *testing.T) {
+	e := newAttackEnv(t)
+	read := func() map[string]string {
+		t.Helper()
+		out := map[string]string{}
+		entries, err := os.ReadDir(e.in.trust)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range entries {
+			b, _ := os.ReadFile(filepath.Join(e.in.trust, d.Name()))
+			out[d.Name()] = string(b)
+		}
+		return out
+	}
+	before := read()
+	e.r.Targets.Signed.Version = 1 // targets 2 named by a new snapshot and timestamp: refused at targets
+	resignRaw(t, e.r, []Key{e.ks.targets}, e.ks.snapshot, e.ks.timestamp)
+	_, err := e.in.update(t, e.r.Dir)
+	wantErr(t, err, ReasonRollback, "targets version rolled back from 3 to 2")
+	if after := read(); !maps.Equal(before, after) {
+		t.Fatalf("a refused update changed the trusted store: %d files before, %d after", len(before), len(after))
+	}
+	killed := StagePrefix(e.in.trust) + "0badf00d"
+	if err := os.MkdirAll(killed, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(killed, "timestamp.json"), []byte("half"), 0o644)
+	e.r.Targets.Signed.Version = 3 // the publisher goes on from targets 3
+	addRelease(t, e.r, e.ks, "1.2.0", "stable")
+	if res := mustUpdate(t, e.in, e.r.Dir); res.Release.Version != "1.2.0" {
+		t.Fatalf("after the refusal: %+v", res)
+	}
+	if left, _ := filepath.Glob(StagePrefix(e.in.trust) + "*"); len(left) != 0 {
+		t.Fatalf("stores left beside trust/hello: %v", left)
+	}
+	if st, err := ReadTrustState(e.in.trust); err != nil || st.Roles[3].Version != 4 {
+		t.Fatalf("the trusted store after the update: %+v %v", st, err)
 	}
 }

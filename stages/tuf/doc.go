@@ -82,8 +82,7 @@
 // Update runs go-tuf's updater: the root chain walk (at most MaxRootWalk
 // versions), timestamp, snapshot and targets, with the trusted metadata
 // in the directory the caller gives (the install home's trust/<id>/,
-// receipt.TrustDir, which go-tuf writes through a temporary file and a
-// rename; the update_check stage of `piship update` calls Update). The first update
+// receipt.TrustDir, swapped in whole, see below; the update_check stage of `piship update` calls Update). The first update
 // starts from the initial root (given, or the repository's
 // metadata/1.root.json), whose sha256 must be the one the lock or
 // --expect-root pins; later ones from the trusted root.json there. Files are
@@ -100,12 +99,16 @@
 //
 // With Check, go-tuf reads the trusted metadata and writes none
 // (DisableLocalCache): a check reports what an update would do and changes
-// nothing. Otherwise go-tuf replaces each trusted file by a temporary file
-// and a rename as it verifies it, so after a kill each file is the old or
-// the new version; on the next update go-tuf verifies the local files
-// against each other again, drops one that no longer fits (a new
-// timestamp beside an old snapshot) and fetches it, so the next update
-// succeeds. ReadTrustState reports the trusted versions and expiry for
+// nothing. Otherwise go-tuf works on a copy of the store beside it
+// (trust/.<id>.updating-<rand>, StagePrefix), and once the refresh
+// verified, the copy and trust/<id>/ are exchanged in one rename
+// (RENAME_EXCHANGE on Linux) and the old store removed (store.go): after a
+// kill the store is the old one or the new one, never a new timestamp
+// beside an old snapshot, and a refused update leaves it byte for byte as
+// it was. A copy a kill left is removed by the next update and by doctor.
+// Should the store still be mixed (copied in by hand), go-tuf verifies the
+// local files against each other, drops one that no longer fits and
+// fetches it. ReadTrustState reports the trusted versions and expiry for
 // doctor; a role file there that cannot be read or is not that role's
 // metadata is an error (doctor's TRUST_INVALID), not a missing role.
 //

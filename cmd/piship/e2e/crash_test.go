@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"cmp"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -93,6 +94,9 @@ type killCase struct {
 	doneRefusal string
 	// settled checks the home once the re-run reached the after-state.
 	settled func(w *consumerWorld) error
+	// trust: the trusted TUF store (trust/hello/) must be the one before
+	// the command or the one after it after every kill, never a mix.
+	trust bool
 }
 
 // SIGKILL lands anywhere in install, update, rollback, doctor and
@@ -153,6 +157,7 @@ func TestKilledCommandsRecoverWithoutRepair(t *testing.T) {
 		args:   func(w *consumerWorld) []string { return []string{"update", "hello", "--from", w.chanDir} },
 		before: installed("1.0.0", ""), after: installed("1.1.0", "1.0.0"),
 		settled: func(w *consumerWorld) error { return onlyKept(w, "1.0.0", "1.1.0") },
+		trust:   true,
 	}, {
 		name:   "rollback",
 		setup:  twoVersions,
@@ -213,17 +218,22 @@ func TestKilledCommandsRecoverWithoutRepair(t *testing.T) {
 			// after-state are what this case says, and how long it takes
 			// (the median of three runs: the machine may be busy).
 			var runs []time.Duration
+			var trustBefore, trustAfter string
 			for i := range 3 {
 				fresh(t, false)
 				c.setup(w)
 				if st, err := w.observe(); err != nil || st != c.before {
 					t.Fatalf("after the setup: %v (%v), want %v", st, err, c.before)
 				}
+				trustBefore = w.trustStore(true)
 				start := time.Now()
 				w.run(c.args(w)...)
 				runs = append(runs, time.Since(start))
 				if i > 0 {
 					continue
+				}
+				if trustAfter = w.trustStore(true); c.trust && trustAfter == trustBefore {
+					t.Fatalf("an unkilled %s did not change the trusted store: %s", c.name, trustAfter)
 				}
 				if st, err := w.observe(); err != nil || st != c.after {
 					t.Fatalf("after an unkilled %s: %v (%v), want %v", c.name, st, err, c.after)
@@ -253,6 +263,11 @@ func TestKilledCommandsRecoverWithoutRepair(t *testing.T) {
 				if st != c.before && st != c.after {
 					t.Fatalf("%s: the home is between the states: %v, want %v or %v", where, st, c.before, c.after)
 				}
+				// A kill may leave the new store's copy beside the old
+				// one; the store itself is one or the other.
+				if got := w.trustStore(false); c.trust && got != trustBefore && got != trustAfter {
+					t.Fatalf("%s: the trusted store is neither the old nor the new one: %s\nold: %s\nnew: %s", where, got, trustBefore, trustAfter)
+				}
 				outcome := map[bool]string{true: "killed", false: "finished"}[wasRunning] + map[bool]string{true: " before", false: " after"}[st == c.before && st != c.after]
 				if st == c.after && c.settled != nil && c.settled(w) != nil {
 					outcome += " with leftovers"
@@ -264,6 +279,9 @@ func TestKilledCommandsRecoverWithoutRepair(t *testing.T) {
 				if err := w.recovered(c, trial%2 == 1); err != nil {
 					t.Fatalf("%s: after the same %s again: %v", where, c.name, err)
 				}
+				if got := w.trustStore(true); c.trust && got != trustAfter {
+					t.Fatalf("%s: after the same %s again the trusted store is %s, want %s", where, c.name, got, trustAfter)
+				}
 				// A receipt's temporary file a kill left before its rename
 				// is removed by doctor (issue 13, defect 8).
 				if tmp, _ := filepath.Glob(filepath.Join(w.envValue("PISHIP_INSTALL_HOME="), "receipts", ".hello.json.tmp-*")); len(tmp) > 0 {
@@ -273,6 +291,29 @@ func TestKilledCommandsRecoverWithoutRepair(t *testing.T) {
 			t.Logf("%s: unkilled %v, %d kills over [0, %v): %v", c.name, took.Round(time.Millisecond), trials, span.Round(time.Millisecond), outcomes)
 		})
 	}
+}
+
+// trustStore names the trusted TUF store of hello: each file of
+// trust/hello/ with the sha256 of its bytes; with beside, then any other
+// entry of trust/ (a killed update's copy, which doctor removes).
+func (w *consumerWorld) trustStore(beside bool) string {
+	dir := filepath.Join(w.envValue("PISHIP_INSTALL_HOME="), "trust")
+	entries, _ := os.ReadDir(filepath.Join(dir, "hello"))
+	var parts []string
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, "hello", e.Name()))
+		parts = append(parts, fmt.Sprintf("%s=%x%s", e.Name(), sha256.Sum256(b), errString(err)))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "(no trust/hello/)")
+	}
+	others, _ := os.ReadDir(dir)
+	for _, e := range others {
+		if beside && e.Name() != "hello" {
+			parts = append(parts, "beside: "+e.Name())
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // observe reads the home as a user would without doctor: the receipt, the

@@ -1,0 +1,107 @@
+package tuf
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// The trusted metadata store moves whole. go-tuf writes each trusted file
+// as it verifies it, so a kill between its writes would leave a new
+// timestamp beside an old snapshot in trust/<id>/. Update therefore lets
+// go-tuf work on a copy (UpdateOptions.StageDir, a sibling of TrustDir)
+// and, once the refresh verified, swaps the copy and TrustDir in one
+// rename (Linux's RENAME_EXCHANGE; elsewhere two renames, see commitStage).
+// A reader of TrustDir sees the old store or the new one, never a mix.
+
+// StagePrefix starts the name of a store being updated beside trustDir:
+// <trust>/.<id>.updating-<rand>. One left by a killed update is garbage
+// (the store at trustDir is whole); the next update and doctor remove it.
+// Every writer of trustDir holds the install home's maintenance lock.
+func StagePrefix(trustDir string) string {
+	return filepath.Join(filepath.Dir(trustDir), "."+filepath.Base(trustDir)+".updating-")
+}
+
+// newStage removes the stages killed updates left and returns a new one
+// holding a copy of the regular files of trustDir (none when trustDir
+// does not exist yet).
+func newStage(trustDir string) (string, error) {
+	left, _ := filepath.Glob(StagePrefix(trustDir) + "*")
+	for _, p := range left {
+		if err := os.RemoveAll(p); err != nil {
+			return "", err
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(trustDir), 0o755); err != nil {
+		return "", err
+	}
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	stage := StagePrefix(trustDir) + hex.EncodeToString(rnd[:])
+	if err := os.Mkdir(stage, 0o755); err != nil {
+		return "", err
+	}
+	entries, err := os.ReadDir(trustDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return stage, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		if err := copyFile(filepath.Join(trustDir, e.Name()), filepath.Join(stage, e.Name())); err != nil {
+			return "", err
+		}
+	}
+	return stage, nil
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// commitStage puts stage at trustDir. With a store already there the two
+// are exchanged in one rename and the old store (now at stage) removed; a
+// kill before the removal leaves it under the stage's name, which the next
+// update or doctor removes (StagePrefix). Where the exchange is not
+// available, trustDir is renamed aside first: a kill between the two
+// renames leaves no store, and the next update starts again from the root
+// the lock pins and verifies forward, so nothing unverified is trusted.
+func commitStage(trustDir, stage string) error {
+	if _, err := os.Lstat(trustDir); errors.Is(err, os.ErrNotExist) {
+		return os.Rename(stage, trustDir)
+	}
+	err := exchange(stage, trustDir)
+	if err != nil {
+		aside := stage + ".old"
+		if rerr := os.Rename(trustDir, aside); rerr != nil {
+			return fmt.Errorf("exchange: %v; rename aside: %w", err, rerr)
+		}
+		if rerr := os.Rename(stage, trustDir); rerr != nil {
+			_ = os.Rename(aside, trustDir)
+			return rerr
+		}
+		stage = aside
+	}
+	return os.RemoveAll(stage)
+}
