@@ -1,24 +1,39 @@
 package main
 
 import (
+	"crypto/ed25519"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/theupdateframework/go-tuf/v2/metadata"
 
 	"piship.dev/piship/cmd/piship/internal/fixture"
 	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/tuf"
 )
 
 // The attacks of TUF's threat list that a repository or a mirror can make,
 // each through `piship update` the way a user runs it: refused with
 // UPDATE_FAILED, a message naming the attack, and the active release left
-// as it was. One TUF repository (one key for every role) with hello 1.0.0
-// and then 1.0.1; repoOld is a copy taken between the two additions. Then
-// the rotation that must work: roots 2 and 3 with new keys and no release.
-// (A root N+1 signed only by its new keys cannot be published with piship
-// repo; stages/tuf's TestRootRotationWithNewKeySetsNeedsNoRelease refuses one written by hand.)
+// as it was. One TUF repository (one key, k1, for every role) with hello
+// 1.0.0 and then 1.0.1; repoOld is a copy taken between the two additions.
+// Each attack is a copy of it as an attacker changed it. Holding no key:
+// edited signatures, archives and sizes, replayed older files, another
+// publisher's repository, and a root 2 that names a root key of the
+// attacker's and is signed by it alone. Holding k1 as the online key,
+// re-signing through stages/tuf's API what piship repo would not write:
+// an expired timestamp, older snapshot and targets versions, and (once
+// root 2 wants two targets keys) targets signed by k1 alone. Then the
+// recoveries that must work: after an attacker with the online keys
+// fast-forwards an installation to version 999, rotating the targets key
+// alone is refused as a timestamp rollback, rotating the snapshot and
+// timestamp keys too recovers; and roots 2 and 3 with new keys and no
+// release.
 func TestUpdateRefusesTUFAttacks(t *testing.T) {
 	root := t.TempDir()
 	base := buildEnv(t)
@@ -125,12 +140,68 @@ func TestUpdateRefusesTUFAttacks(t *testing.T) {
 		return r.Active
 	}
 
-	// The rollback case needs an installation that already trusts the
-	// newer timestamp: it updates from repo first.
-	updated := home("updated", "1.0.0")
-	if code, _, stderr := cli(t, updated, "update", "hello", "--from", repo); code != exitOK {
-		t.Fatalf("update from the good repository: %s", stderr)
+	// The rollback cases need an installation that already trusts repo's
+	// newest timestamp, snapshot and targets: it updates from repo first.
+	// Each rollback row has its own: an older targets is refused after the
+	// timestamp 4 and snapshot 4 naming it verified (k1 signs them), and
+	// those stay trusted, so a row after it would be compared with them.
+	updatedFrom := func(name string) map[string]string {
+		t.Helper()
+		env := home(name, "1.0.0")
+		if code, _, stderr := cli(t, env, "update", "hello", "--from", repo); code != exitOK {
+			t.Fatalf("update from the good repository: %s", stderr)
+		}
+		return env
 	}
+	updated := updatedFrom("updated")
+
+	// What an attacker holding keys writes, through stages/tuf's API.
+	k1, err := tuf.ReadKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keygen := func(name string) (string, tuf.Key) {
+		t.Helper()
+		p := filepath.Join(root, name+".pem")
+		if code, _, stderr := cli(t, base, "keygen", p, "--id", name); code != exitOK {
+			t.Fatalf("keygen %s: %s", name, stderr)
+		}
+		k, err := tuf.ReadKey(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p, k
+	}
+	open := func(dir string) *tuf.Repository {
+		t.Helper()
+		r, err := tuf.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	rel101, err := tuf.ReleaseOf(archives["1.0.1"], "stable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// republish re-adds 1.0.1 (equal fields, so allowed): targets,
+	// snapshot and timestamp signed again with versions + 1.
+	republish := func(r *tuf.Repository, k tuf.Key) {
+		t.Helper()
+		if err := r.AddReleases([]tuf.Release{rel101}, []tuf.Key{k}, []tuf.Key{k}, []tuf.Key{k}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustCLI := func(args ...string) string {
+		t.Helper()
+		code, out, stderr := cli(t, base, args...)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d\n%s%s", strings.Join(args[:2], " "), code, out, stderr)
+		}
+		return out
+	}
+	second, _ := keygen("k-targets-2")
+	_, forger := keygen("k-forger")
 
 	cases := []struct {
 		name  string
@@ -167,6 +238,67 @@ func TestUpdateRefusesTUFAttacks(t *testing.T) {
 		}), []string{"mix-and-match"}},
 		{"another distribution's repository", home("other", "1.0.0"), other, []string{"another distribution's repository"}},
 		{"rollback: an older timestamp", updated, repoOld, []string{"timestamp version rolled back from"}},
+		// k1 as the online timestamp and snapshot key, signing in the past:
+		// the timestamp expired 6 days ago.
+		{"indefinite freeze: expired timestamp", home("expired", "1.0.0"), tampered(repo, func(d string) {
+			r := open(d)
+			r.Now = time.Now().Add(-20 * 24 * time.Hour)
+			if err := r.Refresh([]tuf.Key{k1}, []tuf.Key{k1}); err != nil {
+				t.Fatal(err)
+			}
+		}), []string{"the timestamp of ", "expired on " + time.Now().Add(-6*24*time.Hour).UTC().Format("2006-01-02"), "indefinite freeze"}},
+		{"endless data: oversized timestamp", home("huge", "1.0.0"), tampered(repo, func(d string) {
+			edit(filepath.Join(d, "metadata", "timestamp.json"), func(b []byte) []byte {
+				return append(b, strings.Repeat(" ", 16384)...)
+			})
+		}), []string{"timestamp.json is longer than the 16384 bytes bound for timestamp metadata", "endless data"}},
+		// k1 as the snapshot and timestamp key: snapshot 2 (below the
+		// trusted 3) named by a new timestamp 4.
+		{"rollback: an older snapshot", updatedFrom("snap"), tampered(repo, func(d string) {
+			r := open(d)
+			r.Snapshot.Signed.Version -= 2
+			if err := r.Refresh([]tuf.Key{k1}, []tuf.Key{k1}); err != nil {
+				t.Fatal(err)
+			}
+		}), []string{"snapshot version rolled back from 3 to 2"}},
+		// k1 as the targets, snapshot and timestamp key: targets 2 (below
+		// the trusted 3) named by a new snapshot 4 and timestamp 4.
+		{"rollback: an older targets", updatedFrom("targets"), tampered(repo, func(d string) {
+			r := open(d)
+			r.Targets.Signed.Version -= 2
+			republish(r, k1)
+		}), []string{"targets version rolled back from 3 to 2"}},
+		// Root 2 needs two targets keys; the attacker holds only k1 (and
+		// the online keys) and signs targets 5 with it alone.
+		{"compromised key below threshold", home("threshold", "1.0.0"), tampered(repo, func(d string) {
+			mustCLI("repo", "rotate-root", d, "--key", key, "--new-key", "targets="+key, "--new-key", "targets="+second, "--threshold", "targets=2")
+			r := open(d)
+			if r.Root.Signed.Version != 2 || r.Root.Signed.Roles[tuf.RoleTargets].Threshold != 2 {
+				t.Fatalf("root %d, targets threshold %d", r.Root.Signed.Version, r.Root.Signed.Roles[tuf.RoleTargets].Threshold)
+			}
+			r.Root.Signed.Roles[tuf.RoleTargets].Threshold = 1 // the attacker's tool, not the root on disk
+			republish(r, k1)
+		}), []string{"targets (", "is not signed by a threshold of root 2's targets keys (1 valid signatures, 2 needed)"}},
+		// No key of root 1: root 2 names a root key of the attacker's and
+		// is signed by it alone.
+		{"root rotation refused: signed only by new keys", home("forged-root", "1.0.0"), tampered(repo, func(d string) {
+			r := open(d)
+			for _, id := range slices.Clone(r.Root.Signed.Roles[tuf.RoleRoot].KeyIDs) {
+				if err := r.Root.Signed.RevokeKey(id, tuf.RoleRoot); err != nil {
+					t.Fatal(err)
+				}
+			}
+			pk, err := metadata.KeyFromPublicKey(forger.Private.Public().(ed25519.PublicKey))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Root.Signed.AddKey(pk, tuf.RoleRoot); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.RotateRoot(tuf.RootChange{}, []tuf.Key{forger}); err != nil {
+				t.Fatal(err)
+			}
+		}), []string{"root 2 (", "2.root.json) is not signed by a threshold of root 1's root keys (0 valid signatures of 1 needed)"}},
 		{"application downgrade", home("down", "1.0.1"), repoOld, []string{"a downgrade is refused"}},
 	}
 	for _, c := range cases {
@@ -185,6 +317,45 @@ func TestUpdateRefusesTUFAttacks(t *testing.T) {
 		if after := active(c.env); after != before {
 			t.Errorf("%s: the active release changed from %s to %s", c.name, before, after)
 		}
+	}
+
+	// Fast-forward recovery. An attacker holding the online keys (k1 for
+	// targets, snapshot and timestamp) pushes an installation to version
+	// 999 of each; legit is the publisher's repository, copied before.
+	legit := tampered(repo, func(string) {})
+	ff := tampered(repo, func(d string) {
+		r := open(d)
+		r.Targets.Signed.Version, r.Snapshot.Signed.Version, r.Timestamp.Signed.Version = 998, 998, 998
+		republish(r, k1)
+	})
+	pushed := home("pushed", "1.0.0")
+	if code, out, stderr := cli(t, pushed, "update", "hello", "--from", ff); code != exitOK || active(pushed) != "1.0.1" {
+		t.Fatalf("update from the fast-forwarded repository: exit %d, active %s\n%s%s", code, active(pushed), out, stderr)
+	}
+	// The publisher rotates only the targets key: the installation still
+	// trusts timestamp 999, which k1 signs under root 2 too.
+	k5, _ := keygen("k5")
+	mustCLI("repo", "rotate-key", legit, "--role", "targets", "--new-key", k5, "--key", key)
+	code, out, stderr := cli(t, pushed, "update", "hello", "--from", legit)
+	if code != exitFailed || !strings.Contains(stderr, "UPDATE_FAILED") || !strings.Contains(stderr, "timestamp version rolled back from 999 to 4") {
+		t.Errorf("after rotating only the targets key: exit %d, want %d with UPDATE_FAILED naming the timestamp rollback\n%s%s", code, exitFailed, out, stderr)
+	} else {
+		t.Logf("fast-forward, targets key rotated: %s", strings.TrimSpace(stderr))
+	}
+	if a := active(pushed); a != "1.0.1" {
+		t.Errorf("after the refused update: active %s, want 1.0.1", a)
+	}
+	// Rotating the snapshot and timestamp keys too recovers: the trusted
+	// metadata root 3's keys do not sign is discarded.
+	mustCLI("repo", "rotate-root", legit, "--key", key, "--new-key", "snapshot="+k5, "--new-key", "timestamp="+k5)
+	code, out, stderr = cli(t, pushed, "update", "hello", "--from", legit)
+	if code != exitOK || !strings.Contains(out, "hello 1.0.1 is up to date") || active(pushed) != "1.0.1" {
+		t.Errorf("after rotating the snapshot and timestamp keys: exit %d, active %s, want up to date on 1.0.1\n%s%s", code, active(pushed), out, stderr)
+	} else {
+		t.Logf("fast-forward recovered: %s", strings.TrimSpace(out))
+	}
+	if code, out, _ := cli(t, pushed, "doctor", "hello"); code != exitOK || !strings.Contains(out, "root 3") {
+		t.Errorf("doctor after the recovery: exit %d, want trusted root 3:\n%s", code, out)
 	}
 
 	// Root rotation that works: root 1 -> 2 -> 3, each with a new key set
