@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/ed25519"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -142,9 +143,8 @@ func TestUpdateRefusesTUFAttacks(t *testing.T) {
 
 	// The rollback cases need an installation that already trusts repo's
 	// newest timestamp, snapshot and targets: it updates from repo first.
-	// Each rollback row has its own: an older targets is refused after the
-	// timestamp 4 and snapshot 4 naming it verified (k1 signs them), and
-	// those stay trusted, so a row after it would be compared with them.
+	// Each rollback row has its own installation (a refusal leaves the
+	// trusted store as it was, which the loop checks).
 	updatedFrom := func(name string) map[string]string {
 		t.Helper()
 		env := home(name, "1.0.0")
@@ -301,8 +301,20 @@ func TestUpdateRefusesTUFAttacks(t *testing.T) {
 		}), []string{"root 2 (", "2.root.json) is not signed by a threshold of root 1's root keys (0 valid signatures of 1 needed)"}},
 		{"application downgrade", home("down", "1.0.1"), repoOld, []string{"a downgrade is refused"}},
 	}
+	// trusted is the installation's TUF store, file by file.
+	trusted := func(env map[string]string) map[string]string {
+		t.Helper()
+		dir := receipt.TrustDir(env["PISHIP_INSTALL_HOME"], "hello")
+		out := map[string]string{}
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+			out[e.Name()] = string(b)
+		}
+		return out
+	}
 	for _, c := range cases {
-		before := active(c.env)
+		before, store := active(c.env), trusted(c.env)
 		code, out, stderr := cli(t, c.env, "update", "hello", "--from", c.from)
 		if code != exitFailed || !strings.Contains(stderr, "UPDATE_FAILED") {
 			t.Errorf("%s: exit %d, want %d with UPDATE_FAILED\n%s%s", c.name, code, exitFailed, out, stderr)
@@ -316,6 +328,9 @@ func TestUpdateRefusesTUFAttacks(t *testing.T) {
 		}
 		if after := active(c.env); after != before {
 			t.Errorf("%s: the active release changed from %s to %s", c.name, before, after)
+		}
+		if !maps.Equal(store, trusted(c.env)) {
+			t.Errorf("%s: the refused update changed the trusted metadata in trust/hello/", c.name)
 		}
 	}
 

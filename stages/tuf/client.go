@@ -131,7 +131,7 @@ func Update(ctx context.Context, o UpdateOptions) (*Result, error) {
 	cfg.RemoteMetadataURL = fetchPrefix + "metadata/"
 	cfg.RemoteTargetsURL = fetchPrefix + "targets/"
 	// go-tuf works on a copy of the store, swapped in whole once the
-	// refresh verified (store.go); a check reads the store itself.
+	// refresh and the archive verified (store.go); a check reads the store itself.
 	local := o.TrustDir
 	if !o.Check {
 		if local, err = newStage(o.TrustDir); err != nil {
@@ -157,12 +157,16 @@ func Update(ctx context.Context, o UpdateOptions) (*Result, error) {
 	if err := up.Refresh(); err != nil {
 		return nil, f.explain(err, up)
 	}
-	if !o.Check {
-		if err := commitStage(o.TrustDir, local); err != nil {
-			return nil, updateErr(ReasonFetch, err, "cannot replace the trusted metadata in %s by the verified store %s: %v; the old store is kept, run the update again", o.TrustDir, local, err)
-		}
+	res, err := pick(ctx, o, f, up)
+	if err != nil || o.Check {
+		return res, err
 	}
-	return pick(ctx, o, f, up)
+	// Committed only once the archive verified too: any refusal leaves
+	// the trusted store as it was.
+	if err := commitStage(o.TrustDir, local); err != nil {
+		return nil, updateErr(ReasonFetch, err, "cannot replace the trusted metadata in %s by the verified store %s: %v; the old store is kept, run the update again", o.TrustDir, local, err)
+	}
+	return res, nil
 }
 
 // trustedRoot is the root the walk starts from: TrustDir/root.json,

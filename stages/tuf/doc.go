@@ -101,7 +101,7 @@
 // (DisableLocalCache): a check reports what an update would do and changes
 // nothing. Otherwise go-tuf works on a copy of the store beside it
 // (trust/.<id>.updating-<rand>, StagePrefix), and once the refresh
-// verified, the copy and trust/<id>/ are exchanged in one rename
+// and the archive verified, the copy and trust/<id>/ are exchanged in one rename
 // (RENAME_EXCHANGE on Linux) and the old store removed (store.go): after a
 // kill the store is the old one or the new one, never a new timestamp
 // beside an old snapshot, and a refused update leaves it byte for byte as

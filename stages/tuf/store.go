@@ -14,7 +14,7 @@ import (
 // as it verifies it, so a kill between its writes would leave a new
 // timestamp beside an old snapshot in trust/<id>/. Update therefore lets
 // go-tuf work on a copy (UpdateOptions.StageDir, a sibling of TrustDir)
-// and, once the refresh verified, swaps the copy and TrustDir in one
+// and, once the refresh and the archive verified, swaps the copy and TrustDir in one
 // rename (Linux's RENAME_EXCHANGE; elsewhere two renames, see commitStage).
 // A reader of TrustDir sees the old store or the new one, never a mix.
 
