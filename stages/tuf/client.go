@@ -21,7 +21,6 @@ import (
 	"github.com/theupdateframework/go-tuf/v2/metadata/trustedmetadata"
 	"github.com/theupdateframework/go-tuf/v2/metadata/updater"
 
-	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/semver"
 )
@@ -259,24 +258,38 @@ func pick(ctx context.Context, o UpdateOptions, f *fetcher, up *updater.Updater)
 	if len(best.Hashes["sha256"]) == 0 {
 		return nil, updateErr(ReasonMalformed, nil, "target %s of %s has no sha256: piship signs sha256 for every release", best.Path, f.src)
 	}
-	// The consistent-snapshot name, as go-tuf's DownloadTarget builds it;
-	// the bytes are checked by go-tuf and written atomically here (go-tuf
-	// would write the file in place).
+	// The consistent-snapshot name, as go-tuf's DownloadTarget builds it.
+	// The archive is streamed to a temporary sibling of dst, its length and
+	// sha256 checked on the way against what the verified targets role
+	// signs (the check go-tuf's VerifyLengthHashes makes over bytes held
+	// whole), and renamed into place only when both match.
 	dir, base := path.Split(best.Path)
 	remote := dir + res.SHA256 + "." + base
-	data, err := f.DownloadFile(fetchPrefix+"targets/"+remote, best.Length, 0)
+	sub, err := f.src.Sub("targets/" + strings.TrimSuffix(dir, "/"))
 	if err != nil {
-		return nil, f.explain(err, up)
-	}
-	if err := best.VerifyLengthHashes(data); err != nil {
-		return nil, updateErr(ReasonIntegrity, err, "%s is not the archive the targets role signs for %s (%v): the repository or a mirror serves other bytes; nothing was installed, report it to the publisher", f.location("targets/"+remote), best.Path, err)
-	}
-	if err := os.MkdirAll(o.DownloadDir, 0o755); err != nil {
-		return nil, updateErr(ReasonFetch, err, "cannot make %s: %v", o.DownloadDir, err)
+		return nil, err
 	}
 	dst := filepath.Join(o.DownloadDir, base)
-	if err := atomicfs.WriteFile(dst, data, 0o644, atomicfs.Options{Pattern: "." + base + ".part-*"}); err != nil {
-		return nil, updateErr(ReasonFetch, err, "cannot write %s: %v", dst, err)
+	if err := sub.Download(ctx, res.SHA256+"."+base, dst, best.Length, res.SHA256); err != nil {
+		loc := f.location("targets/" + remote)
+		var ce *channel.Error
+		if !errors.As(err, &ce) || (ce.Reason != channel.ReasonSize && ce.Reason != channel.ReasonDigest) {
+			return nil, err
+		}
+		// A size error says "is larger than" while streaming, or the
+		// size a directory or Content-Length gave: "is N bytes".
+		var got int64
+		if m := reSize.FindStringSubmatch(ce.Msg); m != nil {
+			got, _ = strconv.ParseInt(m[1], 10, 64)
+		}
+		if ce.Reason == channel.ReasonSize && (strings.Contains(ce.Msg, " is larger than ") || got > best.Length) {
+			return nil, updateErr(ReasonTooLarge, err, "the archive %s is longer than its target length (%d bytes): endless data; %s", loc, best.Length, tampered)
+		}
+		what := "length verification failed: it is shorter than the signed " + strconv.FormatInt(best.Length, 10) + " bytes"
+		if ce.Reason == channel.ReasonDigest {
+			what = "hash verification failed: its sha256 is not the signed " + res.SHA256
+		}
+		return nil, updateErr(ReasonIntegrity, err, "%s is not the archive the targets role signs for %s (%s): the repository or a mirror serves other bytes; nothing was installed, report it to the publisher", loc, best.Path, what)
 	}
 	res.Archive = dst
 	return res, ctx.Err()
@@ -354,6 +367,7 @@ var (
 	reFinal    = regexp.MustCompile(`^expected (\d+), got (\d+)$`)
 	reRootVer  = regexp.MustCompile(`bad version number, expected (\d+), got (\d+)`)
 	reLenLimit = regexp.MustCompile(`(\d+) bytes`)
+	reSize     = regexp.MustCompile(` is (\d+) bytes`)
 )
 
 // Advice for a refusal that means the repository or the path to it was
