@@ -225,7 +225,8 @@ type UpdateDoc struct {
 	Current   string  `json:"current"`
 	Version   string  `json:"version"`
 	Channel   string  `json:"channel"`
-	Sequence  int64   `json:"sequence"`
+	Root      int64   `json:"root"`      // the trusted TUF root version
+	Timestamp int64   `json:"timestamp"` // the trusted timestamp version
 	Bytes     int64   `json:"bytes"`
 	Linked    int64   `json:"linked"`
 	Seconds   float64 `json:"seconds"`
@@ -234,7 +235,7 @@ type UpdateDoc struct {
 // JSON is the update as piship-update/v1.
 func (u *Updated) JSON(id string, check bool) UpdateDoc {
 	return UpdateDoc{Schema: Schema("update"), ID: id, Check: check, Available: u.Available, Updated: u.Available && !check,
-		Current: u.Current, Version: u.Version, Channel: u.Channel, Sequence: u.Sequence, Bytes: u.Bytes, Linked: u.Linked, Seconds: u.Total.Seconds()}
+		Current: u.Current, Version: u.Version, Channel: u.Channel, Root: u.Root, Timestamp: u.Timestamp, Bytes: u.Bytes, Linked: u.Linked, Seconds: u.Total.Seconds()}
 }
 
 // RollbackDoc is piship-rollback/v1.

@@ -280,7 +280,8 @@ type Updated struct {
 	Available        bool   // an update is (or was) available
 	Current, Version string // installed before, and the channel's newest
 	Channel          string
-	Sequence, Bytes  int64
+	Root, Timestamp  int64 // the trusted TUF root and timestamp versions
+	Bytes            int64
 	Linked           int64 // files the install linked from the store
 	Total            time.Duration
 }
@@ -303,7 +304,7 @@ func Update(ctx context.Context, c Config, a UpdateArgs) (*Updated, int) {
 		ch, _ := updateCheck.from(out)
 		in, _ := updateInstall.from(out)
 		u := &Updated{Available: ch.Update, Current: ch.Current, Version: ch.Version, Channel: ch.Channel,
-			Sequence: ch.Sequence, Bytes: ch.Bytes, Linked: int64(in.Linked), Total: o.Total}
+			Root: ch.Root, Timestamp: ch.Timestamp, Bytes: ch.Bytes, Linked: int64(in.Linked), Total: o.Total}
 		if in.UpToDate {
 			// Another command activated the version while this update ran.
 			u.Available, u.Current, u.Version = false, in.Version, in.Version

@@ -51,10 +51,10 @@ type UpdateCheckOutputs struct {
 	Archive string `cty:"archive" doc:"the downloaded archive (empty with check or when up to date)"`
 	SHA256  string `cty:"sha256"`
 	Bytes   int64  `cty:"bytes"`
-	// Sequence is the trusted timestamp version after the update (TUF's
-	// freshness counter; the install stage no longer keeps a floor).
-	Sequence int64    `cty:"sequence"`
-	Signers  []string `cty:"signers"`
+	// Root and Timestamp are the trusted root and timestamp versions after
+	// the update (the timestamp is TUF's freshness counter).
+	Root      int64 `cty:"root" doc:"the trusted root version"`
+	Timestamp int64 `cty:"timestamp" doc:"the trusted timestamp version"`
 }
 
 // Run implements stage.Typed.
@@ -107,7 +107,7 @@ func (UpdateCheck) Run(ctx context.Context, inv *stage.Invocation, cfg UpdateChe
 		return none, refuseChannelV1(ctx, src, ch, limits, err)
 	}
 	out := UpdateCheckOutputs{
-		Current: r.Active, Version: r.Active, Source: src, Channel: ch, Sequence: res.TimestampVersion, Signers: []string{},
+		Current: r.Active, Version: r.Active, Source: src, Channel: ch, Root: res.RootVersion, Timestamp: res.TimestampVersion,
 	}
 	if res.UpToDate {
 		return out, nil

@@ -84,20 +84,24 @@ func updateCmd(e *env) *cobra.Command {
 		Use:               "update ID",
 		ValidArgsFunction: installedIDs(e),
 		GroupID:           groupConsumer,
-		Short:             "update from the signed channel",
-		Long: `Reads the signed channel of the installed distribution ID (the one its release names, or
---from), verifies it against the keys the installed release trusts (threshold, expiry,
-sequence never below the one seen), refuses downgrades, downloads the new archive with
-size and digest checks and installs it. --check reports what an update would do.`,
+		Short:             "update from the distribution's TUF repository",
+		Long: `Brings the trusted TUF metadata of the installed distribution ID (trust/<id>/ of the install
+home; the first time, the root its lock pins) up to date from its repository (the one the
+release names, or --from: a directory or an http(s) URL): the root chain walk, timestamp,
+snapshot and targets, each checked for signatures by a threshold of trusted keys, expiry
+and rollback. Then picks the newest release for this platform on the channel, refuses a
+downgrade, downloads it into .downloads with the length and sha256 the targets role
+signs, and installs it. The trusted metadata changes only when all of that verified.
+--check reports what an update would do and changes nothing.`,
 		Example: `  piship update hello --check
-  piship update hello --from https://example.com/hello/channel --timeout 30s --max-time 10m`,
+  piship update hello --from https://example.com/hello/ --timeout 30s --max-time 10m`,
 		Args: exactArgs("ID"),
 		RunE: func(c *cobra.Command, args []string) error {
 			return done(runUpdate(e, args[0], o, rc))
 		},
 	}
 	jsonFlag(c, &o.json)
-	c.Flags().StringVar(&o.from, "from", "", "channel source: a directory or an http(s) `URL` (default: the one the release names)")
+	c.Flags().StringVar(&o.from, "from", "", "the TUF repository: a directory or an http(s) `URL` (default: the one the release names)")
 	c.Flags().StringVar(&o.ch, "channel", "", "`CHANNEL` (default: the one the release names)")
 	c.Flags().BoolVar(&o.check, "check", false, "report what an update would do; change nothing")
 	c.Flags().StringVar(&o.timeout, "timeout", "", "the longest wait (a `DURATION`) for a connection, the response headers or the next byte, e.g. 30s (default: connect 10s, headers and idle 30s)")
@@ -132,17 +136,17 @@ func runUpdate(e *env, id string, o updateOpts, rc runConfig) int {
 	}
 	switch {
 	case !u.Available:
-		fmt.Fprintf(e.stdout, "%s %s is up to date (channel %s, sequence %d)\n", id, u.Current, u.Channel, u.Sequence)
+		fmt.Fprintf(e.stdout, "%s %s is up to date (channel %s, root %d, timestamp %d)\n", id, u.Current, u.Channel, u.Root, u.Timestamp)
 	case o.check:
-		fmt.Fprintf(e.stdout, "%s: update available %s -> %s (channel %s, sequence %d, %s)\n", id, u.Current, u.Version,
-			u.Channel, u.Sequence, humanBytes(u.Bytes))
+		fmt.Fprintf(e.stdout, "%s: update available %s -> %s (channel %s, root %d, timestamp %d, %s)\n", id, u.Current, u.Version,
+			u.Channel, u.Root, u.Timestamp, humanBytes(u.Bytes))
 	default:
 		linked := ""
 		if u.Linked > 0 {
 			linked = fmt.Sprintf(", %d files linked from the store", u.Linked)
 		}
-		fmt.Fprintf(e.stdout, "%s updated %s -> %s (channel %s, sequence %d%s) in %s\n", id, u.Current, u.Version, u.Channel,
-			u.Sequence, linked, u.Total.Round(time.Millisecond))
+		fmt.Fprintf(e.stdout, "%s updated %s -> %s (channel %s, root %d, timestamp %d%s) in %s\n", id, u.Current, u.Version, u.Channel,
+			u.Root, u.Timestamp, linked, u.Total.Round(time.Millisecond))
 	}
 	return code
 }
