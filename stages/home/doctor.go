@@ -119,8 +119,8 @@ type DoctorReport struct {
 	Leases []DoctorLease `json:"leases" cty:"leases"`
 	// DiskBytes is the size of apps/<id> after reclaiming.
 	DiskBytes int64 `json:"diskBytes" cty:"disk_bytes"`
-	// Trust is what updates of the active release trust: the channel and
-	// keys its lock records and the replay floor the receipt keeps.
+	// Trust is what updates of the active release trust: the channel,
+	// source and pinned initial TUF root its lock records.
 	Trust TrustState `json:"trust" cty:"trust"`
 	// TrustFile is trust/<id>.json when it exists, else "".
 	TrustFile string `json:"trustFile" cty:"trust_file"`
