@@ -13,19 +13,22 @@ import (
 	"piship.dev/piship/cmd/piship/internal/fixture"
 )
 
-// BenchmarkUpdatePi times the signed upgrade of the real Pi example, in
-// the bundled and the unbundled (stripped) forms: two releases of the same
-// runtime (distribution versions 0.73.1 and 0.73.2, so the payloads
-// differ in their lock and metadata), a channel signed with a fresh key
-// served from a directory, 0.73.1 installed (untimed) into fresh homes,
-// then `piship update pi --from DIR` timed: channel fetch and signature
-// check, archive copy with size and SHA-256 checks, one-pass extraction,
-// the receipt commit under the launch gate, and the reclaim. Beside it, in
-// rotating order, a fresh `piship install` of the same 0.73.2 archive
-// (update / install is what the channel and the download add) and the same
-// update with PISHIP_STORE=hardlink, 0.73.1 having been installed with the
-// store too (update-store / update: what linking the unchanged files
-// saves). The store is off in the other two.
+// BenchmarkUpdatePi times the TUF-verified upgrade of the Pi 0.73 example
+// (the flagship before Pi 1.6), in the bundled and the unbundled
+// (stripped) forms: two releases of the same runtime (distribution
+// versions 0.73.1 and 0.73.2, so the payloads differ in their lock and
+// metadata) in a TUF repository made with a fresh key and served from a
+// directory, 0.73.1 installed (untimed) into fresh homes. Timed: `piship
+// update pi --from DIR --check` (root, timestamp, snapshot and targets
+// fetched and verified, the release picked, nothing written), then, in
+// rotating order, `piship update pi --from DIR` (the same walk, the
+// archive streamed into .downloads with its signed length and SHA-256
+// checked, one-pass extraction, the receipt commit under the launch gate,
+// the trusted store swapped in, the reclaim), a fresh `piship install` of
+// the same 0.73.2 archive (update / install is what the repository and
+// the download add) and the same update with PISHIP_STORE=hardlink,
+// 0.73.1 having been installed with the store too (update-store / update:
+// what linking the unchanged files saves). The store is off in the others.
 //
 //	go test -run '^$' -bench UpdatePi -benchtime 3x ./cmd/piship/
 //
@@ -68,7 +71,7 @@ func BenchmarkUpdatePi(b *testing.B) {
 				syscall.Sync()
 				time.Sleep(settle)
 			}
-			var updates, stored, installs []float64
+			var updates, stored, installs, checks []float64
 			n := 0
 			for b.Loop() {
 				b.StopTimer()
@@ -81,6 +84,10 @@ func BenchmarkUpdatePi(b *testing.B) {
 				ibRun(b, piship, storeEnv, "install", archives["0.73.1"])
 				syscall.Sync()
 				b.StartTimer()
+				// --check first (it changes nothing): the metadata walk and
+				// the pick, no download.
+				d := ibTime(b, piship, ibEnv(homes(up), "PISHIP_STORE", "off"), "", true, "update", "pi", "--from", chanDir, "--check")
+				checks = append(checks, float64(d.Microseconds())/1000)
 				runs := []func(){
 					func() {
 						d := ibTime(b, piship, ibEnv(homes(up), "PISHIP_STORE", "off"), "", true, "update", "pi", "--from", chanDir)
@@ -110,7 +117,8 @@ func BenchmarkUpdatePi(b *testing.B) {
 				ratio = append(ratio, updates[i]/installs[i])
 				storeRatio = append(storeRatio, stored[i]/updates[i])
 			}
-			b.Logf("%s: update ms %v, update with the store %v, install ms %v", form, updates, stored, installs)
+			b.Logf("%s: update --check ms %v, update ms %v, update with the store %v, install ms %v", form, checks, updates, stored, installs)
+			b.ReportMetric(ibMedian(checks), "check-ms")
 			b.ReportMetric(ibMedian(updates), "update-ms")
 			b.ReportMetric(ibMedian(stored), "update-store-ms")
 			b.ReportMetric(ibMedian(installs), "install-ms")
