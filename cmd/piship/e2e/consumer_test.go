@@ -341,9 +341,9 @@ func writeLease(t *testing.T, leasesDir, version string, pid int) {
 	}
 }
 
-// The real Pi of the 0.73 series (Node 20) goes the same way: install -> launch -> update -> launch ->
-// rollback -> launch through its shim, with the channel served from a
-// directory and over loopback HTTP.
+// The real Pi of the 0.73 series (Node 20) goes the same way: install ->
+// update -> rollback -> update, launched through its shim after each, with
+// the TUF repository served from a directory and over loopback HTTP.
 func TestPiInstallUpdateRollback(t *testing.T) {
 	w := newWorldOf(t, "pi-0.73", "0.73.1", "0.73.2", nil)
 	for _, served := range []string{"directory", "http"} {
@@ -371,6 +371,14 @@ func TestPiInstallUpdateRollback(t *testing.T) {
 		}
 		if got := w.launch("--version"); got != "0.73.1" {
 			t.Fatalf("%s: pi --version after rollback: %q", served, got)
+		}
+		// And forward again: the trusted metadata carries on.
+		w.run("update", "pi", "--from", from)
+		if a := w.active(); a != "0.73.2" {
+			t.Fatalf("%s: active after the update after rollback %s", served, a)
+		}
+		if got := w.launch("--version"); got != "0.73.1" {
+			t.Fatalf("%s: pi --version after the update after rollback: %q", served, got)
 		}
 	}
 }
