@@ -405,6 +405,12 @@ func (r *Repository) Refresh(snapshotKeys, timestampKeys []Key) error {
 			return err
 		}
 	}
+	return r.stampSnapshot(snapshotKeys, timestampKeys)
+}
+
+// stampSnapshot signs and writes the next snapshot version, then the
+// timestamp naming it.
+func (r *Repository) stampSnapshot(snapshotKeys, timestampKeys []Key) error {
 	r.Snapshot.Signed.Version++
 	r.Snapshot.Signed.Expires = r.expires(RoleSnapshot)
 	if err := signRole(r.Snapshot, RoleSnapshot, &r.Root.Signed, snapshotKeys); err != nil {
@@ -429,16 +435,8 @@ func (r *Repository) publish(targetsKeys, snapshotKeys, timestampKeys []Key) err
 	if err := r.writeVersioned(r.Targets, RoleTargets, r.Targets.Signed.Version); err != nil {
 		return err
 	}
-	r.Snapshot.Signed.Version++
-	r.Snapshot.Signed.Expires = r.expires(RoleSnapshot)
 	r.Snapshot.Signed.Meta = map[string]*metadata.MetaFiles{"targets.json": metadata.MetaFile(r.Targets.Signed.Version)}
-	if err := signRole(r.Snapshot, RoleSnapshot, &r.Root.Signed, snapshotKeys); err != nil {
-		return err
-	}
-	if err := r.writeVersioned(r.Snapshot, RoleSnapshot, r.Snapshot.Signed.Version); err != nil {
-		return err
-	}
-	return r.stampTimestamp(timestampKeys)
+	return r.stampSnapshot(snapshotKeys, timestampKeys)
 }
 
 func (r *Repository) stampTimestamp(timestampKeys []Key) error {
