@@ -170,7 +170,7 @@ func spki(pub ed25519.PublicKey) []byte {
 }
 
 // PublicKeyBase64 is the standard base64 of pub's SubjectPublicKeyInfo DER:
-// the public_key of distribution.hcl's updates.keys.
+// what piship keygen prints beside the key file.
 func PublicKeyBase64(pub ed25519.PublicKey) string {
 	return base64.StdEncoding.EncodeToString(spki(pub))
 }

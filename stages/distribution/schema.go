@@ -202,25 +202,24 @@ distribution "<id>" {   # id: [a-z0-9][a-z0-9._-]*; names apps/<id>/ and receipt
 With no audit block a release audits with sources ["npm"], fail_on "high" and allow_unavailable false;
 with no signatures block, allow_unavailable is false.
 
-An updates block lets installed copies update from a signed channel:
+An updates block lets installed copies update from a TUF repository:
 
   updates {
-    channel   = "stable"
-    source    = "https://example.com/hello/"
-    keys      = [{ id = "release-2026", public_key = "<base64 SPKI DER of an Ed25519 key>" }]
-    threshold = 1
+    channel     = "stable"
+    source      = "https://example.com/hello/"
+    root_sha256 = "sha256:<hex of its metadata/1.root.json, as piship repo init prints it>"
   }
 
-piship keygen makes a key and prints its id and public_key; piship sign-channel signs <channel>.json with
-the private keys. An installed copy trusts the keys of its own release's lock: a channel needs valid
-signatures by threshold distinct listed keys, must name this distribution and channel, must not have
-expired, and its sequence must not fall below the highest the installation accepted. A new release whose
-lock lists other keys rotates them. Without an updates block, releases are installed but not updated
-from a channel.
+piship repo init makes the repository (root, targets, snapshot and timestamp keys and thresholds) and
+prints the digest of root 1; piship repo add publishes releases on a channel, piship repo refresh re-signs
+the timestamp and snapshot (on a schedule), rotate-root, rotate-key and revoke change keys without a new
+release. An installed copy trusts root 1 by that digest and later roots only through the chain; its
+trusted metadata lives in trust/<id>/ of the install home (see piship update --help). Without an updates
+block, releases are installed but not updated.
 
 piship.lock, beside distribution.hcl, records the digests of distribution.hcl, the runtime's package.json and
 package-lock.json, every resource file, every tool and every file of the osv: audit databases, and the
-audit, signatures, smoke and updates settings that are written (updates with each key's fingerprint);
+audit, signatures, smoke and updates settings that are written (updates with its pinned root);
 a release refuses a lock that is not current.
 `)
 	return b.String()

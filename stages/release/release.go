@@ -56,8 +56,8 @@
 //	                against the payload's package-lock.json, the notices covering
 //	                the SBOM, vulnerabilities.json's verdict, the tests and the
 //	                signature verdict, and the shipped binaries against build-info
-//	sign-channel    the release-json row (releasejson.Parse), to the release.json
-//	                in each archive it signs (stages/channel)
+//	repo add        the release-json row (releasejson.Parse), to the release.json
+//	                in each archive it publishes (stages/tuf.ReleaseOf)
 //	doctor          every row, to the installed version's directory as it stands
 //	                (Scan), with the identity the receipt records; besides, the
 //	                lock's digest against the receipt

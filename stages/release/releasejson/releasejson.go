@@ -2,7 +2,7 @@
 // it is in: its schema (piship-release/v1), its name in a release
 // directory, its type and the one strict reader (Parse) that install,
 // verify-release, doctor (through stages/release's rules) and
-// sign-channel (stages/channel) hold it to. It imports only the standard
+// piship repo add (stages/tuf.ReleaseOf) hold it to. It imports only the standard
 // library, so stages/channel, which stages/distribution and thereby
 // stages/release import, can use it without an import cycle.
 package releasejson
