@@ -216,7 +216,7 @@ func (s Smoke) Regexp() (*regexp.Regexp, error) {
 // "resources[0]", "tools.rg", "tools.rg.sha256", "release.targets[1]",
 // "audit.sources[0]", "audit.allow.<id>", "audit.allow.<id>.expires",
 // "smoke.<name>", "smoke.<name>.expect", "updates.source",
-// "updates.keys[0].public_key"... A key that was not written (a default)
+// "updates.root_sha256"... A key that was not written (a default)
 // falls back to its block, then to the distribution block.
 func (d *Distribution) Range(key string) hcl.Range {
 	for k := key; k != ""; {
