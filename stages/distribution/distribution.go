@@ -57,6 +57,9 @@ type Distribution struct {
 	Smoke []Smoke
 	// Updates is the updates block, nil when it is not written.
 	Updates *Updates
+	// Packages are the vendored Pi packages (package blocks), in the
+	// order written.
+	Packages []PiPackage
 	// SHA256 is the lowercase hex SHA-256 of the distribution.hcl bytes
 	// this was decoded from.
 	SHA256 string
@@ -372,13 +375,14 @@ func bodySchema(prefix string, blocks ...string) *hcl.BodySchema {
 }
 
 var (
-	topSchema        = bodySchema("", "runtime", "release", "audit", "signatures", "smoke:name", "updates")
+	topSchema        = bodySchema("", "runtime", "release", "audit", "signatures", "smoke:name", "updates", "package:name")
 	runtimeSchema    = bodySchema("runtime.")
 	releaseSchema    = bodySchema("release.")
 	auditSchema      = bodySchema("audit.", "allow:id")
 	allowSchema      = bodySchema("audit.allow.")
 	signaturesSchema = bodySchema("signatures.")
 	smokeSchema      = bodySchema("smoke.")
+	packageSchema    = bodySchema("package.")
 	updatesSchema    = withRemoved(bodySchema("updates."), removedUpdates)
 )
 
@@ -480,7 +484,7 @@ func (dc *decoder) distribution(blk *hcl.Block) {
 	}
 
 	var runtimeBlk, releaseBlk, auditBlk, signaturesBlk, updatesBlk *hcl.Block
-	var smokeBlks []*hcl.Block
+	var smokeBlks, packageBlks []*hcl.Block
 	for _, b := range content.Blocks {
 		var p **hcl.Block
 		switch b.Type {
@@ -496,6 +500,9 @@ func (dc *decoder) distribution(blk *hcl.Block) {
 			p = &updatesBlk
 		case "smoke":
 			smokeBlks = append(smokeBlks, b)
+			continue
+		case "package":
+			packageBlks = append(packageBlks, b)
 			continue
 		default:
 			continue
@@ -532,6 +539,7 @@ func (dc *decoder) distribution(blk *hcl.Block) {
 		dc.signatures(signaturesBlk)
 	}
 	dc.smokes(smokeBlks)
+	dc.piPackages(packageBlks)
 	if updatesBlk != nil {
 		dc.updates(updatesBlk)
 	}

@@ -53,6 +53,9 @@ type Lock struct {
 	// Updates records the updates block: what installed copies trust to
 	// sign channels. Absent when the block is not written.
 	Updates *LockUpdates `json:"updates,omitempty"`
+	// Packages are the vendored Pi packages, in the order written; absent
+	// without package blocks.
+	Packages []LockPiPackage `json:"piPackages,omitempty"`
 }
 
 // LockUpdates is the updates block: the channel, where the TUF
@@ -200,6 +203,9 @@ func ComputeLock(d *Distribution) (*Lock, error) {
 		l.Tools[name] = LockTool{Source: t.Source, SHA256: t.SHA256}
 	}
 	if err := lockPolicy(d, l); err != nil {
+		return nil, err
+	}
+	if err := lockPackages(d, l); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -351,6 +357,17 @@ func (l *Lock) Marshal() []byte {
 		u := *c.Updates
 		c.Updates = &u
 	}
+	if c.Packages != nil {
+		c.Packages = slices.Clone(c.Packages)
+		for i := range c.Packages {
+			if c.Packages[i].Extensions == nil {
+				c.Packages[i].Extensions = []LockFile{}
+			}
+			if c.Packages[i].AllowInstallScripts == nil {
+				c.Packages[i].AllowInstallScripts = []string{}
+			}
+		}
+	}
 	if c.Smoke != nil {
 		c.Smoke = slices.Clone(c.Smoke)
 		for i := range c.Smoke {
@@ -479,6 +496,7 @@ func CheckLock(d *Distribution) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
+	carryExtensions(old, cur)
 	if bytes.Equal(raw, cur.Marshal()) {
 		return cur, nil
 	}
@@ -511,6 +529,7 @@ func diffLocks(old, cur *Lock) []string {
 	out = append(out, mapChanges("resource", old.Resources, cur.Resources)...)
 	out = append(out, mapChanges("tool", old.Tools, cur.Tools)...)
 	out = append(out, mapChanges("OSV database file", databasesOf(old), databasesOf(cur))...)
+	out = append(out, packageChanges(old, cur)...)
 	if old.Schema != cur.Schema {
 		out = append(out, "schema")
 	}

@@ -94,6 +94,11 @@ var schema = []Field{
 	{Name: "smoke.timeout", Type: "string", Default: `"300s"`, Example: `"60s"`,
 		Doc: "how long the run may take, a Go duration (30s, 5m), at most 1h"},
 
+	{Name: "package.dir", Type: "string", Default: `"packages/<name>"`, Example: `"packages/pi-web-access"`,
+		Doc: "the package's own npm project: package.json depending on the package at one version and its package-lock.json (lockfileVersion 3), relative to the distribution directory; installed like the runtime (npm ci --ignore-scripts) into pi-packages/<name>/ of the payload"},
+	{Name: "package.allow_install_scripts", Type: "list(string)", Default: "[]", Example: `["esbuild"]`,
+		Doc: "packages of this package's tree allowed to declare install scripts; the scripts never run"},
+
 	{Name: "updates.channel", Type: "string", Default: `"stable"`, Example: `"stable"`,
 		Doc: "the channel installed copies follow unless told otherwise (the channel of piship repo add); lowercase letters, digits, '.', '_' and '-'"},
 	{Name: "updates.source", Type: "string", Required: true, Example: `"https://example.com/hello/"`,
@@ -109,6 +114,7 @@ var blocks = []Block{
 	{Name: "audit.allow", Label: "id", Repeated: true, Doc: "an accepted advisory (GHSA, CVE, OSV or npm id), with why and until when"},
 	{Name: "signatures", Doc: "the check of the npm registry's signatures over every registry package"},
 	{Name: "smoke", Label: "name", Repeated: true, Doc: "a test of the payload run by every release: the command with args, its output matched against expect"},
+	{Name: "package", Label: "name", Repeated: true, Doc: "a Pi package vendored into the payload (its npm name as the label): installed from its own lock, its extension entry files (package.json \"pi.extensions\") pinned in piship.lock by sha256 and checked at every launch, and given to Pi at launch with -e"},
 	{Name: "updates", Doc: "where installed copies find new releases (a TUF repository) and the root they trust it by"},
 }
 
