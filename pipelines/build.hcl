@@ -57,12 +57,21 @@ pipeline "build" {
     depends_on = [stage.strip]
   }
 
+  # Vendored Pi packages (package blocks), each from its own lock, beside
+  # the runtime: the bundler never reads them.
+  stage "pi_packages" "pi_packages" {
+    when         = stage.inputs.reuse == "none"
+    distribution = stage.inputs.dir
+    dest         = stage.inputs.staging
+    depends_on   = [stage.bundle]
+  }
+
   stage "resources" "resources" {
     when         = stage.inputs.reuse != "all"
     distribution = stage.inputs.dir
     dest         = stage.inputs.staging
     previous     = stage.inputs.reuse == "resources" ? stage.inputs.final : ""
-    depends_on   = [stage.bundle]
+    depends_on   = [stage.bundle, stage.pi_packages]
   }
 
   stage "inventory" "inventory" {
@@ -92,5 +101,5 @@ pipeline "build" {
     depends_on = [stage.publish]
   }
 
-  verdicts = [stage.inputs, stage.runtime, stage.prune, stage.strip, stage.bundle, stage.resources, stage.inventory, stage.publish]
+  verdicts = [stage.inputs, stage.runtime, stage.prune, stage.strip, stage.bundle, stage.pi_packages, stage.resources, stage.inventory, stage.publish]
 }

@@ -101,10 +101,17 @@ pipeline "release" {
     depends_on = [stage.strip, stage.signatures]
   }
 
+  stage "pi_packages" "pi_packages" {
+    distribution = stage.inputs.dir
+    dest         = stage.inputs.payload
+    cache_home   = stage.inputs.cache_home
+    depends_on   = [stage.bundle]
+  }
+
   stage "resources" "resources" {
     distribution = stage.inputs.dir
     dest         = stage.inputs.payload
-    depends_on   = [stage.bundle]
+    depends_on   = [stage.bundle, stage.pi_packages]
   }
 
   stage "inventory" "inventory" {

@@ -3,6 +3,7 @@ package stages
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,6 +85,12 @@ func (NpmInstall) Run(ctx context.Context, inv *stage.Invocation, c NpmInstallCo
 // removes the copied local packages again: the entry holds what npm
 // installed, not its inputs.
 func installInto(ctx context.Context, runtimeDir, dir string, inv *stage.Invocation) error {
+	return installProject(ctx, runtimeDir, dir, inv.Log, inv.Name)
+}
+
+// installProject is installInto with npm's output labelled by label on
+// log and extra arguments for npm ci.
+func installProject(ctx context.Context, runtimeDir, dir string, logTo io.Writer, label string, extra ...string) error {
 	for _, f := range []string{"package.json", "package-lock.json"} {
 		b, err := os.ReadFile(filepath.Join(runtimeDir, f))
 		if err != nil {
@@ -111,8 +118,8 @@ func installInto(ctx context.Context, runtimeDir, dir string, inv *stage.Invocat
 		copied = append(copied, dst)
 	}
 	// npm's output, line by line and labelled, like an exec stage's echo.
-	log := &proc.LinePrefixer{W: inv.Log, Prefix: inv.Name + " | ", SkipBlank: true}
-	err = npm.Ci(ctx, dir, log)
+	log := &proc.LinePrefixer{W: logTo, Prefix: label + " | ", SkipBlank: true}
+	err = npm.Ci(ctx, dir, log, extra...)
 	log.Flush()
 	if err != nil {
 		return err

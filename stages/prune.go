@@ -39,9 +39,17 @@ type PruneOutputs struct {
 
 // Run implements stage.Typed.
 func (Prune) Run(ctx context.Context, inv *stage.Invocation, c PruneConfig) (PruneOutputs, error) {
-	pl, _, err := distribution.ReadPackageLock(stage.Resolve(inv.Dir, c.Lock))
+	removed, err := pruneTree(ctx, filepath.Clean(c.Dir), stage.Resolve(inv.Dir, c.Lock), c.Platform, c.Arch)
+	return PruneOutputs{Removed: removed}, err
+}
+
+// pruneTree is what a prune stage does to dir (holding node_modules/)
+// with lockPath as its package-lock.json: the runtime's and each vendored
+// Pi package's tree are pruned alike.
+func pruneTree(ctx context.Context, dir, lockPath, platform, arch string) ([]string, error) {
+	pl, _, err := distribution.ReadPackageLock(lockPath)
 	if err != nil {
-		return PruneOutputs{}, err
+		return nil, err
 	}
 	cons := make(map[string]payload.Constraint, len(pl.Packages))
 	for p, pkg := range pl.Packages {
@@ -49,16 +57,15 @@ func (Prune) Run(ctx context.Context, inv *stage.Invocation, c PruneConfig) (Pru
 			cons[p] = payload.Constraint{OS: pkg.OS, CPU: pkg.CPU}
 		}
 	}
-	dir := filepath.Clean(c.Dir)
-	removed, err := payload.Prune(ctx, dir, cons, c.Platform, c.Arch)
+	removed, err := payload.Prune(ctx, dir, cons, platform, arch)
 	if err != nil {
-		return PruneOutputs{}, err
+		return nil, err
 	}
-	foreign, err := pruneForeignBinaries(dir, c.Platform, c.Arch)
+	foreign, err := pruneForeignBinaries(dir, platform, arch)
 	if err != nil {
-		return PruneOutputs{}, err
+		return nil, err
 	}
-	return PruneOutputs{Removed: append(removed, foreign...)}, nil
+	return append(removed, foreign...), nil
 }
 
 // pruneForeignBinaries removes prebuilt native binaries that packages ship

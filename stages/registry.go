@@ -16,6 +16,7 @@ func Default() *stage.Registry {
 		// build
 		stage.Define(DistInputs{}),
 		stage.Define(NpmInstall{}),
+		stage.Define(PiPackages{}),
 		stage.Define(Prune{}),
 		stage.Define(Strip{}),
 		stage.Define(Bundle{}),

@@ -10,7 +10,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"piship.dev/piship/cache"
 	"piship.dev/piship/pipelines"
+	"piship.dev/piship/stages"
 	"piship.dev/piship/stages/distribution"
 )
 
@@ -21,7 +23,9 @@ func lockCmd(e *env) *cobra.Command {
 		Short:   "write DIST/piship.lock from distribution.hcl, the npm lock, resources and tools",
 		Long: `Reads DIST/distribution.hcl, the runtime's package-lock.json, the resources and the tools
 and writes DIST/piship.lock: what build and release check before they run (a lock that no
-longer matches is LOCK_INVALID: run piship lock again).`,
+longer matches is LOCK_INVALID: run piship lock again). With package blocks, each vendored Pi
+package is installed from its own lock (through the runtime cache, as a build does) and its
+package.json and extension entry files are pinned by sha256.`,
 		Example: "  piship lock testdata/distributions/hello",
 		Args:    exactArgs("DIST"),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -41,13 +45,43 @@ func runLock(e *env, dir string) int {
 	if err != nil {
 		return fail(e, err)
 	}
+	if err := pinPiPackages(e, d, l); err != nil {
+		return fail(e, err)
+	}
 	if err := distribution.WriteLock(d, l); err != nil {
 		fmt.Fprintf(e.stderr, "piship: cannot write the lock: %v\n", err)
 		return exitFailed
 	}
-	fmt.Fprintf(e.stdout, "locked %s %s: %s (%d packages, %d resource files, %d tools)\n",
-		d.ID, d.Version, filepath.Join(d.Dir, "piship.lock"), l.Runtime.Packages, len(l.Resources), len(l.Tools))
+	pi := ""
+	if n := len(l.Packages); n > 0 {
+		pi = fmt.Sprintf(", %d Pi packages", n)
+	}
+	fmt.Fprintf(e.stdout, "locked %s %s: %s (%d packages, %d resource files, %d tools%s)\n",
+		d.ID, d.Version, filepath.Join(d.Dir, "piship.lock"), l.Runtime.Packages, len(l.Resources), len(l.Tools), pi)
 	return exitOK
+}
+
+// pinPiPackages installs the vendored Pi packages (through the runtime
+// cache, as a build does) and pins their package.json and extension
+// entry files in l.
+func pinPiPackages(e *env, d *distribution.Distribution, l *distribution.Lock) error {
+	if len(l.Packages) == 0 {
+		return nil
+	}
+	home, err := cache.Home(e.getenv)
+	if err != nil {
+		return fmt.Errorf("CONFIG_UNAVAILABLE: %v", err)
+	}
+	rt := cache.OpenRuntime(home)
+	roots := map[string]string{}
+	for _, p := range l.Packages {
+		ent, _, err := stages.InstallPiPackage(e.ctx, rt, d.Dir, p, e.stderr, "lock: "+p.Name)
+		if err != nil {
+			return err
+		}
+		roots[p.Name] = filepath.Join(ent.Dir, "node_modules", filepath.FromSlash(p.Name))
+	}
+	return distribution.PinExtensions(l, roots)
 }
 
 func buildCmd(e *env) *cobra.Command {

@@ -101,12 +101,18 @@ func Load(ctx context.Context, dir string) (*State, error) {
 	}
 	// The runtime key decides the runtime part of the payload; the key adds
 	// everything else the lock covers (resources, tools, the manifest).
-	st.RuntimeKey = digestJSON(map[string]any{
+	runtimePart := map[string]any{
 		"tool": tool, "packageJSON": canon.SHA256Hex(pjBytes), "packageLock": canon.SHA256Hex(plBytes),
 		"tools": lock.Tools, "release": lock.Release, "platform": platform, "arch": arch,
 		"node": nodeV, "bundle": d.Release.Bundle, "strip": d.Release.Strip,
 		"id": d.ID, "command": d.Command, "entry": d.Runtime.Entry, "install": st.InstallKey,
-	})
+	}
+	// The vendored Pi packages are part of it too (only when there are
+	// some, so the keys of distributions without them stay as they were).
+	if len(lock.Packages) > 0 {
+		runtimePart["piPackages"] = lock.Packages
+	}
+	st.RuntimeKey = digestJSON(runtimePart)
 	st.Key = digestJSON(map[string]any{"runtime": st.RuntimeKey, "lock": canon.SHA256Hex(lockBytes), "manifest": lock.DistributionSHA256})
 	// The entry package names the runtime in release.json.
 	if parts := strings.Split(d.Runtime.Entry, "/"); len(parts) > 2 {

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -162,12 +163,12 @@ func env() []string {
 // installed rather than its inputs. Depend on tarballs (`npm pack`), not
 // directories: npm installs a `file:` directory as a symbolic link to it,
 // which points out of dir and which the runtime cache refuses.
-func Ci(ctx context.Context, dir string, log io.Writer) (err error) {
+func Ci(ctx context.Context, dir string, log io.Writer, extra ...string) (err error) {
 	// npm ci is the runtime stage's main cost: its own span, which npm's
 	// TRACEPARENT names.
 	ctx, ph := phase.Start(ctx, "npm ci")
 	defer func() { ph.End(err) }()
-	cmd := exec.CommandContext(ctx, "npm", ciArgs...)
+	cmd := exec.CommandContext(ctx, "npm", append(slices.Clone(ciArgs), extra...)...)
 	cmd.Dir = dir
 	cmd.Env = phase.ChildEnv(ctx, env())
 	tail := &tailBuffer{limit: 64 << 10}

@@ -136,11 +136,15 @@ func Run(ctx context.Context, installHome, id string, args []string, o Options) 
 	defer removeLease()
 	tr.Attrs["piship.app.id"], tr.Attrs["piship.app.version"] = id, rel.Version
 
-	verify, err := checkTrust(id, rel)
+	verify, lock, err := checkTrust(id, rel)
 	if err != nil {
 		return 1, tr, err
 	}
 	mark(PhaseLockChecked)
+	piArgs, err := checkPiPackages(id, rel, lock)
+	if err != nil {
+		return 1, tr, err
+	}
 	if verify {
 		if err := VerifyInventory(ctx, rel.Payload); err != nil {
 			return 1, tr, err
@@ -157,7 +161,8 @@ func Run(ctx context.Context, installHome, id string, args []string, o Options) 
 		return 1, tr, receipt.Errorf(receipt.CodeUnavailable, "cannot start %s: node was not found (%v): install Node.js or put it on PATH", id, err)
 	}
 	entry := filepath.Join(rel.Payload, filepath.FromSlash(rel.Entry))
-	cmd := exec.Command(nodePath, append(append(append([]string(nil), o.NodeArgs...), entry), args...)...)
+	argv := append(append(append([]string(nil), o.NodeArgs...), entry), piArgs...)
+	cmd := exec.Command(nodePath, append(argv, args...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if o.Stdin != nil {
 		cmd.Stdin = o.Stdin
@@ -257,9 +262,55 @@ func register(ctx context.Context, installHome, id string, wait time.Duration, m
 // maxLock bounds the lock read at launch.
 const maxLock = 16 << 20
 
+// launchLock is what a start reads of the lock once its digest matched.
+type launchLock struct {
+	VerifyAtLaunch bool `json:"verifyAtLaunch"`
+	// PiPackages are the vendored Pi packages: their directory in the
+	// payload and the files that decide what Pi loads from it.
+	PiPackages []struct {
+		Name, Root string
+		Manifest   lockFile
+		Extensions []lockFile
+	} `json:"piPackages"`
+}
+
+type lockFile struct{ Path, SHA256 string }
+
+// checkPiPackages hashes each vendored Pi package's package.json and
+// extension entry files against the lock, on every start whatever
+// verifyAtLaunch says: a changed one is INTEGRITY_FAILED and nothing runs.
+// It returns the arguments that hand the packages to Pi (-e <dir> each),
+// which Pi loads beside whatever the user configured; piship neither
+// reads nor writes the user's Pi settings.
+func checkPiPackages(id string, rel *receipt.Release, lock launchLock) ([]string, error) {
+	var args []string
+	buf := make([]byte, 64<<10)
+	for _, p := range lock.PiPackages {
+		if !filepath.IsLocal(filepath.FromSlash(p.Root)) || p.Manifest.Path != "package.json" {
+			return nil, receipt.Errorf(receipt.CodeIntegrity, "%s %s: the lock names Pi package %s at %q, which is not a directory of the payload: reinstall the release", id, rel.Version, p.Name, p.Root)
+		}
+		root := filepath.Join(rel.Payload, filepath.FromSlash(p.Root))
+		for _, f := range append([]lockFile{p.Manifest}, p.Extensions...) {
+			if !filepath.IsLocal(filepath.FromSlash(f.Path)) {
+				return nil, receipt.Errorf(receipt.CodeIntegrity, "%s %s: Pi package %s: the lock names %q, which is not a file of the package: reinstall the release", id, rel.Version, p.Name, f.Path)
+			}
+			fp := filepath.Join(root, filepath.FromSlash(f.Path))
+			got, err := hashFile(fp, buf)
+			if err != nil {
+				return nil, receipt.Errorf(receipt.CodeIntegrity, "%s %s: Pi package %s: cannot read %s: %v: nothing was run; run piship doctor %s", id, rel.Version, p.Name, fp, err, id)
+			}
+			if !strings.EqualFold(got, f.SHA256) {
+				return nil, receipt.Errorf(receipt.CodeIntegrity, "%s %s: Pi package %s: %s changed since it was released (sha256 %s, the lock pins %s): nothing was run; run piship doctor %s, or reinstall the release", id, rel.Version, p.Name, fp, got, f.SHA256, id)
+			}
+		}
+		args = append(args, "-e", root)
+	}
+	return args, nil
+}
+
 // checkTrust reads target.json and hashes the lock. It returns whether the
-// full inventory check is asked for.
-func checkTrust(id string, rel *receipt.Release) (verify bool, err error) {
+// full inventory check is asked for, and the lock's launch fields.
+func checkTrust(id string, rel *receipt.Release) (verify bool, lock launchLock, err error) {
 	var target struct{ Platform, Arch string }
 	tpath := filepath.Join(rel.Payload, "metadata", "target.json")
 	data, err := os.ReadFile(tpath)
@@ -267,33 +318,32 @@ func checkTrust(id string, rel *receipt.Release) (verify bool, err error) {
 		err = json.Unmarshal(data, &target)
 	}
 	if err != nil {
-		return false, receipt.Errorf(receipt.CodeIntegrity, "%s %s: cannot read %s: %v: run piship doctor", id, rel.Version, tpath, err)
+		return false, lock, receipt.Errorf(receipt.CodeIntegrity, "%s %s: cannot read %s: %v: run piship doctor", id, rel.Version, tpath, err)
 	}
 	if got, want := target.Platform+"-"+target.Arch, platform.HostTarget(); got != want {
-		return false, receipt.Errorf(receipt.CodeConfigInvalid, "%s %s is built for %s, and this machine is %s", id, rel.Version, got, want)
+		return false, lock, receipt.Errorf(receipt.CodeConfigInvalid, "%s %s is built for %s, and this machine is %s", id, rel.Version, got, want)
 	}
 
 	lpath := filepath.Join(rel.Payload, "piship.lock")
 	f, err := os.Open(lpath)
 	if err != nil {
-		return false, receipt.Errorf(receipt.CodeIntegrity, "%s %s: cannot read %s: %v: run piship doctor", id, rel.Version, lpath, err)
+		return false, lock, receipt.Errorf(receipt.CodeIntegrity, "%s %s: cannot read %s: %v: run piship doctor", id, rel.Version, lpath, err)
 	}
 	defer f.Close()
 	var buf bytes.Buffer
 	h := sha256.New()
 	if _, err := io.Copy(io.MultiWriter(h, &buf), io.LimitReader(f, maxLock)); err != nil {
-		return false, receipt.Errorf(receipt.CodeIntegrity, "%s %s: cannot read %s: %v", id, rel.Version, lpath, err)
+		return false, lock, receipt.Errorf(receipt.CodeIntegrity, "%s %s: cannot read %s: %v", id, rel.Version, lpath, err)
 	}
 	if rel.LockSHA256 != "" {
 		if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, rel.LockSHA256) {
-			return false, receipt.Errorf(receipt.CodeIntegrity, "%s %s: %s changed since it was installed (sha256 %s, the receipt recorded %s): nothing was run; reinstall the release", id, rel.Version, lpath, got, rel.LockSHA256)
+			return false, lock, receipt.Errorf(receipt.CodeIntegrity, "%s %s: %s changed since it was installed (sha256 %s, the receipt recorded %s): nothing was run; reinstall the release", id, rel.Version, lpath, got, rel.LockSHA256)
 		}
 	}
-	// The lock's own verifyAtLaunch, trusted once its digest matched (or
-	// when there was nothing to compare with).
-	var lock struct {
-		VerifyAtLaunch bool `json:"verifyAtLaunch"`
+	// The lock's own verifyAtLaunch and Pi packages, trusted once its
+	// digest matched (or when there was nothing to compare with).
+	if err := json.Unmarshal(buf.Bytes(), &lock); err != nil {
+		return false, lock, receipt.Errorf(receipt.CodeIntegrity, "%s %s: %s is not a lock (%v): reinstall the release", id, rel.Version, lpath, err)
 	}
-	_ = json.Unmarshal(buf.Bytes(), &lock)
-	return rel.VerifyAtLaunch || lock.VerifyAtLaunch, nil
+	return rel.VerifyAtLaunch || lock.VerifyAtLaunch, lock, nil
 }

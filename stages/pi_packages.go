@@ -1,0 +1,131 @@
+package stages
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"piship.dev/piship/cache"
+	"piship.dev/piship/cache/canon"
+	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/npm"
+	nodeplatform "piship.dev/piship/stages/platform"
+	"piship.dev/piship/stages/stage"
+)
+
+// PiPackages places the distribution's vendored Pi packages into the
+// payload: each from its own npm project, through the runtime cache (an
+// i- entry per package, npm ci on a miss), under pi-packages/<name>/, and
+// checked against the package.json and extension entry files the lock
+// pins.
+type PiPackages struct{}
+
+func (PiPackages) Name() string    { return "pi_packages" }
+func (PiPackages) Version() string { return "1" }
+func (PiPackages) Doc() string {
+	return "Installs each package block's npm project (npm ci --omit=dev --ignore-scripts) into a runtime cache entry of its own and places it at " +
+		"pi-packages/<name>/ of dest, pruned like the runtime (node_modules/.bin, other platforms' packages and binaries); the package's package.json and extension entry files must be the ones piship.lock pins (else LOCK_INVALID: run piship lock). " +
+		"A distribution without package blocks places nothing."
+}
+
+// PiPackagesConfig is the configuration of a pi_packages stage.
+type PiPackagesConfig struct {
+	Distribution string `cty:"distribution" required:"true" doc:"distribution directory"`
+	Dest         string `cty:"dest" required:"true" doc:"the payload root"`
+	CacheHome    string `cty:"cache_home" doc:"runtime cache home instead of PISHIP_CACHE_HOME"`
+}
+
+// PiPackagesOutputs are the outputs of a pi_packages stage.
+type PiPackagesOutputs struct {
+	Packages int `cty:"packages" doc:"vendored Pi packages placed"`
+	Files    int `cty:"files" doc:"files placed for them"`
+	Hits     int `cty:"hits" doc:"packages served by the runtime cache"`
+}
+
+// Run implements stage.Typed.
+func (PiPackages) Run(ctx context.Context, inv *stage.Invocation, c PiPackagesConfig) (PiPackagesOutputs, error) {
+	var out PiPackagesOutputs
+	lock, _, err := distribution.ReadLock(c.Distribution)
+	if err != nil {
+		return out, err
+	}
+	if len(lock.Packages) == 0 {
+		return out, nil
+	}
+	rt, err := runtimeCacheAt(inv, c.CacheHome)
+	if err != nil {
+		return out, err
+	}
+	for _, p := range lock.Packages {
+		e, hit, err := InstallPiPackage(ctx, rt, c.Distribution, p, inv.Log, inv.Name)
+		if err != nil {
+			return out, err
+		}
+		inv.CacheLookup(stage.CacheLookup{Cache: "runtime", Key: e.Key, Hit: hit})
+		dst := filepath.Join(c.Dest, filepath.FromSlash(distribution.PiPackage{Name: p.Name}.PayloadDir()))
+		if _, err := e.Place(dst); err != nil {
+			return out, fmt.Errorf("cannot place Pi package %s (runtime cache entry %s): %v", p.Name, e.Key, err)
+		}
+		// As the runtime's tree: no node_modules/.bin links, no package or
+		// prebuilt binary for another platform.
+		platform, arch := nodeplatform.Host()
+		if _, err := pruneTree(ctx, dst, filepath.Join(c.Distribution, filepath.FromSlash(p.Dir), "package-lock.json"), platform, arch); err != nil {
+			return out, fmt.Errorf("Pi package %s: %v", p.Name, err)
+		}
+		if err := distribution.CheckPackageFiles(p, filepath.Join(c.Dest, filepath.FromSlash(p.Root)), c.Distribution); err != nil {
+			return out, err
+		}
+		out.Packages++
+		out.Files += len(e.Files)
+		if hit {
+			out.Hits++
+		}
+	}
+	return out, nil
+}
+
+// InstallPiPackage returns the runtime cache entry of a vendored Pi
+// package's project (distDir/p.Dir), running npm ci into a new entry on a
+// miss; hit says the entry was there. Build, release and piship lock (which
+// pins the extension files from it) all install through here, so they
+// install the same bytes.
+func InstallPiPackage(ctx context.Context, rt *cache.Runtime, distDir string, p distribution.LockPiPackage, log io.Writer, label string) (*cache.Entry, bool, error) {
+	dir := filepath.Join(distDir, filepath.FromSlash(p.Dir))
+	pj, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		return nil, false, fmt.Errorf("CONFIG_INVALID: Pi package %s: %v", p.Name, err)
+	}
+	pl, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
+	if err != nil {
+		return nil, false, fmt.Errorf("CONFIG_INVALID: Pi package %s: %v", p.Name, err)
+	}
+	nodeV, npmV, err := npm.Versions(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("CONFIG_UNAVAILABLE: node and npm are needed to install Pi package %s: %v", p.Name, err)
+	}
+	platform, arch := nodeplatform.Host()
+	tool := cache.ToolDigest()
+	key := cache.RuntimeKey{ToolDigest: tool, Lock: append(append(append([]byte{}, pj...), 0), pl...),
+		Platform: platform, Arch: arch, Libc: nodeplatform.Libc(), Node: nodeV, Npm: npmV}.Key()
+	e, err := rt.Get(key, false)
+	if err != nil {
+		fmt.Fprintf(log, "Pi package %s: runtime cache entry %s is damaged, rebuilding it: %v\n", p.Name, key, err)
+	}
+	if e != nil {
+		return e, true, nil
+	}
+	inputs := cache.Inputs{
+		cache.InputFilePrefix + p.Dir + "/package.json": canon.SHA256Hex(pj), cache.InputFilePrefix + p.Dir + "/package-lock.json": canon.SHA256Hex(pl),
+		"platform": platform, "arch": arch, "libc": nodeplatform.Libc(), "node version": nodeV, "npm version": npmV, cache.InputTool: tool,
+	}
+	// A Pi package's peers (Pi itself, pi-ai, pi-tui, typebox ...) are
+	// what Pi supplies to the extensions it loads: its lock has none of
+	// them (npm install --legacy-peer-deps), and npm ci is told so.
+	e, err = rt.CreateInputs(key, inputs, func(into string) error { return installProject(ctx, dir, into, log, label, "--legacy-peer-deps") })
+	if err != nil {
+		return nil, false, fmt.Errorf("Pi package %s: %w", p.Name, err)
+	}
+	return e, false, nil
+}
