@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"piship.dev/piship/stages/bundle"
+	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/payload"
 )
 
@@ -107,22 +109,9 @@ func node22(t *testing.T) string {
 // launch through the command shim, with Node 22 first on PATH, prints the
 // version from a payload of under 150 files.
 func TestPiUpstreamBundleOnNode22(t *testing.T) {
-	node := node22(t)
 	root := t.TempDir()
 	bin := filepath.Join(root, "bin")
-	env := map[string]string{
-		"PISHIP_CACHE_HOME": sharedCache(t), "PISHIP_PROGRESS": "0",
-		"PATH": filepath.Dir(node) + string(os.PathListSeparator) + os.Getenv("PATH"),
-		// npm run by this Node takes its global npmrc from beside it (the
-		// fixture has none), so the machine's cafile in npm's own npmrc is
-		// not read, and nodejs.org's Node trusts its bundled roots only:
-		// behind a TLS-intercepting registry mirror every tarball fetch is
-		// SELF_SIGNED_CERT_IN_CHAIN. --use-system-ca makes it trust what
-		// the system's Node (Debian's, built to use the system store) does.
-		"NODE_OPTIONS":        strings.TrimSpace(os.Getenv("NODE_OPTIONS") + " --use-system-ca"),
-		"PISHIP_INSTALL_HOME": filepath.Join(root, "install"), "PISHIP_BIN_HOME": bin,
-		"PISHIP_STATE_HOME": filepath.Join(root, "state"),
-	}
+	env := node22Env(t, root)
 	dir := copyDist(t, "pi")
 	t0 := time.Now()
 	t.Log(lastLine(mustRelease(t, env, dir)))
@@ -166,5 +155,110 @@ func TestPiUpstreamBundleOnNode22(t *testing.T) {
 		len(files), bytes, built.Round(time.Millisecond), started.Round(time.Millisecond), m.Upstream.Reason)
 	if len(files) >= 150 {
 		t.Errorf("the bundled, stripped Pi 1.6 payload has %d files, want under 150", len(files))
+	}
+}
+
+// node22Env is the environment of a Pi 1.6 test: the shared cache, the
+// Node 22 fixture first on PATH, and install, bin and state homes under
+// root (bin is root/bin).
+func node22Env(t *testing.T, root string) map[string]string {
+	node := node22(t)
+	return map[string]string{
+		"PISHIP_CACHE_HOME": sharedCache(t), "PISHIP_PROGRESS": "0",
+		"PATH": filepath.Dir(node) + string(os.PathListSeparator) + os.Getenv("PATH"),
+		// npm run by this Node takes its global npmrc from beside it (the
+		// fixture has none), so the machine's cafile in npm's own npmrc is
+		// not read, and nodejs.org's Node trusts its bundled roots only:
+		// behind a TLS-intercepting registry mirror every tarball fetch is
+		// SELF_SIGNED_CERT_IN_CHAIN. --use-system-ca makes it trust what
+		// the system's Node (Debian's, built to use the system store) does.
+		"NODE_OPTIONS":        strings.TrimSpace(os.Getenv("NODE_OPTIONS") + " --use-system-ca"),
+		"PISHIP_INSTALL_HOME": filepath.Join(root, "install"), "PISHIP_BIN_HOME": filepath.Join(root, "bin"),
+		"PISHIP_STATE_HOME": filepath.Join(root, "state"),
+	}
+}
+
+// The developer Pi (testdata/distributions/pi-dev): Pi 1.6 with five real
+// Pi packages from npm vendored under pi-packages/. The release holds
+// them, the lock pins each package's package.json and extension entries,
+// and through the command shim Pi loads every one: its RPC command list
+// (get_commands, offline, no model needed) has commands from each
+// package's directory. An extension file changed after the install stops
+// the start with INTEGRITY_FAILED naming the package, before Pi runs.
+func TestPiDevPackagesLoadThroughTheShim(t *testing.T) {
+	root := t.TempDir()
+	env := node22Env(t, root)
+	dir := copyDist(t, "pi-dev")
+	t.Log(lastLine(mustRelease(t, env, dir)))
+	var lock distribution.Lock
+	if err := readJSONFile(filepath.Join(dir, "piship.lock"), &lock); err != nil {
+		t.Fatal(err)
+	}
+	if len(lock.Packages) != 5 {
+		t.Fatalf("pi-dev's lock pins %d Pi packages, want 5", len(lock.Packages))
+	}
+	if code, stdout, stderr := cli(t, env, "install", filepath.Join(dir, "dist", "releases", "pi-dev-1.6.0-linux-x64.tar.gz")); code != exitOK {
+		t.Fatalf("install: %d\n%s%s", code, stdout, stderr)
+	}
+	payloadDir := filepath.Join(root, "install", "apps", "pi-dev", "1.6.0", "payload")
+	rpc := func() (string, string, error) {
+		cmd := exec.Command(filepath.Join(root, "bin", "pi-dev"), "--mode", "rpc", "--no-session")
+		cmd.Env = []string{"PATH=" + env["PATH"], "HOME=" + root, "TMPDIR=" + t.TempDir(), "PI_OFFLINE=1",
+			"PISHIP_INSTALL_HOME=" + env["PISHIP_INSTALL_HOME"], "PISHIP_STATE_HOME=" + env["PISHIP_STATE_HOME"]}
+		cmd.Stdin = strings.NewReader(`{"id":"1","type":"get_commands"}` + "\n")
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		return out.String(), errb.String(), err
+	}
+	out, stderr, err := rpc()
+	if err != nil || strings.Contains(stderr, "Failed to load extension") {
+		t.Fatalf("pi-dev --mode rpc through the shim: %v\n%s\n%s", err, out, stderr)
+	}
+	var resp struct {
+		Command string
+		Success bool
+		Data    struct {
+			Commands []struct {
+				Name, Source string
+				SourceInfo   struct{ Path string }
+			}
+		}
+	}
+	for line := range strings.Lines(out) {
+		if json.Unmarshal([]byte(line), &resp) == nil && resp.Command == "get_commands" {
+			break
+		}
+	}
+	if !resp.Success {
+		t.Fatalf("no get_commands answer:\n%s\n%s", out, stderr)
+	}
+	per := map[string][]string{}
+	for _, p := range lock.Packages {
+		pkgDir := filepath.Join(payloadDir, filepath.FromSlash(p.Root)) + string(filepath.Separator)
+		for _, c := range resp.Data.Commands {
+			if c.Source == "extension" && strings.HasPrefix(c.SourceInfo.Path, pkgDir) {
+				per[p.Name] = append(per[p.Name], c.Name)
+			}
+		}
+		if len(per[p.Name]) == 0 {
+			t.Errorf("Pi package %s %s did not load: no command of Pi's comes from %s", p.Name, p.Version, pkgDir)
+		}
+	}
+	t.Logf("commands per vendored package: %v", per)
+
+	// A changed extension entry: refused before Pi starts.
+	p := lock.Packages[0]
+	entry := filepath.Join(payloadDir, filepath.FromSlash(p.Root), filepath.FromSlash(p.Extensions[0].Path))
+	os.Chmod(entry, 0o644)
+	f, err := os.OpenFile(entry, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("\n// changed\n")
+	f.Close()
+	out, stderr, err = rpc()
+	if err == nil || !strings.Contains(stderr, "INTEGRITY_FAILED") || !strings.Contains(stderr, "Pi package "+p.Name) || strings.Contains(out, "get_commands") {
+		t.Fatalf("a changed extension of %s: %v\nstdout: %s\nstderr: %s", p.Name, err, out, stderr)
 	}
 }
