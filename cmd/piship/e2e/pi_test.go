@@ -12,6 +12,7 @@ import (
 
 	"piship.dev/piship/stages/bundle"
 	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/release/releasejson"
 	"piship.dev/piship/stages/payload"
 )
 
@@ -197,6 +198,23 @@ func TestPiDevPackagesLoadThroughTheShim(t *testing.T) {
 	if len(lock.Packages) != 5 {
 		t.Fatalf("pi-dev's lock pins %d Pi packages, want 5", len(lock.Packages))
 	}
+	// release.json names each package's lock and its audit verdict (this
+	// machine's registry mirror has no advisory endpoint: unavailable,
+	// with the reason, never passed).
+	var rel struct{ PackageAudits releasejson.PackageAudits }
+	if err := readJSONFile(filepath.Join(dir, "dist", "releases", "pi-dev-1.6.0-linux-x64", "release.json"), &rel); err != nil {
+		t.Fatal(err)
+	}
+	if pa := rel.PackageAudits; pa.Locks != 5 || len(pa.Packages) != 5 || releasejson.CheckPackageAudits(pa) != nil {
+		t.Fatalf("release.json packageAudits: %+v", pa)
+	}
+	for i, p := range lock.Packages {
+		a := rel.PackageAudits.Packages[i]
+		if a.Name != p.Name || a.Lock != p.Dir+"/package-lock.json" || a.LockSHA256 != p.PackageLockSHA256 || a.Verdict == "" {
+			t.Errorf("release.json's audit of %s: %+v", p.Name, a)
+		}
+	}
+	t.Logf("package audits: %s (%s)", rel.PackageAudits.Verdict, rel.PackageAudits.Reason)
 	if code, stdout, stderr := cli(t, env, "install", filepath.Join(dir, "dist", "releases", "pi-dev-1.6.0-linux-x64.tar.gz")); code != exitOK {
 		t.Fatalf("install: %d\n%s%s", code, stdout, stderr)
 	}

@@ -80,6 +80,23 @@ type PackageAudits struct {
 	// Locks is how many package locks were read and audited.
 	Locks  int    `json:"locks"`
 	Reason string `json:"reason,omitempty"`
+	// Packages are the audited locks, one per vendored package.
+	Packages []PackageAudit `json:"packages,omitempty"`
+}
+
+// PackageAudit is one vendored package's lock audit.
+type PackageAudit struct {
+	Name string `json:"name"`
+	// Lock is its package-lock.json (relative to the distribution
+	// directory) and LockSHA256 its digest.
+	Lock       string `json:"lock"`
+	LockSHA256 string `json:"lockSha256"`
+	// Verdict is passed, failed or unavailable; Packages how many
+	// installed packages the lock holds, Findings what was found.
+	Verdict  string `json:"verdict"`
+	Packages int    `json:"packages"`
+	Findings int    `json:"findings"`
+	Reason   string `json:"reason,omitempty"`
 }
 
 // Verdicts of PackageAudits.
@@ -156,11 +173,27 @@ func CheckPackageAudits(a PackageAudits) error {
 			return fmt.Errorf("packageAudits.verdict is not-applicable but %d package locks were read", a.Locks)
 		}
 	case AuditUnavailable:
+		if a.Locks < 1 {
+			return fmt.Errorf("packageAudits.verdict is unavailable with no package lock read: with none it is not-applicable")
+		}
 	default:
 		return fmt.Errorf("packageAudits.verdict is %q: expected passed, failed, unavailable or not-applicable", a.Verdict)
 	}
 	if a.Reason == "" && (a.Verdict == AuditNotApplicable || a.Verdict == AuditUnavailable) {
 		return fmt.Errorf("packageAudits.verdict is %s without a reason", a.Verdict)
+	}
+	if len(a.Packages) != a.Locks {
+		return fmt.Errorf("packageAudits names %d package locks but says %d were read", len(a.Packages), a.Locks)
+	}
+	for _, p := range a.Packages {
+		if p.Name == "" || p.Lock == "" || len(p.LockSHA256) != 64 {
+			return fmt.Errorf("packageAudits.packages: %q names no lock and its digest", p.Name)
+		}
+		switch p.Verdict {
+		case AuditPassed, AuditFailed, AuditUnavailable:
+		default:
+			return fmt.Errorf("packageAudits.packages: %s has verdict %q: expected passed, failed or unavailable", p.Name, p.Verdict)
+		}
 	}
 	return nil
 }

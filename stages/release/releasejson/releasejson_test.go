@@ -5,6 +5,10 @@ import (
 	"testing"
 )
 
+func pkg(name, verdict string) PackageAudit {
+	return PackageAudit{Name: name, Lock: "packages/" + name + "/package-lock.json", LockSHA256: strings.Repeat("c", 64), Verdict: verdict}
+}
+
 // A release may not claim package audits it never ran: passed (or failed)
 // needs a lock read, not-applicable none, and every verdict that is not
 // about audits carries a reason.
@@ -13,10 +17,14 @@ func TestCheckPackageAudits(t *testing.T) {
 		a       PackageAudits
 		problem string // "" when accepted
 	}{
-		{PackageAudits{Verdict: "passed", Locks: 2}, ""},
-		{PackageAudits{Verdict: "failed", Locks: 1}, ""},
+		{PackageAudits{Verdict: "passed", Locks: 2, Packages: []PackageAudit{pkg("a", "passed"), pkg("b", "passed")}}, ""},
+		{PackageAudits{Verdict: "failed", Locks: 1, Packages: []PackageAudit{pkg("a", "failed")}}, ""},
 		{PackageAudits{Verdict: "not-applicable", Reason: "no vendored packages"}, ""},
-		{PackageAudits{Verdict: "unavailable", Locks: 1, Reason: "audit endpoint unreachable"}, ""},
+		{PackageAudits{Verdict: "unavailable", Locks: 1, Reason: "audit endpoint unreachable", Packages: []PackageAudit{pkg("a", "unavailable")}}, ""},
+		{PackageAudits{Verdict: "passed", Locks: 2, Packages: []PackageAudit{pkg("a", "passed")}}, "names 1 package locks but says 2"},
+		{PackageAudits{Verdict: "passed", Locks: 1, Packages: []PackageAudit{{Name: "a", Verdict: "passed"}}}, "names no lock and its digest"},
+		{PackageAudits{Verdict: "passed", Locks: 1, Packages: []PackageAudit{pkg("a", "not-applicable")}}, `has verdict "not-applicable"`},
+		{PackageAudits{Verdict: "unavailable", Reason: "x"}, "with no package lock read"},
 		{PackageAudits{Verdict: "passed", Locks: 0}, "needs at least one audited lock"},
 		{PackageAudits{Verdict: "failed"}, "needs at least one audited lock"},
 		{PackageAudits{Verdict: "not-applicable", Locks: 1, Reason: "x"}, "1 package locks were read"},
