@@ -68,7 +68,11 @@ func (Inventory) Run(ctx context.Context, inv *stage.Invocation, c InventoryConf
 			return InventoryOutputs{}, err
 		}
 	}
-	if _, err := payload.Shim(dir, d.Command, d.Runtime.Entry, platform); err != nil {
+	var exts []string
+	for _, p := range d.Packages {
+		exts = append(exts, p.PackageRoot())
+	}
+	if _, err := payload.Shim(dir, d.Command, d.Runtime.Entry, platform, exts...); err != nil {
 		return InventoryOutputs{}, err
 	}
 	known, err := knownDigests(inv, c.CacheHome, c.KnownEntry)

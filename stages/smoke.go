@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,7 +36,8 @@ func (Smoke) Name() string    { return "smoke" }
 func (Smoke) Version() string { return "1" }
 func (Smoke) Doc() string {
 	return "Runs each `smoke \"<name>\" { args expect timeout }` test of distribution.hcl: the payload's bin/<command> with args, in its own throwaway HOME, " +
-		"XDG and PISHIP_STATE_HOME directories, all tests in parallel; the trimmed combined output must match expect. Any failure fails the stage."
+		"XDG and PISHIP_STATE_HOME directories, all tests in parallel; the trimmed combined output must match expect. With vendored Pi packages, one more test, " +
+		"pi-packages: Pi in RPC mode, offline, must list a command from each package's directory (get_commands), proving its extensions loaded. Any failure fails the stage."
 }
 
 // SmokeConfig is smoke's configuration.
@@ -58,15 +60,32 @@ func (Smoke) Run(ctx context.Context, inv *stage.Invocation, cfg SmokeConfig) (S
 		return SmokeOutputs{}, err
 	}
 	bin := filepath.Join(cfg.Payload, "bin", d.Command)
-	results := make([]releasejson.TestResult, len(d.Smoke))
-	problems := make([]*smokeFailure, len(d.Smoke))
+	tests := d.Smoke
+	// With vendored Pi packages, one more: each package's extensions load.
+	var pkgs []distribution.LockPiPackage
+	if len(d.Packages) > 0 {
+		lock, _, err := distribution.ReadLock(d.Dir)
+		if err != nil {
+			return SmokeOutputs{}, err
+		}
+		pkgs = lock.Packages
+		tests = append(slices.Clone(tests), distribution.Smoke{Name: PiPackagesTest, Args: []string{"--mode", "rpc", "--no-session"}})
+	}
+	results := make([]releasejson.TestResult, len(tests))
+	problems := make([]*smokeFailure, len(tests))
 	// Every test runs, each in its own worker, whatever the others do.
-	_ = parallel.ForEach(context.Background(), len(d.Smoke), len(d.Smoke), func(i int) error {
-		t := d.Smoke[i]
+	_ = parallel.ForEach(context.Background(), len(tests), len(tests), func(i int) error {
+		t := tests[i]
 		results[i] = releasejson.TestResult{Name: t.Name, Result: "passed"}
 		// One span per test, whose TRACEPARENT the program receives.
 		tctx, ph := phase.Start(ctx, "smoke "+t.Name)
-		f, code := runSmoke(tctx, bin, t.Args, t.Expect, t.Timeout)
+		var f *smokeFailure
+		code := 0
+		if i >= len(d.Smoke) {
+			f = smokePiPackages(tctx, bin, cfg.Payload, pkgs)
+		} else {
+			f, code = runSmoke(tctx, bin, t.Args, t.Expect, t.Timeout)
+		}
 		var ferr error
 		if f != nil {
 			results[i].Result = "failed"
@@ -88,7 +107,7 @@ func (Smoke) Run(ctx context.Context, inv *stage.Invocation, cfg SmokeConfig) (S
 	var diags hcl.Diagnostics
 	for i, f := range problems {
 		if f != nil {
-			diags = append(diags, f.diagnostic(d, d.Smoke[i], fmt.Sprintf("%d of %d smoke tests failed", failed, len(d.Smoke))))
+			diags = append(diags, f.diagnostic(d, tests[i], fmt.Sprintf("%d of %d smoke tests failed", failed, len(tests))))
 		}
 	}
 	if len(diags) > 0 {

@@ -189,8 +189,15 @@ func strippable(name string) bool {
 
 // Shim writes bin/<command>, a POSIX sh launcher that runs node on the
 // entry (relative to the payload root) with the user's arguments, and for a
-// win32 target also bin/<command>.cmd.
-func Shim(root, command, entry, platform string) ([]string, error) {
+// win32 target also bin/<command>.cmd. Each of extensions (a vendored Pi
+// package's directory, relative to the root) is handed to the program
+// before the user's arguments as -e <dir>, as the installed launcher does.
+func Shim(root, command, entry, platform string, extensions ...string) ([]string, error) {
+	ext, extCmd := "", ""
+	for _, e := range extensions {
+		ext += fmt.Sprintf(` -e "$root/%s"`, e)
+		extCmd += fmt.Sprintf(` -e "%%~dp0..\%s"`, strings.ReplaceAll(e, "/", "\\"))
+	}
 	sh := fmt.Sprintf(`#!/bin/sh
 # piship launcher: runs the payload's entry with node.
 self=$0
@@ -199,14 +206,14 @@ while [ -h "$self" ]; do
   case $link in /*) self=$link ;; *) self=$(dirname -- "$self")/$link ;; esac
 done
 root=$(CDPATH= cd -- "$(dirname -- "$self")/.." && pwd) || exit 1
-exec node "$root/%s" "$@"
-`, entry)
+exec node "$root/%s"%s "$@"
+`, entry, ext)
 	written := []string{"bin/" + command}
 	if err := atomicfs.WriteFileAll(filepath.Join(root, "bin", command), []byte(sh), 0o755); err != nil {
 		return nil, err
 	}
 	if platform == "win32" {
-		cmd := fmt.Sprintf("@echo off\r\nnode \"%%~dp0..\\%s\" %%*\r\n", strings.ReplaceAll(entry, "/", "\\"))
+		cmd := fmt.Sprintf("@echo off\r\nnode \"%%~dp0..\\%s\"%s %%*\r\n", strings.ReplaceAll(entry, "/", "\\"), extCmd)
 		if err := atomicfs.WriteFileAll(filepath.Join(root, "bin", command+".cmd"), []byte(cmd), 0o644); err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -201,7 +202,10 @@ func TestPiDevPackagesLoadThroughTheShim(t *testing.T) {
 	// release.json names each package's lock and its audit verdict (this
 	// machine's registry mirror has no advisory endpoint: unavailable,
 	// with the reason, never passed).
-	var rel struct{ PackageAudits releasejson.PackageAudits }
+	var rel struct {
+		PackageAudits releasejson.PackageAudits
+		Tests         []releasejson.TestResult
+	}
 	if err := readJSONFile(filepath.Join(dir, "dist", "releases", "pi-dev-1.6.0-linux-x64", "release.json"), &rel); err != nil {
 		t.Fatal(err)
 	}
@@ -215,6 +219,10 @@ func TestPiDevPackagesLoadThroughTheShim(t *testing.T) {
 		}
 	}
 	t.Logf("package audits: %s (%s)", rel.PackageAudits.Verdict, rel.PackageAudits.Reason)
+	// The release's own proof that every package loaded.
+	if !slices.Contains(rel.Tests, releasejson.TestResult{Name: "pi-packages", Result: "passed"}) {
+		t.Errorf("release.json tests %+v: want pi-packages passed", rel.Tests)
+	}
 	if code, stdout, stderr := cli(t, env, "install", filepath.Join(dir, "dist", "releases", "pi-dev-1.6.0-linux-x64.tar.gz")); code != exitOK {
 		t.Fatalf("install: %d\n%s%s", code, stdout, stderr)
 	}
