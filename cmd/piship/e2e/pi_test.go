@@ -13,8 +13,8 @@ import (
 
 	"piship.dev/piship/stages/bundle"
 	"piship.dev/piship/stages/distribution"
-	"piship.dev/piship/stages/release/releasejson"
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/release/releasejson"
 )
 
 // The real Pi of the 0.73 series (@mariozechner/pi-coding-agent@0.73.1,
