@@ -10,9 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"piship.dev/piship/cache"
 	"piship.dev/piship/pipelines"
-	"piship.dev/piship/stages"
 	"piship.dev/piship/stages/distribution"
 )
 
@@ -45,7 +43,7 @@ func runLock(e *env, dir string) int {
 	if err != nil {
 		return fail(e, err)
 	}
-	if err := pinPiPackages(e, d, l); err != nil {
+	if err := pipelines.PinPiPackages(e.ctx, e.getenv, e.stderr, d, l); err != nil {
 		return fail(e, err)
 	}
 	if err := distribution.WriteLock(d, l); err != nil {
@@ -59,29 +57,6 @@ func runLock(e *env, dir string) int {
 	fmt.Fprintf(e.stdout, "locked %s %s: %s (%d packages, %d resource files, %d tools%s)\n",
 		d.ID, d.Version, filepath.Join(d.Dir, "piship.lock"), l.Runtime.Packages, len(l.Resources), len(l.Tools), pi)
 	return exitOK
-}
-
-// pinPiPackages installs the vendored Pi packages (through the runtime
-// cache, as a build does) and pins their package.json and extension
-// entry files in l.
-func pinPiPackages(e *env, d *distribution.Distribution, l *distribution.Lock) error {
-	if len(l.Packages) == 0 {
-		return nil
-	}
-	home, err := cache.Home(e.getenv)
-	if err != nil {
-		return fmt.Errorf("CONFIG_UNAVAILABLE: %v", err)
-	}
-	rt := cache.OpenRuntime(home)
-	roots := map[string]string{}
-	for _, p := range l.Packages {
-		ent, _, err := stages.InstallPiPackage(e.ctx, rt, d.Dir, p, e.stderr, "lock: "+p.Name)
-		if err != nil {
-			return err
-		}
-		roots[p.Name] = filepath.Join(ent.Dir, "node_modules", filepath.FromSlash(p.Name))
-	}
-	return distribution.PinExtensions(l, roots)
 }
 
 func buildCmd(e *env) *cobra.Command {

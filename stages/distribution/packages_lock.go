@@ -3,6 +3,7 @@ package distribution
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -58,6 +59,15 @@ func lockPackages(d *Distribution, l *Lock) error {
 		if !ok || e.Version == "" {
 			return fmt.Errorf("CONFIG_INVALID: package %q (%s): %s does not install node_modules/%s: make %s depend on it (npm install --package-lock-only %s@<version> in %s)",
 				p.Name, d.Pos(key), d.shown(path.Join(p.Dir, "package-lock.json")), p.Name, d.shown(path.Join(p.Dir, "package.json")), p.Name, d.shown(p.Dir))
+		}
+		// piship never runs install scripts: a package of this tree that
+		// declares one must be acknowledged, as for the runtime.
+		for _, k := range slices.Sorted(maps.Keys(pl.Packages)) {
+			e := pl.Packages[k]
+			if name := PackageName(k, e); e.HasInstallScript && !e.Dev && !e.Link && !slices.Contains(p.AllowInstallScripts, name) {
+				return fmt.Errorf("POLICY_DENIED: package %q (%s): %s in its lock declares an install script, which piship never runs (npm ci --ignore-scripts): check that it works without it, then list %q in the package block's allow_install_scripts",
+					p.Name, d.Pos(key), k, name)
+			}
 		}
 		l.Packages = append(l.Packages, LockPiPackage{
 			Name: p.Name, Dir: p.Dir, PackageJSONSHA256: canon.SHA256Hex(pj), PackageLockSHA256: canon.SHA256Hex(raw),

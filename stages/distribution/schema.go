@@ -223,9 +223,24 @@ release. An installed copy trusts root 1 by that digest and later roots only thr
 trusted metadata lives in trust/<id>/ of the install home (see piship update --help). Without an updates
 block, releases are installed but not updated.
 
+A package "<name>" block vendors a Pi package (its npm name) into the payload:
+
+  package "pi-web-access" {
+    dir = "packages/pi-web-access"   # the default: packages/<name>
+  }
+
+dir is an npm project of its own: package.json depending on the package at one version and its
+package-lock.json (npm install --package-lock-only --ignore-scripts --legacy-peer-deps: Pi supplies a
+package's peers to the extensions it loads). piship lock installs it (npm ci through the runtime cache)
+and pins its package.json and the extension entry files its "pi": {"extensions": [...]} names (plain
+paths to .ts or .js files) by sha256. Builds place it at pi-packages/<name>/ of the payload; releases
+audit its lock and prove it loads (smoke test pi-packages); every launch checks the pinned files and
+hands the package to Pi with -e <dir>.
+
 piship.lock, beside distribution.hcl, records the digests of distribution.hcl, the runtime's package.json and
 package-lock.json, every resource file, every tool and every file of the osv: audit databases, and the
-audit, signatures, smoke and updates settings that are written (updates with its pinned root);
+audit, signatures, smoke and updates settings that are written (updates with its pinned root), and each
+vendored Pi package's project, version, integrity and pinned files;
 a release refuses a lock that is not current.
 `)
 	return b.String()

@@ -1,0 +1,36 @@
+package pipelines
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"piship.dev/piship/cache"
+	"piship.dev/piship/stages"
+	"piship.dev/piship/stages/distribution"
+)
+
+// PinPiPackages installs the vendored Pi packages of l (through the
+// runtime cache of getenv's PISHIP_CACHE_HOME, as a build does) and pins
+// each one's package.json and extension entry files in l: what piship lock
+// records besides the digests ComputeLock takes. npm's output goes to log.
+func PinPiPackages(ctx context.Context, getenv func(string) string, log io.Writer, d *distribution.Distribution, l *distribution.Lock) error {
+	if len(l.Packages) == 0 {
+		return nil
+	}
+	home, err := cache.Home(getenv)
+	if err != nil {
+		return fmt.Errorf("CONFIG_UNAVAILABLE: %v", err)
+	}
+	rt := cache.OpenRuntime(home)
+	roots := map[string]string{}
+	for _, p := range l.Packages {
+		ent, _, err := stages.InstallPiPackage(ctx, rt, d.Dir, p, log, "lock: "+p.Name)
+		if err != nil {
+			return err
+		}
+		roots[p.Name] = filepath.Join(ent.Dir, "node_modules", filepath.FromSlash(p.Name))
+	}
+	return distribution.PinExtensions(l, roots)
+}
