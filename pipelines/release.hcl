@@ -49,9 +49,12 @@ pipeline "release" {
     distribution = stage.inputs.dir
   }
 
+  # The SBOM and the notices cover the vendored Pi packages too, at their
+  # paths in the payload (pi_packages' installed trees).
   stage "sbom" "sbom" {
     distribution = stage.inputs.dir
     tree         = stage.runtime_entry.tree
+    vendored     = stage.pi_packages.trees
     release_dir  = stage.inputs.release_dir
     created      = stage.inputs.created
   }
@@ -59,6 +62,7 @@ pipeline "release" {
   stage "notices" "notices" {
     distribution = stage.inputs.dir
     tree         = stage.runtime_entry.tree
+    vendored     = stage.pi_packages.trees
     release_dir  = stage.inputs.release_dir
   }
 

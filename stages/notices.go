@@ -25,6 +25,7 @@ type NoticesConfig struct {
 	Distribution string `cty:"distribution" required:"true"`
 	Tree         string `cty:"tree" required:"true" doc:"the installed runtime (read-only)"`
 	ReleaseDir   string `cty:"release_dir" required:"true"`
+	Vendored     string `cty:"vendored" doc:"the vendored Pi packages' installed trees: JSON {name: tree} (pi_packages' trees output)"`
 }
 
 // NoticesOutputs are notices' outputs.
@@ -35,7 +36,7 @@ type NoticesOutputs struct {
 
 // Run implements stage.Typed.
 func (Notices) Run(ctx context.Context, inv *stage.Invocation, cfg NoticesConfig) (NoticesOutputs, error) {
-	in, err := sbomInput(inv, cfg.Distribution, cfg.Tree, "")
+	in, err := sbomInput(inv, cfg.Distribution, cfg.Tree, "", cfg.Vendored)
 	if err != nil {
 		return NoticesOutputs{}, err
 	}

@@ -2,6 +2,7 @@ package stages
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -42,11 +43,14 @@ type PiPackagesOutputs struct {
 	Packages int `cty:"packages" doc:"vendored Pi packages placed"`
 	Files    int `cty:"files" doc:"files placed for them"`
 	Hits     int `cty:"hits" doc:"packages served by the runtime cache"`
+	// Trees are the installed projects (read-only runtime cache entries)
+	// the SBOM and the notices read.
+	Trees string `cty:"trees" doc:"JSON {name: installed tree} of the packages (read-only: the SBOM and notices read them)"`
 }
 
 // Run implements stage.Typed.
 func (PiPackages) Run(ctx context.Context, inv *stage.Invocation, c PiPackagesConfig) (PiPackagesOutputs, error) {
-	var out PiPackagesOutputs
+	out := PiPackagesOutputs{Trees: "{}"}
 	lock, _, err := distribution.ReadLock(c.Distribution)
 	if err != nil {
 		return out, err
@@ -54,6 +58,7 @@ func (PiPackages) Run(ctx context.Context, inv *stage.Invocation, c PiPackagesCo
 	if len(lock.Packages) == 0 {
 		return out, nil
 	}
+	trees := map[string]string{}
 	rt, err := runtimeCacheAt(inv, c.CacheHome)
 	if err != nil {
 		return out, err
@@ -77,13 +82,16 @@ func (PiPackages) Run(ctx context.Context, inv *stage.Invocation, c PiPackagesCo
 		if err := distribution.CheckPackageFiles(p, filepath.Join(c.Dest, filepath.FromSlash(p.Root)), c.Distribution); err != nil {
 			return out, err
 		}
+		trees[p.Name] = e.Dir
 		out.Packages++
 		out.Files += len(e.Files)
 		if hit {
 			out.Hits++
 		}
 	}
-	return out, nil
+	b, err := json.Marshal(trees)
+	out.Trees = string(b)
+	return out, err
 }
 
 // InstallPiPackage returns the runtime cache entry of a vendored Pi

@@ -28,6 +28,7 @@ type SBOMConfig struct {
 	Tree         string `cty:"tree" required:"true" doc:"the installed runtime (read-only)"`
 	ReleaseDir   string `cty:"release_dir" required:"true"`
 	Created      string `cty:"created" required:"true" doc:"RFC 3339 time"`
+	Vendored     string `cty:"vendored" doc:"the vendored Pi packages' installed trees: JSON {name: tree} (pi_packages' trees output)"`
 }
 
 // SBOMOutputs are sbom's outputs.
@@ -38,7 +39,7 @@ type SBOMOutputs struct {
 
 // Run implements stage.Typed.
 func (SBOM) Run(ctx context.Context, inv *stage.Invocation, cfg SBOMConfig) (SBOMOutputs, error) {
-	in, err := sbomInput(inv, cfg.Distribution, cfg.Tree, cfg.Created)
+	in, err := sbomInput(inv, cfg.Distribution, cfg.Tree, cfg.Created, cfg.Vendored)
 	if err != nil {
 		return SBOMOutputs{}, err
 	}

@@ -5,7 +5,9 @@ package stages
 // domain package).
 
 import (
+	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"piship.dev/piship/cache"
@@ -48,9 +50,10 @@ func loadWithPackageLock(inv *stage.Invocation, dir string) (*distribution.Distr
 }
 
 // sbomInput gathers what the SBOM and the notices describe: the
-// distribution's locked runtime installed in tree, at created (RFC 3339;
-// empty: the epoch).
-func sbomInput(inv *stage.Invocation, dir, tree, created string) (sbom.Input, error) {
+// distribution's locked runtime installed in tree and each vendored Pi
+// package's project installed in the tree vendored names for it (JSON
+// {name: tree}), at created (RFC 3339; empty: the epoch).
+func sbomInput(inv *stage.Invocation, dir, tree, created, vendored string) (sbom.Input, error) {
 	d, pl, raw, err := buildstate.LoadWithPackageLock(stage.Resolve(inv.Dir, dir))
 	if err != nil {
 		return sbom.Input{}, err
@@ -65,6 +68,24 @@ func sbomInput(inv *stage.Invocation, dir, tree, created string) (sbom.Input, er
 	for name, t := range d.Tools {
 		tools = append(tools, sbom.Tool{Name: name, Source: t.Source, SHA256: t.SHA256})
 	}
-	return sbom.Input{Name: d.ID, Version: d.Version, Tree: tree, Lock: pl,
-		LockSHA256: canon.SHA256Hex(raw), Created: at, ToolVersion: ToolVersion(), Tools: tools}, nil
+	in := sbom.Input{Name: d.ID, Version: d.Version, Tree: tree, Lock: pl,
+		LockSHA256: canon.SHA256Hex(raw), Created: at, ToolVersion: ToolVersion(), Tools: tools}
+	trees := map[string]string{}
+	if vendored != "" {
+		if err := json.Unmarshal([]byte(vendored), &trees); err != nil {
+			return sbom.Input{}, fmt.Errorf("vendored: %v", err)
+		}
+	}
+	for _, p := range d.Packages {
+		t, ok := trees[p.Name]
+		if !ok {
+			return sbom.Input{}, fmt.Errorf("the SBOM needs the installed tree of Pi package %s (the pi_packages stage's trees output)", p.Name)
+		}
+		vpl, _, err := distribution.ReadPackageLock(filepath.Join(d.PackageDir(p), "package-lock.json"))
+		if err != nil {
+			return sbom.Input{}, err
+		}
+		in.Vendored = append(in.Vendored, sbom.Vendored{Prefix: p.PayloadDir(), Tree: t, Lock: vpl})
+	}
+	return in, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -133,6 +134,15 @@ func SPDX(in Input) ([]byte, Summary, error) {
 	rootDeps, err := rt.edges("", rt.root)
 	if err != nil {
 		return nil, Summary{}, err
+	}
+	// A vendored Pi package's project is part of the distribution: what
+	// it depends on (the package) is the distribution's too.
+	for _, prefix := range slices.Sorted(maps.Keys(rt.roots)) {
+		deps, err := rt.edges(prefix, rt.roots[prefix])
+		if err != nil {
+			return nil, Summary{}, err
+		}
+		rootDeps = append(rootDeps, deps...)
 	}
 	for _, d := range rootDeps {
 		doc.Relationships = append(doc.Relationships, dependsOn(rootID, d))

@@ -42,6 +42,19 @@ type Input struct {
 	// Tools are the tools the distribution pins (piship.lock's tools):
 	// each is written as an APPLICATION package with its SHA-256.
 	Tools []Tool
+	// Vendored are the trees of the vendored Pi packages, each installed
+	// from its own lock and placed at Prefix in the payload: their packages
+	// are documented at Prefix/<lock key> (the paths they have in the
+	// payload), and each project's dependencies are the distribution's.
+	Vendored []Vendored
+}
+
+// Vendored is one vendored Pi package's installed project: its payload
+// directory (pi-packages/<name>), tree and lock.
+type Vendored struct {
+	Prefix string
+	Tree   string
+	Lock   *distribution.PackageLock
 }
 
 // Tool is one pinned tool: its name, its source path in the distribution
@@ -67,6 +80,8 @@ type runtimeTree struct {
 	pkgs  []*pkg          // sorted by name, version, key
 	byKey map[string]*pkg // install path -> package (links map to their target)
 	root  distribution.LockPackage
+	// roots are the vendored projects' root entries, by prefix.
+	roots map[string]distribution.LockPackage
 }
 
 var lockSHA = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
@@ -104,7 +119,45 @@ func load(in Input) (*runtimeTree, error) {
 	if err := in.check(); err != nil {
 		return nil, err
 	}
-	rt := &runtimeTree{byKey: map[string]*pkg{}, root: in.Lock.Packages[""]}
+	rt := &runtimeTree{byKey: map[string]*pkg{}, root: in.Lock.Packages[""], roots: map[string]distribution.LockPackage{}}
+	if err := rt.add("", in.Tree, in.Lock); err != nil {
+		return nil, err
+	}
+	for _, v := range in.Vendored {
+		if v.Prefix == "" || v.Lock == nil || path.IsAbs(v.Prefix) || slices.Contains(strings.Split(v.Prefix, "/"), "..") {
+			return nil, fmt.Errorf("sbom: vendored tree %q has no payload directory or lock", v.Prefix)
+		}
+		rt.roots[v.Prefix] = v.Lock.Packages[""]
+		if err := rt.add(v.Prefix, v.Tree, v.Lock); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(rt.pkgs, func(a, b *pkg) int {
+		if c := strings.Compare(a.name, b.name); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.version, b.version); c != 0 {
+			return c
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	rt.assignIDs()
+	return rt, nil
+}
+
+// add documents the packages of one installed tree, installed from lock,
+// whose keys sit at prefix in the payload ("" for the runtime's tree).
+func (rt *runtimeTree) add(prefix, tree string, lock *distribution.PackageLock) error {
+	at := func(k string) string {
+		if prefix == "" {
+			return k
+		}
+		return prefix + "/" + k
+	}
+	in := struct {
+		Tree string
+		Lock *distribution.PackageLock
+	}{tree, lock}
 	keys := make([]string, 0, len(in.Lock.Packages))
 	for k := range in.Lock.Packages {
 		keys = append(keys, k)
@@ -135,7 +188,7 @@ func load(in Input) (*runtimeTree, error) {
 			lp.Optional, lp.DevOptional = p.Optional, p.DevOptional
 		}
 		if strings.HasPrefix(target, "/") || slices.Contains(strings.Split(target, "/"), "..") {
-			return nil, fmt.Errorf("sbom: lock entry %q points outside the tree (%s)", key, target)
+			return fmt.Errorf("sbom: lock entry %q points outside the tree (%s)", key, target)
 		}
 		dir := filepath.Join(in.Tree, filepath.FromSlash(target))
 		m, err := readManifest(dir)
@@ -143,11 +196,11 @@ func load(in Input) (*runtimeTree, error) {
 			if lp.Optional || lp.DevOptional || p.Optional || p.DevOptional {
 				continue // an optional package npm did not install here
 			}
-			return nil, fmt.Errorf("sbom: the lock's %s (%s@%s) is not installed in %s: the tree was not installed from this lock (npm ci --omit=dev)",
+			return fmt.Errorf("sbom: the lock's %s (%s@%s) is not installed in %s: the tree was not installed from this lock (npm ci --omit=dev)",
 				key, distribution.PackageName(key, p), lp.Version, in.Tree)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("sbom: %s: %v", key, err)
+			return fmt.Errorf("sbom: %s: %v", key, err)
 		}
 		name := distribution.PackageName(key, p)
 		if p.Link && m.Name != "" {
@@ -158,40 +211,30 @@ func load(in Input) (*runtimeTree, error) {
 			version = m.Version
 		}
 		if m.Version != "" && m.Version != version {
-			return nil, fmt.Errorf("sbom: %s is %s@%s in %s but the lock has %s: the tree was not installed from this lock",
+			return fmt.Errorf("sbom: %s is %s@%s in %s but the lock has %s: the tree was not installed from this lock",
 				key, name, m.Version, in.Tree, version)
 		}
 		if m.Name != "" && m.Name != name {
-			return nil, fmt.Errorf("sbom: %s is package %s in %s but the lock has %s: the tree was not installed from this lock",
+			return fmt.Errorf("sbom: %s is package %s in %s but the lock has %s: the tree was not installed from this lock",
 				key, m.Name, in.Tree, name)
 		}
 		lic := m.license()
 		if lic == "" {
 			lic = lp.License
 		}
-		pk := &pkg{key: target, dir: dir, name: name, version: version, lock: lp, license: lic}
+		pk := &pkg{key: at(target), dir: dir, name: name, version: version, lock: lp, license: lic}
 		rt.pkgs = append(rt.pkgs, pk)
-		rt.byKey[target] = pk
+		rt.byKey[at(target)] = pk
 		if p.Link {
 			targets[target] = pk
 		}
 	}
 	for _, key := range links {
 		if pk := targets[in.Lock.Packages[key].Resolved]; pk != nil {
-			rt.byKey[key] = pk
+			rt.byKey[at(key)] = pk
 		}
 	}
-	slices.SortFunc(rt.pkgs, func(a, b *pkg) int {
-		if c := strings.Compare(a.name, b.name); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.version, b.version); c != 0 {
-			return c
-		}
-		return strings.Compare(a.key, b.key)
-	})
-	rt.assignIDs()
-	return rt, nil
+	return nil
 }
 
 // assignIDs gives each package its SPDXID: the sanitized name and version,

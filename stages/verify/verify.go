@@ -287,11 +287,25 @@ func (v *verifier) checkSBOMAndNotices(rel *releasejson.Metadata, payloadDir str
 	if copies != rel.SBOM.Packages {
 		problems = append(problems, fmt.Sprintf("sbom lists %d packages, release.json says %d", copies, rel.SBOM.Packages))
 	}
-	pl, _, err := distribution.ReadPackageLock(filepath.Join(payloadDir, "package-lock.json"))
+	// The payload's locks: the runtime's and each vendored Pi package's
+	// (pi-packages/<name>/package-lock.json, placed with its tree).
+	locks := []string{filepath.Join(payloadDir, "package-lock.json")}
+	for _, pattern := range []string{"*", "@*/*"} {
+		found, _ := filepath.Glob(filepath.Join(payloadDir, distribution.PiPackagesDir, pattern, "package-lock.json"))
+		locks = append(locks, found...)
+	}
+	var pls []*distribution.PackageLock
+	for _, lp := range locks {
+		var pl *distribution.PackageLock
+		if pl, _, err = distribution.ReadPackageLock(lp); err != nil {
+			break
+		}
+		pls = append(pls, pl)
+	}
 	if err == nil {
 		lockSet := map[string]bool{}
 		optional := map[string]bool{}
-		for key, p := range pl.Packages {
+		for key, p := range mergedPackages(pls) {
 			if key == "" || p.Dev || p.Link || !strings.Contains(key, "node_modules/") {
 				continue
 			}
@@ -338,6 +352,21 @@ func (v *verifier) checkSBOMAndNotices(rel *releasejson.Metadata, payloadDir str
 		}
 	}
 	v.add("notices-cover-sbom", release.NoticesIndexName, joinProblems(problems, err))
+}
+
+// mergedPackages is the packages of several locks, keyed so that no two
+// locks' keys collide (the lock's index, then its key).
+func mergedPackages(pls []*distribution.PackageLock) map[string]distribution.LockPackage {
+	out := map[string]distribution.LockPackage{}
+	for i, pl := range pls {
+		for k, p := range pl.Packages {
+			if k == "" {
+				continue
+			}
+			out[fmt.Sprintf("%d:%s", i, k)] = p
+		}
+	}
+	return out
 }
 
 func (v *verifier) checkVerdicts(rel *releasejson.Metadata) {

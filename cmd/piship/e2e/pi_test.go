@@ -219,11 +219,30 @@ func TestPiDevPackagesLoadThroughTheShim(t *testing.T) {
 		}
 	}
 	t.Logf("package audits: %s (%s)", rel.PackageAudits.Verdict, rel.PackageAudits.Reason)
+	// verify-release holds the SBOM and notices to the payload's locks,
+	// the vendored packages' included.
+	archive := filepath.Join(dir, "dist", "releases", "pi-dev-1.6.0-linux-x64.tar.gz")
+	if code, stdout, stderr := cli(t, env, "verify-release", archive); code != exitOK {
+		t.Fatalf("verify-release: %d\n%s%s", code, stdout, stderr)
+	}
+	var sb struct{ Packages []struct{ Name, PackageFileName string } }
+	if err := readJSONFile(filepath.Join(dir, "dist", "releases", "pi-dev-1.6.0-linux-x64", "sbom.spdx.json"), &sb); err != nil {
+		t.Fatal(err)
+	}
+	inSBOM := map[string]bool{}
+	for _, p := range sb.Packages {
+		inSBOM[p.PackageFileName] = true
+	}
+	for _, p := range lock.Packages {
+		if !inSBOM[p.Root] {
+			t.Errorf("the SBOM does not list Pi package %s at %s", p.Name, p.Root)
+		}
+	}
 	// The release's own proof that every package loaded.
 	if !slices.Contains(rel.Tests, releasejson.TestResult{Name: "pi-packages", Result: "passed"}) {
 		t.Errorf("release.json tests %+v: want pi-packages passed", rel.Tests)
 	}
-	if code, stdout, stderr := cli(t, env, "install", filepath.Join(dir, "dist", "releases", "pi-dev-1.6.0-linux-x64.tar.gz")); code != exitOK {
+	if code, stdout, stderr := cli(t, env, "install", archive); code != exitOK {
 		t.Fatalf("install: %d\n%s%s", code, stdout, stderr)
 	}
 	payloadDir := filepath.Join(root, "install", "apps", "pi-dev", "1.6.0", "payload")
