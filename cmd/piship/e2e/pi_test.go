@@ -225,7 +225,9 @@ func TestPiDevPackagesLoadThroughTheShim(t *testing.T) {
 	if code, stdout, stderr := cli(t, env, "verify-release", archive); code != exitOK {
 		t.Fatalf("verify-release: %d\n%s%s", code, stdout, stderr)
 	}
-	var sb struct{ Packages []struct{ Name, PackageFileName string } }
+	var sb struct {
+		Packages []struct{ Name, PackageFileName string }
+	}
 	if err := readJSONFile(filepath.Join(dir, "dist", "releases", "pi-dev-1.6.0-linux-x64", "sbom.spdx.json"), &sb); err != nil {
 		t.Fatal(err)
 	}
