@@ -104,6 +104,11 @@ func (UpdateCheck) Run(ctx context.Context, inv *stage.Invocation, cfg UpdateChe
 	})
 	ph.End(err)
 	if err != nil {
+		if !cfg.Check {
+			if gone := home.UpdateAbandoned(ctx, o, id); gone != nil {
+				return none, gone
+			}
+		}
 		return none, refuseChannelV1(ctx, src, ch, limits, err)
 	}
 	out := UpdateCheckOutputs{

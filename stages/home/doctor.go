@@ -899,7 +899,7 @@ func (o *Options) trustLeftovers(id string, notInstalled bool) []string {
 		}
 	}
 	left, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), receipt.UninstallingPrefix(id)+"*"))
-	stages, _ := filepath.Glob(tuf.StagePrefix(dir) + "*") // a killed update's copy of the store
+	stages := tuf.StaleStages(dir) // a killed update's copy of the store
 	return append(left, stages...)
 }
 

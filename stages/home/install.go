@@ -198,6 +198,7 @@ func (o *InstallOptions) checkStillInstalled(id string) error {
 	if o.Source != "" && within(receipt.DownloadsDir(home, id), o.Source) {
 		os.Remove(o.Source)
 	}
+	dropTrustOfUninstalled(home, id) // the update's refresh may have committed one
 	removeEmptyAppDir(receipt.AppDir(home, id))
 	return receipt.Errorf(receipt.CodeUpdate, "%s is not installed in %s any more (it was uninstalled while the update ran): nothing was installed; run piship install to install it again", id, home)
 }

@@ -147,7 +147,7 @@ func Uninstall(ctx context.Context, o Options, id string, purge bool) (*Uninstal
 		res.Removed = append(res.Removed, tdir)
 	}
 	tleft, _ := filepath.Glob(filepath.Join(filepath.Dir(tdir), receipt.UninstallingPrefix(id)+"*"))
-	stages, _ := filepath.Glob(tuf.StagePrefix(tdir) + "*") // a killed update's copy of the store
+	stages := tuf.StaleStages(tdir) // a killed update's copy of the store
 	tleft = append(tleft, stages...)
 	for _, p := range tleft {
 		installed = true

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -515,9 +516,22 @@ func TestTrustStoreMovesWhole(t *testing.T) {
 	if after := read(); !maps.Equal(before, after) {
 		t.Fatalf("a refused update changed the trusted store: %d files before, %d after", len(before), len(after))
 	}
-	killed := StagePrefix(e.in.trust) + "0badf00d"
-	if err := os.MkdirAll(killed, 0o755); err != nil {
+	// A stage of a killed update (its pid gone) and one of an update that
+	// is still running (another live process's pid): only the first is
+	// garbage.
+	dead := exec.Command("true")
+	dead.Run()
+	killed := StagePrefix(e.in.trust) + fmt.Sprint(dead.Process.Pid) + "-0badf00d"
+	live := exec.Command("sleep", "30")
+	if err := live.Start(); err != nil {
 		t.Fatal(err)
+	}
+	defer live.Process.Kill()
+	running := StagePrefix(e.in.trust) + fmt.Sprint(live.Process.Pid) + "-feedf00d"
+	for _, d := range []string{killed, running} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	os.WriteFile(filepath.Join(killed, "timestamp.json"), []byte("half"), 0o644)
 	e.r.Targets.Signed.Version = 3 // the publisher goes on from targets 3
@@ -525,8 +539,8 @@ func TestTrustStoreMovesWhole(t *testing.T) {
 	if res := mustUpdate(t, e.in, e.r.Dir); res.Release.Version != "1.2.0" {
 		t.Fatalf("after the refusal: %+v", res)
 	}
-	if left, _ := filepath.Glob(StagePrefix(e.in.trust) + "*"); len(left) != 0 {
-		t.Fatalf("stores left beside trust/hello: %v", left)
+	if left, _ := filepath.Glob(StagePrefix(e.in.trust) + "*"); len(left) != 1 || left[0] != running {
+		t.Fatalf("stores beside trust/hello: %v, want only the running update's %s", left, running)
 	}
 	if st, err := ReadTrustState(e.in.trust); err != nil || st.Roles[3].Version != 4 {
 		t.Fatalf("the trusted store after the update: %+v %v", st, err)

@@ -82,7 +82,8 @@
 // Update runs go-tuf's updater: the root chain walk (at most MaxRootWalk
 // versions), timestamp, snapshot and targets, with the trusted metadata
 // in the directory the caller gives (the install home's trust/<id>/,
-// receipt.TrustDir, swapped in whole, see below; the update_check stage of `piship update` calls Update). The first update
+// receipt.TrustDir, swapped in whole, see below; the update_check stage of
+// `piship update` calls Update). The first update
 // starts from the initial root (given, or the repository's
 // metadata/1.root.json), whose sha256 must be the one the lock or
 // --expect-root pins; later ones from the trusted root.json there. Files are
@@ -105,7 +106,10 @@
 // (RENAME_EXCHANGE on Linux) and the old store removed (store.go): after a
 // kill the store is the old one or the new one, never a new timestamp
 // beside an old snapshot, and a refused update leaves it byte for byte as
-// it was. A copy a kill left is removed by the next update and by doctor.
+// it was. Each update has a stage of its own named with its pid: the
+// refresh runs outside the maintenance lock, so installs, doctor and other
+// updates may run beside it; a stage whose process is gone (a kill) is
+// removed by the next update, doctor and uninstall (StaleStages).
 // Should the store still be mixed (copied in by hand), go-tuf verifies the
 // local files against each other, drops one that no longer fits and
 // fetches it. ReadTrustState reports the trusted versions and expiry for

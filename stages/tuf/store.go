@@ -8,6 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+
+	"piship.dev/piship/stages/proc"
 )
 
 // The trusted metadata store moves whole. go-tuf writes each trusted file
@@ -19,19 +23,38 @@ import (
 // A reader of TrustDir sees the old store or the new one, never a mix.
 
 // StagePrefix starts the name of a store being updated beside trustDir:
-// <trust>/.<id>.updating-<rand>. One left by a killed update is garbage
-// (the store at trustDir is whole); the next update and doctor remove it.
-// Every writer of trustDir holds the install home's maintenance lock.
+// <trust>/.<id>.updating-<pid>-<rand>, pid the updating process's. The
+// refresh runs outside the install home's maintenance lock (it may wait on
+// the network), so updates, installs and doctor run beside it: each update
+// has a stage of its own, the exchange that commits one is atomic, and a
+// stage is garbage only once its process is gone (StaleStages), as a
+// killed update leaves it.
 func StagePrefix(trustDir string) string {
 	return filepath.Join(filepath.Dir(trustDir), "."+filepath.Base(trustDir)+".updating-")
+}
+
+// StaleStages lists the stages beside trustDir whose update is no longer
+// running (its pid is gone, or the name carries none): what the next
+// update, doctor and uninstall remove.
+func StaleStages(trustDir string) []string {
+	all, _ := filepath.Glob(StagePrefix(trustDir) + "*")
+	var out []string
+	for _, p := range all {
+		rest := strings.TrimPrefix(p, StagePrefix(trustDir))
+		pidStr, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidStr)
+		if err != nil || pid <= 0 || (pid != os.Getpid() && !proc.Exists(pid)) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // newStage removes the stages killed updates left and returns a new one
 // holding a copy of the regular files of trustDir (none when trustDir
 // does not exist yet).
 func newStage(trustDir string) (string, error) {
-	left, _ := filepath.Glob(StagePrefix(trustDir) + "*")
-	for _, p := range left {
+	for _, p := range StaleStages(trustDir) {
 		if err := os.RemoveAll(p); err != nil {
 			return "", err
 		}
@@ -41,7 +64,7 @@ func newStage(trustDir string) (string, error) {
 	}
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
-	stage := StagePrefix(trustDir) + hex.EncodeToString(rnd[:])
+	stage := StagePrefix(trustDir) + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(rnd[:])
 	if err := os.Mkdir(stage, 0o755); err != nil {
 		return "", err
 	}
