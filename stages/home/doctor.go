@@ -888,8 +888,8 @@ func (o *Options) reclaimLocked(ctx context.Context, id string, deadline time.Ti
 // update left of its new store (trust/.<id>.updating-*) and, when id is not
 // installed (no receipt), trust/<id>/ itself, renamed away first so that
 // a kill while removing it never leaves a half store at the path an update
-// reads. The caller holds the maintenance lock, which every writer of
-// trust/<id>/ holds too.
+// reads. The caller holds the maintenance lock; an update running beside
+// it writes only its own stage, which is not stale while it runs.
 func (o *Options) trustLeftovers(id string, notInstalled bool) []string {
 	dir := receipt.TrustDir(o.Homes.Install, id)
 	if notInstalled {
