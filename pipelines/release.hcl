@@ -14,6 +14,11 @@ pipeline "release" {
     type    = string
     default = "stable"
   }
+  input "pi_share" {
+    type        = bool
+    default     = true
+    description = "share identical dependencies of the vendored Pi packages (false keeps every copy: the footprint's baseline)"
+  }
   input "no_cache" {
     type        = bool
     default     = false
@@ -109,6 +114,7 @@ pipeline "release" {
     distribution = stage.inputs.dir
     dest         = stage.inputs.payload
     cache_home   = stage.inputs.cache_home
+    no_share     = !input.pi_share
     depends_on   = [stage.bundle]
   }
 

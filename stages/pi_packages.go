@@ -11,6 +11,7 @@ import (
 	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/footprint"
 	"piship.dev/piship/stages/npm"
 	nodeplatform "piship.dev/piship/stages/platform"
 	"piship.dev/piship/stages/stage"
@@ -28,7 +29,8 @@ func (PiPackages) Version() string { return "1" }
 func (PiPackages) Doc() string {
 	return "Installs each package block's npm project (npm ci --omit=dev --ignore-scripts) into a runtime cache entry of its own and places it at " +
 		"pi-packages/<name>/ of dest, pruned like the runtime (node_modules/.bin, other platforms' packages and binaries); the package's package.json and extension entry files must be the ones piship.lock pins (else LOCK_INVALID: run piship lock). " +
-		"A distribution without package blocks places nothing."
+		"Then the footprint work (stages/footprint): each package's closure decision, identical dependencies shared in pi-packages/.shared (unless no_share), " +
+		"all recorded in metadata/pi-package-footprint.json. A distribution without package blocks places nothing."
 }
 
 // PiPackagesConfig is the configuration of a pi_packages stage.
@@ -36,6 +38,7 @@ type PiPackagesConfig struct {
 	Distribution string `cty:"distribution" required:"true" doc:"distribution directory"`
 	Dest         string `cty:"dest" required:"true" doc:"the payload root"`
 	CacheHome    string `cty:"cache_home" doc:"runtime cache home instead of PISHIP_CACHE_HOME"`
+	NoShare      bool   `cty:"no_share" doc:"keep every dependency copy in place (the footprint report still records the closure decisions)"`
 }
 
 // PiPackagesOutputs are the outputs of a pi_packages stage.
@@ -46,6 +49,9 @@ type PiPackagesOutputs struct {
 	// Trees are the installed projects (read-only runtime cache entries)
 	// the SBOM and the notices read.
 	Trees string `cty:"trees" doc:"JSON {name: installed tree} of the packages (read-only: the SBOM and notices read them)"`
+	// Closures and Dependencies are the footprint's two summary lines.
+	Closures     string `cty:"closures" doc:"Pi package closures: ... (the footprint report's first line)"`
+	Dependencies string `cty:"dependencies" doc:"Pi package dependencies: ... (its second line)"`
 }
 
 // Run implements stage.Typed.
@@ -89,6 +95,29 @@ func (PiPackages) Run(ctx context.Context, inv *stage.Invocation, c PiPackagesCo
 			out.Hits++
 		}
 	}
+	// The footprint work once every package is in place: closure
+	// decisions, then the identical dependencies shared.
+	var fps []footprint.Package
+	for _, p := range lock.Packages {
+		pl, _, err := distribution.ReadPackageLock(filepath.Join(c.Distribution, filepath.FromSlash(p.Dir), "package-lock.json"))
+		if err != nil {
+			return out, err
+		}
+		fp := footprint.Package{Name: p.Name, Dir: distribution.PiPackage{Name: p.Name}.PayloadDir(), Lock: pl}
+		for _, e := range p.Extensions {
+			fp.Entries = append(fp.Entries, p.Root+"/"+e.Path)
+		}
+		fps = append(fps, fp)
+	}
+	rep, err := footprint.Apply(c.Dest, fps, !c.NoShare)
+	if err != nil {
+		return out, err
+	}
+	lines := rep.Lines()
+	for _, l := range lines {
+		fmt.Fprintln(inv.Log, l)
+	}
+	out.Closures, out.Dependencies = lines[0], lines[1]
 	b, err := json.Marshal(trees)
 	out.Trees = string(b)
 	return out, err

@@ -13,6 +13,7 @@ import (
 
 	"piship.dev/piship/stages/bundle"
 	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/footprint"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/release/releasejson"
 )
@@ -248,6 +249,21 @@ func TestPiDevPackagesLoadThroughTheShim(t *testing.T) {
 		t.Fatalf("install: %d\n%s%s", code, stdout, stderr)
 	}
 	payloadDir := filepath.Join(root, "install", "apps", "pi-dev", "1.6.0", "payload")
+	// The footprint report: each closure's decision with the tests it
+	// failed (every package ships TypeScript extensions).
+	var fp footprint.Report
+	if err := readJSONFile(filepath.Join(payloadDir, "metadata", "pi-package-footprint.json"), &fp); err != nil {
+		t.Fatal(err)
+	}
+	if len(fp.Closures) != 5 || !fp.Sharing {
+		t.Fatalf("footprint report: %+v", fp)
+	}
+	for _, c := range fp.Closures {
+		if c.Decision != "vendored" || !slices.Contains(c.Findings, "typescript-closure") {
+			t.Errorf("closure of %s: %+v", c.Package, c)
+		}
+	}
+	t.Logf("%s", strings.Join(fp.Lines(), "\n"))
 	rpc := func() (string, string, error) {
 		cmd := exec.Command(filepath.Join(root, "bin", "pi-dev"), "--mode", "rpc", "--no-session")
 		cmd.Env = []string{"PATH=" + env["PATH"], "HOME=" + root, "TMPDIR=" + t.TempDir(), "PI_OFFLINE=1",

@@ -1,0 +1,532 @@
+// Package footprint is what a build does to the vendored Pi packages of a
+// payload beyond placing them (the seed's "Pi package dependencies and
+// closures"): it decides, per package, whether its extensions' closure
+// could be bundled, and shares identical dependencies between the places
+// that hold a copy, recording every decision in
+// metadata/pi-package-footprint.json.
+//
+// Closures. A closure is bundle-safe only when nothing in it needs its
+// files to exist. The tests run here are the ones the import graph and
+// the installed tree answer without reading the code: a TypeScript module
+// (typescript-closure: every extension entry Pi packages ship today is
+// TypeScript, which Pi compiles with jiti), a native addon (native-addon),
+// a WebAssembly file (wasm-asset) or an install script (install-script)
+// in the package's tree. A closure that fails one keeps its files, and the
+// report says which tests failed. One that passes them is kept too, with
+// closure-scan-not-implemented: the code scans (dynamic import, files
+// located at run time, CommonJS imported by an extension ...) and the
+// bundling behind forwarding modules are not built yet, so nothing is
+// bundled on a guess.
+//
+// Sharing. Copies of one dependency (the same name, version and registry
+// integrity in the packages' own locks) are shared only when every copy is
+// the same package: no dependencies of its own (they would resolve from
+// where the copy sits), an exports map (so the reachable files are
+// known), no native code or WebAssembly, no install script, os/cpu field
+// or bin, byte-identical files and execute bits, every code file parses
+// (esbuild) and none finds modules or files at run time (require.resolve,
+// createRequire, __dirname, __filename, import.meta.url, import()). The
+// real files then live once in pi-packages/.shared/<name>@<version>-<digest>;
+// each place keeps its package.json, its licence files, the data files
+// its exports name, and a one-line module for every code file its exports
+// reach, forwarding to the shared file (export * and export { default }
+// for ESM, module.exports = require(...) for CommonJS). Node resolves the
+// dependency where it did, through the same exports map, and lands in the
+// shared file. The SBOM and the notices are made from the installed trees,
+// not the payload, so they list the same packages at the same paths with
+// sharing on or off; so does the lock, which sharing never reads.
+package footprint
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/evanw/esbuild/pkg/api"
+
+	"piship.dev/piship/cache"
+	"piship.dev/piship/cache/canon"
+	"piship.dev/piship/stages/distribution"
+)
+
+// ReportName is the report's path in the payload; Schema its schema.
+const (
+	ReportName = "metadata/pi-package-footprint.json"
+	Schema     = "piship-pi-package-footprint/v1"
+	// SharedDir holds the shared dependencies' real files.
+	SharedDir = distribution.PiPackagesDir + "/.shared"
+)
+
+// Package is one vendored Pi package as placed in the payload.
+type Package struct {
+	Name string
+	// Dir is its project in the payload (pi-packages/<name>), slash.
+	Dir  string
+	Lock *distribution.PackageLock
+	// Entries are its extension entry files, slash, relative to the
+	// payload root.
+	Entries []string
+}
+
+// Closure is one package's closure decision.
+type Closure struct {
+	Package  string   `json:"package"`
+	Decision string   `json:"decision"` // "vendored" (kept as files) or "bundled"
+	Findings []string `json:"findings"`
+}
+
+// Shared is one shared dependency.
+type Shared struct {
+	Name    string   `json:"name"`
+	Version string   `json:"version"`
+	Dir     string   `json:"dir"`
+	Places  []string `json:"places"`
+	// Files is how many files the shared directory holds, Saved how many
+	// fewer files the payload has for it.
+	Files int `json:"files"`
+	Saved int `json:"saved"`
+}
+
+// Report is metadata/pi-package-footprint.json.
+type Report struct {
+	Schema   string    `json:"schema"`
+	Sharing  bool      `json:"sharing"`
+	Closures []Closure `json:"closures"`
+	Shared   []Shared  `json:"shared"`
+	// Kept counts the dependency copies kept in place, by reason.
+	Kept       map[string]int `json:"kept"`
+	FilesSaved int            `json:"filesSaved"`
+}
+
+// Lines are the two lines a build prints about it.
+func (r *Report) Lines() []string {
+	var vend []string
+	bundled := 0
+	for _, c := range r.Closures {
+		if c.Decision == "bundled" {
+			bundled++
+			continue
+		}
+		vend = append(vend, c.Package+" ("+strings.Join(c.Findings, ", ")+")")
+	}
+	l1 := fmt.Sprintf("Pi package closures: %d of %d bundled", bundled, len(r.Closures))
+	if len(vend) > 0 {
+		l1 += "; vendored: " + strings.Join(vend, "; ")
+	}
+	var kept []string
+	for _, k := range slices.SortedFunc(maps.Keys(r.Kept), func(a, b string) int {
+		if c := r.Kept[b] - r.Kept[a]; c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	}) {
+		kept = append(kept, fmt.Sprintf("%s %d", k, r.Kept[k]))
+	}
+	l2 := fmt.Sprintf("Pi package dependencies: %d shared (%d fewer files)", len(r.Shared), r.FilesSaved)
+	if !r.Sharing {
+		l2 = "Pi package dependencies: sharing off"
+	}
+	if len(kept) > 0 {
+		l2 += "; copies kept: " + strings.Join(kept, ", ")
+	}
+	return []string{l1, l2}
+}
+
+// Apply decides the closures of pkgs and, with share, shares the
+// identical dependencies of their trees under root (the payload), then
+// writes the report there.
+func Apply(root string, pkgs []Package, share bool) (*Report, error) {
+	r := &Report{Schema: Schema, Sharing: share, Closures: []Closure{}, Shared: []Shared{}, Kept: map[string]int{}}
+	for _, p := range pkgs {
+		r.Closures = append(r.Closures, closureOf(root, p))
+	}
+	if share {
+		if err := r.share(root, pkgs); err != nil {
+			return nil, err
+		}
+	}
+	data, err := canon.JSON(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(root, "metadata"), 0o755); err != nil {
+		return nil, err
+	}
+	return r, os.WriteFile(filepath.Join(root, filepath.FromSlash(ReportName)), data, 0o644)
+}
+
+// closureOf runs the closure tests answered without reading the code.
+func closureOf(root string, p Package) Closure {
+	c := Closure{Package: p.Name, Decision: "vendored"}
+	for _, e := range p.Entries {
+		switch path.Ext(e) {
+		case ".ts", ".mts", ".cts", ".tsx":
+			c.Findings = append(c.Findings, "typescript-closure")
+		}
+		if len(c.Findings) > 0 {
+			break
+		}
+	}
+	native, wasm := false, false
+	_ = filepath.WalkDir(filepath.Join(root, filepath.FromSlash(p.Dir)), func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			native = native || strings.HasSuffix(d.Name(), ".node")
+			wasm = wasm || strings.HasSuffix(d.Name(), ".wasm")
+		}
+		return nil
+	})
+	if native {
+		c.Findings = append(c.Findings, "native-addon")
+	}
+	if wasm {
+		c.Findings = append(c.Findings, "wasm-asset")
+	}
+	for _, lp := range p.Lock.Packages {
+		if lp.HasInstallScript && !lp.Dev {
+			c.Findings = append(c.Findings, "install-script")
+			break
+		}
+	}
+	if len(c.Findings) == 0 {
+		c.Findings = []string{"closure-scan-not-implemented"}
+	}
+	slices.Sort(c.Findings)
+	return c
+}
+
+// copyOf is one installed copy of a dependency.
+type copyOf struct {
+	place string // slash, relative to the payload root
+	lp    distribution.LockPackage
+}
+
+func (r *Report) share(root string, pkgs []Package) error {
+	groups := map[string][]copyOf{}
+	for _, p := range pkgs {
+		for k, lp := range p.Lock.Packages {
+			if k == "" || lp.Dev || lp.Link || !strings.Contains("/"+k, "/node_modules/") {
+				continue
+			}
+			place := p.Dir + "/" + k
+			if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(place))); err != nil {
+				continue // pruned (another platform) or not installed
+			}
+			g := distribution.PackageName(k, lp) + "@" + lp.Version + "#" + lp.Integrity
+			groups[g] = append(groups[g], copyOf{place, lp})
+		}
+	}
+	for _, g := range slices.Sorted(maps.Keys(groups)) {
+		copies := groups[g]
+		slices.SortFunc(copies, func(a, b copyOf) int { return strings.Compare(a.place, b.place) })
+		if len(copies) < 2 {
+			r.Kept["single-copy"]++
+			continue
+		}
+		name := g[:strings.LastIndex(g[:strings.Index(g, "#")], "@")]
+		why, files, digest := eligible(root, copies)
+		if why != "" {
+			r.Kept[why] += len(copies)
+			continue
+		}
+		s, err := shareGroup(root, name, copies[0].lp.Version, copies, files, digest)
+		if errors.Is(err, errNoSaving) {
+			r.Kept["no-saving"] += len(copies)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		r.Shared = append(r.Shared, s)
+		r.FilesSaved += s.Saved
+	}
+	return nil
+}
+
+// file is one file of a copy: its path in the copy, execute bits and
+// sha256.
+type file struct {
+	rel  string
+	exec bool
+	sum  string
+}
+
+var (
+	discoveryRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`require\.resolve\s*\(|createRequire\s*\(|__dirname|__filename|import\.meta\.url|\bimport\s*\(`)
+	})
+	licenceRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^(licen[cs]e|copying|notice)([.-].*)?$`) })
+	defaultRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bexport\s+default\b|\bas\s+default\b`) })
+)
+
+func isCode(rel string) bool {
+	switch path.Ext(rel) {
+	case ".js", ".mjs", ".cjs":
+		return true
+	}
+	return false
+}
+
+// eligible says why copies cannot be shared ("" when they can), with the
+// files of the first copy and their digest.
+func eligible(root string, copies []copyOf) (string, []file, string) {
+	lp := copies[0].lp
+	switch {
+	case len(lp.Dependencies)+len(lp.OptionalDeps)+len(lp.PeerDeps) > 0:
+		return "has-dependencies", nil, ""
+	case lp.HasInstallScript:
+		return "install-script", nil, ""
+	case len(lp.OS)+len(lp.CPU) > 0:
+		return "os-cpu", nil, ""
+	case lp.Bin != nil:
+		return "bin", nil, ""
+	}
+	var m struct {
+		Exports json.RawMessage `json:"exports"`
+	}
+	raw, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(copies[0].place), "package.json"))
+	if err != nil || json.Unmarshal(raw, &m) != nil {
+		return "unparsable", nil, ""
+	}
+	if len(m.Exports) == 0 || string(m.Exports) == "null" {
+		return "no-exports", nil, ""
+	}
+	var first []file
+	var digest string
+	for i, c := range copies {
+		files, why := filesOf(filepath.Join(root, filepath.FromSlash(c.place)))
+		if why != "" {
+			return why, nil, ""
+		}
+		d := digestOf(files)
+		if i == 0 {
+			first, digest = files, d
+		} else if d != digest {
+			return "different-bytes", nil, ""
+		}
+	}
+	for _, f := range first {
+		if !isCode(f.rel) {
+			continue
+		}
+		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(copies[0].place), filepath.FromSlash(f.rel)))
+		if err != nil {
+			return "unparsable", nil, ""
+		}
+		if discoveryRE().Match(src) {
+			return "runtime-discovery", nil, ""
+		}
+		if res := api.Transform(string(src), api.TransformOptions{Loader: api.LoaderJS, LogLevel: api.LogLevelSilent}); len(res.Errors) > 0 {
+			return "unparsable", nil, ""
+		}
+	}
+	return "", first, digest
+}
+
+// filesOf lists a copy's regular files (a link or special file: "unparsable").
+func filesOf(dir string) ([]file, string) {
+	var out []file
+	why := ""
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == "node_modules" && p != dir {
+				why = "has-dependencies"
+				return filepath.SkipAll
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			why = "unparsable"
+			return filepath.SkipAll
+		}
+		if strings.HasSuffix(d.Name(), ".node") || strings.HasSuffix(d.Name(), ".wasm") {
+			why = "native-code"
+			return filepath.SkipAll
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		sum, err := cache.HashFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out = append(out, file{filepath.ToSlash(rel), info.Mode()&0o111 != 0, sum})
+		return nil
+	})
+	if err != nil && why == "" {
+		why = "unparsable"
+	}
+	slices.SortFunc(out, func(a, b file) int { return strings.Compare(a.rel, b.rel) })
+	return out, why
+}
+
+func digestOf(files []file) string {
+	h := sha256.New()
+	for _, f := range files {
+		fmt.Fprintf(h, "%s\x00%v\x00%s\n", f.rel, f.exec, f.sum)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// exportTargets collects every path an exports map names ("./x" -> "x").
+func exportTargets(raw json.RawMessage, out *[]string) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		*out = append(*out, strings.TrimPrefix(path.Clean(s), "./"))
+		return
+	}
+	var list []json.RawMessage
+	if json.Unmarshal(raw, &list) == nil {
+		for _, v := range list {
+			exportTargets(v, out)
+		}
+		return
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) == nil {
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
+			exportTargets(obj[k], out)
+		}
+	}
+}
+
+// reachable are the files of a copy its exports map names (subpath
+// patterns expanded against the files).
+func reachable(files []file, targets []string) map[string]bool {
+	out := map[string]bool{}
+	for _, t := range targets {
+		pre, suf, pattern := strings.Cut(t, "*")
+		for _, f := range files {
+			if f.rel == t || (pattern && len(f.rel) >= len(pre)+len(suf) && strings.HasPrefix(f.rel, pre) && strings.HasSuffix(f.rel, suf)) {
+				out[f.rel] = true
+			}
+		}
+	}
+	return out
+}
+
+// shareGroup moves the first copy's files to the shared directory and
+// makes every place hold only what it keeps.
+func shareGroup(root, name, version string, copies []copyOf, files []file, digest string) (Shared, error) {
+	s := Shared{Name: name, Version: version, Dir: SharedDir + "/" + strings.ReplaceAll(name, "/", "+") + "@" + version + "-" + digest[:12], Files: len(files)}
+	abs := func(rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
+	var m struct {
+		Type    string          `json:"type"`
+		Exports json.RawMessage `json:"exports"`
+	}
+	raw, err := os.ReadFile(filepath.Join(abs(copies[0].place), "package.json"))
+	if err != nil {
+		return s, err
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return s, err
+	}
+	var targets []string
+	exportTargets(m.Exports, &targets)
+	reach := reachable(files, targets)
+	keep := func(f file) bool {
+		return f.rel == "package.json" || (!strings.Contains(f.rel, "/") && licenceRE().MatchString(f.rel)) || reach[f.rel]
+	}
+	perPlace := 0
+	for _, f := range files {
+		if keep(f) {
+			perPlace++
+		}
+	}
+	// A package whose places would keep about as many files as they hold
+	// is not worth a shared directory.
+	if s.Saved = len(files)*len(copies) - len(files) - perPlace*len(copies); s.Saved <= 0 {
+		return s, errNoSaving
+	}
+	if err := os.MkdirAll(filepath.Dir(abs(s.Dir)), 0o755); err != nil {
+		return s, err
+	}
+	if err := os.Rename(abs(copies[0].place), abs(s.Dir)); err != nil {
+		return s, fmt.Errorf("footprint: sharing %s@%s: %v", name, version, err)
+	}
+	for _, c := range copies {
+		s.Places = append(s.Places, c.place)
+		if err := os.RemoveAll(abs(c.place)); err != nil {
+			return s, err
+		}
+		for _, f := range files {
+			dst := filepath.Join(abs(c.place), filepath.FromSlash(f.rel))
+			src := filepath.Join(abs(s.Dir), filepath.FromSlash(f.rel))
+			switch {
+			case !keep(f):
+			case reach[f.rel] && isCode(f.rel):
+				if err := writeForwarder(dst, src, f.rel, m.Type); err != nil {
+					return s, err
+				}
+			default: // package.json, licence files, data files exports names
+				if err := linkOrCopy(src, dst); err != nil {
+					return s, err
+				}
+			}
+		}
+	}
+	return s, nil
+}
+
+// errNoSaving: the copies would keep about as many files as they hold.
+var errNoSaving = errors.New("no-saving")
+
+func linkOrCopy(src, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if os.Link(src, dst) == nil {
+		return nil
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	info, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, info.Mode().Perm())
+}
+
+// writeForwarder writes the one-line module at dst that forwards to the
+// shared file src: ESM or CommonJS as Node would load the file.
+func writeForwarder(dst, src, rel, pkgType string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	to, err := filepath.Rel(filepath.Dir(dst), src)
+	if err != nil {
+		return err
+	}
+	to = filepath.ToSlash(to)
+	if !strings.HasPrefix(to, ".") {
+		to = "./" + to
+	}
+	esm := path.Ext(rel) == ".mjs" || (path.Ext(rel) == ".js" && pkgType == "module")
+	var body string
+	if esm {
+		body = fmt.Sprintf("export * from %q;\n", to)
+		if code, err := os.ReadFile(src); err == nil && defaultRE().Match(code) {
+			body += fmt.Sprintf("export { default } from %q;\n", to)
+		}
+	} else {
+		body = fmt.Sprintf("module.exports = require(%q);\n", to)
+	}
+	return os.WriteFile(dst, []byte(body), 0o644)
+}
