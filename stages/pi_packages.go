@@ -7,9 +7,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/canon"
+	"piship.dev/piship/cache/parallel"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/footprint"
 	"piship.dev/piship/stages/npm"
@@ -69,11 +71,19 @@ func (PiPackages) Run(ctx context.Context, inv *stage.Invocation, c PiPackagesCo
 	if err != nil {
 		return out, err
 	}
-	for _, p := range lock.Packages {
-		e, hit, err := InstallPiPackage(ctx, rt, c.Distribution, p, inv.Log, inv.Name)
-		if err != nil {
-			return out, err
-		}
+	// The installs (npm ci on a miss: mostly waiting on the registry) run
+	// side by side; placing and checking them follows in lock order.
+	entries := make([]*cache.Entry, len(lock.Packages))
+	hits := make([]bool, len(lock.Packages))
+	log := &syncWriter{w: inv.Log}
+	if err := parallel.ForEach(ctx, len(lock.Packages), 4, func(i int) (err error) {
+		entries[i], hits[i], err = InstallPiPackage(ctx, rt, c.Distribution, lock.Packages[i], log, inv.Name+" "+lock.Packages[i].Name)
+		return err
+	}); err != nil {
+		return out, err
+	}
+	for i, p := range lock.Packages {
+		e, hit := entries[i], hits[i]
 		inv.CacheLookup(stage.CacheLookup{Cache: "runtime", Key: e.Key, Hit: hit})
 		dst := filepath.Join(c.Dest, filepath.FromSlash(distribution.PiPackage{Name: p.Name}.PayloadDir()))
 		if _, err := e.Place(dst); err != nil {
@@ -121,6 +131,18 @@ func (PiPackages) Run(ctx context.Context, inv *stage.Invocation, c PiPackagesCo
 	b, err := json.Marshal(trees)
 	out.Trees = string(b)
 	return out, err
+}
+
+// syncWriter serializes the lines of concurrent npm runs.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
 
 // InstallPiPackage returns the runtime cache entry of a vendored Pi

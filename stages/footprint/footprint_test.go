@@ -149,4 +149,3 @@ console.log(d, x, c.c, data.d);
 		t.Errorf("sharing off moved files: %v", err)
 	}
 }
-
