@@ -96,9 +96,10 @@ pipeline "build" {
   }
 
   stage "staging_cleanup" "cleanup" {
-    always     = true
-    staging    = stage.inputs.staging
-    depends_on = [stage.publish]
+    always        = true
+    staging       = stage.inputs.staging
+    keep_runtimes = 2 + stage.inputs.runtime_entries
+    depends_on    = [stage.publish]
   }
 
   verdicts = [stage.inputs, stage.runtime, stage.prune, stage.strip, stage.bundle, stage.pi_packages, stage.resources, stage.inventory, stage.publish]

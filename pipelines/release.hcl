@@ -180,8 +180,9 @@ pipeline "release" {
   stage "staging_cleanup" "cleanup" {
     always     = true
     staging    = stage.inputs.staging
-    evict      = !input.no_cache
-    depends_on = [stage.publish]
+    evict         = !input.no_cache
+    keep_runtimes = 2 + stage.inputs.runtime_entries
+    depends_on    = [stage.publish]
   }
 
   verdicts = [stage.signatures, stage.tests, stage.audit, stage.package_audits]

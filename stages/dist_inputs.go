@@ -55,6 +55,9 @@ type DistInputsOutputs struct {
 	InstallKey   string `cty:"install_key" doc:"i- runtime cache key"`
 	BundleKey    string `cty:"bundle_key" doc:"b- bundle cache key"`
 	LockSHA256   string `cty:"lock_sha256" doc:"sha256 of piship.lock"`
+	// RuntimeEntries is how many runtime cache entries a build of it
+	// uses: the runtime's and one per vendored Pi package.
+	RuntimeEntries int `cty:"runtime_entries" doc:"runtime cache entries a build uses (1 + the vendored Pi packages)"`
 }
 
 // Stamp is <out>/<id>.piship-build.json: what decided the payload's bytes.
@@ -109,7 +112,7 @@ func (DistInputs) Run(ctx context.Context, inv *stage.Invocation, c DistInputsCo
 		BundleCached: bundleCached, Platform: st.Platform, Arch: st.Arch,
 		Key: key, RuntimeKey: runtimeKey,
 		InstallKey: st.InstallKey, BundleKey: st.BundleKey,
-		LockSHA256: canon.SHA256Hex(st.LockBytes),
+		LockSHA256: canon.SHA256Hex(st.LockBytes), RuntimeEntries: 1 + len(st.Lock.Packages),
 	}, nil
 }
 

@@ -73,6 +73,9 @@ type ReleaseInputsOutputs struct {
 	LockSHA256     string `cty:"lock_sha256"`
 	RuntimePackage string `cty:"runtime_package"`
 	RuntimeVersion string `cty:"runtime_version"`
+	// RuntimeEntries is how many runtime cache entries the release uses:
+	// the runtime's and one per vendored Pi package.
+	RuntimeEntries int `cty:"runtime_entries" doc:"runtime cache entries a release uses (1 + the vendored Pi packages)"`
 }
 
 // SourceDateEpoch reads SOURCE_DATE_EPOCH (seconds; default 0).
@@ -133,7 +136,7 @@ func (ReleaseInputs) Run(ctx context.Context, inv *stage.Invocation, cfg Release
 		ReleaseDir: releaseDir, Payload: payloadDir,
 		Releases: filepath.Join(out, "releases"),
 		Created:  time.Unix(epoch, 0).UTC().Format(time.RFC3339), Epoch: epoch,
-		Channel: cfg.channel(), LockSHA256: canon.SHA256Hex(st.LockBytes),
+		Channel: cfg.channel(), LockSHA256: canon.SHA256Hex(st.LockBytes), RuntimeEntries: 1 + len(st.Lock.Packages),
 		RuntimePackage: st.RuntimePackage, RuntimeVersion: st.RuntimeVersion,
 	}, nil
 }

@@ -17,13 +17,16 @@ type StagingCleanup struct{}
 func (StagingCleanup) Name() string    { return "staging_cleanup" }
 func (StagingCleanup) Version() string { return "1" }
 func (StagingCleanup) Doc() string {
-	return "Removes the staging directory if it was not published and releases the build lock; then keeps the newest 3 runtime (i-) and 6 bundle (b-) cache entries, within a time budget that never holds up the build."
+	return "Removes the staging directory if it was not published and releases the build lock; then keeps the newest runtime (i-) cache entries (keep_runtimes, at least 3: a distribution with vendored Pi packages uses one per package) and 6 bundle (b-) ones, within a time budget that never holds up the build."
 }
 
 // StagingCleanupConfig is the configuration of a staging_cleanup stage.
 type StagingCleanupConfig struct {
 	Staging string `cty:"staging" doc:"the staging directory (empty or null: nothing to remove)"`
 	Evict   *bool  `cty:"evict" doc:"evict old runtime cache entries (default true)"`
+	// KeepRuntimes is how many runtime (i-) entries eviction keeps: this
+	// run's (the runtime's and one per vendored Pi package) plus two more.
+	KeepRuntimes int `cty:"keep_runtimes" doc:"runtime (i-) cache entries to keep (default 3; pipelines pass 2 + the run's own entries)"`
 }
 
 // StagingCleanupOutputs are the outputs of a staging_cleanup stage: none.
@@ -38,11 +41,12 @@ func (StagingCleanup) Run(ctx context.Context, inv *stage.Invocation, c StagingC
 		}
 	}
 	if c.Evict == nil || *c.Evict {
+		keepRuntimes := max(c.KeepRuntimes, 3)
 		if rt, err := runtimeCacheAt(inv, ""); err == nil {
 			for _, p := range []struct {
 				prefix string
 				keep   int
-			}{{"i-", 3}, {"b-", 6}} {
+			}{{"i-", keepRuntimes}, {"b-", 6}} {
 				if err := rt.Evict(p.prefix, p.keep, 300*time.Millisecond); err != nil {
 					fmt.Fprintf(inv.Log, "%s: runtime cache eviction: %v\n", inv.Pipeline, err)
 				}

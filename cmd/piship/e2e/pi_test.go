@@ -23,7 +23,6 @@ import (
 // builds bundled and unbundled, both payloads answer --version and --help
 // exactly alike, and its release verifies.
 func TestPiBuildAndRelease(t *testing.T) {
-	t.Parallel() // with the other Pi tests, after the sequential ones (kills, timings)
 	// The run's shared cache: the npm ci of Pi's runtime happens once per
 	// run, here or in TestPiInstallUpdateRollback, whichever runs first.
 	env := map[string]string{"PISHIP_CACHE_HOME": sharedCache(t), "PISHIP_PROGRESS": "0"}
@@ -113,7 +112,6 @@ func node22(t *testing.T) string {
 // launch through the command shim, with Node 22 first on PATH, prints the
 // version from a payload of under 150 files.
 func TestPiUpstreamBundleOnNode22(t *testing.T) {
-	t.Parallel() // with the other Pi tests, after the sequential ones (kills, timings)
 	root := t.TempDir()
 	bin := filepath.Join(root, "bin")
 	env := node22Env(t, root)
@@ -191,7 +189,6 @@ func node22Env(t *testing.T, root string) map[string]string {
 // package's directory. An extension file changed after the install stops
 // the start with INTEGRITY_FAILED naming the package, before Pi runs.
 func TestPiDevPackagesLoadThroughTheShim(t *testing.T) {
-	t.Parallel() // with the other Pi tests, after the sequential ones (kills, timings)
 	root := t.TempDir()
 	env := node22Env(t, root)
 	dir := copyDist(t, "pi-dev")
