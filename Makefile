@@ -75,9 +75,9 @@ test-unit:
 
 # The long end-to-end tests (cmd/piship/e2e: real binaries, the real Pi
 # from the npm registry, 25 kills: install, update, rollback, doctor and
-# uninstall, 5 each): ~2.5 minutes alone, ~3.5 beside the unit tests on a
-# fresh machine (measured with 100 kills of install and update; the 25
-# take 35 CPU-seconds where those took 88); the timeout is 12 minutes.
+# uninstall, 5 each; the developer Pi with five vendored packages, ~75 s of
+# it): 280 s beside the unit tests on a fresh machine (session 16; the
+# whole make test 852 s); the timeout is 12 minutes.
 test-e2e: node22-bin
 	$(GO) test -count=1 -timeout 12m ./cmd/piship/e2e/
 
