@@ -121,6 +121,9 @@ func WriteDoctorReport(w io.Writer, r home.DoctorReport) {
 	if r.TUF.Dir != "" {
 		fmt.Fprintf(w, "  tuf trust: %s\n", r.TUF)
 	}
+	for _, l := range r.PiPackages {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
 	if r.DiskBytes > 0 || !r.NotInstalled {
 		fmt.Fprintf(w, "  disk: %s in apps/%s\n", HumanBytes(r.DiskBytes), r.ID)
 	}

@@ -16,6 +16,7 @@ import (
 	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/footprint"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/release"
@@ -119,6 +120,10 @@ type DoctorReport struct {
 	Leases []DoctorLease `json:"leases" cty:"leases"`
 	// DiskBytes is the size of apps/<id> after reclaiming.
 	DiskBytes int64 `json:"diskBytes" cty:"disk_bytes"`
+	// PiPackages are the active release's two footprint lines (its
+	// vendored Pi packages' closures and shared dependencies, from
+	// metadata/pi-package-footprint.json), empty when it vendors none.
+	PiPackages []string `json:"piPackages" cty:"pi_packages"`
 	// Trust is what updates of the active release trust: the channel,
 	// source and pinned initial TUF root its lock records.
 	Trust TrustState `json:"trust" cty:"trust"`
@@ -151,7 +156,7 @@ func (r *DoctorReport) repaired(code, path, format string, args ...any) {
 // travelled as a stage output.
 func (r DoctorReport) JSON() ([]byte, error) {
 	r.Schema = DoctorSchema
-	for _, l := range []*[]string{&r.Reclaimed, &r.Remaining} {
+	for _, l := range []*[]string{&r.Reclaimed, &r.Remaining, &r.PiPackages} {
 		if *l == nil {
 			*l = []string{}
 		}
@@ -393,6 +398,7 @@ func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*D
 	}
 	if a != nil && receipt.CheckInside(home, id, a) == nil {
 		rep.Trust = trustState(rc)
+		rep.PiPackages = piPackageLines(a.Payload)
 	} else {
 		rep.Trust = TrustState{}
 	}
@@ -991,4 +997,19 @@ func removeTempReceipts(home, id string) []string {
 		}
 	}
 	return removed
+}
+
+// piPackageLines reads the footprint report of a payload: its two lines,
+// or none when the release vendors no Pi packages. A report that does not
+// read says so in the first line (the inventory check reports the damage).
+func piPackageLines(payload string) []string {
+	var r footprint.Report
+	err := canon.ReadJSON(filepath.Join(payload, filepath.FromSlash(footprint.ReportName)), &r)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return []string{}
+	case err != nil:
+		return []string{fmt.Sprintf("Pi packages: %s does not read: %v", footprint.ReportName, err)}
+	}
+	return r.Lines()
 }

@@ -264,6 +264,10 @@ func TestPiDevPackagesLoadThroughTheShim(t *testing.T) {
 		}
 	}
 	t.Logf("%s", strings.Join(fp.Lines(), "\n"))
+	// Doctor shows the same two lines for the installed release.
+	if code, stdout, stderr := cli(t, env, "doctor", "pi-dev"); code != exitOK || !strings.Contains(stdout, fp.Lines()[0]) || !strings.Contains(stdout, fp.Lines()[1]) {
+		t.Errorf("doctor pi-dev: exit %d, want the footprint lines:\n%s%s", code, stdout, stderr)
+	}
 	rpc := func() (string, string, error) {
 		cmd := exec.Command(filepath.Join(root, "bin", "pi-dev"), "--mode", "rpc", "--no-session")
 		cmd.Env = []string{"PATH=" + env["PATH"], "HOME=" + root, "TMPDIR=" + t.TempDir(), "PI_OFFLINE=1",
