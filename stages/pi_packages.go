@@ -75,6 +75,7 @@ func (PiPackages) Run(ctx context.Context, inv *stage.Invocation, c PiPackagesCo
 	// side by side; placing and checking them follows in lock order.
 	entries := make([]*cache.Entry, len(lock.Packages))
 	hits := make([]bool, len(lock.Packages))
+	locks := make([]*distribution.PackageLock, len(lock.Packages)) // read once: prune, then the footprint
 	log := &syncWriter{w: inv.Log}
 	if err := parallel.ForEach(ctx, len(lock.Packages), 4, func(i int) (err error) {
 		entries[i], hits[i], err = InstallPiPackage(ctx, rt, c.Distribution, lock.Packages[i], log, inv.Name+" "+lock.Packages[i].Name)
@@ -82,6 +83,7 @@ func (PiPackages) Run(ctx context.Context, inv *stage.Invocation, c PiPackagesCo
 	}); err != nil {
 		return out, err
 	}
+	platform, arch := nodeplatform.Host()
 	for i, p := range lock.Packages {
 		e, hit := entries[i], hits[i]
 		inv.CacheLookup(stage.CacheLookup{Cache: "runtime", Key: e.Key, Hit: hit})
@@ -91,8 +93,12 @@ func (PiPackages) Run(ctx context.Context, inv *stage.Invocation, c PiPackagesCo
 		}
 		// As the runtime's tree: no node_modules/.bin links, no package or
 		// prebuilt binary for another platform.
-		platform, arch := nodeplatform.Host()
-		if _, err := pruneTree(ctx, dst, filepath.Join(c.Distribution, filepath.FromSlash(p.Dir), "package-lock.json"), platform, arch); err != nil {
+		pl, _, err := distribution.ReadPackageLock(filepath.Join(c.Distribution, filepath.FromSlash(p.Dir), "package-lock.json"))
+		if err != nil {
+			return out, err
+		}
+		locks[i] = pl
+		if _, err := pruneTree(ctx, dst, pl, platform, arch); err != nil {
 			return out, fmt.Errorf("Pi package %s: %v", p.Name, err)
 		}
 		if err := distribution.CheckPackageFiles(p, filepath.Join(c.Dest, filepath.FromSlash(p.Root)), c.Distribution); err != nil {
@@ -108,12 +114,8 @@ func (PiPackages) Run(ctx context.Context, inv *stage.Invocation, c PiPackagesCo
 	// The footprint work once every package is in place: closure
 	// decisions, then the identical dependencies shared.
 	var fps []footprint.Package
-	for _, p := range lock.Packages {
-		pl, _, err := distribution.ReadPackageLock(filepath.Join(c.Distribution, filepath.FromSlash(p.Dir), "package-lock.json"))
-		if err != nil {
-			return out, err
-		}
-		fp := footprint.Package{Name: p.Name, Dir: distribution.PiPackage{Name: p.Name}.PayloadDir(), Lock: pl}
+	for i, p := range lock.Packages {
+		fp := footprint.Package{Name: p.Name, Dir: distribution.PiPackage{Name: p.Name}.PayloadDir(), Lock: locks[i]}
 		for _, e := range p.Extensions {
 			fp.Entries = append(fp.Entries, p.Root+"/"+e.Path)
 		}

@@ -39,18 +39,18 @@ type PruneOutputs struct {
 
 // Run implements stage.Typed.
 func (Prune) Run(ctx context.Context, inv *stage.Invocation, c PruneConfig) (PruneOutputs, error) {
-	removed, err := pruneTree(ctx, filepath.Clean(c.Dir), stage.Resolve(inv.Dir, c.Lock), c.Platform, c.Arch)
+	pl, _, err := distribution.ReadPackageLock(stage.Resolve(inv.Dir, c.Lock))
+	if err != nil {
+		return PruneOutputs{}, err
+	}
+	removed, err := pruneTree(ctx, filepath.Clean(c.Dir), pl, c.Platform, c.Arch)
 	return PruneOutputs{Removed: removed}, err
 }
 
 // pruneTree is what a prune stage does to dir (holding node_modules/)
-// with lockPath as its package-lock.json: the runtime's and each vendored
-// Pi package's tree are pruned alike.
-func pruneTree(ctx context.Context, dir, lockPath, platform, arch string) ([]string, error) {
-	pl, _, err := distribution.ReadPackageLock(lockPath)
-	if err != nil {
-		return nil, err
-	}
+// installed from pl: the runtime's and each vendored Pi package's tree are
+// pruned alike.
+func pruneTree(ctx context.Context, dir string, pl *distribution.PackageLock, platform, arch string) ([]string, error) {
 	cons := make(map[string]payload.Constraint, len(pl.Packages))
 	for p, pkg := range pl.Packages {
 		if len(pkg.OS) > 0 || len(pkg.CPU) > 0 {

@@ -154,19 +154,15 @@ func (rt *runtimeTree) add(prefix, tree string, lock *distribution.PackageLock) 
 		}
 		return prefix + "/" + k
 	}
-	in := struct {
-		Tree string
-		Lock *distribution.PackageLock
-	}{tree, lock}
-	keys := make([]string, 0, len(in.Lock.Packages))
-	for k := range in.Lock.Packages {
+	keys := make([]string, 0, len(lock.Packages))
+	for k := range lock.Packages {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	targets := map[string]*pkg{} // link target key -> package
 	var links []string
 	for _, key := range keys {
-		p := in.Lock.Packages[key]
+		p := lock.Packages[key]
 		if key == "" || !inNodeModules(key) || p.Dev {
 			continue
 		}
@@ -178,7 +174,7 @@ func (rt *runtimeTree) add(prefix, tree string, lock *distribution.PackageLock) 
 				continue
 			}
 		}
-		lp, ok := in.Lock.Packages[target]
+		lp, ok := lock.Packages[target]
 		if !ok {
 			// A link whose target the lock does not describe: its
 			// version and integrity are unknown, the manifest tells.
@@ -190,14 +186,14 @@ func (rt *runtimeTree) add(prefix, tree string, lock *distribution.PackageLock) 
 		if strings.HasPrefix(target, "/") || slices.Contains(strings.Split(target, "/"), "..") {
 			return fmt.Errorf("sbom: lock entry %q points outside the tree (%s)", key, target)
 		}
-		dir := filepath.Join(in.Tree, filepath.FromSlash(target))
+		dir := filepath.Join(tree, filepath.FromSlash(target))
 		m, err := readManifest(dir)
 		if errors.Is(err, fs.ErrNotExist) {
 			if lp.Optional || lp.DevOptional || p.Optional || p.DevOptional {
 				continue // an optional package npm did not install here
 			}
 			return fmt.Errorf("sbom: the lock's %s (%s@%s) is not installed in %s: the tree was not installed from this lock (npm ci --omit=dev)",
-				key, distribution.PackageName(key, p), lp.Version, in.Tree)
+				key, distribution.PackageName(key, p), lp.Version, tree)
 		}
 		if err != nil {
 			return fmt.Errorf("sbom: %s: %v", key, err)
@@ -212,11 +208,11 @@ func (rt *runtimeTree) add(prefix, tree string, lock *distribution.PackageLock) 
 		}
 		if m.Version != "" && m.Version != version {
 			return fmt.Errorf("sbom: %s is %s@%s in %s but the lock has %s: the tree was not installed from this lock",
-				key, name, m.Version, in.Tree, version)
+				key, name, m.Version, tree, version)
 		}
 		if m.Name != "" && m.Name != name {
 			return fmt.Errorf("sbom: %s is package %s in %s but the lock has %s: the tree was not installed from this lock",
-				key, m.Name, in.Tree, name)
+				key, m.Name, tree, name)
 		}
 		lic := m.license()
 		if lic == "" {
@@ -230,7 +226,7 @@ func (rt *runtimeTree) add(prefix, tree string, lock *distribution.PackageLock) 
 		}
 	}
 	for _, key := range links {
-		if pk := targets[in.Lock.Packages[key].Resolved]; pk != nil {
+		if pk := targets[lock.Packages[key].Resolved]; pk != nil {
 			rt.byKey[at(key)] = pk
 		}
 	}
