@@ -63,6 +63,7 @@ pipeline "build" {
     when         = stage.inputs.reuse == "none"
     distribution = stage.inputs.dir
     dest         = stage.inputs.staging
+    strip        = stage.inputs.strip
     depends_on   = [stage.bundle]
   }
 

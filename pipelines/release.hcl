@@ -115,6 +115,7 @@ pipeline "release" {
     dest         = stage.inputs.payload
     cache_home   = stage.inputs.cache_home
     no_share     = !input.pi_share
+    strip        = stage.inputs.strip
     depends_on   = [stage.bundle]
   }
 

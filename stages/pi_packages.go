@@ -15,6 +15,7 @@ import (
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/footprint"
 	"piship.dev/piship/stages/npm"
+	"piship.dev/piship/stages/payload"
 	nodeplatform "piship.dev/piship/stages/platform"
 	"piship.dev/piship/stages/stage"
 )
@@ -30,7 +31,7 @@ func (PiPackages) Name() string    { return "pi_packages" }
 func (PiPackages) Version() string { return "1" }
 func (PiPackages) Doc() string {
 	return "Installs each package block's npm project (npm ci --omit=dev --ignore-scripts) into a runtime cache entry of its own and places it at " +
-		"pi-packages/<name>/ of dest, pruned like the runtime (node_modules/.bin, other platforms' packages and binaries); the package's package.json and extension entry files must be the ones piship.lock pins (else LOCK_INVALID: run piship lock). " +
+		"pi-packages/<name>/ of dest, pruned like the runtime (node_modules/.bin, other platforms' packages and binaries) and, with strip, stripped like it; the package's package.json and extension entry files must be the ones piship.lock pins (else LOCK_INVALID: run piship lock). " +
 		"Then the footprint work (stages/footprint): each package's closure decision, identical dependencies shared in pi-packages/.shared (unless no_share), " +
 		"all recorded in metadata/pi-package-footprint.json. A distribution without package blocks places nothing."
 }
@@ -41,6 +42,7 @@ type PiPackagesConfig struct {
 	Dest         string `cty:"dest" required:"true" doc:"the payload root"`
 	CacheHome    string `cty:"cache_home" doc:"runtime cache home instead of PISHIP_CACHE_HOME"`
 	NoShare      bool   `cty:"no_share" doc:"keep every dependency copy in place (the footprint report still records the closure decisions)"`
+	Strip        bool   `cty:"strip" doc:"remove source maps and TypeScript declarations from the placed packages, as the strip stage does for the runtime"`
 }
 
 // PiPackagesOutputs are the outputs of a pi_packages stage.
@@ -100,6 +102,13 @@ func (PiPackages) Run(ctx context.Context, inv *stage.Invocation, c PiPackagesCo
 		locks[i] = pl
 		if _, err := pruneTree(ctx, dst, pl, platform, arch); err != nil {
 			return out, fmt.Errorf("Pi package %s: %v", p.Name, err)
+		}
+		// The release's strip covers the vendored packages too (before
+		// the footprint, so a shared copy is the stripped one).
+		if c.Strip {
+			if _, _, err := payload.Strip(ctx, dst); err != nil {
+				return out, fmt.Errorf("Pi package %s: %v", p.Name, err)
+			}
 		}
 		if err := distribution.CheckPackageFiles(p, filepath.Join(c.Dest, filepath.FromSlash(p.Root)), c.Distribution); err != nil {
 			return out, err

@@ -263,6 +263,20 @@ func TestPiDevPackagesLoadThroughTheShim(t *testing.T) {
 			t.Errorf("closure of %s: %+v", c.Package, c)
 		}
 	}
+	// At least one dependency shared: typebox 1.1.38 (pi-web-access's
+	// project aligns it with the version pi-subagents pins), its real
+	// files once under pi-packages/.shared, each place forwarding there.
+	if len(fp.Shared) == 0 || fp.FilesSaved <= 0 {
+		t.Errorf("footprint report shares nothing: %+v", fp)
+	}
+	for _, s := range fp.Shared {
+		if len(s.Places) < 2 || s.Saved <= 0 {
+			t.Errorf("shared %s@%s: %+v", s.Name, s.Version, s)
+		}
+		if _, err := os.Stat(filepath.Join(payloadDir, filepath.FromSlash(s.Dir), "package.json")); err != nil {
+			t.Errorf("shared %s@%s: %v", s.Name, s.Version, err)
+		}
+	}
 	t.Logf("%s", strings.Join(fp.Lines(), "\n"))
 	// Doctor shows the same two lines for the installed release.
 	if code, stdout, stderr := cli(t, env, "doctor", "pi-dev"); code != exitOK || !strings.Contains(stdout, fp.Lines()[0]) || !strings.Contains(stdout, fp.Lines()[1]) {

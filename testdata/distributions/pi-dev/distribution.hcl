@@ -8,6 +8,9 @@
 # lock). piship lock installs each one and pins its package.json and the
 # extension entry files its "pi.extensions" names; every launch checks them
 # and hands the packages to Pi with -e. Needs Node >= 22.19 (see ../pi).
+# pi-web-access's project overrides typebox to 1.1.38 (inside its ^1.1.38),
+# the version pi-subagents pins: the two copies are then the same package,
+# and the build shares them in pi-packages/.shared (the footprint report).
 distribution "pi-dev" {
   name    = "Pi (developer)"
   version = "1.6.0"
