@@ -14,10 +14,10 @@ pipeline "release" {
     type    = string
     default = "stable"
   }
-  input "pi_share" {
+  input "pi_footprint" {
     type        = bool
     default     = true
-    description = "share identical dependencies of the vendored Pi packages (false keeps every copy: the footprint's baseline)"
+    description = "bundle the bundle-safe closures of the vendored Pi packages and share their identical dependencies (false keeps every vendored file as installed: the footprint's baseline; the report still records each decision)"
   }
   input "no_cache" {
     type        = bool
@@ -114,7 +114,7 @@ pipeline "release" {
     distribution = stage.inputs.dir
     dest         = stage.inputs.payload
     cache_home   = stage.inputs.cache_home
-    no_share     = !input.pi_share
+    no_footprint = !input.pi_footprint
     strip        = stage.inputs.strip
     depends_on   = [stage.bundle]
   }

@@ -32,7 +32,7 @@ func (PiPackages) Version() string { return "1" }
 func (PiPackages) Doc() string {
 	return "Installs each package block's npm project (npm ci --omit=dev --ignore-scripts) into a runtime cache entry of its own and places it at " +
 		"pi-packages/<name>/ of dest, pruned like the runtime (node_modules/.bin, other platforms' packages and binaries) and, with strip, stripped like it; the package's package.json and extension entry files must be the ones piship.lock pins (else LOCK_INVALID: run piship lock). " +
-		"Then the footprint work (stages/footprint): each package's closure decision, identical dependencies shared in pi-packages/.shared (unless no_share), " +
+		"Then the footprint work (stages/footprint): each package's closure decision (a bundle-safe closure bundled into <package>/.bundle behind forwarding modules), identical dependencies shared in pi-packages/.shared (neither with no_footprint), " +
 		"all recorded in metadata/pi-package-footprint.json. A distribution without package blocks places nothing."
 }
 
@@ -41,7 +41,7 @@ type PiPackagesConfig struct {
 	Distribution string `cty:"distribution" required:"true" doc:"distribution directory"`
 	Dest         string `cty:"dest" required:"true" doc:"the payload root"`
 	CacheHome    string `cty:"cache_home" doc:"runtime cache home instead of PISHIP_CACHE_HOME"`
-	NoShare      bool   `cty:"no_share" doc:"keep every dependency copy in place (the footprint report still records the closure decisions)"`
+	NoFootprint  bool   `cty:"no_footprint" doc:"keep every vendored file as installed: no closure bundled, no dependency shared (the footprint report still records the closure decisions)"`
 	Strip        bool   `cty:"strip" doc:"remove source maps and TypeScript declarations from the placed packages, as the strip stage does for the runtime"`
 }
 
@@ -130,7 +130,7 @@ func (PiPackages) Run(ctx context.Context, inv *stage.Invocation, c PiPackagesCo
 		}
 		fps = append(fps, fp)
 	}
-	rep, err := footprint.Apply(c.Dest, fps, !c.NoShare)
+	rep, err := footprint.Apply(c.Dest, fps, !c.NoFootprint)
 	if err != nil {
 		return out, err
 	}

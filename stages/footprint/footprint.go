@@ -6,17 +6,25 @@
 // metadata/pi-package-footprint.json.
 //
 // Closures. A closure is bundle-safe only when nothing in it needs its
-// files to exist. The tests run here are the ones the import graph and
-// the installed tree answer without reading the code: a TypeScript module
-// (typescript-closure: every extension entry Pi packages ship today is
-// TypeScript, which Pi compiles with jiti), a native addon (native-addon),
-// a WebAssembly file (wasm-asset) or an install script (install-script)
-// in the package's tree. A closure that fails one keeps its files, and the
-// report says which tests failed. One that passes them is kept too, with
-// closure-scan-not-implemented: the code scans (dynamic import, files
-// located at run time, CommonJS imported by an extension ...) and the
-// bundling behind forwarding modules are not built yet, so nothing is
-// bundled on a guess.
+// files to exist (closure.go). Its import graph (one esbuild pass over the
+// extension entries, the package's peers external: Pi supplies them)
+// refuses a TypeScript or JSON module (typescript-closure, json-module:
+// every extension Pi packages ship today is TypeScript, which Pi compiles
+// with jiti), an extension importing another (entry-imports-entry), an
+// import the vendored tree does not resolve (unresolved-import), import()
+// or require() (dynamic-import, require-call), and a CommonJS module an
+// extension imports directly (commonjs-entry-import); a closure it
+// refuses is not scanned further. The code scans (comments removed)
+// refuse code that locates its own files (locates-own-files) or finds
+// modules at run time (runtime-discovery), and a file outside the closure
+// that imports one of its modules (bundled-import-left); the tree refuses
+// a native addon, a WebAssembly file or an install script. A closure that
+// passes every test is bundled: the modules the entries import directly
+// become esbuild entry points (code splitting, ESM) written to
+// <package>/.bundle, each replaced by a module of the same name and
+// exports forwarding there, and the other modules of the closure are
+// removed; the entries keep their locked bytes. Any other closure keeps
+// its files, and the report says which tests failed.
 //
 // Sharing. Copies of one dependency (the same name, version and registry
 // integrity in the packages' own locks) are shared only when every copy is
@@ -84,6 +92,15 @@ type Closure struct {
 	Package  string   `json:"package"`
 	Decision string   `json:"decision"` // "vendored" (kept as files) or "bundled"
 	Findings []string `json:"findings"`
+	// Modules is how many modules the closure has (its import graph);
+	// a bundled one wrote Written files (chunks and entry outputs under
+	// <package>/.bundle) and removed Removed modules.
+	Modules int `json:"modules"`
+	// Detail is esbuild's first error when the import graph could not be
+	// made (the import that does not resolve).
+	Detail  string `json:"detail,omitempty"`
+	Written int    `json:"written,omitempty"`
+	Removed int    `json:"removed,omitempty"`
 }
 
 // Shared is one shared dependency.
@@ -143,16 +160,33 @@ func (r *Report) Lines() []string {
 	return []string{l1, l2}
 }
 
-// Apply decides the closures of pkgs and, with share, shares the
-// identical dependencies of their trees under root (the payload), then
-// writes the report there.
-func Apply(root string, pkgs []Package, share bool) (*Report, error) {
-	r := &Report{Schema: Schema, Sharing: share, Closures: []Closure{}, Shared: []Shared{}, Kept: map[string]int{}}
-	for _, p := range pkgs {
-		r.Closures = append(r.Closures, closureOf(root, p))
+// Apply decides the closures of pkgs under root (the payload) and, with
+// change, bundles the bundle-safe ones and shares the identical
+// dependencies of the others' trees, then writes the report there.
+// Without change it writes only the report: every vendored file stays as
+// installed.
+func Apply(root string, pkgs []Package, change bool) (*Report, error) {
+	r := &Report{Schema: Schema, Sharing: change, Closures: make([]Closure, len(pkgs)), Shared: []Shared{}, Kept: map[string]int{}}
+	// The import graphs and scans of the packages run side by side (each
+	// is esbuild over its own tree); a bundled closure writes only below
+	// its own package.
+	errs := make([]error, len(pkgs))
+	var wg sync.WaitGroup
+	for i, p := range pkgs {
+		wg.Go(func() { r.Closures[i], errs[i] = closureOf(root, p, change) })
 	}
-	if share {
-		if err := r.share(root, pkgs); err != nil {
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if change {
+		var unbundled []Package
+		for i, p := range pkgs {
+			if r.Closures[i].Decision != "bundled" {
+				unbundled = append(unbundled, p)
+			}
+		}
+		if err := r.share(root, unbundled); err != nil {
 			return nil, err
 		}
 	}
@@ -166,17 +200,20 @@ func Apply(root string, pkgs []Package, share bool) (*Report, error) {
 	return r, os.WriteFile(filepath.Join(root, filepath.FromSlash(ReportName)), data, 0o644)
 }
 
-// closureOf runs the closure tests answered without reading the code.
-func closureOf(root string, p Package) Closure {
+// closureOf runs a package's closure tests: the import graph, and when
+// it passes, the code scans and the files left outside the closure, then
+// the tests the installed tree answers. A closure that passes every test
+// is bundled when bundle is set (else kept with footprint-off).
+func closureOf(root string, p Package, bundle bool) (Closure, error) {
 	c := Closure{Package: p.Name, Decision: "vendored"}
-	for _, e := range p.Entries {
-		switch path.Ext(e) {
-		case ".ts", ".mts", ".cts", ".tsx":
-			c.Findings = append(c.Findings, "typescript-closure")
-		}
-		if len(c.Findings) > 0 {
-			break
-		}
+	g, found, detail := importGraph(root, p)
+	c.Detail = detail
+	if len(found) == 0 {
+		found = scanCode(root, g)
+	}
+	removed := removedBy(p, g)
+	if len(found) == 0 && leftImports(root, p, g, removed) {
+		found = append(found, findLeftImport)
 	}
 	native, wasm := false, false
 	_ = filepath.WalkDir(filepath.Join(root, filepath.FromSlash(p.Dir)), func(_ string, d fs.DirEntry, err error) error {
@@ -187,22 +224,32 @@ func closureOf(root string, p Package) Closure {
 		return nil
 	})
 	if native {
-		c.Findings = append(c.Findings, "native-addon")
+		found = append(found, findNative)
 	}
 	if wasm {
-		c.Findings = append(c.Findings, "wasm-asset")
+		found = append(found, findWasm)
 	}
 	for _, lp := range p.Lock.Packages {
 		if lp.HasInstallScript && !lp.Dev {
-			c.Findings = append(c.Findings, "install-script")
+			found = append(found, findScript)
 			break
 		}
 	}
-	if len(c.Findings) == 0 {
-		c.Findings = []string{"closure-scan-not-implemented"}
+	slices.Sort(found)
+	c.Findings = slices.Compact(found)
+	c.Modules = len(g.modules)
+	if len(c.Findings) > 0 {
+		return c, nil
 	}
-	slices.Sort(c.Findings)
-	return c
+	if !bundle {
+		c.Findings = []string{"footprint-off"}
+		return c, nil
+	}
+	var err error
+	c.Decision = "bundled"
+	c.Findings = []string{}
+	c.Written, c.Removed, err = bundleClosure(root, p, g, removed)
+	return c, err
 }
 
 // copyOf is one installed copy of a dependency.
