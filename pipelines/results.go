@@ -174,6 +174,9 @@ type ReleaseArgs struct {
 	Distribution, Out, Channel string
 	// NoCache ignores the runtime and bundle caches (a cold release).
 	NoCache bool
+	// NoFootprint keeps every vendored Pi package file as installed (no
+	// closure bundled, no dependency shared): the footprint's baseline.
+	NoFootprint bool
 }
 
 // Released is a finished release.
@@ -201,7 +204,7 @@ func Release(ctx context.Context, c Config, a ReleaseArgs) (*Released, int) {
 	}
 	o := runBuiltin(ctx, c, "release", map[string]cty.Value{
 		"distribution": cty.StringVal(a.Distribution), "out": cty.StringVal(a.Out),
-		"channel": cty.StringVal(a.Channel), "no_cache": cty.BoolVal(a.NoCache),
+		"channel": cty.StringVal(a.Channel), "no_cache": cty.BoolVal(a.NoCache), "pi_footprint": cty.BoolVal(!a.NoFootprint),
 	})
 	return finish(c, o, func(out *outputs) *Released {
 		in, _ := releaseInputs.from(out)

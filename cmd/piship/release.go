@@ -13,7 +13,7 @@ import (
 
 func releaseCmd(e *env) *cobra.Command {
 	var out, channel string
-	var rebuild, asJSON bool
+	var rebuild, asJSON, noFootprint bool
 	var rc runConfig
 	c := &cobra.Command{
 		Use:     "release DIST",
@@ -30,7 +30,7 @@ PISHIP_RELEASE_NO_CACHE=1 equals --rebuild.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			distDir, outDir := absArgs(args[0], out)
 			noCache := rebuild || e.getenv("PISHIP_RELEASE_NO_CACHE") == "1"
-			r, code := pipelines.Release(e.ctx, e.config(rc), pipelines.ReleaseArgs{Distribution: distDir, Out: outDir, Channel: channel, NoCache: noCache})
+			r, code := pipelines.Release(e.ctx, e.config(rc), pipelines.ReleaseArgs{Distribution: distDir, Out: outDir, Channel: channel, NoCache: noCache, NoFootprint: noFootprint})
 			if r == nil {
 				return done(code)
 			}
@@ -50,6 +50,7 @@ PISHIP_RELEASE_NO_CACHE=1 equals --rebuild.`,
 	c.Flags().StringVar(&out, "out", "", "output `DIR` (default: DIST/dist); releases go to DIR/releases/")
 	c.Flags().BoolVar(&rebuild, "rebuild", false, "ignore the runtime and bundle caches: run npm ci and the bundler again (also PISHIP_RELEASE_NO_CACHE=1)")
 	c.Flags().StringVar(&channel, "channel", "stable", "update `CHANNEL` recorded in release.json")
+	c.Flags().BoolVar(&noFootprint, "no-footprint", false, "keep every vendored Pi package file as installed: no closure bundled, no dependency shared (the footprint's baseline; the report still records each decision)")
 	runFlags(c.Flags(), &rc)
 	return c
 }

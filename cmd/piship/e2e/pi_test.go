@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -328,5 +330,104 @@ func TestPiDevPackagesLoadThroughTheShim(t *testing.T) {
 	out, stderr, err = shim(fake + string(os.PathListSeparator) + env["PATH"])
 	if err == nil || !strings.Contains(stderr, "INTEGRITY_FAILED") || !strings.Contains(stderr, "Pi package "+p.Name) || out != "" {
 		t.Fatalf("a changed extension of %s: %v\nstdout: %s\nstderr: %s", p.Name, err, out, stderr)
+	}
+}
+
+// The footprint example (testdata/distributions/pi-footprint): three small
+// Pi packages on the Pi 1.6 flagship, each showing one closure decision.
+// The release bundles pi-fp-bundled's closure behind a forwarding module
+// and shares the fp-words copies of the other two; Pi loads all three
+// extensions (the release's pi-packages smoke test). A release with the
+// footprint work off (--no-footprint) has the same piship.lock, SBOM
+// package set and notices, and differs only in its payload's files; every
+// vendored package the SBOM names is at its path in the payload either way.
+func TestPiFootprintKeepsLockSBOMAndNotices(t *testing.T) {
+	root := t.TempDir()
+	env := node22Env(t, root)
+	dir := copyDist(t, "pi-footprint")
+	on, off := filepath.Join(root, "on"), filepath.Join(root, "off")
+	t.Log(lastLine(mustRelease(t, env, dir, "--out", on)))
+	t.Log(lastLine(mustRelease(t, env, dir, "--out", off, "--no-footprint")))
+	rel := func(out string) string { return filepath.Join(out, "releases", "pi-footprint-1.6.0-linux-x64") }
+	read := func(out, name string) []byte {
+		b, err := os.ReadFile(filepath.Join(rel(out), filepath.FromSlash(name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, name := range []string{"payload/piship.lock", "licenses/THIRD_PARTY_NOTICES.txt", "licenses/index.json"} {
+		if !bytes.Equal(read(on, name), read(off, name)) {
+			t.Errorf("%s differs between the release with the footprint work and the one without", name)
+		}
+	}
+	sbomSet := func(out string) []string {
+		var sb struct {
+			Packages []struct{ Name, VersionInfo, PackageFileName string }
+		}
+		if err := json.Unmarshal(read(out, "sbom.spdx.json"), &sb); err != nil {
+			t.Fatal(err)
+		}
+		var set []string
+		for _, p := range sb.Packages {
+			set = append(set, p.Name+"@"+p.VersionInfo+" "+p.PackageFileName)
+			// The vendored packages' paths (what the footprint work
+			// changes) are in the payload either way.
+			if !strings.HasPrefix(p.PackageFileName, distribution.PiPackagesDir+"/") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(rel(out), "payload", filepath.FromSlash(p.PackageFileName))); err != nil {
+				t.Errorf("the SBOM names %s, which the payload does not hold: %v", p.PackageFileName, err)
+			}
+		}
+		slices.Sort(set)
+		return set
+	}
+	if a, b := sbomSet(on), sbomSet(off); !slices.Equal(a, b) || len(a) < 100 {
+		t.Errorf("SBOM package sets differ (or are short): %d vs %d", len(a), len(b))
+	}
+	var rep, repOff footprint.Report
+	if err := json.Unmarshal(read(on, "payload/"+footprint.ReportName), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(read(off, "payload/"+footprint.ReportName), &repOff); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", strings.Join(rep.Lines(), "\n"))
+	want := map[string]string{"pi-fp-bundled": "bundled ", "pi-fp-files": "vendored locates-own-files", "pi-fp-typed": "vendored typescript-closure"}
+	for _, c := range rep.Closures {
+		if got := c.Decision + " " + strings.Join(c.Findings, ","); got != want[c.Package] {
+			t.Errorf("closure of %s: %q, want %q", c.Package, got, want[c.Package])
+		}
+	}
+	if len(rep.Shared) != 1 || rep.Shared[0].Name != "fp-words" || len(rep.Shared[0].Places) != 2 || rep.Shared[0].Saved <= 0 {
+		t.Errorf("shared: %+v", rep.Shared)
+	}
+	if repOff.Sharing || len(repOff.Shared) != 0 || repOff.Closures[0].Decision != "vendored" {
+		t.Errorf("footprint off: %+v", repOff)
+	}
+	// The bundled extension's entry is the locked bytes; what it imports
+	// forwards into .bundle. Pi loaded every extension in both releases.
+	for _, out := range []string{on, off} {
+		var rj struct{ Tests []releasejson.TestResult }
+		if err := json.Unmarshal(read(out, "release.json"), &rj); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(rj.Tests, releasejson.TestResult{Name: "pi-packages", Result: "passed"}) {
+			t.Errorf("%s: release.json tests %+v, want pi-packages passed", out, rj.Tests)
+		}
+	}
+	src, _ := os.ReadFile(filepath.Join(dir, "packages-src", "pi-fp-bundled", "index.js"))
+	if got := read(on, "payload/pi-packages/pi-fp-bundled/node_modules/pi-fp-bundled/index.js"); !bytes.Equal(got, src) {
+		t.Errorf("the bundled package's entry changed:\n%s", got)
+	}
+	if fwd := string(read(on, "payload/pi-packages/pi-fp-bundled/node_modules/pi-fp-bundled/lib/commands.js")); !strings.HasPrefix(fwd, `export * from "../../../.bundle/`) {
+		t.Errorf("lib/commands.js is not a forwarding module: %s", fwd)
+	}
+	var invOn, invOff map[string]json.RawMessage
+	json.Unmarshal(read(on, "payload/metadata/inventory.json"), &invOn)
+	json.Unmarshal(read(off, "payload/metadata/inventory.json"), &invOff)
+	if len(invOn) == 0 || len(invOn) >= len(invOff) {
+		t.Errorf("payload files: %d with the footprint work, %d without", len(invOn), len(invOff))
 	}
 }

@@ -1,0 +1,1 @@
+export const unused = "not in the exports map";

@@ -1,0 +1,1 @@
+export const upper = (word) => word.toUpperCase();

@@ -1,0 +1,5 @@
+import { register } from "./lib/commands.js";
+
+export default function (pi) {
+  register(pi);
+}

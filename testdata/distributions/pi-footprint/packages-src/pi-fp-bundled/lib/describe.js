@@ -1,0 +1,1 @@
+export const describe = (words) => "pi-fp-bundled says " + words.join(" and ");
