@@ -55,11 +55,14 @@ pipeline "release" {
   }
 
   # The SBOM and the notices cover the vendored Pi packages too, at their
-  # paths in the payload (pi_packages' installed trees).
+  # paths in the payload (pi_packages' installed trees). The SBOM names
+  # where the assembled payload holds each package: its directory, the
+  # bundle file that carries it, or no file.
   stage "sbom" "sbom" {
     distribution = stage.inputs.dir
     tree         = stage.runtime_entry.tree
     vendored     = stage.pi_packages.trees
+    payload      = stage.inputs.payload
     release_dir  = stage.inputs.release_dir
     created      = stage.inputs.created
   }

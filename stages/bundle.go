@@ -94,7 +94,7 @@ func (Bundle) Run(ctx context.Context, inv *stage.Invocation, c BundleConfig) (B
 	if err != nil {
 		return BundleOutputs{}, err
 	}
-	if err := atomicfs.WriteFileAll(filepath.Join(dir, "metadata", "bundle.json"), data, 0o644); err != nil {
+	if err := atomicfs.WriteFileAll(filepath.Join(dir, filepath.FromSlash(bundle.ManifestName)), data, 0o644); err != nil {
 		return BundleOutputs{}, err
 	}
 	// The entry is a hardlinked snapshot of the bundled tree; later stages
@@ -111,7 +111,7 @@ func bundleOutputs(hit bool, key string, m *bundle.Manifest) BundleOutputs {
 
 func readBundleManifest(dir string) (*bundle.Manifest, error) {
 	var m bundle.Manifest
-	if err := canon.ReadJSON(filepath.Join(dir, "metadata", "bundle.json"), &m); err != nil {
+	if err := canon.ReadJSON(filepath.Join(dir, filepath.FromSlash(bundle.ManifestName)), &m); err != nil {
 		return nil, fmt.Errorf("bundle cache entry without a readable metadata/bundle.json: %v", err)
 	}
 	return &m, nil

@@ -58,10 +58,20 @@ func (b *bundler) plan(res *passResult) (*plan, error) {
 			data = bn + data
 		}
 		pl.writes[rel] = newFile{data: []byte(data), mode: 0o644}
-		pl.chunks = append(pl.chunks, Chunk{Path: rel, Bytes: int64(len(data))})
-		if mo, ok := res.meta.Outputs[rel]; ok && mo.EntryPoint != "" {
-			outputOf[mo.EntryPoint] = rel
+		c := Chunk{Path: rel, Bytes: int64(len(data))}
+		if mo, ok := res.meta.Outputs[rel]; ok {
+			if mo.EntryPoint != "" {
+				outputOf[mo.EntryPoint] = rel
+			}
+			pkgs := map[string]bool{}
+			for in := range mo.Inputs {
+				if p := t.ownerOf(in); p != nil && p.dir != "" {
+					pkgs[p.dir] = true
+				}
+			}
+			c.Packages = slices.Sorted(maps.Keys(pkgs))
 		}
+		pl.chunks = append(pl.chunks, c)
 	}
 	sort.Slice(pl.chunks, func(i, j int) bool { return pl.chunks[i].Path < pl.chunks[j].Path })
 

@@ -56,6 +56,30 @@ type Manifest struct {
 type Chunk struct {
 	Path  string `json:"path"`
 	Bytes int64  `json:"bytes"`
+	// Packages are the installed packages (their directories, lock keys)
+	// whose modules esbuild put into this file: the SBOM names the file
+	// as theirs when the payload no longer holds their directory.
+	Packages []string `json:"packages,omitempty"`
+}
+
+// ManifestName is the manifest's path in the payload.
+const ManifestName = "metadata/bundle.json"
+
+// Carrier is the payload file that carries the installed package at
+// pkgDir (its directory, the lock key) once bundling removed the
+// directory: the chunk esbuild put its modules into, or, for an entry
+// kept as the bundle its package ships (Upstream), that entry. "" when
+// no bundle file carries it.
+func (m *Manifest) Carrier(pkgDir string) string {
+	for _, c := range m.Chunks {
+		if slices.Contains(c.Packages, pkgDir) {
+			return c.Path
+		}
+	}
+	if m.Upstream != nil {
+		return m.Entry
+	}
+	return ""
 }
 
 // Kept is a file left in (or written to) the tree, with the reason.
@@ -695,8 +719,9 @@ type metafile struct {
 		} `json:"imports"`
 	} `json:"inputs"`
 	Outputs map[string]struct {
-		EntryPoint string   `json:"entryPoint"`
-		Exports    []string `json:"exports"`
+		EntryPoint string              `json:"entryPoint"`
+		Exports    []string            `json:"exports"`
+		Inputs     map[string]struct{} `json:"inputs"`
 	} `json:"outputs"`
 }
 

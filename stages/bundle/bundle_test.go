@@ -318,6 +318,11 @@ func TestBundleFixture(t *testing.T) {
 			t.Errorf("chunk %s: size %v, manifest %d (%v)", c.Path, info, c.Bytes, err)
 		}
 	}
+	// Each chunk names the packages it carries (the SBOM's file for a
+	// package whose directory bundling removed).
+	if m.Carrier("node_modules/app") == "" || m.Carrier("node_modules/cjsdep") == "" || m.Carrier("node_modules/not-there") != "" {
+		t.Errorf("carriers: %+v", m.Chunks)
+	}
 	shims := reasons(m.Shims)
 	wantShims := map[string]string{
 		"node_modules/app/bin/cli.js":   "shim: entry; bin app",

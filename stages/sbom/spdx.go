@@ -109,9 +109,13 @@ func SPDX(in Input) ([]byte, Summary, error) {
 		DownloadLocation: noAssertion, LicenseConcluded: noAssertion, LicenseDeclared: noAssertion, CopyrightText: noAssertion,
 		Purpose: "APPLICATION",
 	})
+	fileName := in.FileName
+	if fileName == nil {
+		fileName = func(key string) string { return key }
+	}
 	for _, p := range rt.pkgs {
 		sp := spdxPackage{
-			Name: p.name, SPDXID: p.id, VersionInfo: p.version, PackageFileName: p.key,
+			Name: p.name, SPDXID: p.id, VersionInfo: p.version, PackageFileName: fileName(p.key),
 			DownloadLocation: downloadLocation(p.lock.Resolved),
 			Checksums:        checksums(p.lock.Integrity),
 			LicenseConcluded: noAssertion, LicenseDeclared: lic.declared(p.license), CopyrightText: noAssertion,

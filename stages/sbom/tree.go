@@ -47,6 +47,11 @@ type Input struct {
 	// are documented at Prefix/<lock key> (the paths they have in the
 	// payload), and each project's dependencies are the distribution's.
 	Vendored []Vendored
+	// FileName says where the payload holds the package installed at a
+	// lock key (prefixed for a vendored one): its directory, the bundle
+	// file that carries it, or "" when the payload holds neither (the
+	// document then names no file for it). Nil: the key itself.
+	FileName func(key string) string
 }
 
 // Vendored is one vendored Pi package's installed project: its payload

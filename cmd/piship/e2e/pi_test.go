@@ -340,7 +340,8 @@ func TestPiDevPackagesLoadThroughTheShim(t *testing.T) {
 // extensions (the release's pi-packages smoke test). A release with the
 // footprint work off (--no-footprint) has the same piship.lock, SBOM
 // package set and notices, and differs only in its payload's files; every
-// vendored package the SBOM names is at its path in the payload either way.
+// packageFileName the SBOM names is in the payload either way (a package
+// Pi's own bundle carries names that bundle's entry).
 func TestPiFootprintKeepsLockSBOMAndNotices(t *testing.T) {
 	root := t.TempDir()
 	env := node22Env(t, root)
@@ -371,9 +372,7 @@ func TestPiFootprintKeepsLockSBOMAndNotices(t *testing.T) {
 		var set []string
 		for _, p := range sb.Packages {
 			set = append(set, p.Name+"@"+p.VersionInfo+" "+p.PackageFileName)
-			// The vendored packages' paths (what the footprint work
-			// changes) are in the payload either way.
-			if !strings.HasPrefix(p.PackageFileName, distribution.PiPackagesDir+"/") {
+			if p.PackageFileName == "" {
 				continue
 			}
 			if _, err := os.Stat(filepath.Join(rel(out), "payload", filepath.FromSlash(p.PackageFileName))); err != nil {
