@@ -124,7 +124,7 @@ func (PiPackages) Run(ctx context.Context, inv *stage.Invocation, c PiPackagesCo
 	// decisions, then the identical dependencies shared.
 	var fps []footprint.Package
 	for i, p := range lock.Packages {
-		fp := footprint.Package{Name: p.Name, Dir: distribution.PiPackage{Name: p.Name}.PayloadDir(), Lock: locks[i]}
+		fp := footprint.Package{Name: p.Name, Dir: distribution.PiPackage{Name: p.Name}.PayloadDir(), Lock: locks[i], Pretranspile: p.Pretranspile}
 		for _, e := range p.Extensions {
 			fp.Entries = append(fp.Entries, p.Root+"/"+e.Path)
 		}

@@ -386,7 +386,7 @@ func TestDocCoversSchema(t *testing.T) {
 	dir := helloWithPolicy(t)
 	src := readFile(t, filepath.Join(dir, FileName))
 	end := strings.LastIndex(src, "}")
-	writeFile(t, filepath.Join(dir, FileName), src[:end]+"  package \"pi-x\" {\n    dir = \"packages/pi-x\"\n    allow_install_scripts = [\"esbuild\"]\n  }\n"+src[end:])
+	writeFile(t, filepath.Join(dir, FileName), src[:end]+"  package \"pi-x\" {\n    dir = \"packages/pi-x\"\n    allow_install_scripts = [\"esbuild\"]\n    pretranspile = true\n  }\n"+src[end:])
 	d := mustLoad(t, dir)
 	labels := map[string]string{"audit.allow": "GHSA-aaaa-bbbb-cccc", "smoke": "version", "package": "pi-x"}
 	for _, f := range fields {

@@ -23,6 +23,9 @@ type PiPackage struct {
 	// AllowInstallScripts as runtime.allow_install_scripts, for this
 	// package's tree.
 	AllowInstallScripts []string
+	// Pretranspile writes the TypeScript modules its extensions import
+	// as JavaScript beside them (stages/footprint).
+	Pretranspile bool
 }
 
 // PiPackagesDir is where vendored Pi packages live in a payload.
@@ -81,6 +84,9 @@ func (dc *decoder) piPackages(blks []*hcl.Block) {
 				return n, true
 			})
 			p.AllowInstallScripts = append(p.AllowInstallScripts, names...)
+		}
+		if v, _, ok := dc.boolean(attrs, key+".pretranspile"); ok {
+			p.Pretranspile = v
 		}
 		d.Packages = append(d.Packages, p)
 	}

@@ -28,6 +28,7 @@ type LockPiPackage struct {
 	Version             string     `json:"version"`
 	Integrity           string     `json:"integrity"`
 	AllowInstallScripts []string   `json:"allowInstallScripts"`
+	Pretranspile        bool       `json:"pretranspile,omitempty"`
 	Manifest            LockFile   `json:"manifest"`
 	Extensions          []LockFile `json:"extensions"`
 	// Root is the package's directory in the payload.
@@ -71,7 +72,7 @@ func lockPackages(d *Distribution, l *Lock) error {
 		}
 		l.Packages = append(l.Packages, LockPiPackage{
 			Name: p.Name, Dir: p.Dir, PackageJSONSHA256: canon.SHA256Hex(pj), PackageLockSHA256: canon.SHA256Hex(raw),
-			Version: e.Version, Integrity: e.Integrity, AllowInstallScripts: sortedCopy(p.AllowInstallScripts),
+			Version: e.Version, Integrity: e.Integrity, AllowInstallScripts: sortedCopy(p.AllowInstallScripts), Pretranspile: p.Pretranspile,
 			Root: p.PackageRoot(), Extensions: []LockFile{},
 		})
 	}

@@ -98,6 +98,8 @@ var schema = []Field{
 		Doc: "the package's own npm project: package.json depending on the package at one version and its package-lock.json (lockfileVersion 3), relative to the distribution directory; installed like the runtime (npm ci --ignore-scripts) into pi-packages/<name>/ of the payload"},
 	{Name: "package.allow_install_scripts", Type: "list(string)", Default: "[]", Example: `["esbuild"]`,
 		Doc: "packages of this package's tree allowed to declare install scripts; the scripts never run"},
+	{Name: "package.pretranspile", Type: "bool", Default: "false", Example: "true",
+		Doc: "write the TypeScript modules the package's extensions import (.ts, not the entries: Pi loads those as pinned) as JavaScript beside them at build time, their relative .ts imports rewritten to the written .js; an extensionless import then finds the .js first. After the closure decisions: a TypeScript closure is still reported typescript-closure and kept"},
 
 	{Name: "updates.channel", Type: "string", Default: `"stable"`, Example: `"stable"`,
 		Doc: "the channel installed copies follow unless told otherwise (the channel of piship repo add); lowercase letters, digits, '.', '_' and '-'"},

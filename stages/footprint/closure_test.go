@@ -143,3 +143,60 @@ func TestClosureFindings(t *testing.T) {
 		})
 	}
 }
+
+// pretranspile writes the TypeScript modules an extension imports as
+// JavaScript beside them (not the entry), their relative .ts imports
+// rewritten, so Node loads the chain without a TypeScript loader; the
+// closure is still reported typescript-closure and kept. A .js already
+// there is not overwritten.
+func TestPretranspileWritesJavaScriptBeside(t *testing.T) {
+	root := t.TempDir()
+	base := "pi-packages/p/node_modules/p/"
+	write(t, root, map[string]string{
+		base + "package.json":  `{"name": "p", "version": "1.0.0", "type": "module", "pi": {"extensions": ["./index.ts"]}}`,
+		base + "index.ts":      "import { greet } from \"./helper\";\nexport default function (pi: any): void { pi.registerCommand(greet(), {}); }\n",
+		base + "helper.ts":     "import { name } from \"./util.ts\";\nimport type { X } from \"./types.ts\";\nexport const greet = (x?: X): string => \"greet-\" + name;\n",
+		base + "util.ts":       "export const name: string = \"util\";\n",
+		base + "types.ts":      "export interface X { a: number }\n",
+		base + "kept.ts":       "import { name } from \"./util.ts\";\nexport const k = name;\n",
+		base + "kept.js":       "export const k = \"written by the package\";\n",
+		base + "lib/other.ts":  "export const unreached = 1;\n",
+		"pi-packages/p/x.json": "{}",
+	})
+	write(t, root, map[string]string{base + "index.ts": "import { greet } from \"./helper\";\nimport { k } from \"./kept.ts\";\nexport default function (pi: any): void { pi.registerCommand(greet() + k, {}); }\n"})
+	lock := &distribution.PackageLock{Packages: map[string]distribution.LockPackage{"": {}, "node_modules/p": {Version: "1.0.0"}}}
+	p := Package{Name: "p", Dir: "pi-packages/p", Lock: lock, Entries: []string{base + "index.ts"}, Pretranspile: true}
+	rep, err := Apply(root, []Package{p}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rep.Closures[0]
+	if c.Decision != "vendored" || !slices.Contains(c.Findings, findTypeScript) || c.Pretranspiled != 2 {
+		t.Fatalf("closure: %+v, want typescript-closure kept with helper and util written (types is only imported as a type; kept.js exists)", c)
+	}
+	for _, f := range []string{"index.js", "lib/other.js"} {
+		if _, err := os.Stat(filepath.Join(root, base, f)); err == nil {
+			t.Errorf("%s was written (the entry, or a module nothing imports)", f)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, base, "kept.js")); string(b) != "export const k = \"written by the package\";\n" {
+		t.Errorf("kept.js was overwritten: %s", b)
+	}
+	helper, _ := os.ReadFile(filepath.Join(root, base, "helper.js"))
+	if !strings.Contains(string(helper), `"./util.js"`) || strings.Contains(string(helper), ": string") {
+		t.Errorf("helper.js:\n%s", helper)
+	}
+	out, err := exec.Command("node", "--input-type=module", "-e", `const m = await import(process.argv[1]); console.log(m.greet());`, filepath.Join(root, base, "helper.js")).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "greet-util" {
+		t.Errorf("node helper.js: %v\n%s", err, out)
+	}
+	// With the footprint work off nothing is written.
+	root2 := t.TempDir()
+	write(t, root2, map[string]string{base + "package.json": `{"name": "p", "version": "1.0.0", "type": "module"}`, base + "index.ts": "import { name } from \"./util.ts\";\nexport default () => name;\n", base + "util.ts": "export const name = 1;\n"})
+	if rep, err := Apply(root2, []Package{p}, false); err != nil || rep.Closures[0].Pretranspiled != 0 {
+		t.Fatalf("footprint off: %+v %v", rep, err)
+	}
+	if _, err := os.Stat(filepath.Join(root2, base, "util.js")); err == nil {
+		t.Error("footprint off wrote util.js")
+	}
+}

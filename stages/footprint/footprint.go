@@ -85,6 +85,9 @@ type Package struct {
 	// Entries are its extension entry files, slash, relative to the
 	// payload root.
 	Entries []string
+	// Pretranspile writes the TypeScript modules its extensions import
+	// as JavaScript beside them (pretranspile.go).
+	Pretranspile bool
 }
 
 // Closure is one package's closure decision.
@@ -101,6 +104,9 @@ type Closure struct {
 	Detail  string `json:"detail,omitempty"`
 	Written int    `json:"written,omitempty"`
 	Removed int    `json:"removed,omitempty"`
+	// Pretranspiled is how many TypeScript modules were written as
+	// JavaScript beside them (package pretranspile = true).
+	Pretranspiled int `json:"pretranspiled,omitempty"`
 }
 
 // Shared is one shared dependency.
@@ -239,6 +245,13 @@ func closureOf(root string, p Package, bundle bool) (Closure, error) {
 	c.Findings = slices.Compact(found)
 	c.Modules = len(g.modules)
 	if len(c.Findings) > 0 {
+		// After the decision, so a TypeScript closure is still reported
+		// typescript-closure and kept.
+		if p.Pretranspile && bundle {
+			n, err := pretranspile(root, p, g)
+			c.Pretranspiled = n
+			return c, err
+		}
 		return c, nil
 	}
 	if !bundle {

@@ -405,6 +405,15 @@ func TestPiFootprintKeepsLockSBOMAndNotices(t *testing.T) {
 	if repOff.Sharing || len(repOff.Shared) != 0 || repOff.Closures[0].Decision != "vendored" {
 		t.Errorf("footprint off: %+v", repOff)
 	}
+	// pi-fp-typed's pretranspile: the modules its extension imports are
+	// JavaScript beside them too (with the footprint work only).
+	typed := "payload/pi-packages/pi-fp-typed/node_modules/pi-fp-typed/lib/"
+	if c := rep.Closures[2]; c.Package != "pi-fp-typed" || c.Pretranspiled != 2 || !strings.Contains(string(read(on, typed+"describe.js")), `from "./prefix.js"`) {
+		t.Errorf("pretranspile: %+v", c)
+	}
+	if _, err := os.Stat(filepath.Join(rel(off), filepath.FromSlash(typed), "describe.js")); err == nil {
+		t.Error("the release without the footprint work pretranspiled")
+	}
 	// The bundled extension's entry is the locked bytes; what it imports
 	// forwards into .bundle. Pi loaded every extension in both releases.
 	for _, out := range []string{on, off} {

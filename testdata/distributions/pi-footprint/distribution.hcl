@@ -7,7 +7,9 @@
 #                  forwarding module, its entry kept byte for byte
 #   pi-fp-files    reads a file beside its extension (import.meta.url):
 #                  locates-own-files, its files kept
-#   pi-fp-typed    a TypeScript extension: typescript-closure, kept
+#   pi-fp-typed    a TypeScript extension: typescript-closure, kept; with
+#                  pretranspile, the modules it imports (lib/*.ts) are
+#                  written as JavaScript beside them
 # and the fp-words copies of the two kept packages are shared in
 # pi-packages/.shared. Needs Node >= 22.19 (see ../pi).
 distribution "pi-footprint" {
@@ -58,5 +60,7 @@ distribution "pi-footprint" {
 
   package "pi-fp-bundled" {}
   package "pi-fp-files" {}
-  package "pi-fp-typed" {}
+  package "pi-fp-typed" {
+    pretranspile = true
+  }
 }

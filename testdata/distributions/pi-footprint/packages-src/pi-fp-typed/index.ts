@@ -1,5 +1,5 @@
-import { bye } from "fp-words";
+import { describe } from "./lib/describe";
 
 export default function (pi: { registerCommand(name: string, options: object): void }): void {
-  pi.registerCommand("fp-typed", { description: "pi-fp-typed says " + bye, handler: async () => {} });
+  pi.registerCommand("fp-typed", { description: describe(), handler: async () => {} });
 }
