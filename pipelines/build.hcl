@@ -15,11 +15,17 @@ pipeline "build" {
     default     = false
     description = "ignore the build stamp"
   }
+  input "pi_footprint" {
+    type        = bool
+    default     = true
+    description = "bundle the bundle-safe closures of the vendored Pi packages, share their identical dependencies and pretranspile (false keeps every vendored file as installed: the footprint's baseline)"
+  }
 
   stage "dist_inputs" "inputs" {
     distribution = input.distribution
     out          = input.out
     rebuild      = input.rebuild
+    no_footprint = !input.pi_footprint
   }
 
   # The runtime part: skipped entirely when the stamp says the payload (or
@@ -64,6 +70,7 @@ pipeline "build" {
     distribution = stage.inputs.dir
     dest         = stage.inputs.staging
     strip        = stage.inputs.strip
+    no_footprint = !input.pi_footprint
     depends_on   = [stage.bundle]
   }
 

@@ -120,6 +120,8 @@ func hitMiss(hit bool) string {
 type BuildArgs struct {
 	Distribution, Out string
 	Rebuild           bool
+	// NoFootprint keeps every vendored Pi package file as installed.
+	NoFootprint bool
 }
 
 // Built is a finished build.
@@ -145,6 +147,7 @@ func Build(ctx context.Context, c Config, a BuildArgs) (*Built, int) {
 		"distribution": cty.StringVal(a.Distribution),
 		"out":          cty.StringVal(a.Out),
 		"rebuild":      cty.BoolVal(a.Rebuild),
+		"pi_footprint": cty.BoolVal(!a.NoFootprint),
 	})
 	return finish(c, o, func(out *outputs) *Built {
 		in, _ := buildInputs.from(out)

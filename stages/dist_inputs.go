@@ -31,6 +31,7 @@ type DistInputsConfig struct {
 	Distribution string `cty:"distribution" required:"true" doc:"the distribution directory (holding distribution.hcl)"`
 	Out          string `cty:"out" doc:"output directory (default: DIST/dist)"`
 	Rebuild      bool   `cty:"rebuild" doc:"ignore the build stamp"`
+	NoFootprint  bool   `cty:"no_footprint" doc:"the build keeps every vendored Pi package file as installed (pi_packages' no_footprint): part of the stamp's keys, so a payload built the other way is not reused"`
 }
 
 // DistInputsOutputs are the outputs of a dist_inputs stage.
@@ -79,6 +80,12 @@ func (DistInputs) Run(ctx context.Context, inv *stage.Invocation, c DistInputsCo
 		return DistInputsOutputs{}, err
 	}
 	d, key, runtimeKey := st.Dist, st.Key, st.RuntimeKey
+	if c.NoFootprint && len(st.Lock.Packages) > 0 {
+		// The vendored packages' files differ: neither the whole payload
+		// nor its runtime part (pi-packages/ included) of the other way
+		// may be reused.
+		key, runtimeKey = canon.SHA256Hex([]byte(key+"\x00no-footprint")), canon.SHA256Hex([]byte(runtimeKey+"\x00no-footprint"))
+	}
 	recordKeyInputs(inv, st, "")
 
 	out := c.Out

@@ -61,7 +61,7 @@ func runLock(e *env, dir string) int {
 
 func buildCmd(e *env) *cobra.Command {
 	var out string
-	var rebuild, asJSON bool
+	var rebuild, asJSON, noFootprint bool
 	var rc runConfig
 	c := &cobra.Command{
 		Use:     "build DIST",
@@ -76,7 +76,7 @@ what was built: files, size, cache hits and the time.`,
 		Args: exactArgs("DIST"),
 		RunE: func(c *cobra.Command, args []string) error {
 			dist, outDir := absArgs(args[0], out)
-			b, code := pipelines.Build(e.ctx, e.config(rc), pipelines.BuildArgs{Distribution: dist, Out: outDir, Rebuild: rebuild})
+			b, code := pipelines.Build(e.ctx, e.config(rc), pipelines.BuildArgs{Distribution: dist, Out: outDir, Rebuild: rebuild, NoFootprint: noFootprint})
 			if b == nil {
 				return done(code)
 			}
@@ -90,6 +90,7 @@ what was built: files, size, cache hits and the time.`,
 	jsonFlag(c, &asJSON)
 	c.Flags().StringVar(&out, "out", "", "output `DIR` (default: DIST/dist)")
 	c.Flags().BoolVar(&rebuild, "rebuild", false, "ignore the build stamp and rebuild the payload")
+	c.Flags().BoolVar(&noFootprint, "no-footprint", false, "keep every vendored Pi package file as installed: no closure bundled, no dependency shared, nothing pretranspiled (the footprint's baseline)")
 	runFlags(c.Flags(), &rc)
 	return c
 }
