@@ -3,6 +3,7 @@
 package archive
 
 // raceBuild: the tests run under the race detector (make test's
-// test-race), where compressing is ~10x slower; the tests that sweep gzip
-// levels keep the level releases use there and sweep the others without it.
+// test-race), where compressing is ~10x slower; TestParallelGzip keeps
+// the level releases use there (the only one piship writes) and sweeps
+// the others in a build without it (go test ./stages/archive/).
 const raceBuild = true
