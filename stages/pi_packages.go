@@ -32,7 +32,7 @@ func (PiPackages) Version() string { return "1" }
 func (PiPackages) Doc() string {
 	return "Installs each package block's npm project (npm ci --omit=dev --ignore-scripts) into a runtime cache entry of its own and places it at " +
 		"pi-packages/<name>/ of dest, pruned like the runtime (node_modules/.bin, other platforms' packages and binaries) and, with strip, stripped like it; the package's package.json and extension entry files must be the ones piship.lock pins (else LOCK_INVALID: run piship lock). " +
-		"Then the footprint work (stages/footprint): each package's closure decision (a bundle-safe closure bundled into <package>/.bundle behind forwarding modules), identical dependencies shared in pi-packages/.shared (neither with no_footprint), " +
+		"Then the footprint work (stages/footprint): each package's closure decision (a bundle-safe closure bundled into <package>/.bundle behind forwarding modules), identical dependencies shared in pi-packages/.shared, the TypeScript modules of a package with pretranspile = true written as JavaScript beside them (none of it with no_footprint), " +
 		"all recorded in metadata/pi-package-footprint.json. A distribution without package blocks places nothing."
 }
 

@@ -237,7 +237,12 @@ package's peers to the extensions it loads). piship lock installs it (npm ci thr
 and pins its package.json and the extension entry files its "pi": {"extensions": [...]} names (plain
 paths to .ts or .js files) by sha256. Builds place it at pi-packages/<name>/ of the payload; releases
 audit its lock and prove it loads (smoke test pi-packages); every launch checks the pinned files and
-hands the package to Pi with -e <dir>.
+hands the package to Pi with -e <dir>. The build's footprint work (stages/footprint, recorded in
+metadata/pi-package-footprint.json) bundles a package's closure when nothing in it needs its files
+(its extension files keep their pinned bytes; what they import forwards into <package>/.bundle), shares
+identical dependency copies of the packages in pi-packages/.shared, and with pretranspile = true
+writes the TypeScript modules the extensions import as JavaScript beside them; build and release
+--no-footprint keep every file as installed. None of it changes the lock, the SBOM or the notices.
 
 piship.lock, beside distribution.hcl, records the digests of distribution.hcl, the runtime's package.json and
 package-lock.json, every resource file, every tool and every file of the osv: audit databases, and the

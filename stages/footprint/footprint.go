@@ -66,14 +66,14 @@ import (
 	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/footprint/report"
 )
 
-// ReportName is the report's path in the payload; Schema its schema.
+// ReportName is the report's path in the payload (report.Name); SharedDir
+// holds the shared dependencies' real files.
 const (
-	ReportName = "metadata/pi-package-footprint.json"
-	Schema     = "piship-pi-package-footprint/v1"
-	// SharedDir holds the shared dependencies' real files.
-	SharedDir = distribution.PiPackagesDir + "/.shared"
+	ReportName = report.Name
+	SharedDir  = distribution.PiPackagesDir + "/.shared"
 )
 
 // Package is one vendored Pi package as placed in the payload.
@@ -90,81 +90,13 @@ type Package struct {
 	Pretranspile bool
 }
 
-// Closure is one package's closure decision.
-type Closure struct {
-	Package  string   `json:"package"`
-	Decision string   `json:"decision"` // "vendored" (kept as files) or "bundled"
-	Findings []string `json:"findings"`
-	// Modules is how many modules the closure has (its import graph);
-	// a bundled one wrote Written files (chunks and entry outputs under
-	// <package>/.bundle) and removed Removed modules.
-	Modules int `json:"modules"`
-	// Detail is esbuild's first error when the import graph could not be
-	// made (the import that does not resolve).
-	Detail  string `json:"detail,omitempty"`
-	Written int    `json:"written,omitempty"`
-	Removed int    `json:"removed,omitempty"`
-	// Pretranspiled is how many TypeScript modules were written as
-	// JavaScript beside them (package pretranspile = true).
-	Pretranspiled int `json:"pretranspiled,omitempty"`
-}
-
-// Shared is one shared dependency.
-type Shared struct {
-	Name    string   `json:"name"`
-	Version string   `json:"version"`
-	Dir     string   `json:"dir"`
-	Places  []string `json:"places"`
-	// Files is how many files the shared directory holds, Saved how many
-	// fewer files the payload has for it.
-	Files int `json:"files"`
-	Saved int `json:"saved"`
-}
-
-// Report is metadata/pi-package-footprint.json.
-type Report struct {
-	Schema   string    `json:"schema"`
-	Sharing  bool      `json:"sharing"`
-	Closures []Closure `json:"closures"`
-	Shared   []Shared  `json:"shared"`
-	// Kept counts the dependency copies kept in place, by reason.
-	Kept       map[string]int `json:"kept"`
-	FilesSaved int            `json:"filesSaved"`
-}
-
-// Lines are the two lines a build prints about it.
-func (r *Report) Lines() []string {
-	var vend []string
-	bundled := 0
-	for _, c := range r.Closures {
-		if c.Decision == "bundled" {
-			bundled++
-			continue
-		}
-		vend = append(vend, c.Package+" ("+strings.Join(c.Findings, ", ")+")")
-	}
-	l1 := fmt.Sprintf("Pi package closures: %d of %d bundled", bundled, len(r.Closures))
-	if len(vend) > 0 {
-		l1 += "; vendored: " + strings.Join(vend, "; ")
-	}
-	var kept []string
-	for _, k := range slices.SortedFunc(maps.Keys(r.Kept), func(a, b string) int {
-		if c := r.Kept[b] - r.Kept[a]; c != 0 {
-			return c
-		}
-		return strings.Compare(a, b)
-	}) {
-		kept = append(kept, fmt.Sprintf("%s %d", k, r.Kept[k]))
-	}
-	l2 := fmt.Sprintf("Pi package dependencies: %d shared (%d fewer files)", len(r.Shared), r.FilesSaved)
-	if !r.Sharing {
-		l2 = "Pi package dependencies: sharing off"
-	}
-	if len(kept) > 0 {
-		l2 += "; copies kept: " + strings.Join(kept, ", ")
-	}
-	return []string{l1, l2}
-}
+// The report's types live in package report, which the doctor reads
+// without the esbuild this package links.
+type (
+	Closure = report.Closure
+	Shared  = report.Shared
+	Report  = report.Report
+)
 
 // Apply decides the closures of pkgs under root (the payload) and, with
 // change, bundles the bundle-safe ones and shares the identical
@@ -172,7 +104,7 @@ func (r *Report) Lines() []string {
 // Without change it writes only the report: every vendored file stays as
 // installed.
 func Apply(root string, pkgs []Package, change bool) (*Report, error) {
-	r := &Report{Schema: Schema, Sharing: change, Closures: make([]Closure, len(pkgs)), Shared: []Shared{}, Kept: map[string]int{}}
+	r := &Report{Schema: report.Schema, Sharing: change, Closures: make([]Closure, len(pkgs)), Shared: []Shared{}, Kept: map[string]int{}}
 	// The import graphs and scans of the packages run side by side (each
 	// is esbuild over its own tree); a bundled closure writes only below
 	// its own package.
@@ -192,7 +124,7 @@ func Apply(root string, pkgs []Package, change bool) (*Report, error) {
 				unbundled = append(unbundled, p)
 			}
 		}
-		if err := r.share(root, unbundled); err != nil {
+		if err := share(r, root, unbundled); err != nil {
 			return nil, err
 		}
 	}
@@ -271,7 +203,7 @@ type copyOf struct {
 	lp    distribution.LockPackage
 }
 
-func (r *Report) share(root string, pkgs []Package) error {
+func share(r *Report, root string, pkgs []Package) error {
 	groups := map[string][]copyOf{}
 	for _, p := range pkgs {
 		for k, lp := range p.Lock.Packages {

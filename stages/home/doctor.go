@@ -16,7 +16,7 @@ import (
 	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/distribution"
-	"piship.dev/piship/stages/footprint"
+	"piship.dev/piship/stages/footprint/report"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/release"
@@ -1003,13 +1003,13 @@ func removeTempReceipts(home, id string) []string {
 // or none when the release vendors no Pi packages. A report that does not
 // read says so in the first line (the inventory check reports the damage).
 func piPackageLines(payload string) []string {
-	var r footprint.Report
-	err := canon.ReadJSON(filepath.Join(payload, filepath.FromSlash(footprint.ReportName)), &r)
+	var r report.Report
+	err := canon.ReadJSON(filepath.Join(payload, filepath.FromSlash(report.Name)), &r)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return []string{}
 	case err != nil:
-		return []string{fmt.Sprintf("Pi packages: %s does not read: %v", footprint.ReportName, err)}
+		return []string{fmt.Sprintf("Pi packages: %s does not read: %v", report.Name, err)}
 	}
 	return r.Lines()
 }

@@ -14,7 +14,7 @@ import (
 
 	"piship.dev/piship/stages/bundle"
 	"piship.dev/piship/stages/distribution"
-	"piship.dev/piship/stages/footprint"
+	"piship.dev/piship/stages/footprint/report"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/release/releasejson"
 )
@@ -253,7 +253,7 @@ func TestPiDevPackagesLoadThroughTheShim(t *testing.T) {
 	payloadDir := filepath.Join(root, "install", "apps", "pi-dev", "1.6.0", "payload")
 	// The footprint report: each closure's decision with the tests it
 	// failed (every package ships TypeScript extensions).
-	var fp footprint.Report
+	var fp report.Report
 	if err := readJSONFile(filepath.Join(payloadDir, "metadata", "pi-package-footprint.json"), &fp); err != nil {
 		t.Fatal(err)
 	}
@@ -385,11 +385,11 @@ func TestPiFootprintKeepsLockSBOMAndNotices(t *testing.T) {
 	if a, b := sbomSet(on), sbomSet(off); !slices.Equal(a, b) || len(a) < 100 {
 		t.Errorf("SBOM package sets differ (or are short): %d vs %d", len(a), len(b))
 	}
-	var rep, repOff footprint.Report
-	if err := json.Unmarshal(read(on, "payload/"+footprint.ReportName), &rep); err != nil {
+	var rep, repOff report.Report
+	if err := json.Unmarshal(read(on, "payload/"+report.Name), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(read(off, "payload/"+footprint.ReportName), &repOff); err != nil {
+	if err := json.Unmarshal(read(off, "payload/"+report.Name), &repOff); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%s", strings.Join(rep.Lines(), "\n"))
