@@ -63,7 +63,7 @@ test-all: lint
 # ~40 s here while the rest of make test runs beside it; the timeout is 5
 # minutes. stages/tuf's TestTufJSAgrees runs tuf-js here: ~1 s, plus one
 # npm ci of ~6 s (3 minutes at most) the first time into PISHIP_DEV_CACHE.
-RACE_PKGS := ./engine/ ./cache/ ./cache/parallel/ ./stages/archive/ ./stages/home/... ./stages/proc/ ./tracing/...
+RACE_PKGS := ./engine/ ./cache/ ./cache/parallel/ ./stages/archive/ ./stages/home/... ./stages/proc/ ./tracing/ ./tracing/phase/ ./tracing/spankey/
 # ./testdata/hostile (the hostile archive corpus against install and
 # verify-release) lives under testdata/, which ./... skips: named here.
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v '/cmd/piship/e2e$$' | grep -vxF "$$($(GO) list $(RACE_PKGS))") ./testdata/hostile

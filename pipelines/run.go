@@ -22,6 +22,7 @@ import (
 	"piship.dev/piship/stages"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/tracing"
+	"piship.dev/piship/tracing/otlp"
 )
 
 // Exit codes a run ends with; piship exits with them.
@@ -113,7 +114,7 @@ func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value
 	// SDK's batch export fails mid-run): it goes through the progress log
 	// then, so the view redraws below it instead of leaving a stale copy.
 	warn := &switchWriter{w: c.Stderr}
-	prov, ctx, err := tracing.Setup(parent, tracing.Options{ServiceName: "piship", ServiceVersion: c.ServiceVersion, Getenv: c.Getenv, SpanProcessors: c.SpanProcessors, Warn: warn})
+	prov, ctx, err := tracing.Setup(parent, tracing.Options{Exporter: otlp.Exporter, ServiceName: "piship", ServiceVersion: c.ServiceVersion, Getenv: c.Getenv, SpanProcessors: c.SpanProcessors, Warn: warn})
 	if err != nil {
 		return Outcome{Graph: g, Code: c.usage("CONFIG_INVALID: %v", err)}
 	}

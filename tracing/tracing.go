@@ -5,9 +5,9 @@
 // recorded spans only, never from separate stopwatches, so what a user reads
 // in the terminal and what they see in a trace viewer cannot disagree.
 //
-// Setup always attaches an in-memory Recorder for that purpose. Export over
-// OTLP is opt-in through the standard OTEL_EXPORTER_OTLP_* environment
-// variables, and a W3C TRACEPARENT in the environment makes the run a child of
+// Setup always attaches an in-memory Recorder for that purpose. Export is
+// the caller's choice (Options.Exporter: tracing/otlp's, opt-in through the
+// standard OTEL_EXPORTER_OTLP_* environment variables), and a W3C TRACEPARENT in the environment makes the run a child of
 // the caller's trace (for example a CI job that is itself traced).
 package tracing
 
@@ -17,15 +17,12 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"path"
 	"piship.dev/piship/tracing/spankey"
 	"strings"
 	"sync"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -106,8 +103,17 @@ func PipelineSpanName(pipeline string) string { return "pipeline " + pipeline }
 // StageSpanName is the name of a stage span: "<kind> <name>".
 func StageSpanName(kind, name string) string { return kind + " " + name }
 
+// ExporterFunc returns the span exporter the environment (getenv) asks
+// for and its protocol, or nil when it asks for none. tracing/otlp's
+// Exporter is the OTLP one (the OTEL_EXPORTER_OTLP_* variables); it lives
+// apart so that what only records spans (the engine) links no gRPC.
+type ExporterFunc func(ctx context.Context, getenv func(string) string) (sdktrace.SpanExporter, string, error)
+
 // Options configures Setup.
 type Options struct {
+	// Exporter makes the exporter spans are sent to; nil exports nothing
+	// (the Recorder still records every span).
+	Exporter ExporterFunc
 	// ServiceName is the service.name resource attribute when the
 	// environment names none (OTEL_SERVICE_NAME, then service.name in
 	// OTEL_RESOURCE_ATTRIBUTES, win, as the OpenTelemetry specification
@@ -156,15 +162,9 @@ type Provider struct {
 const (
 	envEndpoint        = "OTEL_EXPORTER_OTLP_ENDPOINT"
 	envTracesEndpoint  = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
-	envProtocol        = "OTEL_EXPORTER_OTLP_PROTOCOL"
-	envTracesProtocol  = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
-	envHeaders         = "OTEL_EXPORTER_OTLP_HEADERS"
-	envTracesHeaders   = "OTEL_EXPORTER_OTLP_TRACES_HEADERS"
 	envBSPMaxQueueSize = "OTEL_BSP_MAX_QUEUE_SIZE"
 	envTraceParent     = "TRACEPARENT"
 	envTraceState      = "TRACESTATE"
-	protocolHTTP       = "http/protobuf"
-	protocolGRPC       = "grpc"
 	defaultServiceName = "piship"
 
 	defaultMaxQueueSize = 1 << 15
@@ -205,9 +205,12 @@ func Setup(ctx context.Context, opts Options) (*Provider, context.Context, error
 		return nil, ctx, fmt.Errorf("tracing: build resource: %w", err)
 	}
 
-	exporter, protocol, err := newExporter(ctx, getenv)
-	if err != nil {
-		return nil, ctx, err
+	var exporter sdktrace.SpanExporter
+	var protocol string
+	if opts.Exporter != nil {
+		if exporter, protocol, err = opts.Exporter(ctx, getenv); err != nil {
+			return nil, ctx, err
+		}
 	}
 
 	rec := &Recorder{}
@@ -294,6 +297,9 @@ func serviceName(getenv func(string) string, def string) string {
 	return defaultServiceName
 }
 
+// Protocol is the protocol spans are exported with ("" when none).
+func (p *Provider) Protocol() string { return p.protocol }
+
 // Tracer returns the tracer for piship's spans (a no-op tracer when
 // disabled).
 func (p *Provider) Tracer() trace.Tracer { return p.tracer }
@@ -346,102 +352,3 @@ func (s recordAll) ShouldSample(p sdktrace.SamplingParameters) sdktrace.Sampling
 }
 
 func (s recordAll) Description() string { return "RecordAll{" + s.Sampler.Description() + "}" }
-
-// newExporter returns the OTLP exporter the environment asks for, or nil when
-// no endpoint is set, so that a plain run never attempts a connection.
-//
-// Both exporters read OTEL_EXPORTER_OTLP_* from the process environment on
-// their own; the endpoint and headers are also passed explicitly (explicit
-// options override the environment) so that Options.Getenv is honoured and
-// an http:// endpoint means plaintext for grpc as well as for http/protobuf.
-func newExporter(ctx context.Context, getenv func(string) string) (sdktrace.SpanExporter, string, error) {
-	endpointVar := envTracesEndpoint
-	endpoint := getenv(envTracesEndpoint)
-	if endpoint == "" {
-		endpointVar = envEndpoint
-		endpoint = getenv(envEndpoint)
-	}
-	if endpoint == "" {
-		return nil, "", nil
-	}
-
-	protocolVar := envTracesProtocol
-	protocol := getenv(envTracesProtocol)
-	if protocol == "" {
-		protocolVar = envProtocol
-		protocol = getenv(envProtocol)
-	}
-	if protocol == "" {
-		protocol = protocolHTTP
-	}
-
-	u, err := url.Parse(endpoint)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, "", fmt.Errorf("tracing: %s=%q is not an http:// or https:// URL; set it to the collector's URL, e.g. http://localhost:4318 for http/protobuf or http://localhost:4317 for grpc, or unset it to disable export",
-			endpointVar, endpoint)
-	}
-
-	headersVar := envTracesHeaders
-	rawHeaders := getenv(envTracesHeaders)
-	if rawHeaders == "" {
-		headersVar = envHeaders
-		rawHeaders = getenv(envHeaders)
-	}
-	headers, err := parseHeaders(rawHeaders)
-	if err != nil {
-		return nil, "", fmt.Errorf("tracing: %s: %w", headersVar, err)
-	}
-
-	var exp sdktrace.SpanExporter
-	switch protocol {
-	case protocolHTTP:
-		if endpointVar == envEndpoint {
-			// The generic endpoint is a base URL: the spec appends the
-			// signal path. The traces-specific one is used as is.
-			u.Path = path.Join("/", u.Path, "v1/traces")
-		}
-		exp, err = otlptracehttp.New(ctx,
-			otlptracehttp.WithEndpointURL(u.String()),
-			otlptracehttp.WithHeaders(headers),
-		)
-	case protocolGRPC:
-		// WithEndpointURL makes http:// insecure (plaintext), matching
-		// what the exporter does for an http:// endpoint from the
-		// environment.
-		exp, err = otlptracegrpc.New(ctx,
-			otlptracegrpc.WithEndpointURL(u.String()),
-			otlptracegrpc.WithHeaders(headers),
-		)
-	default:
-		return nil, "", fmt.Errorf("tracing: %s=%q is not supported; set it to %q (the default) or %q",
-			protocolVar, protocol, protocolHTTP, protocolGRPC)
-	}
-	if err != nil {
-		return nil, "", fmt.Errorf("tracing: create %s OTLP exporter for %s: %w", protocol, u.Redacted(), err)
-	}
-	return exp, protocol, nil
-}
-
-// parseHeaders parses the OTEL_EXPORTER_OTLP_HEADERS format: comma-separated
-// key=value pairs with URL-encoded values. Unlike the exporters, which skip
-// bad entries silently, it fails: a dropped auth header would otherwise
-// surface only as rejected exports.
-func parseHeaders(s string) (map[string]string, error) {
-	headers := map[string]string{}
-	if strings.TrimSpace(s) == "" {
-		return headers, nil
-	}
-	for entry := range strings.SplitSeq(s, ",") {
-		k, v, ok := strings.Cut(entry, "=")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" {
-			return nil, fmt.Errorf("entry %q is not key=value; use comma-separated key=value pairs, e.g. api-key=secret,x-team=ci", entry)
-		}
-		val, err := url.PathUnescape(v)
-		if err != nil {
-			return nil, fmt.Errorf("value of %q is not URL-encoded (%w); percent-encode special characters", k, err)
-		}
-		headers[k] = strings.TrimSpace(val)
-	}
-	return headers, nil
-}

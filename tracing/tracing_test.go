@@ -2,12 +2,6 @@ package tracing
 
 import (
 	"context"
-	"errors"
-	"log"
-	"net"
-	"net/http"
-	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -15,10 +9,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // env returns a Getenv reading only m, so tests never depend on the
@@ -127,196 +117,6 @@ func TestSetupResource(t *testing.T) {
 	}
 }
 
-func TestSetupNoExporterWithoutEndpoint(t *testing.T) {
-	// A protocol alone (even an unknown one) must not trigger export or a
-	// connection attempt: only an endpoint opts in.
-	for _, e := range []map[string]string{
-		nil,
-		{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
-		{"OTEL_EXPORTER_OTLP_PROTOCOL": "carrier-pigeon"},
-	} {
-		p, _, err := Setup(context.Background(), Options{Getenv: env(e)})
-		if err != nil {
-			t.Fatalf("env %v: %v", e, err)
-		}
-		if p.exporter != nil || p.protocol != "" {
-			t.Errorf("env %v: exporter %T (%q) created, want none", e, p.exporter, p.protocol)
-		}
-		if err := p.Shutdown(context.Background()); err != nil {
-			t.Errorf("env %v: Shutdown: %v", e, err)
-		}
-	}
-}
-
-type otlpRequest struct {
-	method, path, contentType, header string
-}
-
-// newCollector starts a fake OTLP/HTTP collector on loopback that reports
-// each request it receives.
-func newCollector(t *testing.T) (*httptest.Server, <-chan otlpRequest) {
-	t.Helper()
-	reqs := make(chan otlpRequest, 16)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		reqs <- otlpRequest{r.Method, r.URL.Path, r.Header.Get("Content-Type"), r.Header.Get("X-Piship-Test")}
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		w.WriteHeader(http.StatusOK)
-	}))
-	t.Cleanup(srv.Close)
-	return srv, reqs
-}
-
-func TestSetupExportsHTTPProtobuf(t *testing.T) {
-	tests := []struct {
-		name       string
-		processEnv bool // use the real environment (Getenv nil) instead of a map
-		env        func(url string) map[string]string
-		wantPath   string
-		wantHeader string
-	}{
-		{
-			name:       "generic endpoint from the process environment",
-			processEnv: true,
-			env: func(url string) map[string]string {
-				return map[string]string{
-					"OTEL_EXPORTER_OTLP_ENDPOINT": url,
-					"OTEL_EXPORTER_OTLP_HEADERS":  "x-piship-test=from%20env",
-				}
-			},
-			wantPath:   "/v1/traces",
-			wantHeader: "from env",
-		},
-		{
-			name: "generic endpoint with base path and explicit protocol",
-			env: func(url string) map[string]string {
-				return map[string]string{
-					"OTEL_EXPORTER_OTLP_ENDPOINT": url + "/otlp/",
-					"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
-				}
-			},
-			wantPath: "/otlp/v1/traces",
-		},
-		{
-			name: "traces endpoint is used as is and wins",
-			env: func(url string) map[string]string {
-				return map[string]string{
-					"OTEL_EXPORTER_OTLP_ENDPOINT":        "http://127.0.0.1:1",
-					"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": url + "/custom",
-					"OTEL_EXPORTER_OTLP_TRACES_HEADERS":  "x-piship-test=traces",
-				}
-			},
-			wantPath:   "/custom",
-			wantHeader: "traces",
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv, reqs := newCollector(t)
-			opts := Options{ServiceName: "piship"}
-			if tt.processEnv {
-				for k, v := range tt.env(srv.URL) {
-					t.Setenv(k, v)
-				}
-			} else {
-				opts.Getenv = env(tt.env(srv.URL))
-			}
-			p, ctx, err := Setup(context.Background(), opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if p.protocol != "http/protobuf" {
-				t.Fatalf("protocol = %q, want http/protobuf", p.protocol)
-			}
-			_, s := p.Tracer().Start(ctx, "pipeline build")
-			s.End()
-
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := p.Shutdown(ctx); err != nil {
-				t.Fatalf("Shutdown: %v", err)
-			}
-			select {
-			case r := <-reqs:
-				want := otlpRequest{http.MethodPost, tt.wantPath, "application/x-protobuf", tt.wantHeader}
-				if r != want {
-					t.Errorf("collector got %+v, want %+v", r, want)
-				}
-			default:
-				t.Fatal("Shutdown returned before the collector received the spans")
-			}
-			if n := len(p.Recorder().Ended()); n != 1 {
-				t.Errorf("recorder has %d spans after Shutdown, want 1", n)
-			}
-		})
-	}
-}
-
-func TestSetupSelectsGRPC(t *testing.T) {
-	for _, vars := range []map[string]string{
-		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
-		{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://127.0.0.1:1", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"},
-	} {
-		p, ctx, err := Setup(context.Background(), Options{Getenv: env(vars)})
-		if err != nil {
-			t.Fatalf("%v: %v", vars, err)
-		}
-		if p.protocol != "grpc" || p.exporter == nil {
-			t.Errorf("%v: protocol %q exporter %T, want a grpc exporter", vars, p.protocol, p.exporter)
-		}
-		_, s := p.Tracer().Start(ctx, "pipeline build")
-		s.End()
-		// Nothing listens there; a timeout is the only acceptable failure.
-		sctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		err = p.Shutdown(sctx)
-		cancel()
-		if err != nil && !isTimeout(err) {
-			t.Errorf("%v: Shutdown: %v", vars, err)
-		}
-	}
-}
-
-func TestSetupRejectsBadConfiguration(t *testing.T) {
-	tests := []struct {
-		name    string
-		env     map[string]string
-		wantErr []string
-	}{
-		{
-			name:    "unknown protocol",
-			env:     map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"},
-			wantErr: []string{"OTEL_EXPORTER_OTLP_PROTOCOL", `"http/json"`, `"http/protobuf"`, `"grpc"`},
-		},
-		{
-			name:    "unknown traces protocol",
-			env:     map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:1", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "udp"},
-			wantErr: []string{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", `"udp"`, `"http/protobuf"`, `"grpc"`},
-		},
-		{
-			name:    "endpoint without scheme",
-			env:     map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "localhost:4318"},
-			wantErr: []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://localhost:4318"},
-		},
-		{
-			name:    "malformed headers",
-			env:     map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_EXPORTER_OTLP_HEADERS": "api-key"},
-			wantErr: []string{"OTEL_EXPORTER_OTLP_HEADERS", "key=value"},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := Setup(context.Background(), Options{Getenv: env(tt.env)})
-			if err == nil {
-				t.Fatal("Setup succeeded, want an error")
-			}
-			for _, w := range tt.wantErr {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not mention %s", err, w)
-				}
-			}
-		})
-	}
-}
-
 func TestSetupDisabled(t *testing.T) {
 	// Disabled ignores export configuration entirely, even a broken one.
 	p, ctx, err := Setup(context.Background(), Options{
@@ -382,70 +182,6 @@ func TestRecorderEndOrder(t *testing.T) {
 	}
 }
 
-// traceService is a loopback OTLP/gRPC collector.
-type traceService struct {
-	coltracepb.UnimplementedTraceServiceServer
-	got chan []string
-}
-
-func (s *traceService) Export(_ context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
-	var names []string
-	for _, rs := range req.GetResourceSpans() {
-		for _, ss := range rs.GetScopeSpans() {
-			for _, sp := range ss.GetSpans() {
-				names = append(names, sp.GetName())
-			}
-		}
-	}
-	s.got <- names
-	return &coltracepb.ExportTraceServiceResponse{}, nil
-}
-
-func TestSetupExportsGRPCPlaintextForHTTPEndpoint(t *testing.T) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer() // no TLS: an http:// endpoint must mean plaintext
-	svc := &traceService{got: make(chan []string, 4)}
-	coltracepb.RegisterTraceServiceServer(srv, svc)
-	go srv.Serve(lis)
-	t.Cleanup(srv.Stop)
-
-	p, ctx, err := Setup(context.Background(), Options{Getenv: env(map[string]string{
-		"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + lis.Addr().String(),
-		"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
-	})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, s := p.Tracer().Start(ctx, "pipeline build")
-	s.End()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := p.Shutdown(ctx); err != nil {
-		t.Fatalf("Shutdown: %v", err)
-	}
-	select {
-	case names := <-svc.got:
-		if len(names) != 1 || names[0] != "pipeline build" {
-			t.Errorf("collector got spans %q", names)
-		}
-	default:
-		t.Fatal("Shutdown returned before the collector received the spans")
-	}
-}
-
-// isTimeout reports whether err is a deadline expiry, as a context error or
-// as the gRPC status the exporter may wrap it in.
-func isTimeout(err error) bool {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return true
-	}
-	var se interface{ GRPCStatus() *status.Status }
-	return errors.As(err, &se) && se.GRPCStatus().Code() == codes.DeadlineExceeded
-}
-
 // The environment names the service: OTEL_SERVICE_NAME first, then
 // service.name in OTEL_RESOURCE_ATTRIBUTES, then the caller's default.
 func TestSetupServiceNameFollowsTheEnvironment(t *testing.T) {
@@ -473,36 +209,5 @@ func TestSetupServiceNameFollowsTheEnvironment(t *testing.T) {
 		if got != c.want {
 			t.Errorf("env %v: service.name %q, want %q", c.env, got, c.want)
 		}
-	}
-}
-
-// An unreachable collector costs one clear warning line, not a raw Go log
-// line per failed batch, and Shutdown's error adds no second line.
-func TestUnreachableCollectorWarnsOnce(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	endpoint := "http://" + l.Addr().String()
-	l.Close() // nothing listens there now
-	var logged, warned strings.Builder
-	log.SetOutput(&logged)
-	t.Cleanup(func() { log.SetOutput(os.Stderr) })
-	p, ctx, err := Setup(context.Background(), Options{Getenv: env(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}), Warn: &warned})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, s := p.Tracer().Start(ctx, "pipeline p")
-	s.End()
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	p.Warn(p.Shutdown(sctx))
-	p.Warn(errors.New("a later failure"))
-	if got := warned.String(); strings.Count(got, "\n") != 1 || !strings.HasPrefix(got, "piship: warning: spans not exported to "+endpoint) ||
-		!strings.Contains(got, "the run's result is unchanged") {
-		t.Errorf("warnings:\n%s\nwant one line naming %s", got, endpoint)
-	}
-	if logged.Len() != 0 {
-		t.Errorf("raw log lines:\n%s", logged.String())
 	}
 }
