@@ -144,8 +144,18 @@ func Apply(root string, pkgs []Package, change bool) (*Report, error) {
 // is bundled when bundle is set (else kept with footprint-off).
 func closureOf(root string, p Package, bundle bool) (Closure, error) {
 	c := Closure{Package: p.Name, Decision: "vendored"}
-	g, found, detail := importGraph(root, p)
-	c.Detail = detail
+	var g graph
+	var found []string
+	if ts := slices.ContainsFunc(p.Entries, isTypeScript); ts && !p.Pretranspile {
+		// A TypeScript entry refuses the closure already; the graph
+		// (esbuild over every module it reaches: most of the footprint's
+		// time on the developer example) would only add findings.
+		found = []string{findTypeScript}
+	} else {
+		var detail string
+		g, found, detail = importGraph(root, p)
+		c.Detail = detail
+	}
 	if len(found) == 0 {
 		found = scanCode(root, g)
 	}

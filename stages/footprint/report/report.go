@@ -24,10 +24,11 @@ type Closure struct {
 	Package  string   `json:"package"`
 	Decision string   `json:"decision"` // "vendored" (kept as files) or "bundled"
 	Findings []string `json:"findings"`
-	// Modules is how many modules the closure has (its import graph);
+	// Modules is how many modules the closure has (its import graph; 0
+	// when an entry is TypeScript, which refuses it without one);
 	// a bundled one wrote Written files (chunks and entry outputs under
 	// <package>/.bundle) and removed Removed modules.
-	Modules int `json:"modules"`
+	Modules int `json:"modules,omitempty"`
 	// Detail is esbuild's first error when the import graph could not be
 	// made (the import that does not resolve).
 	Detail  string `json:"detail,omitempty"`
