@@ -75,9 +75,10 @@ test-unit:
 
 # The long end-to-end tests (cmd/piship/e2e: real binaries, the real Pi
 # from the npm registry, 25 kills: install, update, rollback, doctor and
-# uninstall, 5 each; the developer Pi with five vendored packages, ~75 s of
-# it): 280 s beside the unit tests on a fresh machine (session 16; the
-# whole make test 852 s); the timeout is 12 minutes.
+# uninstall, 5 each; the developer Pi with five vendored packages, ~40 s of
+# it; the footprint example, ~9 s): 307 s beside the unit tests on a fresh
+# machine (session 17; 198 s alone with warm npm caches); the timeout is
+# 12 minutes. PI_HEAVY_TESTS (below) are make test-pi's only.
 test-e2e: node22-bin
 	$(GO) test -count=1 -timeout 12m -skip '^($(PI_HEAVY_RE))$$' ./cmd/piship/e2e/
 
