@@ -10,8 +10,8 @@ import (
 	"sync"
 
 	"piship.dev/piship/cache"
-	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/cache/parallel"
+	"piship.dev/piship/stages/buildstate"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/footprint"
 	"piship.dev/piship/stages/npm"
@@ -175,20 +175,13 @@ func InstallPiPackage(ctx context.Context, rt *cache.Runtime, distDir string, p 
 	if err != nil {
 		return nil, false, fmt.Errorf("CONFIG_UNAVAILABLE: node and npm are needed to install Pi package %s: %v", p.Name, err)
 	}
-	platform, arch := nodeplatform.Host()
-	tool := cache.ToolDigest()
-	key := cache.RuntimeKey{ToolDigest: tool, Lock: append(append(append([]byte{}, pj...), 0), pl...),
-		Platform: platform, Arch: arch, Libc: nodeplatform.Libc(), Node: nodeV, Npm: npmV}.Key()
+	key, inputs := buildstate.InstallKey(p.Dir, pj, pl, nodeV, npmV)
 	e, err := rt.Get(key, false)
 	if err != nil {
 		fmt.Fprintf(log, "Pi package %s: runtime cache entry %s is damaged, rebuilding it: %v\n", p.Name, key, err)
 	}
 	if e != nil {
 		return e, true, nil
-	}
-	inputs := cache.Inputs{
-		cache.InputFilePrefix + p.Dir + "/package.json": canon.SHA256Hex(pj), cache.InputFilePrefix + p.Dir + "/package-lock.json": canon.SHA256Hex(pl),
-		"platform": platform, "arch": arch, "libc": nodeplatform.Libc(), "node version": nodeV, "npm version": npmV, cache.InputTool: tool,
 	}
 	// A Pi package's peers (Pi itself, pi-ai, pi-tui, typebox ...) are
 	// what Pi supplies to the extensions it loads: its lock has none of

