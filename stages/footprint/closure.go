@@ -81,14 +81,21 @@ func hostExternals(p Package) []string {
 	return out
 }
 
-// importGraph runs the closure's import graph: one esbuild bundle pass
-// over the entries with a metafile, nothing written.
-func importGraph(root string, p Package) (graph, []string, string) {
-	res := api.Build(api.BuildOptions{
-		EntryPoints: p.Entries, Bundle: true, Write: false, Metafile: true,
+// graphBuild is one esbuild bundle pass over entries (payload-relative)
+// with a metafile and nothing written: the import graph the closure tests
+// read, the host modules external.
+func graphBuild(root string, p Package, entries []string) api.BuildResult {
+	return api.Build(api.BuildOptions{
+		EntryPoints: entries, Bundle: true, Write: false, Metafile: true,
 		Platform: api.PlatformNode, Format: api.FormatESModule, Outdir: "out",
 		AbsWorkingDir: root, External: hostExternals(p), LogLevel: api.LogLevelSilent,
 	})
+}
+
+// importGraph runs the closure's import graph: one esbuild bundle pass
+// over the entries with a metafile, nothing written.
+func importGraph(root string, p Package) (graph, []string, string) {
+	res := graphBuild(root, p, p.Entries)
 	if len(res.Errors) > 0 {
 		why := findUnparsable
 		for _, e := range res.Errors {
@@ -172,11 +179,33 @@ var (
 	discoveryJS = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`require\.resolve\b|createRequire\b|import\.meta\.resolve\b`)
 	})
+	dynamicJS = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bimport\s*\(`) })
 )
 
-// scanCode reads the closure's code without its comments (an esbuild
-// transform) for what the import graph cannot see: code that locates its
-// own files or finds modules at run time.
+// scanSource reads one module's code without its comments (an esbuild
+// transform) for what an import graph cannot see: code that locates its
+// own files, finds modules at run time or imports dynamically; a module
+// esbuild cannot parse is unparsable. The closure tests and the sharing
+// conditions both ask it.
+func scanSource(src []byte) []string {
+	res := api.Transform(string(src), api.TransformOptions{Loader: api.LoaderJS, MinifyWhitespace: true, LegalComments: api.LegalCommentsNone, LogLevel: api.LogLevelSilent})
+	if len(res.Errors) > 0 {
+		return []string{findUnparsable}
+	}
+	var found []string
+	if ownFilesRE().Match(res.Code) {
+		found = append(found, findOwnFiles)
+	}
+	if discoveryJS().Match(res.Code) {
+		found = append(found, findDiscovery)
+	}
+	if dynamicJS().Match(res.Code) {
+		found = append(found, findDynamic)
+	}
+	return found
+}
+
+// scanCode scans every module of the closure (scanSource).
 func scanCode(root string, g graph) []string {
 	found := map[string]bool{}
 	for _, mod := range g.modules {
@@ -185,16 +214,8 @@ func scanCode(root string, g graph) []string {
 			found[findUnparsable] = true
 			continue
 		}
-		res := api.Transform(string(src), api.TransformOptions{Loader: api.LoaderJS, MinifyWhitespace: true, LegalComments: api.LegalCommentsNone, LogLevel: api.LogLevelSilent})
-		if len(res.Errors) > 0 {
-			found[findUnparsable] = true
-			continue
-		}
-		if ownFilesRE().Match(res.Code) {
-			found[findOwnFiles] = true
-		}
-		if discoveryJS().Match(res.Code) {
-			found[findDiscovery] = true
+		for _, f := range scanSource(src) {
+			found[f] = true
 		}
 	}
 	return slices.Sorted(maps.Keys(found))
@@ -243,11 +264,7 @@ func leftImports(root string, p Package, g graph, removed map[string]bool) bool 
 	if len(others) == 0 || len(removed) == 0 {
 		return false
 	}
-	res := api.Build(api.BuildOptions{
-		EntryPoints: others, Bundle: true, Write: false, Metafile: true,
-		Platform: api.PlatformNode, Format: api.FormatESModule, Outdir: "out",
-		AbsWorkingDir: root, External: hostExternals(p), LogLevel: api.LogLevelSilent,
-	})
+	res := graphBuild(root, p, others)
 	var m metafile
 	if len(res.Errors) > 0 || json.Unmarshal([]byte(res.Metafile), &m) != nil {
 		return true

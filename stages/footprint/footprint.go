@@ -61,8 +61,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/evanw/esbuild/pkg/api"
-
 	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/distribution"
@@ -264,9 +262,6 @@ type file struct {
 }
 
 var (
-	discoveryRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`require\.resolve\s*\(|createRequire\s*\(|__dirname|__filename|import\.meta\.url|\bimport\s*\(`)
-	})
 	licenceRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^(licen[cs]e|copying|notice)([.-].*)?$`) })
 	defaultRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bexport\s+default\b|\bas\s+default\b`) })
 )
@@ -325,11 +320,15 @@ func eligible(root string, copies []copyOf) (string, []file, string) {
 		if err != nil {
 			return "unparsable", nil, ""
 		}
-		if discoveryRE().Match(src) {
-			return "runtime-discovery", nil, ""
+		// The closure's code scan: a copy that locates its files or
+		// modules at run time is not shared (it would find the shared
+		// directory, not its place).
+		found := scanSource(src)
+		if slices.Contains(found, findUnparsable) {
+			return findUnparsable, nil, ""
 		}
-		if res := api.Transform(string(src), api.TransformOptions{Loader: api.LoaderJS, LogLevel: api.LogLevelSilent}); len(res.Errors) > 0 {
-			return "unparsable", nil, ""
+		if len(found) > 0 {
+			return findDiscovery, nil, ""
 		}
 	}
 	return "", first, digest
