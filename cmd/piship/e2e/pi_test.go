@@ -182,6 +182,19 @@ func node22Env(t *testing.T, root string) map[string]string {
 	}
 }
 
+// releasePiDev releases a copy of the developer Pi and returns the copy
+// and its lock.
+func releasePiDev(t *testing.T, env map[string]string) (string, distribution.Lock) {
+	t.Helper()
+	dir := copyDist(t, "pi-dev")
+	t.Log(lastLine(mustRelease(t, env, dir)))
+	var lock distribution.Lock
+	if err := readJSONFile(filepath.Join(dir, "piship.lock"), &lock); err != nil {
+		t.Fatal(err)
+	}
+	return dir, lock
+}
+
 // The developer Pi (testdata/distributions/pi-dev): Pi 1.6 with five real
 // Pi packages from npm vendored under pi-packages/. The release holds
 // them, the lock pins each package's package.json and extension entries,
@@ -193,12 +206,7 @@ func node22Env(t *testing.T, root string) map[string]string {
 func TestPiDevPackagesLoadThroughTheShim(t *testing.T) {
 	root := t.TempDir()
 	env := node22Env(t, root)
-	dir := copyDist(t, "pi-dev")
-	t.Log(lastLine(mustRelease(t, env, dir)))
-	var lock distribution.Lock
-	if err := readJSONFile(filepath.Join(dir, "piship.lock"), &lock); err != nil {
-		t.Fatal(err)
-	}
+	dir, lock := releasePiDev(t, env)
 	if len(lock.Packages) != 5 {
 		t.Fatalf("pi-dev's lock pins %d Pi packages, want 5", len(lock.Packages))
 	}
@@ -452,12 +460,7 @@ func TestPiFootprintKeepsLockSBOMAndNotices(t *testing.T) {
 func TestPiDevStartsWithItsPackages(t *testing.T) {
 	root := t.TempDir()
 	env := node22Env(t, root)
-	dir := copyDist(t, "pi-dev")
-	t.Log(lastLine(mustRelease(t, env, dir)))
-	var lock distribution.Lock
-	if err := readJSONFile(filepath.Join(dir, "piship.lock"), &lock); err != nil {
-		t.Fatal(err)
-	}
+	dir, lock := releasePiDev(t, env)
 	if code, stdout, stderr := cli(t, env, "install", filepath.Join(dir, "dist", "releases", "pi-dev-1.6.0-linux-x64.tar.gz")); code != exitOK {
 		t.Fatalf("install: %d\n%s%s", code, stdout, stderr)
 	}
