@@ -82,6 +82,16 @@ pipeline "build" {
     depends_on   = [stage.bundle, stage.pi_packages]
   }
 
+  # After resources: a reused payload is linked in without tools/.
+  stage "search_tools" "search_tools" {
+    when         = stage.inputs.reuse != "all"
+    distribution = stage.inputs.dir
+    dest         = stage.inputs.staging
+    platform     = stage.inputs.platform
+    arch         = stage.inputs.arch
+    depends_on   = [stage.resources]
+  }
+
   stage "inventory" "inventory" {
     when            = stage.inputs.reuse != "all"
     dir             = stage.inputs.staging
@@ -90,7 +100,7 @@ pipeline "build" {
     arch            = stage.inputs.arch
     known_entry     = stage.inputs.bundle ? stage.bundle.entry : stage.runtime.entry
     known_inventory = stage.inputs.reuse == "resources" ? "${stage.inputs.final}/metadata/inventory.json" : ""
-    depends_on      = [stage.resources]
+    depends_on      = [stage.search_tools]
   }
 
   stage "publish" "publish" {

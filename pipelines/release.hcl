@@ -128,6 +128,14 @@ pipeline "release" {
     depends_on   = [stage.bundle, stage.pi_packages]
   }
 
+  stage "search_tools" "search_tools" {
+    distribution = stage.inputs.dir
+    dest         = stage.inputs.payload
+    platform     = stage.inputs.platform
+    arch         = stage.inputs.arch
+    depends_on   = [stage.resources]
+  }
+
   stage "inventory" "inventory" {
     dir          = stage.inputs.payload
     distribution = stage.inputs.dir
@@ -135,7 +143,7 @@ pipeline "release" {
     arch         = stage.inputs.arch
     known_entry  = stage.inputs.bundle ? stage.bundle.entry : stage.runtime.entry
     cache_home   = stage.inputs.cache_home
-    depends_on   = [stage.resources]
+    depends_on   = [stage.search_tools]
   }
 
   stage "smoke" "tests" {

@@ -21,6 +21,7 @@ func Default() *stage.Registry {
 		stage.Define(Strip{}),
 		stage.Define(Bundle{}),
 		stage.Define(Resources{}),
+		stage.Define(SearchTools{}),
 		stage.Define(Inventory{}),
 		stage.Define(Publish{}),
 		stage.Define(StagingCleanup{}),

@@ -35,7 +35,7 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", id, err)
 		return 2
 	}
-	code, tr, err := launch.Run(context.Background(), homes.Install, id, rest, launch.Options{})
+	code, tr, err := launch.Run(context.Background(), homes.Install, id, rest, launch.Options{StateDir: homes.StateDir(id)})
 	if os.Getenv("PISHIP_DEBUG_TIMING") == "1" {
 		tr.Format(os.Stderr)
 	}

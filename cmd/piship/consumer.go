@@ -289,7 +289,7 @@ func runLaunch(e *env, args []string) int {
 	if err != nil {
 		return fail(e, err)
 	}
-	code, tr, err := launch.Run(e.ctx, homes.Install, id, rest, launch.Options{Stdout: e.stdout, Stderr: e.stderr})
+	code, tr, err := launch.Run(e.ctx, homes.Install, id, rest, launch.Options{Stdout: e.stdout, Stderr: e.stderr, StateDir: homes.StateDir(id), Getenv: e.getenv})
 	if e.getenv("PISHIP_DEBUG_TIMING") == "1" {
 		tr.Format(e.stderr)
 	}

@@ -96,6 +96,9 @@ func Load(ctx context.Context, dir string) (*State, error) {
 	}
 	// The vendored Pi packages are part of it too (only when there are
 	// some, so the keys of distributions without them stay as they were).
+	if len(lock.SearchTools) > 0 {
+		runtimePart["searchTools"] = lock.SearchTools
+	}
 	if len(lock.Packages) > 0 {
 		runtimePart["piPackages"] = lock.Packages
 	}

@@ -45,8 +45,11 @@ type Distribution struct {
 	Runtime Runtime
 	// Resources are slash-separated, cleaned paths relative to Dir, in the
 	// order written.
-	Resources      []string
-	Tools          map[string]Tool
+	Resources []string
+	Tools     map[string]Tool
+	// SearchTools are the bundled search tools (fd, rg) by name; nil
+	// without a search_tools block.
+	SearchTools    map[string]SearchTool
 	Release        Release
 	VerifyAtLaunch bool
 	// Audit is the audit block, defaults filled in when there is none.
@@ -375,15 +378,16 @@ func bodySchema(prefix string, blocks ...string) *hcl.BodySchema {
 }
 
 var (
-	topSchema        = bodySchema("", "runtime", "release", "audit", "signatures", "smoke:name", "updates", "package:name")
-	runtimeSchema    = bodySchema("runtime.")
-	releaseSchema    = bodySchema("release.")
-	auditSchema      = bodySchema("audit.", "allow:id")
-	allowSchema      = bodySchema("audit.allow.")
-	signaturesSchema = bodySchema("signatures.")
-	smokeSchema      = bodySchema("smoke.")
-	packageSchema    = bodySchema("package.")
-	updatesSchema    = withRemoved(bodySchema("updates."), removedUpdates)
+	topSchema         = bodySchema("", "runtime", "release", "audit", "signatures", "smoke:name", "updates", "package:name", "search_tools")
+	searchToolsSchema = bodySchema("search_tools.")
+	runtimeSchema     = bodySchema("runtime.")
+	releaseSchema     = bodySchema("release.")
+	auditSchema       = bodySchema("audit.", "allow:id")
+	allowSchema       = bodySchema("audit.allow.")
+	signaturesSchema  = bodySchema("signatures.")
+	smokeSchema       = bodySchema("smoke.")
+	packageSchema     = bodySchema("package.")
+	updatesSchema     = withRemoved(bodySchema("updates."), removedUpdates)
 )
 
 // withRemoved adds attributes that were removed, so that their decoder can
@@ -483,7 +487,7 @@ func (dc *decoder) distribution(blk *hcl.Block) {
 		d.VerifyAtLaunch = v
 	}
 
-	var runtimeBlk, releaseBlk, auditBlk, signaturesBlk, updatesBlk *hcl.Block
+	var runtimeBlk, releaseBlk, auditBlk, signaturesBlk, updatesBlk, searchBlk *hcl.Block
 	var smokeBlks, packageBlks []*hcl.Block
 	for _, b := range content.Blocks {
 		var p **hcl.Block
@@ -498,6 +502,8 @@ func (dc *decoder) distribution(blk *hcl.Block) {
 			p = &signaturesBlk
 		case "updates":
 			p = &updatesBlk
+		case "search_tools":
+			p = &searchBlk
 		case "smoke":
 			smokeBlks = append(smokeBlks, b)
 			continue
@@ -542,6 +548,10 @@ func (dc *decoder) distribution(blk *hcl.Block) {
 	dc.piPackages(packageBlks)
 	if updatesBlk != nil {
 		dc.updates(updatesBlk)
+	}
+	if searchBlk != nil {
+		dc.searchTools(searchBlk)
+		dc.checkSearchTargets()
 	}
 }
 

@@ -39,10 +39,13 @@ type Lock struct {
 	Runtime            LockRuntime `json:"runtime"`
 	// Resources maps each file under the resource paths (slash-separated,
 	// relative to the distribution directory) to its sha256.
-	Resources      map[string]string   `json:"resources"`
-	Tools          map[string]LockTool `json:"tools"`
-	Release        LockRelease         `json:"release"`
-	VerifyAtLaunch bool                `json:"verifyAtLaunch"`
+	Resources map[string]string   `json:"resources"`
+	Tools     map[string]LockTool `json:"tools"`
+	// SearchTools pins the search_tools block: tool -> target -> archive
+	// URL and sha256. Absent without the block.
+	SearchTools    map[string]map[string]SearchArchive `json:"searchTools,omitempty"`
+	Release        LockRelease                         `json:"release"`
+	VerifyAtLaunch bool                                `json:"verifyAtLaunch"`
 	// Audit, Signatures, Smoke and Updates record the blocks of the same
 	// names. Each is absent when distribution.hcl has no such block (then
 	// the defaults apply), so a distribution without them locks to the
@@ -202,6 +205,7 @@ func ComputeLock(d *Distribution) (*Lock, error) {
 		}
 		l.Tools[name] = LockTool{Source: t.Source, SHA256: t.SHA256}
 	}
+	l.SearchTools = lockSearchTools(d)
 	if err := lockPolicy(d, l); err != nil {
 		return nil, err
 	}

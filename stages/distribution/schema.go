@@ -101,6 +101,11 @@ var schema = []Field{
 	{Name: "package.pretranspile", Type: "bool", Default: "false", Example: "true",
 		Doc: "write the TypeScript modules the package's extensions import (.ts, not the entries: Pi loads those as pinned) as JavaScript beside them at build time, their relative .ts imports rewritten to the written .js; an extensionless import then finds the .js first. After the closure decisions: a TypeScript closure is still reported typescript-closure and kept"},
 
+	{Name: "search_tools.fd", Type: "map(object({url=string, sha256=string}))", Default: "{}", Example: `{ "linux-x64" = { url = "https://github.com/sharkdp/fd/releases/download/v10.2.0/fd-v10.2.0-x86_64-unknown-linux-musl.tar.gz", sha256 = "<hex>" } }`,
+		Doc: "fd's upstream release archive per target (every release target): an https:// .tar.gz, .tgz or .zip and the sha256 of its bytes; the build takes the executable fd (fd.exe) from it into tools/fd"},
+	{Name: "search_tools.rg", Type: "map(object({url=string, sha256=string}))", Default: "{}", Example: `{ "linux-x64" = { url = "https://github.com/BurntSushi/ripgrep/releases/download/14.1.1/ripgrep-14.1.1-x86_64-unknown-linux-musl.tar.gz", sha256 = "<hex>" } }`,
+		Doc: "ripgrep's upstream release archive per target, as for fd; the executable rg (rg.exe) goes to tools/rg"},
+
 	{Name: "updates.channel", Type: "string", Default: `"stable"`, Example: `"stable"`,
 		Doc: "the channel installed copies follow unless told otherwise (the channel of piship repo add); lowercase letters, digits, '.', '_' and '-'"},
 	{Name: "updates.source", Type: "string", Required: true, Example: `"https://example.com/hello/"`,
@@ -117,6 +122,7 @@ var blocks = []Block{
 	{Name: "signatures", Doc: "the check of the npm registry's signatures over every registry package"},
 	{Name: "smoke", Label: "name", Repeated: true, Doc: "a test of the payload run by every release: the command with args, its output matched against expect"},
 	{Name: "package", Label: "name", Repeated: true, Doc: "a Pi package vendored into the payload (its npm name as the label): installed from its own lock, its extension entry files (package.json \"pi.extensions\") pinned in piship.lock by sha256 and checked at every launch, and given to Pi at launch with -e"},
+	{Name: "search_tools", Doc: "Pi's search tools (fd, rg) bundled from pinned upstream release archives, so Pi never downloads them at its first prompt: fetched into <piship cache>/search-tools by digest, placed in tools/, and copied by each launch into Pi's agent bin directory, checked by receipt"},
 	{Name: "updates", Doc: "where installed copies find new releases (a TUF repository) and the root they trust it by"},
 }
 

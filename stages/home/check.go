@@ -2,8 +2,10 @@ package home
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home/receipt"
@@ -18,6 +20,29 @@ type installed struct {
 	channel               string
 	verifyAtLaunch        bool
 	files                 int
+	searchTools           []receipt.SearchTool
+}
+
+// searchTools lists the lock's bundled search tools as installed in dir:
+// their payload path and the digest written (digest looks it up; the
+// release rules made sure each is in the inventory) and size.
+func searchTools(dir string, l *distribution.Lock, digest func(payloadPath string) (string, bool)) []receipt.SearchTool {
+	var out []receipt.SearchTool
+	for _, name := range slices.Sorted(maps.Keys(l.SearchTools)) {
+		for _, p := range []string{"tools/" + name, "tools/" + name + ".exe"} {
+			sum, ok := digest(p)
+			if !ok {
+				continue
+			}
+			t := receipt.SearchTool{Name: name, Path: p, SHA256: sum}
+			if fi, err := os.Stat(filepath.Join(dir, "payload", filepath.FromSlash(p))); err == nil {
+				t.Size = fi.Size()
+			}
+			out = append(out, t)
+			break
+		}
+	}
+	return out
 }
 
 func integrityf(format string, args ...any) error {
@@ -49,6 +74,7 @@ func checkInstalled(dir string, s *source, digests map[string]string, archiveSHA
 	}
 	in := &installed{lockSHA: c.LockSHA256, inventorySHA: c.InventorySHA256, files: c.Files,
 		command: l.Distribution.Command, entry: l.Runtime.Entry, verifyAtLaunch: l.VerifyAtLaunch}
+	in.searchTools = searchTools(dir, l, func(p string) (string, bool) { sum, ok := digests["payload/"+p]; return sum, ok })
 	if c.Release != nil {
 		in.channel = c.Release.Channel
 		in.releaseSHA = digests["release.json"]

@@ -165,7 +165,7 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 		LockSHA256: in.lockSHA, ArchiveSHA256: put.SHA256, InventorySHA256: in.inventorySHA,
 		ReleaseSHA256: in.releaseSHA,
 		Target:        s.target, Channel: channel, Command: in.command, Entry: in.entry,
-		VerifyAtLaunch: in.verifyAtLaunch, Source: s.kind,
+		VerifyAtLaunch: in.verifyAtLaunch, Source: s.kind, SearchTools: in.searchTools,
 	}
 	prev, shims, err := o.activate(ctx, id, rec)
 	if err != nil {

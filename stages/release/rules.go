@@ -13,10 +13,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -41,7 +43,7 @@ const (
 	RuleInvPath   Rule = "inventory-path"          // every inventory entry is a slash path inside the payload, with a sha256
 	RuleInventory Rule = "payload-inventory"       // the payload's files are exactly the inventory's, each digest right
 	RuleLock      Rule = "lock"                    // payload/piship.lock parses (strict piship-lock schema)
-	RuleLockEntry Rule = "lock-entry"              // the lock's command is a file name; its entry a slash path in the inventory
+	RuleLockEntry Rule = "lock-entry"              // the lock's command is a file name; its entry a slash path in the inventory; each search tool it bundles is in tools/
 	RuleTarget    Rule = "target"                  // payload/metadata/target.json names a platform and an arch
 	RuleBindings  Rule = "release-matches-payload" // release.json binds payload/, the inventory's and the lock's digests and the file count
 	RuleIdentity  Rule = "identity"                // the archive's name, release.json, the lock and target.json name one id, version, command and target
@@ -54,6 +56,17 @@ const (
 	InventoryPath = "payload/" + payload.InventoryName
 	TargetPath    = "payload/metadata/target.json"
 )
+
+// SearchToolPath is the payload path of search tool name's executable in
+// an inventory: tools/<name>, or tools/<name>.exe (a win32 payload).
+func SearchToolPath(inv map[string]string, name string) (string, bool) {
+	for _, p := range []string{"tools/" + name, "tools/" + name + ".exe"} {
+		if _, ok := inv[p]; ok {
+			return p, true
+		}
+	}
+	return "", false
+}
 
 // RequiredFiles lists what a release must hold (payloadOnly: what a
 // payload directory, installed as payload/, must hold).
@@ -286,6 +299,13 @@ func Check(in Input) *Checked {
 				problems = append(problems, fmt.Sprintf("the entry %q is not a path inside the payload", e))
 			case inv != nil && inv[e] == "":
 				problems = append(problems, fmt.Sprintf("the entry %s is not in the payload's inventory", e))
+			}
+			// Each search tool the lock pins is bundled: a payload without
+			// it would let Pi download an unpinned one at its first prompt.
+			for _, name := range slices.Sorted(maps.Keys(l.SearchTools)) {
+				if _, ok := SearchToolPath(inv, name); inv != nil && !ok {
+					problems = append(problems, fmt.Sprintf("the lock bundles the search tool %s, and the payload's inventory has no tools/%s", name, name))
+				}
 			}
 			c.result(RuleLockEntry, LockPath, problems)
 		}

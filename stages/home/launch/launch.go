@@ -48,6 +48,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -67,9 +68,21 @@ const (
 	PhaseGateReleased      = "gate_released"
 	PhaseLockChecked       = "lock_checked"
 	PhaseInventoryVerified = "inventory_verified" // only with verifyAtLaunch
+	PhaseSearchTools       = "search_tools_done"
 	PhaseNodeStarted       = "node_started"
 	PhaseNodeExited        = "node_exited"
+	PhaseSmokeChecked      = "smoke_checked" // only with --smoke
 )
+
+// SmokeFlag, as the only argument, makes a start a smoke start: the
+// release's first smoke test (its args, its expect) on the installed
+// copy, output captured, exit 0 when it passes. It is what the seed's
+// start benchmarks time: everything a start does, without a session.
+const SmokeFlag = "--smoke"
+
+// EnvCompileCache is Node's variable for its on-disk V8 compile cache
+// (module.enableCompileCache; Node 22.1 and later, ignored before).
+const EnvCompileCache = "NODE_COMPILE_CACHE"
 
 // Phase is one step of a start, a span of the start's Trace: from Start
 // (the previous phase's end) to At, both offsets from the start of Run.
@@ -107,6 +120,12 @@ type Options struct {
 	// environment variable. When the start is traced (TRACEPARENT or
 	// PISHIP_TRACE_FILE set), node gets TRACEPARENT naming its root span.
 	Trace *Trace
+	// StateDir is the distribution's state directory (<state home>/<id>):
+	// the first start creates it, later ones keep the compile cache in
+	// its cache/compile. "" keeps no compile cache.
+	StateDir string
+	// Getenv reads the environment the start runs in (os.Getenv when nil).
+	Getenv func(string) string
 }
 
 // Run starts the active release of id from the install home with args and
@@ -151,6 +170,41 @@ func Run(ctx context.Context, installHome, id string, args []string, o Options) 
 		}
 		mark(PhaseInventoryVerified)
 	}
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	st, toolEnv, err := PrepareSearchTools(id, rel, getenv)
+	if err != nil {
+		return 1, tr, err
+	}
+	tr.Count("search_tools_bytes_read", st.BytesRead)
+	if st.Deferred {
+		tr.Note(NoteToolDownloadsDeferred, "no search tool bundled or on PATH: Pi runs offline this start (PISHIP_ALLOW_TOOL_DOWNLOAD=1 lets it download them)")
+	}
+	for k, v := range map[string][]string{"search_tools_checked": st.Checked, "search_tools_rehashed": st.Rehashed, "search_tools_placed": st.Placed, "search_tools_foreign": st.Foreign} {
+		if len(v) > 0 {
+			tr.Note(k, strings.Join(v, ","))
+		}
+	}
+	mark(PhaseSearchTools)
+	env := append(append([]string(nil), o.Env...), toolEnv...)
+	if kv, why := compileCache(o.StateDir, rel, verify, getenv); kv != "" {
+		env = append(env, kv)
+		tr.Note("compile_cache", "on")
+	} else {
+		tr.Note("compile_cache", "off: "+why)
+	}
+	smoke := len(args) == 1 && args[0] == SmokeFlag
+	var smokeTest *lockSmoke
+	if smoke {
+		if len(lock.Smoke) == 0 {
+			return 1, tr, receipt.Errorf(receipt.CodeConfigInvalid, "%s %s declares no smoke test: %s runs the release's first smoke block on the installed copy; add one to distribution.hcl", id, rel.Version, SmokeFlag)
+		}
+		smokeTest = &lock.Smoke[0]
+		args = smokeTest.Args
+		tr.Note("smoke", smokeTest.Name)
+	}
 
 	node := o.Node
 	if node == "" {
@@ -173,8 +227,12 @@ func Run(ctx context.Context, installHome, id string, args []string, o Options) 
 	if o.Stderr != nil {
 		cmd.Stderr = o.Stderr
 	}
-	if len(o.Env) > 0 {
-		cmd.Env = append(os.Environ(), o.Env...)
+	var smokeOut bytes.Buffer
+	if smoke {
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, &smokeOut, &smokeOut
+	}
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
 	}
 	if os.Getenv("TRACEPARENT") != "" || os.Getenv(EnvTraceFile) != "" || o.Trace != nil {
 		if cmd.Env == nil {
@@ -211,7 +269,59 @@ func Run(ctx context.Context, installHome, id string, args []string, o Options) 
 	}
 	code := exitStatus(cmd.ProcessState)
 	tr.Attrs["process.exit_code"] = strconv.Itoa(code)
+	if smoke {
+		err := checkSmoke(id, rel, smokeTest, code, smokeOut.String())
+		mark(PhaseSmokeChecked)
+		if err != nil {
+			return 1, tr, err
+		}
+		return 0, tr, nil
+	}
 	return code, tr, nil
+}
+
+// checkSmoke judges a smoke start as the release's smoke stage does: exit
+// 0 and the trimmed output matching expect.
+func checkSmoke(id string, rel *receipt.Release, t *lockSmoke, code int, out string) error {
+	out = strings.TrimSpace(out)
+	re, err := regexp.Compile(t.Expect)
+	switch {
+	case err != nil:
+		return receipt.Errorf(receipt.CodeConfigInvalid, "%s %s: smoke test %s: expect %q: %v", id, rel.Version, t.Name, t.Expect, err)
+	case code != 0:
+		return receipt.Errorf(receipt.CodeUnavailable, "%s %s: smoke test %s (%s) exited %d:\n%s", id, rel.Version, t.Name, strings.Join(t.Args, " "), code, out)
+	case !re.MatchString(out):
+		return receipt.Errorf(receipt.CodeUnavailable, "%s %s: smoke test %s (%s): the output does not match %q:\n%s", id, rel.Version, t.Name, strings.Join(t.Args, " "), t.Expect, out)
+	}
+	return nil
+}
+
+// compileCache returns NODE_COMPILE_CACHE=<state>/cache/compile for a
+// bundled payload (metadata/bundle.json) once its state directory exists
+// (the first start creates it, so the cache starts with the second), or
+// "" and why not. Never with verifyAtLaunch: Node checks a cached entry
+// against its source file, not against the lock. A compile cache the
+// user set (or disabled) is theirs.
+func compileCache(stateDir string, rel *receipt.Release, verify bool, getenv func(string) string) (string, string) {
+	switch {
+	case getenv(EnvCompileCache) != "" || getenv("NODE_DISABLE_COMPILE_CACHE") != "":
+		return "", "set by the environment"
+	case stateDir == "":
+		return "", "no state directory"
+	case verify:
+		return "", "verifyAtLaunch"
+	}
+	if _, err := os.Stat(filepath.Join(rel.Payload, "metadata", "bundle.json")); err != nil {
+		return "", "not a bundled payload"
+	}
+	if _, err := os.Stat(stateDir); err != nil {
+		if os.MkdirAll(stateDir, 0o700) != nil {
+			return "", "the state directory cannot be created"
+		}
+		return "", "first start (state directory created)"
+	}
+	dir := filepath.Join(stateDir, "cache", "compile")
+	return EnvCompileCache + "=" + dir, ""
 }
 
 // register takes the gate, reads the receipt, writes the lease and lets
@@ -264,7 +374,8 @@ const maxLock = 16 << 20
 
 // launchLock is what a start reads of the lock once its digest matched.
 type launchLock struct {
-	VerifyAtLaunch bool `json:"verifyAtLaunch"`
+	VerifyAtLaunch bool        `json:"verifyAtLaunch"`
+	Smoke          []lockSmoke `json:"smoke"`
 	// PiPackages are the vendored Pi packages: their directory in the
 	// payload and the files that decide what Pi loads from it.
 	PiPackages []struct {
@@ -275,6 +386,12 @@ type launchLock struct {
 }
 
 type lockFile struct{ Path, SHA256 string }
+
+type lockSmoke struct {
+	Name   string   `json:"name"`
+	Args   []string `json:"args"`
+	Expect string   `json:"expect"`
+}
 
 // checkPiPackages hashes each vendored Pi package's package.json and
 // extension entry files against the lock, on every start whatever

@@ -110,7 +110,7 @@ func TestRunArgsAndExitCode(t *testing.T) {
 			t.Fatalf("phases out of order or not tiling the start: %+v", phases)
 		}
 	}
-	want := []string{PhaseGateAcquired, PhaseLeaseHeld, PhaseGateReleased, PhaseLockChecked, PhaseNodeStarted, PhaseNodeExited}
+	want := []string{PhaseGateAcquired, PhaseLeaseHeld, PhaseGateReleased, PhaseLockChecked, PhaseSearchTools, PhaseNodeStarted, PhaseNodeExited}
 	if strings.Join(names, ",") != strings.Join(want, ",") {
 		t.Fatalf("phases %v, want %v", names, want)
 	}

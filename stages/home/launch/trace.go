@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,6 +31,11 @@ type Trace struct {
 	End     time.Time
 	Phases  []Phase
 	Attrs   map[string]string
+	// Notes are what the start decided (search tools, compile cache,
+	// smoke test), Counters what it counted (search_tools_bytes_read):
+	// PISHIP_DEBUG_TIMING's JSON line carries both.
+	Notes    map[string]string
+	Counters map[string]int64
 
 	ids []byte // random bytes for span IDs, read once (one getrandom per start)
 }
@@ -48,6 +54,22 @@ func NewTrace(traceparent string) *Trace {
 	copy(t.Root[:], t.ids)
 	t.ids = t.ids[8:]
 	return t
+}
+
+// Note records a decision of the start.
+func (t *Trace) Note(key, value string) {
+	if t.Notes == nil {
+		t.Notes = map[string]string{}
+	}
+	t.Notes[key] = value
+}
+
+// Count records a counter of the start.
+func (t *Trace) Count(key string, n int64) {
+	if t.Counters == nil {
+		t.Counters = map[string]int64{}
+	}
+	t.Counters[key] += n
 }
 
 // mark ends the current phase (span) at now.
@@ -93,12 +115,65 @@ func parseTraceparent(s string) (tid [16]byte, pid [8]byte, flags byte, ok bool)
 }
 
 // Format writes one line per span for PISHIP_DEBUG_TIMING: when each phase
-// ended and how long it took, then the whole start.
+// ended and how long it took, then the whole start, one line per note,
+// and one piship-timing/v1 JSON line (command "launch": the phases with
+// their start offsets, the counters and the notes). The notes it adds
+// itself (launcher_build, the first 12 hex of the SHA-256 of the running
+// launcher, and piship_version) cost a read of the launcher's file, so
+// only a debugging start pays it.
 func (t *Trace) Format(w io.Writer) {
 	FormatPhases(w, t.Phases)
+	total := time.Duration(0)
 	if !t.End.IsZero() {
-		fmt.Fprintf(w, "launch total: %.1f ms\n", ms(t.End.Sub(t.Start)))
+		total = t.End.Sub(t.Start)
+		fmt.Fprintf(w, "launch total: %.1f ms\n", ms(total))
 	}
+	if b := LauncherBuild(); b != "" {
+		t.Note("launcher_build", b)
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		t.Note("piship_version", bi.Main.Version)
+	}
+	for _, k := range slices.Sorted(maps.Keys(t.Notes)) {
+		fmt.Fprintf(w, "launch note %s: %s\n", k, t.Notes[k])
+	}
+	type phaseJSON struct {
+		Name    string  `json:"name"`
+		StartMs float64 `json:"startMs"`
+		Ms      float64 `json:"ms"`
+	}
+	doc := struct {
+		Schema   string            `json:"schema"`
+		Command  string            `json:"command"`
+		TotalMs  float64           `json:"totalMs"`
+		Phases   []phaseJSON       `json:"phases"`
+		Counters map[string]int64  `json:"counters"`
+		Notes    map[string]string `json:"notes"`
+	}{Schema: "piship-timing/v1", Command: "launch", TotalMs: ms(total), Phases: []phaseJSON{}, Counters: t.Counters, Notes: t.Notes}
+	if doc.Counters == nil {
+		doc.Counters = map[string]int64{}
+	}
+	for _, p := range t.Phases {
+		doc.Phases = append(doc.Phases, phaseJSON{p.Name, ms(p.Start), ms(p.At - p.Start)})
+	}
+	line, _ := json.Marshal(doc)
+	fmt.Fprintf(w, "%s\n", line)
+}
+
+// LauncherBuild is the running launcher's build stamp: the first 12 hex
+// digits of its executable's SHA-256 ("" when it cannot be read). piship
+// install keeps the launcher it writes, so the stamp says which build the
+// shims run.
+func LauncherBuild() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	sum, _, err := hashPath(exe)
+	if err != nil {
+		return ""
+	}
+	return sum[:12]
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -58,6 +58,20 @@ type Release struct {
 	// runs the full inventory check.
 	VerifyAtLaunch bool   `json:"verifyAtLaunch"`
 	Source         string `json:"source"`
+	// SearchTools are the bundled search tools (the lock's searchTools)
+	// as install verified them in the payload: each launch copies them
+	// into Pi's agent bin directory and checks them against these digests.
+	// Empty when the release bundles none (or an older piship installed it).
+	SearchTools []SearchTool `json:"searchTools,omitempty"`
+}
+
+// SearchTool is one bundled search tool of a release: its executable's
+// payload path (tools/fd, slash-separated), sha256 and size.
+type SearchTool struct {
+	Name   string `json:"name"`
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	Size   int64  `json:"size"`
 }
 
 // Receipt is receipts/<id>.json: the only thing that makes a version active.

@@ -1,0 +1,179 @@
+package distribution
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// SearchToolNames are the executables Pi manages itself (its
+// tools-manager: fd and rg, looked up in its agent bin directory, else on
+// PATH, else downloaded from GitHub at the first prompt). A search_tools
+// block bundles them from their upstream release archives.
+var SearchToolNames = []string{"fd", "rg"}
+
+// SearchTool is one bundled search tool: a pinned upstream release archive
+// per target, holding the executable (fd, rg; .exe on win32) somewhere in
+// its tree, as upstream lays it out.
+type SearchTool struct {
+	Name string
+	// Archives maps a target (linux-x64 ...) to its archive.
+	Archives map[string]SearchArchive
+}
+
+// SearchArchive is one pinned release asset: an https:// URL of a .tar.gz,
+// .tgz or .zip and the SHA-256 of its bytes (the digest upstream
+// publishes).
+type SearchArchive struct {
+	URL    string `json:"url"`
+	SHA256 string `json:"sha256"`
+}
+
+// Format is the archive's format from its URL: "tar.gz" or "zip".
+func (a SearchArchive) Format() string {
+	if strings.HasSuffix(strings.ToLower(a.URL), ".zip") {
+		return "zip"
+	}
+	return "tar.gz"
+}
+
+// Executable is the file name the tool has in its archive and in the
+// payload's tools/ for a target.
+func (t SearchTool) Executable(target string) string {
+	if strings.HasPrefix(target, "win32-") {
+		return t.Name + ".exe"
+	}
+	return t.Name
+}
+
+// searchTools decodes the search_tools block: fd = { "<target>" = { url,
+// sha256 } ... } and rg likewise, each covering every release target.
+func (dc *decoder) searchTools(blk *hcl.Block) {
+	d := dc.d
+	d.ranges["search_tools"] = blk.DefRange
+	content := dc.content(blk.Body, searchToolsSchema, "the search_tools block", "search_tools.")
+	d.SearchTools = map[string]SearchTool{}
+	for _, name := range SearchToolNames {
+		attr, ok := content.Attributes[name]
+		if !ok {
+			continue
+		}
+		key := "search_tools." + name
+		d.ranges[key] = attr.Expr.Range()
+		example := fmt.Sprintf(`%s = { "linux-x64" = { url = "https://github.com/.../%s-...-x86_64-unknown-linux-musl.tar.gz", sha256 = "<64 hex digits>" } }`, name, name)
+		pairs, diags := hcl.ExprMap(attr.Expr)
+		if diags.HasErrors() {
+			dc.add(errDiag("Incorrect attribute value type", fmt.Sprintf("search_tools.%s must be a map of target to { url, sha256 }: %s.", name, example), attr.Expr.Range()))
+			continue
+		}
+		t := SearchTool{Name: name, Archives: map[string]SearchArchive{}}
+		for _, kv := range pairs {
+			kval, kd := kv.Key.Value(nil)
+			if kd.HasErrors() || kval.IsNull() || !kval.IsKnown() || kval.Type() != cty.String {
+				dc.add(errDiag("Invalid target", "A search tool's archives are keyed by target, a string such as \"linux-x64\".", kv.Key.Range()))
+				continue
+			}
+			target := kval.AsString()
+			if _, err := ParseTarget(target); err != nil {
+				dc.add(errDiag("Invalid target", fmt.Sprintf("search_tools.%s: %s", name, sentence(err.Error())), kv.Key.Range()))
+				continue
+			}
+			if _, dup := t.Archives[target]; dup {
+				dc.add(errDiag("Duplicate target", fmt.Sprintf("search_tools.%s names %s twice.", name, target), kv.Key.Range()))
+				continue
+			}
+			tkey := key + "." + target
+			d.ranges[tkey] = kv.Key.Range()
+			if a, ok := dc.searchArchive(tkey, kv.Value); ok {
+				t.Archives[target] = a
+			}
+		}
+		d.SearchTools[name] = t
+	}
+	for _, name := range slices.Sorted(maps.Keys(d.SearchTools)) {
+		if _, clash := d.Tools[name]; clash {
+			dc.add(errDiag("Tool declared twice", fmt.Sprintf("%s is a search tool (bundled from search_tools.%s) and also a tools entry (%s); both would be tools/%s: keep one.", name, name, d.Pos("tools."+name), name), d.Range("search_tools."+name)))
+		}
+	}
+}
+
+// checkSearchTargets refuses a search tool without an archive for each
+// release target: a release of that target could not bundle it. (One
+// written but invalid has had its own diagnostic.)
+func (dc *decoder) checkSearchTargets() {
+	d := dc.d
+	for _, name := range slices.Sorted(maps.Keys(d.SearchTools)) {
+		for _, target := range d.Release.Targets {
+			if _, written := d.ranges["search_tools."+name+"."+target]; !written {
+				dc.add(errDiag("Missing search tool archive", fmt.Sprintf("search_tools.%s has no archive for %s, a release target: add \"%s\" = { url = \"...\", sha256 = \"...\" } (the upstream release asset for that target).", name, target, target), d.Range("search_tools."+name)))
+			}
+		}
+	}
+}
+
+func (dc *decoder) searchArchive(key string, expr hcl.Expression) (SearchArchive, bool) {
+	fields, diags := hcl.ExprMap(expr)
+	if diags.HasErrors() {
+		dc.add(errDiag("Incorrect attribute value type", fmt.Sprintf("%s must be an object { url = \"https://...\", sha256 = \"<64 hex digits>\" }.", key), expr.Range()))
+		return SearchArchive{}, false
+	}
+	var a SearchArchive
+	have := map[string]bool{}
+	ok := true
+	for _, kv := range fields {
+		kval, kd := kv.Key.Value(nil)
+		if kd.HasErrors() || kval.IsNull() || !kval.IsKnown() || kval.Type() != cty.String || (kval.AsString() != "url" && kval.AsString() != "sha256") {
+			dc.add(errDiag("Unsupported argument", fmt.Sprintf("%s takes url and sha256.", key), kv.Key.Range()))
+			ok = false
+			continue
+		}
+		field := kval.AsString()
+		have[field] = true
+		v, r, vok := dc.exprString(kv.Value, key+"."+field, key+" "+field)
+		if !vok {
+			ok = false
+			continue
+		}
+		switch field {
+		case "url":
+			low := strings.ToLower(v)
+			if !strings.HasPrefix(v, "https://") || !(strings.HasSuffix(low, ".tar.gz") || strings.HasSuffix(low, ".tgz") || strings.HasSuffix(low, ".zip")) {
+				dc.add(errDiag("Invalid search tool archive", fmt.Sprintf("%s url %q: write the https:// URL of the upstream release asset, a .tar.gz, .tgz or .zip.", key, v), r))
+				ok = false
+				continue
+			}
+			a.URL = v
+		case "sha256":
+			if !hexRE().MatchString(v) {
+				dc.add(errDiag("Invalid search tool digest", fmt.Sprintf("%s sha256 %q is not a SHA-256 digest: write the 64 lowercase hex digits of the archive (upstream publishes them; sha256sum prints them).", key, v), r))
+				ok = false
+				continue
+			}
+			a.SHA256 = v
+		}
+	}
+	for _, field := range []string{"url", "sha256"} {
+		if !have[field] {
+			dc.add(errDiag("Missing required argument", fmt.Sprintf("%s requires %s.", key, field), expr.Range()))
+			ok = false
+		}
+	}
+	return a, ok
+}
+
+// lockSearchTools is the lock's record of the search tools: tool -> target
+// -> archive; nil without a search_tools block.
+func lockSearchTools(d *Distribution) map[string]map[string]SearchArchive {
+	if len(d.SearchTools) == 0 {
+		return nil
+	}
+	out := map[string]map[string]SearchArchive{}
+	for name, t := range d.SearchTools {
+		out[name] = maps.Clone(t.Archives)
+	}
+	return out
+}

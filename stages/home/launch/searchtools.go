@@ -1,0 +1,307 @@
+package launch
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/stages/home/receipt"
+)
+
+// The bundled search tools at launch.
+//
+// Pi looks for fd and rg in its agent bin directory (getBinDir:
+// $PI_CODING_AGENT_DIR/bin, else ~/.pi/agent/bin), then on PATH, and
+// otherwise downloads them from GitHub at the first prompt, which its
+// interactive start then waits for (24 to 30 s, the seed measured). A
+// release that bundles them (search_tools) has them in payload/tools/;
+// each start makes sure the agent bin directory holds exactly those bytes:
+//
+//   - a receipt beside them, .piship-search-tools.json, records each
+//     executable's sha256, size, modification and change times and file
+//     index (device, inode) as this launcher last placed or checked it;
+//   - a start whose fingerprint matches the receipt for the digest the
+//     install recorded (the installation receipt) reads no tool bytes;
+//   - any other state (missing, replaced, written, or written with its
+//     modification time put back, which still moves the change time)
+//     brings the full digest check back: a file of the right digest is
+//     re-recorded, anything else is replaced by the payload's copy,
+//     itself hashed while it is copied (a payload copy that is not the
+//     installed one stops the start: INTEGRITY_FAILED);
+//   - a file there that the receipt does not record and that is not the
+//     bundled one (Pi's own download, the user's) is left alone: Pi uses
+//     it and downloads nothing.
+//
+// The copy goes to a sibling temporary file renamed over the target, and
+// the receipt is written the same way, so concurrent starts each leave a
+// whole file and at worst a receipt that the next start re-checks.
+//
+// A Pi distribution that bundles neither tool, when neither is in the
+// agent bin directory or on PATH, runs Pi offline for that start
+// (PI_OFFLINE=1, note tool_downloads_deferred): the start does not wait
+// for a download. PISHIP_ALLOW_TOOL_DOWNLOAD=1 gives Pi its own download
+// back.
+
+// ToolsReceiptName is the search tools' receipt in the agent bin directory.
+const ToolsReceiptName = ".piship-search-tools.json"
+
+// ToolsReceiptSchema identifies its format.
+const ToolsReceiptSchema = "piship-search-tools/v1"
+
+// EnvAllowToolDownload=1 lets Pi download missing search tools itself.
+const EnvAllowToolDownload = "PISHIP_ALLOW_TOOL_DOWNLOAD"
+
+// NoteToolDownloadsDeferred is the timing note of a start run offline
+// because no search tool was available.
+const NoteToolDownloadsDeferred = "tool_downloads_deferred"
+
+// piRuntimes are the npm packages of Pi whose entry a distribution runs;
+// the search tools are theirs.
+var piRuntimes = []string{"@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent"}
+
+// IsPi reports whether a release's entry is Pi's.
+func IsPi(entry string) bool {
+	for _, p := range piRuntimes {
+		if strings.Contains(entry, "node_modules/"+p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// AgentBinDir is Pi's getBinDir for the environment getenv.
+func AgentBinDir(getenv func(string) string) (string, error) {
+	dir := getenv("PI_CODING_AGENT_DIR")
+	home := getenv("HOME")
+	if runtime.GOOS == "windows" && home == "" {
+		home = getenv("USERPROFILE")
+	}
+	switch {
+	case dir == "~":
+		dir = home
+	case strings.HasPrefix(dir, "~/"):
+		dir = filepath.Join(home, dir[2:])
+	case dir == "":
+		if home == "" {
+			return "", errors.New("no HOME to find Pi's agent directory under (set HOME or PI_CODING_AGENT_DIR)")
+		}
+		dir = filepath.Join(home, ".pi", "agent")
+	}
+	return filepath.Join(dir, "bin"), nil
+}
+
+// fingerprint is what a start compares instead of reading a tool's bytes.
+type fingerprint struct {
+	Size       int64  `json:"size"`
+	ModTime    int64  `json:"modTimeNs"`
+	ChangeTime int64  `json:"changeTimeNs"`
+	Device     uint64 `json:"device"`
+	Inode      uint64 `json:"inode"`
+}
+
+type toolRecord struct {
+	SHA256 string `json:"sha256"`
+	fingerprint
+}
+
+type toolsReceipt struct {
+	Schema string                `json:"schema"`
+	Tools  map[string]toolRecord `json:"tools"`
+}
+
+// SearchToolsResult is what preparing the search tools did.
+type SearchToolsResult struct {
+	// BinDir is the agent bin directory ("" when nothing was placed).
+	BinDir string
+	// Checked are tools whose fingerprint matched (no bytes read);
+	// Rehashed those hashed in full and found right; Placed those copied
+	// from the payload; Foreign files left alone.
+	Checked, Rehashed, Placed, Foreign []string
+	// BytesRead counts the tool bytes read (hashing and copying).
+	BytesRead int64
+	// Deferred is set when the start runs Pi offline for want of tools.
+	Deferred bool
+}
+
+// PrepareSearchTools makes the agent bin directory hold the release's
+// bundled search tools, or decides the deferred path (see above). It
+// returns environment entries for node.
+func PrepareSearchTools(id string, rel *receipt.Release, getenv func(string) string) (SearchToolsResult, []string, error) {
+	var res SearchToolsResult
+	if !IsPi(rel.Entry) {
+		return res, nil, nil
+	}
+	bin, err := AgentBinDir(getenv)
+	if err != nil {
+		return res, nil, nil // Pi itself will fail the same way; not ours to refuse
+	}
+	if len(rel.SearchTools) == 0 {
+		if ToolDownloadsDeferred(getenv, bin) {
+			res.Deferred = true
+			return res, []string{"PI_OFFLINE=1"}, nil
+		}
+		return res, nil, nil
+	}
+	res.BinDir = bin
+	rpath := filepath.Join(bin, ToolsReceiptName)
+	var rc toolsReceipt
+	if data, err := os.ReadFile(rpath); err == nil {
+		if json.Unmarshal(data, &rc) != nil || rc.Schema != ToolsReceiptSchema {
+			rc = toolsReceipt{}
+		}
+	}
+	changed := false
+	if rc.Tools == nil {
+		rc.Tools = map[string]toolRecord{}
+	}
+	for _, t := range rel.SearchTools {
+		exe := filepath.Base(filepath.FromSlash(t.Path))
+		dst := filepath.Join(bin, exe)
+		rec, recorded := rc.Tools[exe]
+		fp, statErr := statFingerprint(dst)
+		if statErr == nil && recorded && rec.SHA256 == t.SHA256 && rec.fingerprint == fp {
+			res.Checked = append(res.Checked, exe)
+			continue
+		}
+		if statErr == nil {
+			sum, n, err := hashPath(dst)
+			res.BytesRead += n
+			if err == nil && sum == t.SHA256 {
+				res.Rehashed = append(res.Rehashed, exe)
+				rc.Tools[exe], changed = toolRecord{SHA256: sum, fingerprint: fp}, true
+				continue
+			}
+			if !recorded {
+				// Not ours: Pi's own download or the user's. Left alone.
+				res.Foreign = append(res.Foreign, exe)
+				continue
+			}
+		}
+		src := filepath.Join(rel.Payload, filepath.FromSlash(t.Path))
+		n, err := placeTool(src, dst, t.SHA256)
+		res.BytesRead += n
+		if err != nil {
+			var e *receipt.Error
+			if errors.As(err, &e) {
+				return res, nil, receipt.Errorf(e.Code, "%s %s: %s", id, rel.Version, e.Msg)
+			}
+			return res, nil, receipt.Errorf(receipt.CodeUnavailable, "%s %s: cannot place search tool %s in %s: %v (Pi would download it: fix the directory, or run piship doctor %s)", id, rel.Version, t.Name, bin, err, id)
+		}
+		fp, err = statFingerprint(dst)
+		if err != nil {
+			return res, nil, receipt.Errorf(receipt.CodeUnavailable, "%s: %v", dst, err)
+		}
+		res.Placed = append(res.Placed, exe)
+		rc.Tools[exe], changed = toolRecord{SHA256: t.SHA256, fingerprint: fp}, true
+	}
+	if changed {
+		rc.Schema = ToolsReceiptSchema
+		data, _ := json.MarshalIndent(rc, "", "  ")
+		if err := atomicfs.WriteFile(rpath, append(data, '\n'), 0o644, atomicfs.Options{}); err != nil {
+			return res, nil, receipt.Errorf(receipt.CodeUnavailable, "cannot write %s: %v", rpath, err)
+		}
+	}
+	return res, nil, nil
+}
+
+// ToolDownloadsDeferred reports whether a Pi start without bundled search
+// tools runs offline: neither fd (fdfind) nor rg is in the agent bin
+// directory bin or on PATH, and PISHIP_ALLOW_TOOL_DOWNLOAD is not 1. Doctor
+// warns on the same test.
+func ToolDownloadsDeferred(getenv func(string) string, bin string) bool {
+	if getenv(EnvAllowToolDownload) == "1" {
+		return false
+	}
+	for _, names := range [][]string{{"fd", "fdfind"}, {"rg"}} {
+		for _, n := range names {
+			exe := n
+			if runtime.GOOS == "windows" {
+				exe += ".exe"
+			}
+			if _, err := os.Stat(filepath.Join(bin, exe)); err == nil {
+				return false
+			}
+			if lookPath(getenv, n) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// lookPath is exec.LookPath over getenv's PATH.
+func lookPath(getenv func(string) string, name string) bool {
+	for _, dir := range filepath.SplitList(getenv("PATH")) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		if runtime.GOOS == "windows" {
+			p += ".exe"
+		}
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && (runtime.GOOS == "windows" || fi.Mode()&0o111 != 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// placeTool copies src to dst through a sibling temporary file, hashing
+// the bytes as they are copied: a digest that is not want leaves dst as
+// it was and fails INTEGRITY_FAILED.
+func placeTool(src, dst, want string) (int64, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return 0, receipt.Errorf(receipt.CodeIntegrity, "the bundled search tool %s cannot be read (%v): nothing was run; run piship doctor, then piship repair", src, err)
+	}
+	defer in.Close()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return 0, err
+	}
+	f, err := atomicfs.Create(dst, 0o755, atomicfs.Options{})
+	if err != nil {
+		return 0, err
+	}
+	defer f.Abort()
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(f, h), in)
+	if err != nil {
+		return n, err
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != want {
+		return n, receipt.Errorf(receipt.CodeIntegrity, "the bundled search tool %s changed since it was installed (sha256 %s, the receipt recorded %s): nothing was run; run piship repair", src, got, want)
+	}
+	return n, f.Commit()
+}
+
+func hashPath(p string) (string, int64, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	return hex.EncodeToString(h.Sum(nil)), n, err
+}
+
+func statFingerprint(p string) (fingerprint, error) {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return fingerprint{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return fingerprint{}, fmt.Errorf("%s is not a regular file", p)
+	}
+	fp := fingerprint{Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
+	sysFingerprint(fi, &fp)
+	return fp, nil
+}
