@@ -17,6 +17,7 @@ import (
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/footprint/report"
+	"piship.dev/piship/stages/home/launch"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/release"
@@ -66,6 +67,10 @@ const (
 const (
 	DoctorTrustExpiring = "TRUST_EXPIRING" // the trusted timestamp or snapshot expires within TrustWarnWithin
 	DoctorTrustExpired  = "TRUST_EXPIRED"  // the trusted timestamp or snapshot has expired
+	// DoctorToolDownloadsDeferred: a Pi release that bundles no search
+	// tool, with none in Pi's agent bin directory or on PATH: its starts
+	// run Pi offline (launch.ToolDownloadsDeferred).
+	DoctorToolDownloadsDeferred = "TOOL_DOWNLOADS_DEFERRED"
 )
 
 // TrustWarnWithin is how far ahead doctor warns of a timestamp or
@@ -399,6 +404,7 @@ func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*D
 	if a != nil && receipt.CheckInside(home, id, a) == nil {
 		rep.Trust = trustState(rc)
 		rep.PiPackages = piPackageLines(a.Payload)
+		o.checkSearchTools(rep, id, a)
 	} else {
 		rep.Trust = TrustState{}
 	}
@@ -452,6 +458,25 @@ func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*D
 	rep.DiskBytes = diskUsage(receipt.AppDir(home, id))
 	ph.End(nil)
 	return rep, nil
+}
+
+// checkSearchTools warns when the active Pi release's starts defer the
+// search tools' download (the launcher's own test, on doctor's
+// environment).
+func (o *Options) checkSearchTools(rep *DoctorReport, id string, a *receipt.Release) {
+	if len(a.SearchTools) > 0 || !launch.IsPi(a.Entry) {
+		return
+	}
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	bin, err := launch.AgentBinDir(getenv)
+	if err != nil || !launch.ToolDownloadsDeferred(getenv, bin) {
+		return
+	}
+	rep.Warnings = append(rep.Warnings, DoctorItem{Code: DoctorToolDownloadsDeferred, Path: bin,
+		Detail: fmt.Sprintf("%s %s bundles no search tools (fd, rg), and neither is in Pi's agent bin directory or on PATH: each start runs Pi offline (PI_OFFLINE=1) so that it does not wait for Pi's download; install fd and ripgrep, release with a search_tools block, or set %s=1 to let Pi download them", id, a.Version, launch.EnvAllowToolDownload)})
 }
 
 // repairGate finds a launch gate that is not a file (a directory stands

@@ -36,6 +36,9 @@ type Options struct {
 	// ones it writes (directory installs copy every file), and doctor
 	// removes the objects nothing links any more.
 	Store *cache.Store
+	// Getenv is the environment doctor judges the launch by (Pi's agent
+	// directory, PATH); nil is os.Getenv.
+	Getenv func(string) string
 }
 
 func (o *Options) setDefaults() {
