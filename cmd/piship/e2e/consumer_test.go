@@ -381,6 +381,38 @@ func TestPiInstallUpdateRollback(t *testing.T) {
 			t.Fatalf("%s: pi --version after the update after rollback: %q", served, got)
 		}
 	}
+	checkToolDownloadsDeferred(t, w)
+}
+
+// checkToolDownloadsDeferred: Pi 0.73 bundles no search tools, so with
+// neither fd nor rg on PATH or in Pi's agent bin directory its starts run
+// Pi offline and say so, doctor warns, and PISHIP_ALLOW_TOOL_DOWNLOAD=1
+// gives Pi its own download back.
+func checkToolDownloadsDeferred(t *testing.T, w *consumerWorld) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := t.TempDir() // node alone: no fd, fdfind or rg
+	if err := os.Symlink(node, filepath.Join(path, "node")); err != nil {
+		t.Fatal(err)
+	}
+	env := append(slices.Clone(w.env), "HOME="+t.TempDir(), "PATH="+path)
+	shim := filepath.Join(w.bin, w.id)
+	lt := smokeStart(t, shim, env)
+	if !strings.Contains(lt.Notes["tool_downloads_deferred"], "offline") {
+		t.Fatalf("a start without search tools: notes %v, want tool_downloads_deferred", lt.Notes)
+	}
+	lt = smokeStart(t, shim, append(env, "PISHIP_ALLOW_TOOL_DOWNLOAD=1"))
+	if _, deferred := lt.Notes["tool_downloads_deferred"]; deferred {
+		t.Fatalf("PISHIP_ALLOW_TOOL_DOWNLOAD=1 still deferred: %v", lt.Notes)
+	}
+	cmd := exec.Command(w.piship, "doctor", w.id, "--json")
+	cmd.Env = env
+	out, _ := cmd.Output()
+	if !strings.Contains(string(out), `"TOOL_DOWNLOADS_DEFERRED"`) {
+		t.Fatalf("doctor does not warn of the deferred downloads:\n%s", out)
+	}
 }
 
 // With verify_at_launch the whole payload is checked at every start.

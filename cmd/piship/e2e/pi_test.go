@@ -116,10 +116,13 @@ func TestPiUpstreamBundleOnNode22(t *testing.T) {
 	root := t.TempDir()
 	bin := filepath.Join(root, "bin")
 	env := node22Env(t, root)
-	dir := copyDist(t, "pi")
+	dir, hits := piWithTestSearchTools(t, env)
 	t0 := time.Now()
 	t.Log(lastLine(mustRelease(t, env, dir)))
 	built := time.Since(t0)
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("the release fetched %d search tool archives; the seeded cache holds both", n)
+	}
 	rel := filepath.Join(dir, "dist", "releases", "pi-1.6.0-linux-x64")
 	var m bundle.Manifest
 	if err := readJSONFile(filepath.Join(rel, "payload", "metadata", "bundle.json"), &m); err != nil {
@@ -157,6 +160,7 @@ func TestPiUpstreamBundleOnNode22(t *testing.T) {
 	}
 	t.Logf("pi 1.6.0, upstream bundle: %d payload files, %d bytes; release %s; --version through the shim %s (%s)",
 		len(files), bytes, built.Round(time.Millisecond), started.Round(time.Millisecond), m.Upstream.Reason)
+	checkSearchToolsAtLaunch(t, env, root, filepath.Join(bin, "pi"))
 	if len(files) >= 150 {
 		t.Errorf("the bundled, stripped Pi 1.6 payload has %d files, want under 150", len(files))
 	}
