@@ -173,6 +173,8 @@ func TestExitCodeRuleEveryCommand(t *testing.T) {
 		"doctor":         {"doctor"},             // overlapping homes
 		"uninstall":      {"uninstall", "hello"}, // overlapping homes
 		"launch":         {"launch", "hello"},    // overlapping homes
+		"purge":          {"purge", "hello"},     // overlapping homes
+		"repair":         {"repair", "hello"},    // overlapping homes
 		"run":            {"run", missing + ".hcl"},
 		"timings":        {"timings", missing, "-o", filepath.Join(dir, "t.html")},
 		"validate":       {"validate", broken},

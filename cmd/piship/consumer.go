@@ -226,7 +226,8 @@ func uninstallCmd(e *env) *cobra.Command {
 		Short:             "remove an installed distribution",
 		Long: `Removes the installed distribution ID: its command shim, its versions and its receipt, under
 the install lock (a running launch keeps its files until it ends). --purge also removes
-its state directory.`,
+its state directory, channel trust state and lock files, and the search tools its starts
+placed in Pi's agent bin directory: what piship purge does.`,
 		Example: `  piship uninstall hello
   piship uninstall hello --purge`,
 		Args: exactArgs("ID"),
@@ -235,7 +236,79 @@ its state directory.`,
 		},
 	}
 	jsonFlag(c, &asJSON)
-	c.Flags().BoolVar(&purge, "purge", false, "also remove the distribution's state directory")
+	c.Flags().BoolVar(&purge, "purge", false, "also remove the distribution's state directory, trust state and placed search tools (piship purge)")
+	return c
+}
+
+func repairCmd(e *env) *cobra.Command {
+	var from string
+	c := &cobra.Command{
+		Use:               "repair ID [--from ARCHIVE|DIR]",
+		ValidArgsFunction: installedIDs(e),
+		GroupID:           groupConsumer,
+		Short:             "restore the files doctor finds changed or missing",
+		Long: `Restores the active release of ID to what was installed: every file of its version
+directory that is missing or changed (the payload against its inventory; the inventory, the
+lock and release.json against the receipt; the other release files against checksums.txt) is
+written again, and a payload file the release does not list is removed. The good copies come
+from the release's archive: the one an update kept in apps/ID/.downloads, or --from, an
+archive or a directory (a release directory, or a payload). Each file is checked against its
+digest before it is placed beside the damaged one and renamed over it, so an interrupted
+repair leaves the installation launchable or repairable; the state directory is not touched.
+While ID runs, a repair that only restores missing files goes ahead and one that would
+replace or remove a present file is refused.`,
+		Example: `  piship repair pi --from pi-1.6.0-linux-x64.tar.gz
+  piship repair pi     # after an update: from the archive it kept`,
+		Args: exactArgs("ID"),
+		RunE: func(c *cobra.Command, args []string) error {
+			return done(runRepair(e, args[0], from))
+		},
+	}
+	c.Flags().StringVar(&from, "from", "", "the release archive or directory to take the files from (default: the archive kept in apps/ID/.downloads)")
+	return c
+}
+
+func runRepair(e *env, id, from string) int {
+	homes, err := receipt.ResolveHomes(e.getenv)
+	if err != nil {
+		return fail(e, err)
+	}
+	if from != "" {
+		if from, err = filepath.Abs(from); err != nil {
+			return fail(e, err)
+		}
+	}
+	res, err := home.Repair(e.ctx, home.Options{Homes: homes, Log: e.stderr, Getenv: e.getenv}, id, from)
+	if err != nil {
+		return failIn(e, "repair "+id, err)
+	}
+	if len(res.Restored)+len(res.Removed) == 0 {
+		fmt.Fprintf(e.stdout, "%s %s: nothing to repair\n", id, res.Version)
+		return exitOK
+	}
+	fmt.Fprintf(e.stdout, "repaired %s %s: restored %d files, removed %d, from %s\n", id, res.Version, len(res.Restored), len(res.Removed), res.Source)
+	return exitOK
+}
+
+func purgeCmd(e *env) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:               "purge ID",
+		ValidArgsFunction: installedIDs(e),
+		GroupID:           groupConsumer,
+		Short:             "remove an installed distribution with its state and caches",
+		Long: `Removes everything piship keeps for ID: the installation (as uninstall, refused while
+it runs), its state directory (<state home>/ID, with the launches' compile cache), its
+channel trust state and lock files, and the search tools (fd, rg) its starts placed in Pi's
+agent bin directory, when they still have the bundled bytes (files piship did not place are
+left). The same as piship uninstall ID --purge.`,
+		Example: `  piship purge pi`,
+		Args:    exactArgs("ID"),
+		RunE: func(c *cobra.Command, args []string) error {
+			return done(runUninstall(e, args[0], true, asJSON))
+		},
+	}
+	jsonFlag(c, &asJSON)
 	return c
 }
 
@@ -244,7 +317,13 @@ func runUninstall(e *env, id string, purge, asJSON bool) int {
 	if err != nil {
 		return fail(e, err)
 	}
-	res, err := home.Uninstall(e.ctx, home.Options{Homes: homes, Log: e.stderr}, id, purge)
+	o := home.Options{Homes: homes, Log: e.stderr, Getenv: e.getenv}
+	var res *home.UninstallResult
+	if purge {
+		res, err = home.Purge(e.ctx, o, id)
+	} else {
+		res, err = home.Uninstall(e.ctx, o, id, false)
+	}
 	if err != nil {
 		return failIn(e, "uninstall "+id, err)
 	}

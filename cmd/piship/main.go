@@ -133,7 +133,7 @@ func commands(e *env) []*cobra.Command {
 		// Building and shipping a distribution.
 		initCmd(e), lockCmd(e), buildCmd(e), releaseCmd(e), verifyReleaseCmd(e), keygenCmd(e), repoCmd(e),
 		// Installing and running one.
-		installCmd(e), updateCmd(e), rollbackCmd(e), doctorCmd(e), uninstallCmd(e), launchCmd(e),
+		installCmd(e), updateCmd(e), rollbackCmd(e), doctorCmd(e), uninstallCmd(e), purgeCmd(e), repairCmd(e), launchCmd(e),
 		// Pipelines.
 		runCmd(e), validateCmd(e), graphCmd(e), stagesCmd(e), fmtCmd(e), cacheCmd(e), explainCmd(e),
 		versionCmd(e),

@@ -294,9 +294,9 @@ func TestProgressInTmux(t *testing.T) {
 			t.Fatalf("%s: exit %d\n%s", what, r.code, strings.Join(r.final, "\n"))
 		}
 		for _, c := range r.captures {
-			checkPane(t, what+" (while running)", c, 120, 10, false)
+			checkPane(t, what+" (while running)", c, 120, 11, false)
 		}
-		checkPane(t, what, r.final, 120, 10, true)
+		checkPane(t, what, r.final, 120, 11, true)
 		if i == 0 {
 			continue
 		}

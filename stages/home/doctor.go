@@ -536,7 +536,11 @@ func (o *Options) checkRelease(ctx context.Context, rep *DoctorReport, id, role 
 		case err != nil:
 			rep.found(code, path, "%s: cannot read %s (%v): reinstall %s %s", what, name, err, id, r.Version)
 		case !strings.EqualFold(got, want):
-			rep.found(code, path, "%s: %s is not the one installed (sha256 %s, the receipt recorded %s): reinstall %s %s", what, name, got, want, id, r.Version)
+			fix := fmt.Sprintf("reinstall %s %s", id, r.Version)
+			if full {
+				fix = fmt.Sprintf("run piship repair %s (or reinstall %s %s)", id, id, r.Version)
+			}
+			rep.found(code, path, "%s: %s is not the one installed (sha256 %s, the receipt recorded %s): %s", what, name, got, want, fix)
 		}
 	}
 	lock := filepath.Join(r.Payload, distribution.LockFileName)
@@ -567,7 +571,7 @@ func (o *Options) checkRelease(ctx context.Context, rep *DoctorReport, id, role 
 			if e, ok := release.AsError(err); ok && e.Rule == release.RuleInventory {
 				code = DoctorPayloadModified
 			}
-			rep.found(code, r.Dir, "%s: %v", what, strings.TrimPrefix(err.Error(), receipt.CodeIntegrity+": "))
+			rep.found(code, r.Dir, "%s: %v; run piship repair %s to restore the release's files", what, strings.TrimPrefix(err.Error(), receipt.CodeIntegrity+": "), id)
 		}
 	}
 	for _, u := range unsafeModes(r.Dir) {

@@ -1,0 +1,433 @@
+package home
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"piship.dev/piship/cache"
+	"piship.dev/piship/stages/archive"
+	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/release"
+	"piship.dev/piship/tracing/phase"
+)
+
+// RepairResult is what a repair did.
+type RepairResult struct {
+	ID, Version string
+	// Source is where the good copies came from: the kept archive, the
+	// archive or directory given.
+	Source string
+	// Restored are the files written back (release-relative slash
+	// paths); Removed the payload files that are not the release's.
+	Restored, Removed []string
+}
+
+// Repair restores the active release of id to what was installed: every
+// file of its version directory that is missing or changed (the payload
+// against its inventory, the inventory, the lock and release.json against
+// the receipt's digests, the other release files against checksums.txt)
+// is written again from the release's archive, and a payload file the
+// inventory does not list is removed. from is the archive (.tar.gz) or a
+// directory (a release directory, or a payload) to take the files from;
+// "" takes the archive of the release kept in apps/<id>/.downloads (an
+// update's download), found by the receipt's archive digest. Each file
+// is verified against its digest before it is placed, by a sibling
+// temporary file and a rename, so a killed repair leaves every file
+// either as it was or restored: the installation stays launchable or
+// repairable. The state directory and everything outside the version
+// directory are not touched.
+//
+// The rule while the release runs (a live lease): a repair that only
+// restores missing files goes ahead, since no running process has them
+// open; one that would replace or remove a file present is refused
+// before anything is written (CONFIG_UNAVAILABLE naming the run), since
+// the running process may have it loaded.
+func Repair(ctx context.Context, o Options, id, from string) (*RepairResult, error) {
+	o.setDefaults()
+	if err := receipt.CheckID(id); err != nil {
+		return nil, err
+	}
+	if err := o.Homes.Check(); err != nil {
+		return nil, err
+	}
+	home := o.Homes.Install
+	unlock, err := receipt.TakeMaintenance(ctx, home, id, o.LockWait)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	rc, err := receipt.Read(home, id)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := rc.ActiveRelease()
+	if err != nil {
+		return nil, err
+	}
+	if err := receipt.CheckInside(home, id, rec); err != nil {
+		return nil, err
+	}
+	res := &RepairResult{ID: id, Version: rec.Version}
+
+	_, ph := phase.Start(ctx, "scan")
+	have, err := release.Scan(ctx, rec.Dir)
+	ph.End(err)
+	if err != nil {
+		return nil, receipt.Errorf(receipt.CodeUnavailable, "cannot read %s: %v", rec.Dir, err)
+	}
+	src := &repairSource{o: &o, id: id, rec: rec, from: from}
+	defer src.close()
+	want, err := expectedFiles(ctx, rec, have, src)
+	if err != nil {
+		return nil, err
+	}
+	var damaged, unexpected []string
+	for p, sum := range want {
+		if have[p] != sum {
+			damaged = append(damaged, p)
+		}
+	}
+	for p := range have {
+		if _, ok := want[p]; !ok && strings.HasPrefix(p, "payload/") {
+			unexpected = append(unexpected, p)
+		}
+	}
+	slices.Sort(damaged)
+	slices.Sort(unexpected)
+	if len(damaged) == 0 && len(unexpected) == 0 {
+		res.Source = "none needed"
+		o.logf("%s %s: nothing to repair", id, rec.Version)
+		return res, nil
+	}
+
+	live, err := receipt.LiveLeases(home, id)
+	if err != nil {
+		return nil, err
+	}
+	var running []string
+	for _, l := range live {
+		if l.Version == rec.Version {
+			running = append(running, l.String())
+		}
+	}
+	if len(running) > 0 {
+		var present []string
+		for _, p := range damaged {
+			if _, ok := have[p]; ok {
+				present = append(present, p)
+			}
+		}
+		present = append(present, unexpected...)
+		if len(present) > 0 {
+			return nil, receipt.Errorf(receipt.CodeUnavailable, "%s %s is running (%s): repairing it would replace %d files it may have loaded (%s): quit it, then run piship repair %s", id, rec.Version, strings.Join(running, "; "), len(present), summarize(present), id)
+		}
+	}
+
+	rctx, ph := phase.Start(ctx, "restore")
+	for _, p := range damaged {
+		if err := rctx.Err(); err != nil {
+			ph.End(err)
+			return res, err
+		}
+		if err := src.restore(rctx, p, want[p]); err != nil {
+			ph.End(err)
+			return res, err
+		}
+		res.Restored = append(res.Restored, p)
+	}
+	for _, p := range unexpected {
+		if err := os.Remove(filepath.Join(rec.Dir, filepath.FromSlash(p))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			ph.End(err)
+			return res, receipt.Errorf(receipt.CodeUnavailable, "cannot remove %s: %v", p, err)
+		}
+		res.Removed = append(res.Removed, p)
+	}
+	ph.SetInt("restored", int64(len(res.Restored)))
+	ph.End(nil)
+	res.Source = src.shown
+	o.logf("%s %s: restored %d files, removed %d, from %s", id, rec.Version, len(res.Restored), len(res.Removed), src.shown)
+	return res, nil
+}
+
+func summarize(ps []string) string {
+	if len(ps) > 5 {
+		return strings.Join(ps[:5], ", ") + fmt.Sprintf(" and %d more", len(ps)-5)
+	}
+	return strings.Join(ps, ", ")
+}
+
+// expectedFiles is every file the version directory must hold with its
+// digest, from what the receipt vouches for: release.json and the
+// inventory by the receipt's digests (the installed copy when it is the
+// one, else the source's), the payload by the inventory, the other
+// release files by a checksums.txt that lists release.json with the
+// receipt's digest.
+func expectedFiles(ctx context.Context, rec *receipt.Release, have map[string]string, src *repairSource) (map[string]string, error) {
+	want := map[string]string{}
+	trusted := func(p, sum string) ([]byte, error) {
+		if sum == "" { // an older receipt: the installed copy is all there is
+			return os.ReadFile(filepath.Join(rec.Dir, filepath.FromSlash(p)))
+		}
+		want[p] = sum
+		if have[p] == sum {
+			return os.ReadFile(filepath.Join(rec.Dir, filepath.FromSlash(p)))
+		}
+		return src.read(ctx, p, sum)
+	}
+	raw, err := trusted(release.InventoryPath, rec.InventorySHA256)
+	if err != nil {
+		return nil, err
+	}
+	var inv map[string]string
+	if err := json.Unmarshal(raw, &inv); err != nil {
+		return nil, receipt.Errorf(receipt.CodeIntegrity, "%s: %v: reinstall the release", release.InventoryPath, err)
+	}
+	for p, sum := range inv {
+		if !release.ValidPath(p) || !release.IsSHA256(sum) {
+			return nil, receipt.Errorf(receipt.CodeIntegrity, "%s lists %q: reinstall the release", release.InventoryPath, p)
+		}
+		want["payload/"+p] = sum
+	}
+	if rec.Source == receipt.SourcePayload {
+		return want, nil
+	}
+	if _, err := trusted("release.json", rec.ReleaseSHA256); err != nil {
+		return nil, err
+	}
+	// checksums.txt: the installed one if it lists release.json as the
+	// receipt recorded it, else the source's under the same condition.
+	sums, err := checksums(filepath.Join(rec.Dir, release.ChecksumsName), rec.ReleaseSHA256)
+	if err != nil {
+		data, serr := src.readAny(ctx, release.ChecksumsName)
+		if serr != nil {
+			return nil, err
+		}
+		if sums, err = parseChecksums(data, rec.ReleaseSHA256); err != nil {
+			return nil, err
+		}
+		want[release.ChecksumsName] = sha256Hex(data)
+	} else {
+		want[release.ChecksumsName] = have[release.ChecksumsName]
+	}
+	for p, sum := range sums {
+		if _, ok := want[p]; !ok {
+			want[p] = sum
+		}
+	}
+	return want, nil
+}
+
+func checksums(path, releaseSHA string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return parseChecksums(data, releaseSHA)
+}
+
+func parseChecksums(data []byte, releaseSHA string) (map[string]string, error) {
+	out := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		sum, p, ok := strings.Cut(sc.Text(), "  ")
+		if !ok || !release.IsSHA256(sum) || !release.ValidPath(p) {
+			return nil, receipt.Errorf(receipt.CodeIntegrity, "%s is not `<sha256>  <path>` lines", release.ChecksumsName)
+		}
+		out[p] = sum
+	}
+	if releaseSHA != "" && out["release.json"] != releaseSHA {
+		return nil, receipt.Errorf(receipt.CodeIntegrity, "%s does not list the installed release.json", release.ChecksumsName)
+	}
+	return out, nil
+}
+
+func sha256Hex(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
+
+// repairSource is where a repair's good copies come from, opened on first
+// use: a directory (a release directory or a payload), or an archive
+// extracted once into apps/<id>/.staging-repair-* (with install's
+// archive rules; removed at the end, or by doctor after a kill).
+type repairSource struct {
+	o       *Options
+	id      string
+	rec     *receipt.Release
+	from    string
+	dir     string // release-directory layout: payload/ below it
+	payload bool   // dir is a payload (no release files)
+	staging string
+	shown   string
+	err     error
+	opened  bool
+}
+
+func (s *repairSource) open(ctx context.Context) error {
+	if s.opened {
+		return s.err
+	}
+	s.opened = true
+	s.err = s.doOpen(ctx)
+	return s.err
+}
+
+func (s *repairSource) doOpen(ctx context.Context) error {
+	from := s.from
+	if from == "" {
+		kept, err := s.keptArchive()
+		if err != nil {
+			return err
+		}
+		from = kept
+	}
+	fi, err := os.Stat(from)
+	if err != nil {
+		return receipt.Errorf(receipt.CodeUnavailable, "--from %s: %v", from, err)
+	}
+	s.shown = from
+	if fi.IsDir() {
+		s.dir = from
+		if _, err := os.Stat(filepath.Join(from, "payload", "metadata", "inventory.json")); err != nil {
+			if _, perr := os.Stat(filepath.Join(from, "metadata", "inventory.json")); perr != nil {
+				return receipt.Errorf(receipt.CodeConfigInvalid, "--from %s is neither a release directory (payload/metadata/inventory.json) nor a payload (metadata/inventory.json)", from)
+			}
+			s.payload = true
+		}
+		return nil
+	}
+	f, err := os.Open(from)
+	if err != nil {
+		return receipt.Errorf(receipt.CodeUnavailable, "--from %s: %v", from, err)
+	}
+	defer f.Close()
+	s.staging = filepath.Join(receipt.AppDir(s.o.Homes.Install, s.id), receipt.StagingPrefix+"repair-"+receipt.RandomHex(4))
+	ectx, ph := phase.Start(ctx, "extract")
+	_, err = archive.Extract(ectx, f, s.staging, archive.Limits{})
+	ph.End(err)
+	if err != nil {
+		return receipt.Errorf(receipt.CodeIntegrity, "%s is not a release archive piship can read: %v", from, err)
+	}
+	s.dir = s.staging
+	return nil
+}
+
+// keptArchive finds the release's archive in apps/<id>/.downloads by the
+// receipt's archive digest.
+func (s *repairSource) keptArchive() (string, error) {
+	dir := receipt.DownloadsDir(s.o.Homes.Install, s.id)
+	none := receipt.Errorf(receipt.CodeUnavailable, "no archive of %s %s is kept in %s: run piship repair %s --from <its archive, or its release directory>", s.id, s.rec.Version, dir, s.id)
+	if s.rec.ArchiveSHA256 == "" {
+		return "", none
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".tar.gz") {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if sum, err := cache.HashFile(p); err == nil && sum == s.rec.ArchiveSHA256 {
+			return p, nil
+		}
+	}
+	return "", none
+}
+
+// path is where the source holds release path p ("" when it cannot).
+func (s *repairSource) path(p string) string {
+	if s.payload {
+		rel, ok := strings.CutPrefix(p, "payload/")
+		if !ok {
+			return ""
+		}
+		return filepath.Join(s.dir, filepath.FromSlash(rel))
+	}
+	return filepath.Join(s.dir, filepath.FromSlash(p))
+}
+
+func (s *repairSource) readAny(ctx context.Context, p string) ([]byte, error) {
+	if err := s.open(ctx); err != nil {
+		return nil, err
+	}
+	sp := s.path(p)
+	if sp == "" {
+		return nil, receipt.Errorf(receipt.CodeUnavailable, "%s has no %s (a payload directory holds no release files): repair from the release's archive", s.shown, p)
+	}
+	return os.ReadFile(sp)
+}
+
+// read returns the source's p, which must have digest sum.
+func (s *repairSource) read(ctx context.Context, p, sum string) ([]byte, error) {
+	data, err := s.readAny(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if got := sha256Hex(data); got != sum {
+		return nil, receipt.Errorf(receipt.CodeIntegrity, "%s: %s is not the installed release's (sha256 %s, want %s): repair from the archive of %s %s", s.shown, p, got, sum, s.id, s.rec.Version)
+	}
+	return data, nil
+}
+
+// restore writes p from the source beside its place, verifying sum while
+// copying, and renames it there.
+func (s *repairSource) restore(ctx context.Context, p, sum string) error {
+	if err := s.open(ctx); err != nil {
+		return err
+	}
+	sp := s.path(p)
+	if sp == "" {
+		return receipt.Errorf(receipt.CodeUnavailable, "%s has no %s: repair from the release's archive", s.shown, p)
+	}
+	in, err := os.Open(sp)
+	if err != nil {
+		return receipt.Errorf(receipt.CodeIntegrity, "%s has no %s (%v): repair from the archive of %s %s", s.shown, p, err, s.id, s.rec.Version)
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return receipt.Errorf(receipt.CodeIntegrity, "%s: %s is not a regular file", s.shown, p)
+	}
+	dst := filepath.Join(s.rec.Dir, filepath.FromSlash(p))
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return receipt.Errorf(receipt.CodeUnavailable, "cannot create %s: %v", filepath.Dir(dst), err)
+	}
+	tmp := filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+".repair-"+receipt.RandomHex(4))
+	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm()&0o755)
+	if err != nil {
+		return receipt.Errorf(receipt.CodeUnavailable, "cannot write beside %s: %v", dst, err)
+	}
+	h := sha256.New()
+	_, err = io.Copy(io.MultiWriter(out, h), in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && hex.EncodeToString(h.Sum(nil)) != sum {
+		err = receipt.Errorf(receipt.CodeIntegrity, "%s: %s is not the installed release's (its sha256 is %s, want %s): repair from the archive of %s %s", s.shown, p, hex.EncodeToString(h.Sum(nil)), sum, s.id, s.rec.Version)
+	}
+	if err == nil {
+		err = s.o.Renamer.Do(tmp, dst)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		if receipt.CodeOf(err) != "" {
+			return err
+		}
+		return receipt.Errorf(receipt.CodeUnavailable, "cannot restore %s: %v", dst, err)
+	}
+	return nil
+}
+
+func (s *repairSource) close() {
+	if s.staging != "" {
+		os.RemoveAll(s.staging)
+	}
+}
