@@ -534,7 +534,11 @@ func (o *Options) checkRelease(ctx context.Context, rep *DoctorReport, id, role 
 		got, err := cache.HashFile(path)
 		switch {
 		case err != nil:
-			rep.found(code, path, "%s: cannot read %s (%v): reinstall %s %s", what, name, err, id, r.Version)
+			fix := fmt.Sprintf("reinstall %s %s", id, r.Version)
+			if full {
+				fix = fmt.Sprintf("run piship repair %s (or reinstall %s %s)", id, id, r.Version)
+			}
+			rep.found(code, path, "%s: cannot read %s (%v): %s", what, name, err, fix)
 		case !strings.EqualFold(got, want):
 			fix := fmt.Sprintf("reinstall %s %s", id, r.Version)
 			if full {

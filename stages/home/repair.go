@@ -135,6 +135,24 @@ func Repair(ctx context.Context, o Options, id, from string) (*RepairResult, err
 		}
 	}
 
+	// Every good copy is checked before the first is placed: a source
+	// that is not this release's changes nothing.
+	cctx, ph := phase.Start(ctx, "check source")
+	var wrong []string
+	for _, p := range damaged {
+		if err := src.check(cctx, p, want[p]); err != nil {
+			if receipt.CodeOf(err) != receipt.CodeIntegrity {
+				ph.End(err)
+				return nil, err
+			}
+			wrong = append(wrong, p)
+		}
+	}
+	ph.End(nil)
+	if len(wrong) > 0 {
+		return nil, receipt.Errorf(receipt.CodeIntegrity, "%s does not hold %s %s's copy of %d files (%s): nothing was changed; repair from the archive of %s %s", src.shown, id, rec.Version, len(wrong), summarize(wrong), id, rec.Version)
+	}
+
 	rctx, ph := phase.Start(ctx, "restore")
 	for _, p := range damaged {
 		if err := rctx.Err(); err != nil {
@@ -375,6 +393,22 @@ func (s *repairSource) read(ctx context.Context, p, sum string) ([]byte, error) 
 		return nil, receipt.Errorf(receipt.CodeIntegrity, "%s: %s is not the installed release's (sha256 %s, want %s): repair from the archive of %s %s", s.shown, p, got, sum, s.id, s.rec.Version)
 	}
 	return data, nil
+}
+
+// check hashes the source's p against sum.
+func (s *repairSource) check(ctx context.Context, p, sum string) error {
+	if err := s.open(ctx); err != nil {
+		return err
+	}
+	sp := s.path(p)
+	if sp == "" {
+		return receipt.Errorf(receipt.CodeUnavailable, "%s has no %s (a payload directory holds no release files): repair from the release's archive", s.shown, p)
+	}
+	got, err := cache.HashFile(sp)
+	if err != nil || got != sum {
+		return receipt.Errorf(receipt.CodeIntegrity, "%s: %s is not the installed release's", s.shown, p)
+	}
+	return nil
 }
 
 // restore writes p from the source beside its place, verifying sum while
