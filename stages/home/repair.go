@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -80,6 +81,7 @@ func Repair(ctx context.Context, o Options, id, from string) (*RepairResult, err
 		return nil, err
 	}
 	res := &RepairResult{ID: id, Version: rec.Version}
+	sweepRepairLeftovers(home, id, rec.Dir)
 
 	_, ph := phase.Start(ctx, "scan")
 	have, err := release.Scan(ctx, rec.Dir)
@@ -177,6 +179,25 @@ func Repair(ctx context.Context, o Options, id, from string) (*RepairResult, err
 	res.Source = src.shown
 	o.logf("%s %s: restored %d files, removed %d, from %s", id, rec.Version, len(res.Restored), len(res.Removed), src.shown)
 	return res, nil
+}
+
+// repairTemp matches the temporary files restore writes beside a file.
+var repairTemp = regexp.MustCompile(`^\..+\.repair-[0-9a-f]{8}$`)
+
+// sweepRepairLeftovers removes what a killed repair left: its temporary
+// files in the version directory and its archive staging directories.
+// The caller holds the maintenance lock, so no repair is running.
+func sweepRepairLeftovers(home, id, dir string) {
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && repairTemp.MatchString(d.Name()) {
+			os.Remove(p)
+		}
+		return nil
+	})
+	left, _ := filepath.Glob(filepath.Join(receipt.AppDir(home, id), receipt.StagingPrefix+"repair-*"))
+	for _, p := range left {
+		os.RemoveAll(p)
+	}
 }
 
 func summarize(ps []string) string {

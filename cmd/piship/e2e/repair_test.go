@@ -1,0 +1,164 @@
+package e2e
+
+import (
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// damageAll deletes every file of the installed payload but its inventory
+// and changes release.json's neighbour, the SBOM: the installation does
+// not start until it is repaired.
+func damageAll(t *testing.T, versionDir string) {
+	t.Helper()
+	filepath.WalkDir(filepath.Join(versionDir, "payload"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.HasSuffix(p, filepath.Join("metadata", "inventory.json")) {
+			os.Remove(p)
+		}
+		return nil
+	})
+	os.WriteFile(filepath.Join(versionDir, "sbom.spdx.json"), []byte("{}\n"), 0o644)
+}
+
+func readTree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			data, _ := os.ReadFile(p)
+			out[p] = string(data)
+		}
+		return nil
+	})
+	return out
+}
+
+// Repair restores a damaged installation from its archive; doctor is
+// clean after, the user's state is byte-identical, and a repair killed at
+// a random point leaves the installation repairable (the next repair
+// succeeds and it launches).
+func TestRepairThroughTheCLIAndKilledAtRandom(t *testing.T) {
+	w := newConsumerWorld(t)
+	w.run("install", w.release["1.0.0"])
+	home := w.envValue("PISHIP_INSTALL_HOME=")
+	versionDir := filepath.Join(home, "apps", "hello", "1.0.0")
+	stateDir := filepath.Join(w.envValue("PISHIP_STATE_HOME="), "hello")
+	os.MkdirAll(filepath.Join(stateDir, "sessions"), 0o700)
+	os.WriteFile(filepath.Join(stateDir, "sessions", "s1.json"), []byte(`{"mine":true}`), 0o600)
+	state := readTree(t, stateDir)
+	arc := w.release["1.0.0"]
+
+	damageAll(t, versionDir)
+	if out, _ := w.try("doctor", "hello"); !strings.Contains(out, "piship repair hello") {
+		t.Fatalf("doctor does not suggest repair:\n%s", out)
+	}
+	if out, err := w.try("repair", "hello"); err == nil || !strings.Contains(out, "--from") {
+		t.Fatalf("repair without a kept archive: %v\n%s", err, out)
+	}
+	t0 := time.Now()
+	out := w.run("repair", "hello", "--from", arc)
+	full := time.Since(t0)
+	if !strings.Contains(out, "repaired hello 1.0.0") {
+		t.Fatalf("repair: %s", out)
+	}
+	w.doctorClean(0, "repair")
+	w.launchOK("after the repair")
+	if !mapsEqualStr(readTree(t, stateDir), state) {
+		t.Fatal("repair changed the user's state")
+	}
+
+	running := 0
+	const trials = 20
+	for i := range trials {
+		damageAll(t, versionDir)
+		d := time.Duration(rand.Int64N(int64(full)))
+		if w.killAfter(d, "repair", "hello", "--from", arc) {
+			running++
+		}
+		// Launchable now, or repairable: the next repair succeeds.
+		out := w.run("repair", "hello", "--from", arc)
+		if !strings.Contains(out, "hello 1.0.0") {
+			t.Fatalf("trial %d: repair after a kill at %s: %s", i, d, out)
+		}
+		w.doctorClean(i, "killed repair, then repair")
+		w.launchOK("after a killed repair and another")
+	}
+	if !mapsEqualStr(readTree(t, stateDir), state) {
+		t.Fatal("the repairs changed the user's state")
+	}
+	t.Logf("a repair took %s; %d of %d kills found it running", full, running, trials)
+	if running < trials/4 {
+		t.Fatalf("only %d of %d kills landed while the repair ran: the trials did not test killed repairs", running, trials)
+	}
+}
+
+func mapsEqualStr(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// purge is refused while the app runs through its shim, then removes the
+// installation, its state and its shim; --smoke through the shim runs the
+// release's first smoke test.
+func TestPurgeAndSmokeThroughTheShim(t *testing.T) {
+	w := newConsumerWorld(t)
+	w.run("install", w.release["1.0.0"])
+	shim := filepath.Join(w.bin, "hello")
+	lt := smokeStart(t, shim, w.env)
+	if lt.Notes["smoke"] != "version" || lt.Phases[len(lt.Phases)-1].Name != "smoke_checked" {
+		t.Fatalf("hello --smoke: %+v", lt)
+	}
+	stateDir := filepath.Join(w.envValue("PISHIP_STATE_HOME="), "hello")
+	if _, err := os.Stat(stateDir); err != nil {
+		t.Fatalf("the first start did not create the state directory: %v", err)
+	}
+
+	// A start that stays up (node preloads a module that waits), through
+	// the shim: its lease refuses the purge.
+	dir := t.TempDir()
+	ready, hold := filepath.Join(dir, "ready"), filepath.Join(dir, "hold.cjs")
+	os.WriteFile(hold, []byte(`require("fs").writeFileSync(process.env.READY, "up"); setTimeout(() => {}, 60000);`), 0o644)
+	run := exec.Command(shim)
+	run.Env = append(slices.Clone(w.env), "NODE_OPTIONS=--require "+hold, "READY="+ready)
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer run.Process.Kill()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the held start did not come up")
+		}
+	}
+	if out, err := w.try("purge", "hello"); err == nil || !strings.Contains(out, "hello is running") {
+		t.Fatalf("purge while running: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(shim); err != nil {
+		t.Fatal("a refused purge removed the shim")
+	}
+	run.Process.Signal(os.Interrupt)
+	run.Wait()
+	out := w.run("purge", "hello")
+	if !strings.Contains(out, "uninstalled hello") {
+		t.Fatalf("purge: %s", out)
+	}
+	for _, p := range []string{shim, stateDir, filepath.Join(w.envValue("PISHIP_INSTALL_HOME="), "apps", "hello")} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("purge left %s", p)
+		}
+	}
+}
