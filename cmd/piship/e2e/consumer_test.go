@@ -407,6 +407,13 @@ func checkToolDownloadsDeferred(t *testing.T, w *consumerWorld) {
 	if _, deferred := lt.Notes["tool_downloads_deferred"]; deferred {
 		t.Fatalf("PISHIP_ALLOW_TOOL_DOWNLOAD=1 still deferred: %v", lt.Notes)
 	}
+	// What Pi does with it, in a terminal: it skips the download, and
+	// with PISHIP_ALLOW_TOOL_DOWNLOAD=1 it tries (and, offline, fails).
+	ui := append(slices.Clone(env), "TMPDIR="+t.TempDir())
+	shown := func(want string) func(string) bool { return func(s string) bool { return strings.Contains(s, want) } }
+	interactiveScreen(t, ui, []string{shim}, shown("not found. Offline mode enabled, skipping download"), 60*time.Second)
+	interactiveScreen(t, append(ui, "PISHIP_ALLOW_TOOL_DOWNLOAD=1"), []string{shim}, shown("not found. Downloading"), 60*time.Second)
+
 	cmd := exec.Command(w.piship, "doctor", w.id, "--json")
 	cmd.Env = env
 	out, _ := cmd.Output()

@@ -3,11 +3,13 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -86,6 +88,29 @@ func checkSearchToolsAtLaunch(t *testing.T, env map[string]string, root, shim st
 			t.Fatalf("after the first start, %s in Pi's agent bin directory: %v (%d bytes, want the bundled %d)", name, err, len(got), len(data))
 		}
 	}
+	// Pi's interactive start finds both tools: it neither downloads nor
+	// says one is missing (there is no network here: an attempt would show
+	// "Downloading..." and fail), and it does not run them to start.
+	node := filepath.Join(t.TempDir(), "bin")
+	os.MkdirAll(node, 0o755)
+	os.Symlink(os.Getenv("PISHIP_NODE22"), filepath.Join(node, "node"))
+	log := filepath.Join(t.TempDir(), "tools.log")
+	uiEnv := []string{"PATH=" + node + ":/bin", "HOME=" + root, "TMPDIR=" + t.TempDir(), "PISHIP_TEST_TOOL_LOG=" + log,
+		"PISHIP_INSTALL_HOME=" + env["PISHIP_INSTALL_HOME"], "PISHIP_STATE_HOME=" + env["PISHIP_STATE_HOME"]}
+	// Pi looks for its tools once the UI is up: watch 3 s more.
+	var upAt time.Time
+	screen := interactiveScreen(t, uiEnv, []string{shim}, func(s string) bool {
+		if upAt.IsZero() && strings.Contains(s, "v1.6.0") && strings.Contains(s, "ctrl+c") {
+			upAt = time.Now()
+		}
+		return !upAt.IsZero() && time.Since(upAt) > 3*time.Second || strings.Contains(s, "Downloading")
+	}, 60*time.Second)
+	for _, bad := range []string{"not found", "Downloading", "Failed to download"} {
+		if strings.Contains(screen, bad) {
+			t.Fatalf("Pi's interactive start says %q with the bundled tools:\n%s", bad, screen)
+		}
+	}
+
 	// The second start (and the first smoke start): fingerprints only.
 	lt := smokeStart(t, shim, runEnv)
 	if lt.Counters["search_tools_bytes_read"] != 0 || lt.Notes["search_tools_checked"] != "fd,rg" {
@@ -112,4 +137,41 @@ func checkSearchToolsAtLaunch(t *testing.T, env map[string]string, root, shim st
 	if got, _ := os.ReadFile(fd); !bytes.Equal(got, want["fd"]) {
 		t.Fatal("the changed fd was not replaced by the bundled one")
 	}
+}
+
+// interactiveScreen starts argv in a detached tmux session of its own
+// (a real terminal, 160x45) with exactly env, and returns the screen once
+// done says it is complete, or fails after timeout. The session is killed
+// at the end of the test.
+func interactiveScreen(t *testing.T, env []string, argv []string, done func(screen string) bool, timeout time.Duration) string {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatal("tmux is not installed: make test-deps installs it (apt-get install tmux)")
+	}
+	quote := func(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+	words := []string{"env", "-i", "TERM=xterm-256color"}
+	for _, kv := range append(slices.Clone(env), argv...) {
+		words = append(words, quote(kv))
+	}
+	name := fmt.Sprintf("piship-e2e-%d-%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	socket := filepath.Join(t.TempDir(), "tmux.sock")
+	tm := func(args ...string) ([]byte, error) {
+		return exec.Command("tmux", append([]string{"-S", socket}, args...)...).CombinedOutput()
+	}
+	if out, err := tm("new-session", "-d", "-s", name, "-x", "160", "-y", "45", strings.Join(words, " ")+"; sleep 600"); err != nil {
+		t.Fatalf("tmux: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { tm("kill-server") })
+	var screen string
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+		out, err := tm("capture-pane", "-p", "-t", name)
+		if err != nil {
+			t.Fatalf("tmux capture-pane: %v\n%s", err, out)
+		}
+		if screen = string(out); done(screen) {
+			return screen
+		}
+	}
+	t.Fatalf("%v: the screen after %s:\n%s", argv, timeout, screen)
+	return ""
 }
