@@ -129,6 +129,7 @@ func (w *consumerWorld) doctorClean(trial int, pair string) {
 //     first then rollback (1.0.0 active, rolled back from 1.1.0), or
 //     rollback first (1.1.0 active) and the update finds it up to date.
 //     Both succeed.
+//   - repair + update, from a damaged 1.0.0 (see the subtest).
 //   - update + uninstall, from 1.0.0: uninstalled (no receipt, no apps/hello,
 //     no shim) whatever the order; the uninstall succeeds, the update
 //     either ran first or fails naming what is missing.
@@ -207,5 +208,27 @@ func TestConcurrentCommandsOnOneHome(t *testing.T) {
 			}
 		}
 	})
-	t.Logf("%d trials of 3 pairs in %s", trials, time.Since(start).Round(time.Millisecond))
+	// repair + update, from a damaged 1.0.0: repair first (1.0.0 restored,
+	// then updated to 1.1.0) or update first (1.1.0 active, nothing of it
+	// to repair). Both succeed; 1.1.0 is active and sound either way.
+	t.Run("repair+update", func(t *testing.T) {
+		w.t = t
+		w.try("uninstall", "hello")
+		home := w.envValue("PISHIP_INSTALL_HOME=")
+		for trial := range trials {
+			w.try("uninstall", "hello")
+			setup("1.0.0")
+			os.Remove(filepath.Join(home, "apps", "hello", "1.0.0", "payload", "resources", "motd.txt"))
+			rp, up := w.pair([]string{"repair", "hello", "--from", w.release["1.0.0"]}, update)
+			s := w.state()
+			if !rp.ok() || !up.ok() || s.active != "1.1.0" {
+				t.Fatalf("trial %d: repair %v, update %v, active %s\nrepair: %s\nupdate: %s", trial, rp.err, up.err, s.active, rp.out, up.out)
+			}
+			if !strings.Contains(rp.out, "repaired hello 1.0.0") && !strings.Contains(rp.out, "hello 1.1.0: nothing to repair") {
+				t.Fatalf("trial %d: repair said: %s", trial, rp.out)
+			}
+			w.doctorClean(trial, "repair+update")
+		}
+	})
+	t.Logf("%d trials of 4 pairs in %s", trials, time.Since(start).Round(time.Millisecond))
 }
