@@ -43,17 +43,7 @@ func BenchmarkPiDevFootprint(b *testing.B) {
 	piship := realBinaries(b)
 	dir := copyDist(b, "pi-dev")
 	work := b.TempDir()
-	path := filepath.Dir(node22) + string(os.PathListSeparator) + os.Getenv("PATH")
-	env := func(vars map[string]string, kv ...string) []string {
-		e := ibEnv(vars, kv...)
-		for i, v := range e {
-			if strings.HasPrefix(v, "PATH=") {
-				e[i] = "PATH=" + path
-			}
-		}
-		// Node 22's npm trusts the system's certificates as Node 20 does.
-		return append(e, "NODE_OPTIONS="+strings.TrimSpace(os.Getenv("NODE_OPTIONS")+" --use-system-ca"))
-	}
+	env := node22Env(node22)
 	timed := func(args ...string) (time.Duration, string) {
 		cmd := exec.Command(piship, args[1:]...)
 		cmd.Env = env(map[string]string{"PISHIP_CACHE_HOME": args[0]})
@@ -147,5 +137,21 @@ func BenchmarkPiDevFootprint(b *testing.B) {
 			r = append(r, metrics["footprint/"+m][i]/metrics["baseline/"+m][i])
 		}
 		b.ReportMetric(ibMedian(r), "ratio-"+m)
+	}
+}
+
+// node22Env returns ibEnv with node22's directory first on PATH and
+// NODE_OPTIONS=--use-system-ca (Node 22's npm trusts the system's
+// certificates as Node 20 does).
+func node22Env(node22 string) func(vars map[string]string, kv ...string) []string {
+	path := filepath.Dir(node22) + string(os.PathListSeparator) + os.Getenv("PATH")
+	return func(vars map[string]string, kv ...string) []string {
+		e := ibEnv(vars, kv...)
+		for i, v := range e {
+			if strings.HasPrefix(v, "PATH=") {
+				e[i] = "PATH=" + path
+			}
+		}
+		return append(e, "NODE_OPTIONS="+strings.TrimSpace(os.Getenv("NODE_OPTIONS")+" --use-system-ca"))
 	}
 }

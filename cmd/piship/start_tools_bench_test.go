@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"piship.dev/piship/cmd/piship/internal/fixture"
@@ -46,16 +45,7 @@ func BenchmarkPiStartToolsAndCompileCache(b *testing.B) {
 	piship := realBinaries(b)
 	work := b.TempDir()
 	cache := filepath.Join(work, "cache")
-	path := filepath.Dir(node22) + string(os.PathListSeparator) + os.Getenv("PATH")
-	env := func(vars map[string]string, kv ...string) []string {
-		e := ibEnv(vars, kv...)
-		for i, v := range e {
-			if strings.HasPrefix(v, "PATH=") {
-				e[i] = "PATH=" + path
-			}
-		}
-		return append(e, "NODE_OPTIONS="+strings.TrimSpace(os.Getenv("NODE_OPTIONS")+" --use-system-ca"))
-	}
+	env := node22Env(node22)
 	shims := map[string]string{}
 	states := map[string]string{}
 	for _, form := range []string{"tools", "none"} {

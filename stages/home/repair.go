@@ -394,14 +394,23 @@ func (s *repairSource) path(p string) string {
 }
 
 func (s *repairSource) readAny(ctx context.Context, p string) ([]byte, error) {
-	if err := s.open(ctx); err != nil {
+	sp, err := s.source(ctx, p)
+	if err != nil {
 		return nil, err
+	}
+	return os.ReadFile(sp)
+}
+
+// source opens the source on first use and returns where it holds p.
+func (s *repairSource) source(ctx context.Context, p string) (string, error) {
+	if err := s.open(ctx); err != nil {
+		return "", err
 	}
 	sp := s.path(p)
 	if sp == "" {
-		return nil, receipt.Errorf(receipt.CodeUnavailable, "%s has no %s (a payload directory holds no release files): repair from the release's archive", s.shown, p)
+		return "", receipt.Errorf(receipt.CodeUnavailable, "%s has no %s (a payload directory holds no release files): repair from the release's archive", s.shown, p)
 	}
-	return os.ReadFile(sp)
+	return sp, nil
 }
 
 // read returns the source's p, which must have digest sum.
@@ -418,12 +427,9 @@ func (s *repairSource) read(ctx context.Context, p, sum string) ([]byte, error) 
 
 // check hashes the source's p against sum.
 func (s *repairSource) check(ctx context.Context, p, sum string) error {
-	if err := s.open(ctx); err != nil {
+	sp, err := s.source(ctx, p)
+	if err != nil {
 		return err
-	}
-	sp := s.path(p)
-	if sp == "" {
-		return receipt.Errorf(receipt.CodeUnavailable, "%s has no %s (a payload directory holds no release files): repair from the release's archive", s.shown, p)
 	}
 	got, err := cache.HashFile(sp)
 	if err != nil || got != sum {
@@ -435,12 +441,9 @@ func (s *repairSource) check(ctx context.Context, p, sum string) error {
 // restore writes p from the source beside its place, verifying sum while
 // copying, and renames it there.
 func (s *repairSource) restore(ctx context.Context, p, sum string) error {
-	if err := s.open(ctx); err != nil {
+	sp, err := s.source(ctx, p)
+	if err != nil {
 		return err
-	}
-	sp := s.path(p)
-	if sp == "" {
-		return receipt.Errorf(receipt.CodeUnavailable, "%s has no %s: repair from the release's archive", s.shown, p)
 	}
 	in, err := os.Open(sp)
 	if err != nil {

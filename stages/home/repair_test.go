@@ -2,6 +2,7 @@ package home
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -101,7 +102,7 @@ func TestRepairRestoresChangedAndDeletedFiles(t *testing.T) {
 					t.Errorf("%s after the repair differs from the installed file", p)
 				}
 			}
-			if got := snapshot(t, e.homes.StateDir("hello")); !mapsEqual(got, state) {
+			if got := snapshot(t, e.homes.StateDir("hello")); !maps.Equal(got, state) {
 				t.Fatalf("the user's state changed:\n%v\n%v", state, got)
 			}
 			if res, err := Repair(context.Background(), e.opts(), "hello", src); err != nil || len(res.Restored)+len(res.Removed) != 0 {
@@ -111,18 +112,6 @@ func TestRepairRestoresChangedAndDeletedFiles(t *testing.T) {
 	}
 }
 
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
 func TestRepairRefusesWhatIsNotTheRelease(t *testing.T) {
 	e, _, _, pay := repairEnv(t)
 	other := makeRelease(t, filepath.Join(e.root, "other"), spec("1.1.0"))
@@ -130,7 +119,7 @@ func TestRepairRefusesWhatIsNotTheRelease(t *testing.T) {
 	before := snapshot(t, filepath.Dir(pay))
 	_, err := Repair(context.Background(), e.opts(), "hello", other)
 	wantCode(t, err, receipt.CodeIntegrity)
-	if !mapsEqual(snapshot(t, filepath.Dir(pay)), before) {
+	if !maps.Equal(snapshot(t, filepath.Dir(pay)), before) {
 		t.Fatal("a refused repair changed the installation")
 	}
 	_, err = Repair(context.Background(), e.opts(), "hello", "")

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -68,7 +69,7 @@ func TestRepairThroughTheCLIAndKilledAtRandom(t *testing.T) {
 	}
 	w.doctorClean(0, "repair")
 	w.launchOK("after the repair")
-	if !mapsEqualStr(readTree(t, stateDir), state) {
+	if !maps.Equal(readTree(t, stateDir), state) {
 		t.Fatal("repair changed the user's state")
 	}
 
@@ -88,25 +89,13 @@ func TestRepairThroughTheCLIAndKilledAtRandom(t *testing.T) {
 		w.doctorClean(i, "killed repair, then repair")
 		w.launchOK("after a killed repair and another")
 	}
-	if !mapsEqualStr(readTree(t, stateDir), state) {
+	if !maps.Equal(readTree(t, stateDir), state) {
 		t.Fatal("the repairs changed the user's state")
 	}
 	t.Logf("a repair took %s; %d of %d kills found it running", full, running, trials)
 	if running < trials/4 {
 		t.Fatalf("only %d of %d kills landed while the repair ran: the trials did not test killed repairs", running, trials)
 	}
-}
-
-func mapsEqualStr(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // purge is refused while the app runs through its shim, then removes the
