@@ -182,6 +182,9 @@ func Run(ctx context.Context, installHome, id string, args []string, o Options) 
 	if st.Deferred {
 		tr.Note(NoteToolDownloadsDeferred, "no search tool bundled or on PATH: Pi runs offline this start (PISHIP_ALLOW_TOOL_DOWNLOAD=1 lets it download them)")
 	}
+	if len(st.Unavailable) > 0 {
+		tr.Note("search_tools_unavailable", strings.Join(st.Unavailable, "; "))
+	}
 	for k, v := range map[string][]string{"search_tools_checked": st.Checked, "search_tools_rehashed": st.Rehashed, "search_tools_placed": st.Placed, "search_tools_foreign": st.Foreign} {
 		if len(v) > 0 {
 			tr.Note(k, strings.Join(v, ","))

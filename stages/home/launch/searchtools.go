@@ -129,6 +129,9 @@ type SearchToolsResult struct {
 	BytesRead int64
 	// Deferred is set when the start runs Pi offline for want of tools.
 	Deferred bool
+	// Unavailable says what could not be placed or recorded (a read-only
+	// or full agent directory): the start goes on without it.
+	Unavailable []string
 }
 
 // PrepareSearchTools makes the agent bin directory hold the release's
@@ -193,11 +196,15 @@ func PrepareSearchTools(id string, rel *receipt.Release, getenv func(string) str
 			if errors.As(err, &e) {
 				return res, nil, receipt.Errorf(e.Code, "%s %s: %s", id, rel.Version, e.Msg)
 			}
-			return res, nil, receipt.Errorf(receipt.CodeUnavailable, "%s %s: cannot place search tool %s in %s: %v (Pi would download it: fix the directory, or run piship doctor %s)", id, rel.Version, t.Name, bin, err, id)
+			// A directory that refuses the copy (read-only, full) does not
+			// stop the start: Pi goes on without the tool, as it would
+			// have without piship; the note says why.
+			res.Unavailable = append(res.Unavailable, fmt.Sprintf("%s: %v", exe, err))
+			continue
 		}
-		fp, err = statFingerprint(dst)
-		if err != nil {
-			return res, nil, receipt.Errorf(receipt.CodeUnavailable, "%s: %v", dst, err)
+		if fp, err = statFingerprint(dst); err != nil {
+			res.Unavailable = append(res.Unavailable, fmt.Sprintf("%s: %v", exe, err))
+			continue
 		}
 		res.Placed = append(res.Placed, exe)
 		rc.Tools[exe], changed = toolRecord{SHA256: t.SHA256, fingerprint: fp}, true
@@ -206,7 +213,9 @@ func PrepareSearchTools(id string, rel *receipt.Release, getenv func(string) str
 		rc.Schema = ToolsReceiptSchema
 		data, _ := json.MarshalIndent(rc, "", "  ")
 		if err := atomicfs.WriteFile(rpath, append(data, '\n'), 0o644, atomicfs.Options{}); err != nil {
-			return res, nil, receipt.Errorf(receipt.CodeUnavailable, "cannot write %s: %v", rpath, err)
+			// The next start checks the tools in full again; not a reason
+			// to stop this one.
+			res.Unavailable = append(res.Unavailable, fmt.Sprintf("%s: %v", ToolsReceiptName, err))
 		}
 	}
 	return res, nil, nil

@@ -203,3 +203,16 @@ func TestSmokeStartRunsTheFirstSmokeTest(t *testing.T) {
 		}
 	}
 }
+
+// An agent directory that refuses the copy (here a file stands where its
+// bin directory goes, which refuses root too) does not stop the start:
+// the tools are left out, and the result says why.
+func TestSearchToolsWhereTheAgentDirectoryRefusesThem(t *testing.T) {
+	agent := t.TempDir()
+	os.WriteFile(filepath.Join(agent, "bin"), []byte("a file where the directory goes"), 0o644)
+	rel, _ := piRelease(t)
+	res, _, err := PrepareSearchTools("pi", rel, envOf(map[string]string{"HOME": t.TempDir(), "PI_CODING_AGENT_DIR": agent}))
+	if err != nil || len(res.Unavailable) != 2 || len(res.Placed) != 0 {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
