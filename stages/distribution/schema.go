@@ -231,6 +231,19 @@ release. An installed copy trusts root 1 by that digest and later roots only thr
 trusted metadata lives in trust/<id>/ of the install home (see piship update --help). Without an updates
 block, releases are installed but not updated.
 
+A search_tools block bundles Pi's fd and rg, so that Pi never downloads them at its first prompt:
+
+  search_tools {
+    fd = { "linux-x64" = { url = "https://github.com/sharkdp/fd/releases/download/v10.2.0/fd-v10.2.0-x86_64-unknown-linux-musl.tar.gz", sha256 = "<hex>" } }
+    rg = { "linux-x64" = { url = "https://github.com/BurntSushi/ripgrep/releases/download/14.1.1/ripgrep-14.1.1-x86_64-unknown-linux-musl.tar.gz", sha256 = "<hex>" } }
+  }
+
+Each archive is fetched once into <piship cache>/search-tools/<sha256>.<format> and checked against its pin
+(a cache seeded with the archives releases offline); the executable at its top or one directory below goes
+to tools/. Every launch copies them into Pi's agent bin directory ($PI_CODING_AGENT_DIR/bin, else
+~/.pi/agent/bin) and checks them there by fingerprint (.piship-search-tools.json). A Pi release without
+them, with neither tool on PATH, starts Pi offline (PISHIP_ALLOW_TOOL_DOWNLOAD=1 lets Pi download them).
+
 A package "<name>" block vendors a Pi package (its npm name) into the payload:
 
   package "pi-web-access" {
@@ -252,7 +265,8 @@ writes the TypeScript modules the extensions import as JavaScript beside them; b
 
 piship.lock, beside distribution.hcl, records the digests of distribution.hcl, the runtime's package.json and
 package-lock.json, every resource file, every tool and every file of the osv: audit databases, and the
-audit, signatures, smoke and updates settings that are written (updates with its pinned root), and each
+audit, signatures, smoke and updates settings that are written (updates with its pinned root), the
+search tools' archives (URL and sha256 per target), and each
 vendored Pi package's project, version, integrity and pinned files;
 a release refuses a lock that is not current.
 `)
