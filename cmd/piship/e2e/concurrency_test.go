@@ -216,8 +216,7 @@ func TestConcurrentCommandsOnOneHome(t *testing.T) {
 		w.try("uninstall", "hello")
 		home := w.envValue("PISHIP_INSTALL_HOME=")
 		for trial := range trials {
-			w.try("uninstall", "hello")
-			setup("1.0.0")
+			setup("1.0.0") // reused as it stands: damaged or repaired
 			os.Remove(filepath.Join(home, "apps", "hello", "1.0.0", "payload", "resources", "motd.txt"))
 			rp, up := w.pair([]string{"repair", "hello", "--from", w.release["1.0.0"]}, update)
 			s := w.state()
