@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -161,7 +162,20 @@ func interactiveScreen(t *testing.T, env []string, argv []string, done func(scre
 	if out, err := tm("new-session", "-d", "-s", name, "-x", "160", "-y", "45", strings.Join(words, " ")+"; sleep 600"); err != nil {
 		t.Fatalf("tmux: %v\n%s", err, out)
 	}
-	t.Cleanup(func() { tm("kill-server") })
+	// The screen's processes outlive kill-server by a moment (Pi writes
+	// its compile cache as it exits on SIGHUP): the cleanup waits until
+	// every one of them is gone, so the test's directories are removed
+	// after the last write into them, not beside it.
+	pane, err := tm("display-message", "-p", "-t", name, "#{pane_pid}")
+	if err != nil {
+		t.Fatalf("tmux display-message: %v\n%s", err, pane)
+	}
+	panePID, _ := strconv.Atoi(strings.TrimSpace(string(pane)))
+	t.Cleanup(func() {
+		procs := descendants(panePID)
+		tm("kill-server")
+		waitGone(t, procs, 15*time.Second)
+	})
 	var screen string
 	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
 		out, err := tm("capture-pane", "-p", "-t", name)
@@ -174,4 +188,55 @@ func interactiveScreen(t *testing.T, env []string, argv []string, done func(scre
 	}
 	t.Fatalf("%v: the screen after %s:\n%s", argv, timeout, screen)
 	return ""
+}
+
+// descendants is pid and every process below it, read from /proc.
+func descendants(pid int) []int {
+	parent := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ppid, ok := procParent(child); ok {
+			parent[ppid] = append(parent[ppid], child)
+		}
+	}
+	out := []int{pid}
+	for i := 0; i < len(out); i++ {
+		out = append(out, parent[out[i]]...)
+	}
+	return out
+}
+
+// procParent is the parent of pid from /proc/<pid>/stat; false once pid
+// is gone or a zombie (which writes nothing more).
+func procParent(pid int) (int, bool) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if len(fields) < 2 || fields[0] == "Z" {
+		return 0, false
+	}
+	ppid, err := strconv.Atoi(fields[1])
+	return ppid, err == nil
+}
+
+// waitGone waits until none of procs runs any more, failing after timeout.
+func waitGone(t *testing.T, procs []int, timeout time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(timeout); ; time.Sleep(20 * time.Millisecond) {
+		alive := slices.DeleteFunc(slices.Clone(procs), func(pid int) bool { _, ok := procParent(pid); return !ok })
+		if len(alive) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("processes %v of the terminal session still run %s after it was killed", alive, timeout)
+			return
+		}
+	}
 }
