@@ -349,19 +349,12 @@ func (t TrustState) String() string {
 // apart from what it did (Repaired, Reclaimed), not returned as an error:
 // an error means doctor could not run (a lock held, an unreadable home).
 func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*DoctorReport, error) {
-	o.setDefaults()
-	if err := receipt.CheckID(id); err != nil {
-		return nil, err
-	}
-	if err := o.Homes.Check(); err != nil {
-		return nil, err
-	}
 	start := time.Now()
-	home := o.Homes.Install
-	unlock, err := receipt.TakeMaintenance(ctx, home, id, o.LockWait)
+	unlock, err := o.maintain(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	home := o.Homes.Install
 	defer unlock()
 	rep := &DoctorReport{Schema: DoctorSchema, ID: id}
 	gateOK := repairGate(rep, home, id)

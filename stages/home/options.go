@@ -1,14 +1,15 @@
 package home
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"piship.dev/piship/cache/atomicfs"
 	"time"
 
 	"piship.dev/piship/cache"
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/home/receipt"
 )
 
@@ -52,6 +53,20 @@ func (o *Options) setDefaults() {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+}
+
+// maintain is how a command that changes (or checks) the installation of
+// id starts: defaults set, the id and the homes checked, and the
+// maintenance lock of id taken; unlock releases it.
+func (o *Options) maintain(ctx context.Context, id string) (unlock func(), err error) {
+	o.setDefaults()
+	if err := receipt.CheckID(id); err != nil {
+		return nil, err
+	}
+	if err := o.Homes.Check(); err != nil {
+		return nil, err
+	}
+	return receipt.TakeMaintenance(ctx, o.Homes.Install, id, o.LockWait)
 }
 
 func (o *Options) logf(format string, args ...any) { fmt.Fprintf(o.Log, format+"\n", args...) }

@@ -56,18 +56,11 @@ type RepairResult struct {
 // before anything is written (CONFIG_UNAVAILABLE naming the run), since
 // the running process may have it loaded.
 func Repair(ctx context.Context, o Options, id, from string) (*RepairResult, error) {
-	o.setDefaults()
-	if err := receipt.CheckID(id); err != nil {
-		return nil, err
-	}
-	if err := o.Homes.Check(); err != nil {
-		return nil, err
-	}
-	home := o.Homes.Install
-	unlock, err := receipt.TakeMaintenance(ctx, home, id, o.LockWait)
+	unlock, err := o.maintain(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	home := o.Homes.Install
 	defer unlock()
 	rc, err := receipt.Read(home, id)
 	if err != nil {

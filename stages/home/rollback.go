@@ -17,18 +17,11 @@ import (
 // update to move forward. The version rolled back from stays installed
 // until doctor reclaims it.
 func Rollback(ctx context.Context, o Options, id string) (*receipt.Receipt, error) {
-	o.setDefaults()
-	if err := receipt.CheckID(id); err != nil {
-		return nil, err
-	}
-	if err := o.Homes.Check(); err != nil {
-		return nil, err
-	}
-	home := o.Homes.Install
-	unlock, err := receipt.TakeMaintenance(ctx, home, id, o.LockWait)
+	unlock, err := o.maintain(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	home := o.Homes.Install
 	defer unlock()
 	release, err := receipt.TakeGate(ctx, home, id, o.GateWait)
 	if err != nil {

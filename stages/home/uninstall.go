@@ -29,19 +29,12 @@ type UninstallResult struct {
 // trust/<id>.json are kept unless purge, which also removes the lock files. Nothing installed and nothing to purge is
 // CONFIG_UNAVAILABLE.
 func Uninstall(ctx context.Context, o Options, id string, purge bool) (*UninstallResult, error) {
-	o.setDefaults()
-	if err := receipt.CheckID(id); err != nil {
-		return nil, err
-	}
-	if err := o.Homes.Check(); err != nil {
+	unlock, err := o.maintain(ctx, id)
+	if err != nil {
 		return nil, err
 	}
 	home := o.Homes.Install
 	res := &UninstallResult{}
-	unlock, err := receipt.TakeMaintenance(ctx, home, id, o.LockWait)
-	if err != nil {
-		return nil, err
-	}
 	locked := true
 	defer func() {
 		if locked {
