@@ -134,20 +134,20 @@ func (Exec) Run(ctx context.Context, inv *stage.Invocation, c ExecConfig) (ExecO
 		var exitErr *exec.ExitError
 		switch {
 		case ctx.Err() == context.DeadlineExceeded:
-			return ExecOutputs{}, fmt.Errorf("%s timed out after %s%s", c.Command[0], timeout, tailNote(stderr.String()))
+			return ExecOutputs{}, fmt.Errorf("%s: %s timed out after %s%s: raise the stage's timeout, or find why it hangs", CodeExecTimeout, c.Command[0], timeout, tailNote(stderr.String()))
 		case ctx.Err() != nil:
 			return ExecOutputs{}, fmt.Errorf("%s was stopped", c.Command[0])
 		case errors.As(runErr, &exitErr):
-			return ExecOutputs{}, fmt.Errorf("%s exited with status %d%s", c.Command[0], code, tailNote(stderr.String()))
+			return ExecOutputs{}, fmt.Errorf("%s: %s exited with status %d%s", CodeExecFailed, c.Command[0], code, tailNote(stderr.String()))
 		default:
-			return ExecOutputs{}, fmt.Errorf("cannot run %s: %v", c.Command[0], runErr)
+			return ExecOutputs{}, fmt.Errorf("%s: cannot run %s: %v: install it, or give its path as the first word of command", CodeExecFailed, c.Command[0], runErr)
 		}
 	}
 	hashes := map[string]string{}
 	for _, o := range c.Outputs {
 		sum, err := cache.HashFile(stage.Resolve(dir, o))
 		if err != nil {
-			return ExecOutputs{}, fmt.Errorf("declared output %s was not written by the command: %v", o, err)
+			return ExecOutputs{}, fmt.Errorf("%s: declared output %s was not written by the command: %v: write it, or take it out of outputs", CodeExecFailed, o, err)
 		}
 		hashes[o] = sum
 	}
@@ -158,6 +158,14 @@ func (Exec) Run(ctx context.Context, inv *stage.Invocation, c ExecConfig) (ExecO
 		Outputs:  hashes,
 	}, nil
 }
+
+// The codes of an exec stage's failure, first on the run's last line: the
+// command failed (a non-zero status, it could not start, an output it
+// declares is missing), or it ran past its timeout.
+const (
+	CodeExecFailed  = "EXEC_FAILED"
+	CodeExecTimeout = "EXEC_TIMEOUT"
+)
 
 // tailNote returns the last lines of stderr for an error message.
 func tailNote(stderr string) string {

@@ -65,7 +65,7 @@ pipeline "p" {
 }`, stages.Default())
 	res, _ := engine.Run(context.Background(), g, engine.Options{})
 	err := res.Err()
-	if err == nil || !strings.Contains(err.Error(), "exited with status 3") || !strings.Contains(err.Error(), "last words") {
+	if err == nil || !strings.Contains(err.Error(), "stage bad failed: EXEC_FAILED: sh exited with status 3: first | last words") {
 		t.Fatalf("error %v", err)
 	}
 }
@@ -80,7 +80,7 @@ pipeline "p" {
 }`, stages.Default())
 	start := time.Now()
 	res, _ := engine.Run(context.Background(), g, engine.Options{})
-	if err := res.Err(); err == nil || !strings.Contains(err.Error(), "timed out after 100ms") {
+	if err := res.Err(); err == nil || !strings.Contains(err.Error(), "EXEC_TIMEOUT: sh timed out after 100ms") {
 		t.Fatalf("error %v", err)
 	}
 	if time.Since(start) > 20*time.Second {
@@ -170,5 +170,24 @@ pipeline "p" {
 	}
 	if r := run("b"); !r.CacheHit || runs() != 4 {
 		t.Fatalf("after rerun: hit=%v runs=%d, want the fresh entry served", r.CacheHit, runs())
+	}
+}
+
+// A command that cannot start, and one that does not write an output it
+// declares, fail with EXEC_FAILED and say what to do.
+func TestExecFailuresCarryTheirCode(t *testing.T) {
+	for _, c := range []struct{ stage, want string }{
+		{`stage "exec" "x" { command = ["piship-no-such-program"] }`, "stage x failed: EXEC_FAILED: cannot run piship-no-such-program"},
+		{`stage "exec" "x" {
+    command = ["true"]
+    outputs = ["out.txt"]
+    dir     = "` + t.TempDir() + `"
+  }`, "stage x failed: EXEC_FAILED: declared output out.txt was not written by the command"},
+	} {
+		g := mustParse(t, "pipeline \"p\" {\n  "+c.stage+"\n}", stages.Default())
+		res, _ := engine.Run(context.Background(), g, engine.Options{})
+		if err := res.Err(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want %q", err, c.want)
+		}
 	}
 }

@@ -119,7 +119,7 @@ func TestRunFailureLastLineNamesFirstFailingVerdict(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
 	last := lines[len(lines)-1]
-	if last != "rel: stage sigs failed: sh exited with status 2: bad signature" {
+	if last != "rel: stage sigs failed: EXEC_FAILED: sh exited with status 2: bad signature" {
 		t.Fatalf("last line %q\nstderr:\n%s", last, stderr)
 	}
 	if !strings.Contains(stderr, "rel: exec clean: DONE ") {
