@@ -71,6 +71,14 @@ const (
 	// tool, with none in Pi's agent bin directory or on PATH: its starts
 	// run Pi offline (launch.ToolDownloadsDeferred).
 	DoctorToolDownloadsDeferred = "TOOL_DOWNLOADS_DEFERRED"
+	// DoctorSearchToolStale: a bundled search tool is missing from Pi's
+	// agent bin directory or changed since a start placed it; the next
+	// start places it again (launch.CheckSearchTools).
+	DoctorSearchToolStale = "SEARCH_TOOL_STALE"
+	// DoctorSearchToolForeign: the agent bin directory holds another fd
+	// or rg that piship did not place (Pi's download, the user's); Pi
+	// uses it instead of the bundled one, and starts leave it alone.
+	DoctorSearchToolForeign = "SEARCH_TOOL_FOREIGN"
 )
 
 // TrustWarnWithin is how far ahead doctor warns of a timestamp or
@@ -457,12 +465,16 @@ func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*D
 // search tools' download (the launcher's own test, on doctor's
 // environment).
 func (o *Options) checkSearchTools(rep *DoctorReport, id string, a *receipt.Release) {
-	if len(a.SearchTools) > 0 || !launch.IsPi(a.Entry) {
+	if !launch.IsPi(a.Entry) {
 		return
 	}
 	getenv := o.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
+	}
+	if len(a.SearchTools) > 0 {
+		o.checkPlacedSearchTools(rep, id, a, getenv)
+		return
 	}
 	bin, err := launch.AgentBinDir(getenv)
 	if err != nil || !launch.ToolDownloadsDeferred(getenv, bin) {
@@ -470,6 +482,25 @@ func (o *Options) checkSearchTools(rep *DoctorReport, id string, a *receipt.Rele
 	}
 	rep.Warnings = append(rep.Warnings, DoctorItem{Code: DoctorToolDownloadsDeferred, Path: bin,
 		Detail: fmt.Sprintf("%s %s bundles no search tools (fd, rg), and neither is in Pi's agent bin directory or on PATH: each start runs Pi offline (PI_OFFLINE=1) so that it does not wait for Pi's download; install fd and ripgrep, release with a search_tools block, or set %s=1 to let Pi download them", id, a.Version, launch.EnvAllowToolDownload)})
+}
+
+// checkPlacedSearchTools warns of the bundled tools a start would place
+// again, or that Pi takes from elsewhere (the launcher's own rule, read
+// only: doctor changes nothing in the agent bin directory).
+func (o *Options) checkPlacedSearchTools(rep *DoctorReport, id string, a *receipt.Release, getenv func(string) string) {
+	_, findings, err := launch.CheckSearchTools(a, getenv)
+	if err != nil {
+		return // no agent directory to look in: Pi fails the same way at its start
+	}
+	for _, f := range findings {
+		item := DoctorItem{Code: DoctorSearchToolStale, Path: f.Path,
+			Detail: fmt.Sprintf("%s %s bundles %s, and this copy is missing or changed since a start placed it: the next start of %s places the bundled one again", id, a.Version, f.Name, id)}
+		if f.Foreign {
+			item = DoctorItem{Code: DoctorSearchToolForeign, Path: f.Path,
+				Detail: fmt.Sprintf("%s %s bundles %s, but this file is another one that piship did not place (Pi's download or yours): Pi uses it instead; remove it to use the bundled %s", id, a.Version, f.Name, f.Name)}
+		}
+		rep.Warnings = append(rep.Warnings, item)
+	}
 }
 
 // repairGate finds a launch gate that is not a file (a directory stands

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -131,12 +132,21 @@ func checkSearchToolsAtLaunch(t *testing.T, env map[string]string, root, shim st
 		t.Fatal(err)
 	}
 	os.Chtimes(fd, fi.ModTime(), fi.ModTime())
+	// Doctor sees what the next start will do, and changes nothing.
+	doctorEnv := maps.Clone(env)
+	doctorEnv["HOME"] = root
+	if _, out, _ := cli(t, doctorEnv, "doctor", "pi", "--json"); !strings.Contains(out, `"code": "SEARCH_TOOL_STALE"`) || !strings.Contains(out, strconv.Quote(fd)) || strings.Contains(out, filepath.Join(agentBin, "rg")) {
+		t.Fatalf("doctor after fd was changed: want SEARCH_TOOL_STALE for %s only:\n%s", fd, out)
+	}
 	lt = smokeStart(t, shim, runEnv)
 	if lt.Notes["search_tools_placed"] != "fd" || lt.Notes["search_tools_checked"] != "rg" {
 		t.Fatalf("after fd was changed (mtime restored): notes %v, want fd placed again and rg checked", lt.Notes)
 	}
 	if got, _ := os.ReadFile(fd); !bytes.Equal(got, want["fd"]) {
 		t.Fatal("the changed fd was not replaced by the bundled one")
+	}
+	if _, out, _ := cli(t, doctorEnv, "doctor", "pi", "--json"); strings.Contains(out, "SEARCH_TOOL_") {
+		t.Fatalf("doctor after the start placed fd again:\n%s", out)
 	}
 }
 

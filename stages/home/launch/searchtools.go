@@ -155,38 +155,24 @@ func PrepareSearchTools(id string, rel *receipt.Release, getenv func(string) str
 	}
 	res.BinDir = bin
 	rpath := filepath.Join(bin, ToolsReceiptName)
-	var rc toolsReceipt
-	if data, err := os.ReadFile(rpath); err == nil {
-		if json.Unmarshal(data, &rc) != nil || rc.Schema != ToolsReceiptSchema {
-			rc = toolsReceipt{}
-		}
-	}
+	rc := readToolsReceipt(rpath)
 	changed := false
-	if rc.Tools == nil {
-		rc.Tools = map[string]toolRecord{}
-	}
 	for _, t := range rel.SearchTools {
 		exe := filepath.Base(filepath.FromSlash(t.Path))
 		dst := filepath.Join(bin, exe)
-		rec, recorded := rc.Tools[exe]
-		fp, statErr := statFingerprint(dst)
-		if statErr == nil && recorded && rec.SHA256 == t.SHA256 && rec.fingerprint == fp {
+		state, fp, n := inspectTool(dst, t.SHA256, rc, true)
+		res.BytesRead += n
+		switch state {
+		case toolCurrent:
 			res.Checked = append(res.Checked, exe)
 			continue
-		}
-		if statErr == nil {
-			sum, n, err := hashPath(dst)
-			res.BytesRead += n
-			if err == nil && sum == t.SHA256 {
-				res.Rehashed = append(res.Rehashed, exe)
-				rc.Tools[exe], changed = toolRecord{SHA256: sum, fingerprint: fp}, true
-				continue
-			}
-			if !recorded {
-				// Not ours: Pi's own download or the user's. Left alone.
-				res.Foreign = append(res.Foreign, exe)
-				continue
-			}
+		case toolBundled:
+			res.Rehashed = append(res.Rehashed, exe)
+			rc.Tools[exe], changed = toolRecord{SHA256: t.SHA256, fingerprint: fp}, true
+			continue
+		case toolForeign:
+			res.Foreign = append(res.Foreign, exe)
+			continue
 		}
 		src := filepath.Join(rel.Payload, filepath.FromSlash(t.Path))
 		n, err := placeTool(src, dst, t.SHA256)
@@ -219,6 +205,102 @@ func PrepareSearchTools(id string, rel *receipt.Release, getenv func(string) str
 		}
 	}
 	return res, nil, nil
+}
+
+// toolState is what a start finds of one bundled tool in the agent bin
+// directory, and what it does about it.
+type toolState int
+
+const (
+	// toolCurrent: the fingerprint is the receipt's for the bundled
+	// digest; no byte is read and nothing is done.
+	toolCurrent toolState = iota
+	// toolBundled: hashed in full, the bundled bytes; recorded again.
+	toolBundled
+	// toolForeign: a file piship did not place (the receipt does not
+	// record it) with other bytes: Pi's own download or the user's, which
+	// Pi uses; left alone.
+	toolForeign
+	// toolStale: missing, or placed by piship and changed since: placed
+	// again from the payload.
+	toolStale
+)
+
+// readToolsReceipt reads the agent bin directory's receipt; anything
+// unreadable or of another schema is an empty one (every tool is then
+// hashed in full).
+func readToolsReceipt(path string) toolsReceipt {
+	var rc toolsReceipt
+	if data, err := os.ReadFile(path); err == nil {
+		if json.Unmarshal(data, &rc) != nil || rc.Schema != ToolsReceiptSchema {
+			rc = toolsReceipt{}
+		}
+	}
+	if rc.Tools == nil {
+		rc.Tools = map[string]toolRecord{}
+	}
+	return rc
+}
+
+// inspectTool is the one rule for a bundled tool at dst whose digest is
+// want, given the agent bin directory's receipt: its state, its
+// fingerprint (when it exists) and how many of its bytes were read.
+// Launch acts on it, trusting a matching fingerprint; doctor reports it,
+// hashing every tool (fingerprints=false): a rewrite that forged a
+// fingerprint (on Windows, without a change time) is caught there.
+func inspectTool(dst, want string, rc toolsReceipt, fingerprints bool) (toolState, fingerprint, int64) {
+	rec, recorded := rc.Tools[filepath.Base(dst)]
+	fp, err := statFingerprint(dst)
+	if err != nil {
+		return toolStale, fp, 0
+	}
+	if fingerprints && recorded && rec.SHA256 == want && rec.fingerprint == fp {
+		return toolCurrent, fp, 0
+	}
+	sum, n, err := hashPath(dst)
+	switch {
+	case err == nil && sum == want:
+		return toolBundled, fp, n
+	case !recorded:
+		return toolForeign, fp, n
+	}
+	return toolStale, fp, n
+}
+
+// ToolFinding is a bundled search tool that a start would not take as it
+// is: Stale (removed or changed since a start placed it: the next start
+// places it again) or Foreign (a file piship did not place, which Pi uses
+// instead of the bundled one).
+type ToolFinding struct {
+	Name, Path     string
+	Stale, Foreign bool
+}
+
+// CheckSearchTools applies the start's rule to the agent bin directory
+// without changing it (doctor): the bundled tools that a start would
+// replace, or that Pi would take from elsewhere. It hashes every tool
+// there, whatever its fingerprint.
+func CheckSearchTools(rel *receipt.Release, getenv func(string) string) (bin string, findings []ToolFinding, err error) {
+	if !IsPi(rel.Entry) || len(rel.SearchTools) == 0 {
+		return "", nil, nil
+	}
+	if bin, err = AgentBinDir(getenv); err != nil {
+		return "", nil, err
+	}
+	rc := readToolsReceipt(filepath.Join(bin, ToolsReceiptName))
+	for _, t := range rel.SearchTools {
+		exe := filepath.Base(filepath.FromSlash(t.Path))
+		dst := filepath.Join(bin, exe)
+		_, placed := rc.Tools[exe]
+		switch state, _, _ := inspectTool(dst, t.SHA256, rc, false); {
+		case state == toolStale && placed:
+			// (Missing and never placed: no start has run yet.)
+			findings = append(findings, ToolFinding{Name: exe, Path: dst, Stale: true})
+		case state == toolForeign:
+			findings = append(findings, ToolFinding{Name: exe, Path: dst, Foreign: true})
+		}
+	}
+	return bin, findings, nil
 }
 
 // ToolDownloadsDeferred reports whether a Pi start without bundled search

@@ -3,6 +3,7 @@ package launch
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -214,5 +215,74 @@ func TestSearchToolsWhereTheAgentDirectoryRefusesThem(t *testing.T) {
 	res, _, err := PrepareSearchTools("pi", rel, envOf(map[string]string{"HOME": t.TempDir(), "PI_CODING_AGENT_DIR": agent}))
 	if err != nil || len(res.Unavailable) != 2 || len(res.Placed) != 0 {
 		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+// CheckSearchTools (doctor's view) applies the start's rule and changes
+// nothing: silent before the first start and while the copies are the
+// placed ones; a changed placed copy is stale, another file foreign.
+func TestCheckSearchToolsFindsWhatAStartWouldChange(t *testing.T) {
+	rel, tools := piRelease(t)
+	home := t.TempDir()
+	env := envOf(map[string]string{"HOME": home, "PATH": ""})
+	bin := filepath.Join(home, ".pi", "agent", "bin")
+	check := func() []ToolFinding {
+		t.Helper()
+		got, f, err := CheckSearchTools(rel, env)
+		if err != nil || got != bin {
+			t.Fatal(got, err)
+		}
+		return f
+	}
+	if f := check(); len(f) != 0 {
+		t.Fatalf("before any start: %+v", f)
+	}
+	if _, err := os.Stat(bin); !os.IsNotExist(err) {
+		t.Fatal("CheckSearchTools created the agent bin directory")
+	}
+	if _, _, err := PrepareSearchTools("pi", rel, env); err != nil {
+		t.Fatal(err)
+	}
+	if f := check(); len(f) != 0 {
+		t.Fatalf("after a start: %+v", f)
+	}
+	fd, rg := filepath.Join(bin, "fd"), filepath.Join(bin, "rg")
+	os.WriteFile(fd, []byte("#!/bin/sh\necho changed\n"), 0o755)
+	rcBefore, _ := os.ReadFile(filepath.Join(bin, ToolsReceiptName))
+	want := []ToolFinding{{Name: "fd", Path: fd, Stale: true}}
+	if f := check(); !slices.Equal(f, want) {
+		t.Fatalf("fd changed: %+v, want %+v", f, want)
+	}
+	if got, _ := os.ReadFile(fd); bytes.Equal(got, tools["fd"]) {
+		t.Fatal("CheckSearchTools replaced the changed fd")
+	}
+	if rcAfter, _ := os.ReadFile(filepath.Join(bin, ToolsReceiptName)); !bytes.Equal(rcBefore, rcAfter) {
+		t.Fatal("CheckSearchTools rewrote the tools' receipt")
+	}
+	// A receipt that vouches for the changed fd's fingerprint (forged, or
+	// a Windows rewrite keeping size and mtime): the start trusts it, doctor
+	// hashes and still finds it.
+	if _, _, err := PrepareSearchTools("pi", rel, env); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(fd, bytes.Repeat([]byte("#"), len(tools["fd"])), 0o755)
+	rc := readToolsReceipt(filepath.Join(bin, ToolsReceiptName))
+	fp, _ := statFingerprint(fd)
+	rc.Tools["fd"] = toolRecord{SHA256: rc.Tools["fd"].SHA256, fingerprint: fp}
+	data, _ := json.Marshal(rc)
+	os.WriteFile(filepath.Join(bin, ToolsReceiptName), data, 0o644)
+	if res, _, _ := PrepareSearchTools("pi", rel, env); !slices.Equal(res.Checked, []string{"fd", "rg"}) {
+		t.Fatalf("the start with a vouching receipt: %+v, want both taken by fingerprint", res)
+	}
+	want = []ToolFinding{{Name: "fd", Path: fd, Stale: true}}
+	if f := check(); !slices.Equal(f, want) {
+		t.Fatalf("fd under a forged fingerprint: %+v, want %+v", f, want)
+	}
+	// rg neither recorded nor the bundled bytes: another rg, Pi's or the user's.
+	os.WriteFile(filepath.Join(bin, ToolsReceiptName), []byte(`{"schema":"`+ToolsReceiptSchema+`","tools":{}}`), 0o644)
+	os.WriteFile(rg, []byte("#!/bin/sh\necho ripgrep 13\n"), 0o755)
+	want = []ToolFinding{{Name: "fd", Path: fd, Foreign: true}, {Name: "rg", Path: rg, Foreign: true}}
+	if f := check(); !slices.Equal(f, want) {
+		t.Fatalf("unrecorded files: %+v, want %+v", f, want)
 	}
 }
