@@ -251,6 +251,21 @@ func (r *RolledBack) JSON(id string) RollbackDoc {
 	return RollbackDoc{Schema: Schema("rollback"), ID: id, From: r.From, Active: r.Active}
 }
 
+// RepairDoc is piship-repair/v1.
+type RepairDoc struct {
+	Schema   string   `json:"schema"`
+	ID       string   `json:"id"`
+	Version  string   `json:"version"`
+	Source   string   `json:"source"`
+	Restored []string `json:"restored"`
+	Removed  []string `json:"removed"`
+}
+
+// RepairJSON is res as piship-repair/v1 (lists sorted, never null).
+func RepairJSON(res *home.RepairResult) RepairDoc {
+	return RepairDoc{Schema: Schema("repair"), ID: res.ID, Version: res.Version, Source: res.Source, Restored: sorted(res.Restored), Removed: sorted(res.Removed)}
+}
+
 // UninstallDoc is piship-uninstall/v1.
 type UninstallDoc struct {
 	Schema  string   `json:"schema"`

@@ -242,6 +242,7 @@ placed in Pi's agent bin directory: what piship purge does.`,
 
 func repairCmd(e *env) *cobra.Command {
 	var from string
+	var asJSON bool
 	c := &cobra.Command{
 		Use:               "repair ID [--from ARCHIVE|DIR]",
 		ValidArgsFunction: installedIDs(e),
@@ -261,14 +262,15 @@ replace or remove a present file is refused.`,
   piship repair pi     # after an update: from the archive it kept`,
 		Args: exactArgs("ID"),
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(runRepair(e, args[0], from))
+			return done(runRepair(e, args[0], from, asJSON))
 		},
 	}
+	jsonFlag(c, &asJSON)
 	c.Flags().StringVar(&from, "from", "", "the release archive or directory to take the files from (default: the archive kept in apps/ID/.downloads)")
 	return c
 }
 
-func runRepair(e *env, id, from string) int {
+func runRepair(e *env, id, from string, asJSON bool) int {
 	homes, err := receipt.ResolveHomes(e.getenv)
 	if err != nil {
 		return fail(e, err)
@@ -277,10 +279,19 @@ func runRepair(e *env, id, from string) int {
 		if from, err = filepath.Abs(from); err != nil {
 			return fail(e, err)
 		}
+		// Checked before anything else, even when nothing needs repair:
+		// a mistyped --from is said at once, not at the next damage.
+		if _, err := os.Stat(from); err != nil {
+			return fail(e, receipt.Errorf(receipt.CodeConfigInvalid, "repair %s --from %s: %v: give the release's archive (.tar.gz) or directory", id, from, err))
+		}
 	}
 	res, err := home.Repair(e.ctx, home.Options{Homes: homes, Log: e.stderr, Getenv: e.getenv}, id, from)
 	if err != nil {
 		return failIn(e, "repair "+id, err)
+	}
+	if asJSON {
+		printJSON(e, pipelines.RepairJSON(res))
+		return exitOK
 	}
 	if len(res.Restored)+len(res.Removed) == 0 {
 		fmt.Fprintf(e.stdout, "%s %s: nothing to repair\n", id, res.Version)

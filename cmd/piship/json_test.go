@@ -275,6 +275,16 @@ func TestJSONMatchesDocs(t *testing.T) {
 	}
 	ok("piship-doctor/v1", exitOK, "doctor")
 	failure("piship-doctor/v1", exitFailed, "doctor", "nothere")
+	// A damaged file of the active 1.0.0, repaired from its archive.
+	motd := filepath.Join(env["PISHIP_INSTALL_HOME"], "apps", "hello", "1.0.0", "payload", "resources", "motd.txt")
+	if err := os.WriteFile(motd, []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := ok("piship-repair/v1", exitOK, "repair", "hello", "--from", archives["1.0.0"]); fmt.Sprint(r["restored"]) != "[payload/resources/motd.txt]" || r["source"] != archives["1.0.0"] || r["version"] != "1.0.0" {
+		t.Errorf("repair --json: %v", r)
+	}
+	failure("piship-repair/v1", exitFailed, "repair", "nothere")
+	failure("piship-repair/v1", exitUsage, "repair", "hello", "--from", missing)
 	ok("piship-cache-prune/v1", exitOK, "cache", "prune")
 	failure("piship-cache-prune/v1", exitUsage, "cache", "prune", "--max-size", "lots")
 	ok("piship-uninstall/v1", exitOK, "uninstall", "hello")

@@ -28,7 +28,7 @@ import (
 type RepairResult struct {
 	ID, Version string
 	// Source is where the good copies came from: the kept archive, the
-	// archive or directory given.
+	// archive or directory given; "" when nothing needed repair.
 	Source string
 	// Restored are the files written back (release-relative slash
 	// paths); Removed the payload files that are not the release's.
@@ -102,7 +102,6 @@ func Repair(ctx context.Context, o Options, id, from string) (*RepairResult, err
 	slices.Sort(damaged)
 	slices.Sort(unexpected)
 	if len(damaged) == 0 && len(unexpected) == 0 {
-		res.Source = "none needed"
 		o.logf("%s %s: nothing to repair", id, rec.Version)
 		return res, nil
 	}
