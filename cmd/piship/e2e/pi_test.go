@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"piship.dev/piship/cmd/piship/internal/fixture"
 	"piship.dev/piship/stages/bundle"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/footprint/report"
@@ -187,10 +188,19 @@ func node22Env(t *testing.T, root string) map[string]string {
 }
 
 // releasePiDev releases a copy of the developer Pi and returns the copy
-// and its lock.
+// and its lock. Its search tools are stand-ins in the upstream layout,
+// seeded into the cache (the pinned GitHub assets are out of reach here):
+// the release fetches nothing for them.
 func releasePiDev(t *testing.T, env map[string]string) (string, distribution.Lock) {
 	t.Helper()
 	dir := copyDist(t, "pi-dev")
+	tools := map[string][]byte{"fd": fixture.SearchToolScript("fd", "10.2.0"), "rg": fixture.SearchToolScript("rg", "14.1.1")}
+	if err := fixture.SetSearchTools(dir, env["PISHIP_CACHE_HOME"], "https://127.0.0.1:9/unreachable", tools); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := cli(t, env, "lock", dir); code != exitOK {
+		t.Fatalf("lock: %s", stderr)
+	}
 	t.Log(lastLine(mustRelease(t, env, dir)))
 	var lock distribution.Lock
 	if err := readJSONFile(filepath.Join(dir, "piship.lock"), &lock); err != nil {
@@ -263,6 +273,13 @@ func TestPiDevPackagesLoadThroughTheShim(t *testing.T) {
 		t.Fatalf("install: %d\n%s%s", code, stdout, stderr)
 	}
 	payloadDir := filepath.Join(root, "install", "apps", "pi-dev", "1.6.0", "payload")
+	// The developer Pi bundles the search tools too: no download at its
+	// first prompt.
+	for _, name := range []string{"fd", "rg"} {
+		if got, err := os.ReadFile(filepath.Join(payloadDir, "tools", name)); err != nil || !bytes.Equal(got, fixture.SearchToolScript(name, map[string]string{"fd": "10.2.0", "rg": "14.1.1"}[name])) {
+			t.Errorf("pi-dev's payload tools/%s: %v", name, err)
+		}
+	}
 	// The footprint report: each closure's decision with the tests it
 	// failed (every package ships TypeScript extensions).
 	var fp report.Report

@@ -62,4 +62,24 @@ distribution "pi-dev" {
   package "pi-web-access" {}
   package "pi-subagents" {}
   package "pi-mcp-adapter" {}
+
+  # fd and rg, bundled so that Pi never downloads them at its first prompt
+  # (its interactive start would wait 24 to 30 s for GitHub): the upstream
+  # release assets, pinned by the digests upstream publishes. The build
+  # fetches each into <piship cache>/search-tools/<sha256>.tar.gz once; the
+  # tests seed that cache with stand-ins instead (no GitHub here).
+  search_tools {
+    fd = {
+      "linux-x64"    = { url = "https://github.com/sharkdp/fd/releases/download/v10.2.0/fd-v10.2.0-x86_64-unknown-linux-musl.tar.gz", sha256 = "d9bfa25ec28624545c222992e1b00673b7c9ca5eb15393c40369f10b28f9c932" }
+      "linux-arm64"  = { url = "https://github.com/sharkdp/fd/releases/download/v10.2.0/fd-v10.2.0-aarch64-unknown-linux-musl.tar.gz", sha256 = "4e8e596646d047d904f2c5ca74b39dccc69978b6e1fb101094e534b0b59c1bb0" }
+      "darwin-x64"   = { url = "https://github.com/sharkdp/fd/releases/download/v10.2.0/fd-v10.2.0-x86_64-apple-darwin.tar.gz", sha256 = "991a648a58870230af9547c1ae33e72cb5c5199a622fe5e540e162d6dba82d48" }
+      "darwin-arm64" = { url = "https://github.com/sharkdp/fd/releases/download/v10.2.0/fd-v10.2.0-aarch64-apple-darwin.tar.gz", sha256 = "ae6327ba8c9a487cd63edd8bddd97da0207887a66d61e067dfe80c1430c5ae36" }
+    }
+    rg = {
+      "linux-x64"    = { url = "https://github.com/BurntSushi/ripgrep/releases/download/14.1.1/ripgrep-14.1.1-x86_64-unknown-linux-musl.tar.gz", sha256 = "4cf9f2741e6c465ffdb7c26f38056a59e2a2544b51f7cc128ef28337eeae4d8e" }
+      "linux-arm64"  = { url = "https://github.com/BurntSushi/ripgrep/releases/download/14.1.1/ripgrep-14.1.1-aarch64-unknown-linux-gnu.tar.gz", sha256 = "c827481c4ff4ea10c9dc7a4022c8de5db34a5737cb74484d62eb94a95841ab2f" }
+      "darwin-x64"   = { url = "https://github.com/BurntSushi/ripgrep/releases/download/14.1.1/ripgrep-14.1.1-x86_64-apple-darwin.tar.gz", sha256 = "fc87e78f7cb3fea12d69072e7ef3b21509754717b746368fd40d88963630e2b3" }
+      "darwin-arm64" = { url = "https://github.com/BurntSushi/ripgrep/releases/download/14.1.1/ripgrep-14.1.1-aarch64-apple-darwin.tar.gz", sha256 = "24ad76777745fbff131c8fbc466742b011f925bfa4fffa2ded6def23b5b937be" }
+    }
+  }
 }
