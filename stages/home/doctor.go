@@ -468,16 +468,12 @@ func (o *Options) checkSearchTools(rep *DoctorReport, id string, a *receipt.Rele
 	if !launch.IsPi(a.Entry) {
 		return
 	}
-	getenv := o.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
 	if len(a.SearchTools) > 0 {
-		o.checkPlacedSearchTools(rep, id, a, getenv)
+		o.checkPlacedSearchTools(rep, id, a)
 		return
 	}
-	bin, err := launch.AgentBinDir(getenv)
-	if err != nil || !launch.ToolDownloadsDeferred(getenv, bin) {
+	bin, err := launch.AgentBinDir(o.Getenv)
+	if err != nil || !launch.ToolDownloadsDeferred(o.Getenv, bin) {
 		return
 	}
 	rep.Warnings = append(rep.Warnings, DoctorItem{Code: DoctorToolDownloadsDeferred, Path: bin,
@@ -487,8 +483,8 @@ func (o *Options) checkSearchTools(rep *DoctorReport, id string, a *receipt.Rele
 // checkPlacedSearchTools warns of the bundled tools a start would place
 // again, or that Pi takes from elsewhere (the launcher's own rule, read
 // only: doctor changes nothing in the agent bin directory).
-func (o *Options) checkPlacedSearchTools(rep *DoctorReport, id string, a *receipt.Release, getenv func(string) string) {
-	_, findings, err := launch.CheckSearchTools(a, getenv)
+func (o *Options) checkPlacedSearchTools(rep *DoctorReport, id string, a *receipt.Release) {
+	_, findings, err := launch.CheckSearchTools(a, o.Getenv)
 	if err != nil {
 		return // no agent directory to look in: Pi fails the same way at its start
 	}

@@ -38,7 +38,7 @@ type Options struct {
 	// removes the objects nothing links any more.
 	Store *cache.Store
 	// Getenv is the environment doctor judges the launch by (Pi's agent
-	// directory, PATH); nil is os.Getenv.
+	// directory, PATH); nil is os.Getenv (setDefaults).
 	Getenv func(string) string
 }
 
@@ -52,6 +52,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
 	}
 }
 

@@ -2,12 +2,7 @@ package home
 
 import (
 	"context"
-	"encoding/json"
-	"os"
-	"path/filepath"
 
-	"piship.dev/piship/cache"
-	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/home/launch"
 	"piship.dev/piship/stages/home/receipt"
 )
@@ -34,58 +29,8 @@ func Purge(ctx context.Context, o Options, id string) (*UninstallResult, error) 
 	if err != nil {
 		return res, err
 	}
-	getenv := o.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	if bin, err := launch.AgentBinDir(getenv); err == nil && len(tools) > 0 {
-		res.Removed = append(res.Removed, removePlacedTools(bin, tools)...)
+	if bin, err := launch.AgentBinDir(o.Getenv); err == nil && len(tools) > 0 {
+		res.Removed = append(res.Removed, launch.RemovePlacedTools(bin, tools)...)
 	}
 	return res, nil
-}
-
-// removePlacedTools removes the agent bin directory's copies of tools
-// that the search tools receipt records with one of tools' digests, and
-// their records (the receipt itself when none is left).
-func removePlacedTools(bin string, tools []receipt.SearchTool) []string {
-	rpath := filepath.Join(bin, launch.ToolsReceiptName)
-	data, err := os.ReadFile(rpath)
-	if err != nil {
-		return nil
-	}
-	var rc struct {
-		Schema string                     `json:"schema"`
-		Tools  map[string]json.RawMessage `json:"tools"`
-	}
-	if json.Unmarshal(data, &rc) != nil || rc.Schema != launch.ToolsReceiptSchema {
-		return nil
-	}
-	ours := map[string]bool{}
-	for _, t := range tools {
-		ours[t.SHA256] = true
-	}
-	var removed []string
-	for exe, raw := range rc.Tools {
-		var rec struct{ SHA256 string }
-		json.Unmarshal(raw, &rec)
-		p := filepath.Join(bin, exe)
-		if !ours[rec.SHA256] || exe != filepath.Base(exe) {
-			continue
-		}
-		if sum, err := cache.HashFile(p); err == nil && sum == rec.SHA256 {
-			if os.Remove(p) == nil {
-				removed = append(removed, p)
-			}
-		}
-		delete(rc.Tools, exe)
-	}
-	if len(rc.Tools) == 0 {
-		if os.Remove(rpath) == nil {
-			removed = append(removed, rpath)
-		}
-		return removed
-	}
-	out, _ := json.MarshalIndent(rc, "", "  ")
-	atomicfs.WriteFile(rpath, append(out, '\n'), 0o644, atomicfs.Options{})
-	return removed
 }

@@ -158,9 +158,8 @@ func PrepareSearchTools(id string, rel *receipt.Release, getenv func(string) str
 	rc := readToolsReceipt(rpath)
 	changed := false
 	for _, t := range rel.SearchTools {
-		exe := filepath.Base(filepath.FromSlash(t.Path))
-		dst := filepath.Join(bin, exe)
-		state, fp, n := inspectTool(dst, t.SHA256, rc, true)
+		exe, dst := agentToolPath(bin, t)
+		state, fp, n := inspectTool(rc, exe, dst, t.SHA256, true)
 		res.BytesRead += n
 		switch state {
 		case toolCurrent:
@@ -242,14 +241,21 @@ func readToolsReceipt(path string) toolsReceipt {
 	return rc
 }
 
-// inspectTool is the one rule for a bundled tool at dst whose digest is
-// want, given the agent bin directory's receipt: its state, its
+// agentToolPath is where a bundled tool goes in the agent bin directory
+// bin: its executable's name, and that name in bin.
+func agentToolPath(bin string, t receipt.SearchTool) (exe, dst string) {
+	exe = filepath.Base(filepath.FromSlash(t.Path))
+	return exe, filepath.Join(bin, exe)
+}
+
+// inspectTool is the one rule for the bundled tool exe at dst whose digest
+// is want, given the agent bin directory's receipt: its state, its
 // fingerprint (when it exists) and how many of its bytes were read.
 // Launch acts on it, trusting a matching fingerprint; doctor reports it,
 // hashing every tool (fingerprints=false): a rewrite that forged a
 // fingerprint (on Windows, without a change time) is caught there.
-func inspectTool(dst, want string, rc toolsReceipt, fingerprints bool) (toolState, fingerprint, int64) {
-	rec, recorded := rc.Tools[filepath.Base(dst)]
+func inspectTool(rc toolsReceipt, exe, dst, want string, fingerprints bool) (toolState, fingerprint, int64) {
+	rec, recorded := rc.Tools[exe]
 	fp, err := statFingerprint(dst)
 	if err != nil {
 		return toolStale, fp, 0
@@ -268,12 +274,12 @@ func inspectTool(dst, want string, rc toolsReceipt, fingerprints bool) (toolStat
 }
 
 // ToolFinding is a bundled search tool that a start would not take as it
-// is: Stale (removed or changed since a start placed it: the next start
-// places it again) or Foreign (a file piship did not place, which Pi uses
-// instead of the bundled one).
+// is: stale (removed or changed since a start placed it: the next start
+// places it again), or Foreign (a file piship did not place, which Pi
+// uses instead of the bundled one).
 type ToolFinding struct {
-	Name, Path     string
-	Stale, Foreign bool
+	Name, Path string
+	Foreign    bool
 }
 
 // CheckSearchTools applies the start's rule to the agent bin directory
@@ -289,18 +295,56 @@ func CheckSearchTools(rel *receipt.Release, getenv func(string) string) (bin str
 	}
 	rc := readToolsReceipt(filepath.Join(bin, ToolsReceiptName))
 	for _, t := range rel.SearchTools {
-		exe := filepath.Base(filepath.FromSlash(t.Path))
-		dst := filepath.Join(bin, exe)
+		exe, dst := agentToolPath(bin, t)
 		_, placed := rc.Tools[exe]
-		switch state, _, _ := inspectTool(dst, t.SHA256, rc, false); {
+		switch state, _, _ := inspectTool(rc, exe, dst, t.SHA256, false); {
 		case state == toolStale && placed:
 			// (Missing and never placed: no start has run yet.)
-			findings = append(findings, ToolFinding{Name: exe, Path: dst, Stale: true})
+			findings = append(findings, ToolFinding{Name: exe, Path: dst})
 		case state == toolForeign:
 			findings = append(findings, ToolFinding{Name: exe, Path: dst, Foreign: true})
 		}
 	}
 	return bin, findings, nil
+}
+
+// RemovePlacedTools removes the copies in the agent bin directory bin
+// that the search tools receipt records with one of tools' digests and
+// that still have those bytes, and their records (the receipt itself
+// when none is left); it returns the paths removed (purge). A file piship
+// did not place, or one changed since, is left.
+func RemovePlacedTools(bin string, tools []receipt.SearchTool) []string {
+	rpath := filepath.Join(bin, ToolsReceiptName)
+	rc := readToolsReceipt(rpath)
+	if len(rc.Tools) == 0 {
+		return nil
+	}
+	ours := map[string]bool{}
+	for _, t := range tools {
+		ours[t.SHA256] = true
+	}
+	var removed []string
+	for exe, rec := range rc.Tools {
+		if !ours[rec.SHA256] || exe != filepath.Base(exe) {
+			continue
+		}
+		p := filepath.Join(bin, exe)
+		if sum, _, err := hashPath(p); err == nil && sum == rec.SHA256 {
+			if os.Remove(p) == nil {
+				removed = append(removed, p)
+			}
+		}
+		delete(rc.Tools, exe)
+	}
+	if len(rc.Tools) == 0 {
+		if os.Remove(rpath) == nil {
+			removed = append(removed, rpath)
+		}
+		return removed
+	}
+	out, _ := json.MarshalIndent(rc, "", "  ")
+	atomicfs.WriteFile(rpath, append(out, '\n'), 0o644, atomicfs.Options{})
+	return removed
 }
 
 // ToolDownloadsDeferred reports whether a Pi start without bundled search

@@ -249,7 +249,7 @@ func TestCheckSearchToolsFindsWhatAStartWouldChange(t *testing.T) {
 	fd, rg := filepath.Join(bin, "fd"), filepath.Join(bin, "rg")
 	os.WriteFile(fd, []byte("#!/bin/sh\necho changed\n"), 0o755)
 	rcBefore, _ := os.ReadFile(filepath.Join(bin, ToolsReceiptName))
-	want := []ToolFinding{{Name: "fd", Path: fd, Stale: true}}
+	want := []ToolFinding{{Name: "fd", Path: fd}}
 	if f := check(); !slices.Equal(f, want) {
 		t.Fatalf("fd changed: %+v, want %+v", f, want)
 	}
@@ -274,7 +274,7 @@ func TestCheckSearchToolsFindsWhatAStartWouldChange(t *testing.T) {
 	if res, _, _ := PrepareSearchTools("pi", rel, env); !slices.Equal(res.Checked, []string{"fd", "rg"}) {
 		t.Fatalf("the start with a vouching receipt: %+v, want both taken by fingerprint", res)
 	}
-	want = []ToolFinding{{Name: "fd", Path: fd, Stale: true}}
+	want = []ToolFinding{{Name: "fd", Path: fd}}
 	if f := check(); !slices.Equal(f, want) {
 		t.Fatalf("fd under a forged fingerprint: %+v, want %+v", f, want)
 	}
