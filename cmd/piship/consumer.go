@@ -279,11 +279,6 @@ func runRepair(e *env, id, from string, asJSON bool) int {
 		if from, err = filepath.Abs(from); err != nil {
 			return fail(e, err)
 		}
-		// Checked before anything else, even when nothing needs repair:
-		// a mistyped --from is said at once, not at the next damage.
-		if _, err := os.Stat(from); err != nil {
-			return fail(e, receipt.Errorf(receipt.CodeConfigInvalid, "repair %s --from %s: %v: give the release's archive (.tar.gz) or directory", id, from, err))
-		}
 	}
 	res, err := home.Repair(e.ctx, home.Options{Homes: homes, Log: e.stderr, Getenv: e.getenv}, id, from)
 	if err != nil {

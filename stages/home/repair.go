@@ -56,6 +56,13 @@ type RepairResult struct {
 // before anything is written (CONFIG_UNAVAILABLE naming the run), since
 // the running process may have it loaded.
 func Repair(ctx context.Context, o Options, id, from string) (*RepairResult, error) {
+	// The copies are read only when something needs repair, but a from
+	// that is not there is said at once, not at the next damage.
+	if from != "" {
+		if _, err := os.Stat(from); err != nil {
+			return nil, receipt.Errorf(receipt.CodeConfigInvalid, "--from %s: %v: give the release's archive (.tar.gz) or directory", from, err)
+		}
+	}
 	unlock, err := o.maintain(ctx, id)
 	if err != nil {
 		return nil, err
