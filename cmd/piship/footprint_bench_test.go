@@ -49,8 +49,7 @@ func BenchmarkPiDevFootprint(b *testing.B) {
 	// Stand-in search tools, seeded into each form's cache (the pinned
 	// GitHub assets are out of reach here); both forms bundle the same.
 	seedTools := func(cache string) {
-		tools := map[string][]byte{"fd": fixture.SearchToolScript("fd", "10.2.0"), "rg": fixture.SearchToolScript("rg", "14.1.1")}
-		if err := fixture.SetSearchTools(dir, cache, "https://127.0.0.1:9/unreachable", tools); err != nil {
+		if err := fixture.SetSearchTools(dir, cache, "https://127.0.0.1:9/unreachable", fixture.FlagshipSearchTools()); err != nil {
 			b.Fatal(err)
 		}
 	}

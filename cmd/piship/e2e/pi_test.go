@@ -194,8 +194,7 @@ func node22Env(t *testing.T, root string) map[string]string {
 func releasePiDev(t *testing.T, env map[string]string) (string, distribution.Lock) {
 	t.Helper()
 	dir := copyDist(t, "pi-dev")
-	tools := map[string][]byte{"fd": fixture.SearchToolScript("fd", "10.2.0"), "rg": fixture.SearchToolScript("rg", "14.1.1")}
-	if err := fixture.SetSearchTools(dir, env["PISHIP_CACHE_HOME"], "https://127.0.0.1:9/unreachable", tools); err != nil {
+	if err := fixture.SetSearchTools(dir, env["PISHIP_CACHE_HOME"], "https://127.0.0.1:9/unreachable", fixture.FlagshipSearchTools()); err != nil {
 		t.Fatal(err)
 	}
 	if code, _, stderr := cli(t, env, "lock", dir); code != exitOK {
@@ -275,8 +274,8 @@ func TestPiDevPackagesLoadThroughTheShim(t *testing.T) {
 	payloadDir := filepath.Join(root, "install", "apps", "pi-dev", "1.6.0", "payload")
 	// The developer Pi bundles the search tools too: no download at its
 	// first prompt.
-	for _, name := range []string{"fd", "rg"} {
-		if got, err := os.ReadFile(filepath.Join(payloadDir, "tools", name)); err != nil || !bytes.Equal(got, fixture.SearchToolScript(name, map[string]string{"fd": "10.2.0", "rg": "14.1.1"}[name])) {
+	for name, want := range fixture.FlagshipSearchTools() {
+		if got, err := os.ReadFile(filepath.Join(payloadDir, "tools", name)); err != nil || !bytes.Equal(got, want) {
 			t.Errorf("pi-dev's payload tools/%s: %v", name, err)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"piship.dev/piship/cmd/piship/internal/fixture"
+	"piship.dev/piship/stages/proc"
 )
 
 // piWithTestSearchTools copies the flagship with its search_tools block
@@ -33,7 +34,7 @@ func piWithTestSearchTools(t *testing.T, env map[string]string) (string, *atomic
 	}))
 	t.Cleanup(srv.Close)
 	dir := copyDist(t, "pi")
-	tools := map[string][]byte{"fd": fixture.SearchToolScript("fd", "10.2.0"), "rg": fixture.SearchToolScript("rg", "14.1.1")}
+	tools := fixture.FlagshipSearchTools()
 	if err := fixture.SetSearchTools(dir, env["PISHIP_CACHE_HOME"], srv.URL+"/releases", tools); err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func checkSearchToolsAtLaunch(t *testing.T, env map[string]string, root, shim st
 	t.Helper()
 	runEnv := []string{"PATH=" + env["PATH"], "HOME=" + root, "PISHIP_INSTALL_HOME=" + env["PISHIP_INSTALL_HOME"], "PISHIP_STATE_HOME=" + env["PISHIP_STATE_HOME"]}
 	agentBin := filepath.Join(root, ".pi", "agent", "bin")
-	want := map[string][]byte{"fd": fixture.SearchToolScript("fd", "10.2.0"), "rg": fixture.SearchToolScript("rg", "14.1.1")}
+	want := fixture.FlagshipSearchTools()
 	for name, data := range want {
 		got, err := os.ReadFile(filepath.Join(agentBin, name))
 		if err != nil || !bytes.Equal(got, data) {
@@ -202,45 +203,37 @@ func interactiveScreen(t *testing.T, env []string, argv []string, done func(scre
 
 // descendants is pid and every process below it, read from /proc.
 func descendants(pid int) []int {
-	parent := map[int][]int{}
+	children := map[int][]int{}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		child, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		if ppid, ok := procParent(child); ok {
-			parent[ppid] = append(parent[ppid], child)
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(f) > 1 {
+			if ppid, err := strconv.Atoi(f[1]); err == nil {
+				children[ppid] = append(children[ppid], child)
+			}
 		}
 	}
 	out := []int{pid}
 	for i := 0; i < len(out); i++ {
-		out = append(out, parent[out[i]]...)
+		out = append(out, children[out[i]]...)
 	}
 	return out
 }
 
-// procParent is the parent of pid from /proc/<pid>/stat; false once pid
-// is gone or a zombie (which writes nothing more).
-func procParent(pid int) (int, bool) {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, false
-	}
-	// pid (comm) state ppid ...: comm may hold spaces and parentheses.
-	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	if len(fields) < 2 || fields[0] == "Z" {
-		return 0, false
-	}
-	ppid, err := strconv.Atoi(fields[1])
-	return ppid, err == nil
-}
-
-// waitGone waits until none of procs runs any more, failing after timeout.
+// waitGone waits until none of procs runs any more (proc.Exists: a
+// zombie writes nothing more), failing after timeout.
 func waitGone(t *testing.T, procs []int, timeout time.Duration) {
 	t.Helper()
 	for deadline := time.Now().Add(timeout); ; time.Sleep(20 * time.Millisecond) {
-		alive := slices.DeleteFunc(slices.Clone(procs), func(pid int) bool { _, ok := procParent(pid); return !ok })
+		alive := slices.DeleteFunc(slices.Clone(procs), func(pid int) bool { return !proc.Exists(pid) })
 		if len(alive) == 0 {
 			return
 		}
