@@ -9,6 +9,12 @@
 // feeds such a stage) or it is an `always` stage; every started stage
 // finishes. The run's error is then the first failing stage in verdict order,
 // so the result never depends on timing.
+//
+// An always stage that refers to outputs of a stage that failed, was
+// cancelled or did not start sees them as unknown (graph.Scope.EvalStage):
+// the attributes that depend on them are left unset and the stage runs with
+// the rest; it is skipped, with the reason, only when a required attribute
+// or its when condition cannot be decided without them.
 package engine
 
 import (
@@ -39,8 +45,10 @@ const (
 	// NotStarted: blocked by a dependency that did not succeed, or not
 	// started because the run was stopping.
 	NotStarted
-	// Skipped: its `when` condition was false. Not a failure; dependents
-	// run and see its outputs as null.
+	// Skipped: its `when` condition was false (or, for an always stage,
+	// could not be decided, nor could a required attribute, without the
+	// outputs of a stage that is gone). Not a failure; dependents run and
+	// see its outputs as null.
 	Skipped
 )
 

@@ -78,9 +78,18 @@ func (s *scheduler) runStage(ctx context.Context, span trace.Span, st *graph.Sta
 			err = fmt.Errorf("internal error in kind %s: %v\n%s", st.KindName, p, debug.Stack())
 		}
 	}()
-	cfg, diags := s.scope.EvalStage(st, s.outputs)
+	cfg, undecided, diags := s.scope.EvalStage(st, s.outputs, s.gone)
 	if diags.HasErrors() {
 		return diag.NewError("CONFIG_INVALID", diags)
+	}
+	if len(undecided) > 0 && span.IsRecording() {
+		// An always stage runs without the attributes it cannot decide
+		// (they keep the kind's default); the trace says which.
+		names := make([]string, len(undecided))
+		for i, u := range undecided {
+			names[i] = u.Attr
+		}
+		span.SetAttributes(attribute.StringSlice(tracing.AttrUndecided, names))
 	}
 	log := &stageLog{w: s.opts.Log}
 	if span.IsRecording() {

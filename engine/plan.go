@@ -69,7 +69,7 @@ func (s *scheduler) planStep(st *graph.Stage) PlanStep {
 			return step
 		}
 	}
-	cfg, diags := s.scope.EvalStage(st, s.outputs)
+	cfg, _, diags := s.scope.EvalStage(st, s.outputs, s.gone)
 	if diags.HasErrors() {
 		step.Cache, step.Note = "unknown", diag.NewError("CONFIG_INVALID", diags).Error()
 		return step

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/zclconf/go-cty/cty"
@@ -47,6 +48,9 @@ type scheduler struct {
 
 	results []*StageResult
 	outputs []map[string]cty.Value // by stage index; written before dependents start
+	// gone marks the stages that failed, were cancelled or did not start:
+	// an always stage sees their outputs as unknown (graph.Scope.EvalStage).
+	gone graph.Gone
 	waiting []int                  // unsettled dependencies per stage
 	pos     []int                  // position in verdict order
 	ready   readyQueue
@@ -70,6 +74,7 @@ func newScheduler(ctx context.Context, g *graph.Graph, scope *graph.Scope, opts 
 		ctx: ctx, g: g, scope: scope, opts: opts,
 		results: make([]*StageResult, n),
 		outputs: make([]map[string]cty.Value, n),
+		gone:    make(graph.Gone, n),
 		waiting: make([]int, n),
 		pos:     make([]int, n),
 		failPos: n,
@@ -141,9 +146,13 @@ func (s *scheduler) dispatch() {
 			continue
 		}
 		if st.When != nil {
-			run, diags := s.scope.EvalWhen(st, s.outputs)
+			run, undecided, diags := s.scope.EvalWhen(st, s.outputs, s.gone)
 			if diags.HasErrors() {
 				s.failWithoutRunning(st, diag.NewError("CONFIG_INVALID", diags))
+				continue
+			}
+			if len(undecided) > 0 {
+				s.settleAs(st, Skipped, fmt.Errorf("skipped: its when condition needs outputs of %s", s.goneWords(undecided)), "when undecided")
 				continue
 			}
 			if !run {
@@ -151,10 +160,51 @@ func (s *scheduler) dispatch() {
 				continue
 			}
 		}
+		if st.Always && s.dataDepGone(st) {
+			// Decide now whether the always stage can run without the
+			// outputs that will never come (graph.Scope.EvalStage).
+			_, undecided, diags := s.scope.EvalStage(st, s.outputs, s.gone)
+			if !diags.HasErrors() {
+				if u, ok := firstRequired(undecided); ok {
+					s.settleAs(st, Skipped, fmt.Errorf("skipped: its required attribute %s needs outputs of %s", u.Attr, s.goneWords(u.Stages)), "required attribute undecided")
+					continue
+				}
+			}
+		}
 		s.running++
 		s.emit(Event{Kind: EventStarted, Pipeline: s.g.Name, Stage: st})
 		s.jobs <- st
 	}
+}
+
+// dataDepGone reports whether st refers to outputs of a stage that is gone.
+func (s *scheduler) dataDepGone(st *graph.Stage) bool {
+	for _, d := range st.DataDeps {
+		if s.gone[d.Index] {
+			return true
+		}
+	}
+	return false
+}
+
+func firstRequired(us []graph.Undecided) (graph.Undecided, bool) {
+	for _, u := range us {
+		if u.Required {
+			return u, true
+		}
+	}
+	return graph.Undecided{}, false
+}
+
+// goneWords names gone stages with what happened to them: "stage inputs,
+// which failed".
+func (s *scheduler) goneWords(names []string) string {
+	parts := make([]string, len(names))
+	for i, n := range names {
+		st, _ := s.g.Stage(n)
+		parts[i] = "stage " + n + ", which " + s.results[st.Index].Status.pastTense()
+	}
+	return strings.Join(parts, "; ")
 }
 
 func (s *scheduler) stopping() bool { return s.interrupted || s.firstFailed != nil }
@@ -187,7 +237,8 @@ func (s *scheduler) finish(r *StageResult) {
 			r.Outputs = map[string]cty.Value{}
 		}
 		s.outputs[st.Index] = r.Outputs
-	} else if p := s.pos[st.Index]; p < s.failPos {
+	} else if s.gone[st.Index] = true; s.pos[st.Index] < s.failPos {
+		p := s.pos[st.Index]
 		s.failPos = p
 		if s.firstFailed == nil {
 			s.firstFailed = st
@@ -251,6 +302,7 @@ func (s *scheduler) failWithoutRunning(st *graph.Stage, err error) {
 func (s *scheduler) mark(st *graph.Stage, status Status, why error, reason string) {
 	r := s.results[st.Index]
 	r.Status, r.Err = status, why
+	s.gone[st.Index] = status != Skipped
 	s.skipSpan(st, status, reason, nil)
 	s.emit(Event{Kind: EventSkipped, Pipeline: s.g.Name, Stage: st, Result: r})
 }

@@ -181,20 +181,82 @@ func (g *Graph) NewScope(values map[string]cty.Value) (*Scope, error) {
 	return sc, nil
 }
 
-// EvalStage evaluates a stage's configuration with the outputs of the
-// stages it depends on. outputs is indexed by stage index; a dependency
-// without outputs (skipped, or failed before an always stage) has a nil
-// entry and its outputs are seen as nulls.
-func (sc *Scope) EvalStage(s *Stage, outputs []map[string]cty.Value) (cty.Value, hcl.Diagnostics) {
-	if len(s.kindAttrs) == 0 {
-		return cty.EmptyObjectVal, nil
-	}
-	return s.evalConfig(sc.stageContext(s, outputs))
+// Gone marks, by stage index, the stages whose outputs will never come in
+// this run: they failed, were cancelled or did not start. Only an `always`
+// stage can still start after one of its dependencies is gone.
+type Gone []bool
+
+// Undecided is an attribute of an always stage that cannot be decided
+// because its expression refers to outputs of a stage that is gone.
+type Undecided struct {
+	Attr     string
+	Required bool
+	// Stages are the gone stages the expression refers to, by index.
+	Stages []string
 }
 
-// nullOutputs stands for the outputs of a stage that did not produce any
-// (skipped by its condition, or failed before an always stage): every
-// output is a typed null, so `stage.x.out == null` can be tested.
+// EvalStage evaluates a stage's configuration with the outputs of the
+// stages it depends on. outputs is indexed by stage index; a dependency
+// without outputs has a nil entry. How such a dependency is seen is the
+// rule of `always` stages:
+//
+//   - skipped by its `when` condition (gone[i] false): its outputs are
+//     typed nulls, so `stage.x.out == null` can be tested;
+//   - failed, cancelled or not started (gone[i] true): its outputs are
+//     unknown, and so is every expression over them (`2 + stage.x.n`,
+//     "${stage.x.dir}/y", a conditional on them). An attribute whose value is
+//     not wholly known is undecided: it is left unset (null, the kind's
+//     default) and listed in the returned Undecided, so the stage runs with
+//     the attributes that can be decided. The engine skips the stage
+//     instead when a required attribute is undecided.
+func (sc *Scope) EvalStage(s *Stage, outputs []map[string]cty.Value, gone Gone) (cty.Value, []Undecided, hcl.Diagnostics) {
+	if len(s.kindAttrs) == 0 {
+		return cty.EmptyObjectVal, nil, nil
+	}
+	ctx, anyGone := sc.stageContext(s, outputs, gone)
+	cfg, diags := s.evalConfig(ctx)
+	if !anyGone || diags.HasErrors() {
+		return cfg, nil, diags
+	}
+	vals := cfg.AsValueMap()
+	var undecided []Undecided
+	for _, a := range s.kindAttrs {
+		if v := vals[a.Name]; v.IsWhollyKnown() {
+			continue
+		}
+		vals[a.Name] = cty.NullVal(a.Type)
+		undecided = append(undecided, Undecided{Attr: a.Name, Required: a.Required, Stages: s.goneRefs(s.attrs[a.Name].Expr, gone)})
+	}
+	if len(undecided) == 0 {
+		return cfg, nil, diags
+	}
+	return cty.ObjectVal(vals), undecided, diags
+}
+
+// goneRefs names the gone stages expr refers to, in order of first reference.
+func (s *Stage) goneRefs(expr hcl.Expression, gone Gone) []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, tr := range expr.Variables() {
+		if len(tr) < 2 || tr.RootName() != "stage" {
+			continue
+		}
+		step, ok := tr[1].(hcl.TraverseAttr)
+		if !ok || seen[step.Name] {
+			continue
+		}
+		for _, d := range s.DataDeps {
+			if d.Name == step.Name && d.Index < len(gone) && gone[d.Index] {
+				seen[step.Name] = true
+				names = append(names, step.Name)
+			}
+		}
+	}
+	return names
+}
+
+// nullOutputs stands for the outputs of a stage skipped by its condition:
+// every output is a typed null, so `stage.x.out == null` can be tested.
 func nullOutputs(k stage.Kind) cty.Value {
 	outs := k.Outputs()
 	if len(outs) == 0 {
@@ -208,31 +270,43 @@ func nullOutputs(k stage.Kind) cty.Value {
 }
 
 // EvalWhen evaluates a stage's `when` condition (true when it has none).
-func (sc *Scope) EvalWhen(s *Stage, outputs []map[string]cty.Value) (bool, hcl.Diagnostics) {
+// A condition that refers to outputs of a gone stage (see EvalStage) and
+// cannot be decided without them returns ok false and the gone stages it
+// refers to; the engine then skips the stage with that reason.
+func (sc *Scope) EvalWhen(s *Stage, outputs []map[string]cty.Value, gone Gone) (run bool, undecided []string, diags hcl.Diagnostics) {
 	if s.When == nil {
-		return true, nil
+		return true, nil, nil
 	}
-	v, diags := s.evalWhen(sc.stageContext(s, outputs))
-	return v.True(), diags
+	ctx, _ := sc.stageContext(s, outputs, gone)
+	v, diags := s.evalWhen(ctx)
+	if !v.IsKnown() {
+		return false, s.goneRefs(s.When, gone), diags
+	}
+	return v.True(), nil, diags
 }
 
 // stageContext is the evaluation context of one stage: inputs, locals and
-// the outputs of the stages its expressions refer to.
-func (sc *Scope) stageContext(s *Stage, outputs []map[string]cty.Value) *hcl.EvalContext {
+// the outputs of the stages its expressions refer to. anyGone reports
+// whether one of those is gone (its outputs are then unknown).
+func (sc *Scope) stageContext(s *Stage, outputs []map[string]cty.Value, gone Gone) (ctx *hcl.EvalContext, anyGone bool) {
 	if len(s.DataDeps) == 0 {
-		return sc.base
+		return sc.base, false
 	}
 	st := make(map[string]cty.Value, len(s.DataDeps))
 	for _, d := range s.DataDeps {
 		out := outputs[d.Index]
-		if out == nil {
+		switch {
+		case out != nil:
+			st[d.Name] = cty.ObjectVal(out)
+		case d.Index < len(gone) && gone[d.Index]:
+			st[d.Name] = cty.UnknownVal(stage.OutputType(d.Kind))
+			anyGone = true
+		default:
 			st[d.Name] = nullOutputs(d.Kind)
-			continue
 		}
-		st[d.Name] = cty.ObjectVal(out)
 	}
 	vars := map[string]cty.Value{"input": sc.inputs, "local": sc.locals, "stage": cty.ObjectVal(st)}
-	return &hcl.EvalContext{Functions: sc.g.funcs, Variables: vars}
+	return &hcl.EvalContext{Functions: sc.g.funcs, Variables: vars}, anyGone
 }
 
 // evalConfig evaluates the stage's attributes into an object with one

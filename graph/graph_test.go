@@ -291,7 +291,7 @@ func TestInputsAndFunctions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, d := sc.EvalStage(g.Stages[0], nil)
+	cfg, _, d := sc.EvalStage(g.Stages[0], nil, nil)
 	if d.HasErrors() {
 		t.Fatal(d.Error())
 	}

@@ -68,6 +68,9 @@ const (
 	// AttrSkipReason says why a skipped or not-started stage did not run:
 	// "when is false", "dependency X failed", "run stopping".
 	AttrSkipReason = "piship.stage.skip_reason"
+	// AttrUndecided lists the attributes an always stage ran without:
+	// they refer to outputs of a stage that failed or did not run.
+	AttrUndecided = "piship.stage.undecided"
 	// AttrEventsDropped counts the log lines of a stage that were not
 	// recorded as events (over MaxLogEvents); absent when none were.
 	AttrEventsDropped = "piship.events.dropped"

@@ -257,3 +257,34 @@ func TestCorruptedRuntimeCacheEntryIsRebuilt(t *testing.T) {
 		})
 	}
 }
+
+// TestStaleLockCleanupDoesNotFail is issue 29 point 1 as a user meets it:
+// build and release of a distribution whose lock is stale print the
+// LOCK_INVALID and nothing else failing. The staging_cleanup stage (always)
+// refers to outputs of the inputs stage, which failed; it still runs (its
+// eviction with the default budget) instead of failing with a null-argument
+// CONFIG_INVALID pointing into an embedded pipeline file.
+func TestStaleLockCleanupDoesNotFail(t *testing.T) {
+	env := buildEnv(t)
+	dir := copyDist(t, "hello")
+	if err := os.WriteFile(filepath.Join(dir, "resources", "motd.txt"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"build", "release"} {
+		code, _, stderr := cli(t, env, cmd, dir, "--progress", "plain")
+		if code != exitUsage || !strings.Contains(stderr, "LOCK_INVALID") {
+			t.Fatalf("%s with a stale lock: exit %d, want %d with LOCK_INVALID:\n%s", cmd, code, exitUsage, stderr)
+		}
+		for _, line := range strings.Split(stderr, "\n") {
+			if strings.Contains(line, "FAILED") && !strings.Contains(line, "_inputs inputs: FAILED") {
+				t.Errorf("%s: a stage other than inputs failed: %s", cmd, line)
+			}
+			if strings.Contains(line, "embedded:") || strings.Contains(line, "CONFIG_INVALID") {
+				t.Errorf("%s: points into an embedded file: %s", cmd, line)
+			}
+		}
+		if !strings.Contains(stderr, cmd+": staging_cleanup cleanup: DONE") {
+			t.Errorf("%s: the cleanup did not run to the end:\n%s", cmd, stderr)
+		}
+	}
+}
