@@ -50,9 +50,9 @@ type scheduler struct {
 	outputs []map[string]cty.Value // by stage index; written before dependents start
 	// gone marks the stages that failed, were cancelled or did not start:
 	// an always stage sees their outputs as unknown (graph.Scope.EvalStage).
-	gone graph.Gone
-	waiting []int                  // unsettled dependencies per stage
-	pos     []int                  // position in verdict order
+	gone    graph.Gone
+	waiting []int // unsettled dependencies per stage
+	pos     []int // position in verdict order
 	ready   readyQueue
 	running int
 	settled int
