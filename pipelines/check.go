@@ -17,32 +17,42 @@ import (
 	"piship.dev/piship/stages/distribution"
 )
 
+// Validation is what Validate found.
+type Validation struct {
+	// Count is how many pipelines and distributions are valid, Failed how
+	// many files have errors.
+	Count, Failed int
+	// Diags are every file's diagnostics, in the order printed.
+	Diags hcl.Diagnostics
+}
+
 // Validate parses every source (a distribution.hcl as a distribution, the
-// rest as pipeline files), printing the diagnostics to stderr. It returns
-// how many pipelines and distributions are valid and how many files have
-// errors.
-func Validate(stderr io.Writer, getenv func(string) string, srcs []*Source) (count, failed int) {
+// rest as pipeline files), printing the diagnostics to stderr.
+func Validate(stderr io.Writer, getenv func(string) string, srcs []*Source) Validation {
+	var v Validation
 	for _, src := range srcs {
 		if filepath.Base(src.Name) == distribution.FileName {
 			// A distribution manifest, not a pipeline file.
 			_, diags := distribution.Parse(src.Src, src.Name, src.Dir)
 			WriteDiags(stderr, getenv, map[string]*hcl.File{src.Name: {Bytes: src.Src}}, diags)
+			v.Diags = append(v.Diags, diags...)
 			if diags.HasErrors() {
-				failed++
+				v.Failed++
 			} else {
-				count++
+				v.Count++
 			}
 			continue
 		}
 		graphs, files, diags := src.Parse()
 		WriteDiags(stderr, getenv, files, diags)
+		v.Diags = append(v.Diags, diags...)
 		if diags.HasErrors() {
-			failed++
+			v.Failed++
 			continue
 		}
-		count += len(graphs)
+		v.Count += len(graphs)
 	}
-	return count, failed
+	return v
 }
 
 // Format rewrites pipeline files in canonical HCL style: paths are files

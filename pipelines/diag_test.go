@@ -40,7 +40,7 @@ func validateCLI(t *testing.T, c Config, args ...string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, failed := Validate(c.Stderr, c.Getenv, srcs); failed > 0 {
+	if v := Validate(c.Stderr, c.Getenv, srcs); v.Failed > 0 {
 		return ExitUsage
 	}
 	return ExitOK

@@ -15,8 +15,11 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hashicorp/hcl/v2"
+
 	"piship.dev/piship/cache"
 	"piship.dev/piship/graph"
+	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/stages/tuf"
@@ -286,19 +289,67 @@ func sorted(s []string) []string {
 	return out
 }
 
-// ValidateDoc is piship-validate/v1.
+// ValidateDoc is piship-validate/v1: terraform validate -json's document
+// (valid, error_count, warning_count, diagnostics) in piship's key style.
 type ValidateDoc struct {
-	Schema    string   `json:"schema"`
-	OK        bool     `json:"ok"`
-	Pipelines int      `json:"pipelines"` // pipelines and distributions checked
-	Files     []string `json:"files"`
+	Schema       string     `json:"schema"`
+	OK           bool       `json:"ok"`        // no file has errors (terraform's valid)
+	Pipelines    int        `json:"pipelines"` // pipelines and distributions checked
+	Files        []string   `json:"files"`
+	ErrorCount   int        `json:"errorCount"`
+	WarningCount int        `json:"warningCount"`
+	Diagnostics  []DiagJSON `json:"diagnostics"`
 }
 
-// ValidateJSON is a validation of srcs that found count pipelines.
-func ValidateJSON(srcs []*Source, count int) ValidateDoc {
-	d := ValidateDoc{Schema: Schema("validate"), OK: true, Pipelines: count, Files: []string{}}
+// DiagJSON is one diagnostic for an editor or CI: where (file and range,
+// null for a problem with the whole file), how bad, what and what to do.
+type DiagJSON struct {
+	Severity   string     `json:"severity"` // error or warning
+	Summary    string     `json:"summary"`
+	Detail     string     `json:"detail"`
+	Suggestion string     `json:"suggestion"` // the did-you-mean replacement, "" when none
+	File       string     `json:"file"`
+	Range      *RangeJSON `json:"range"`
+}
+
+// RangeJSON is a source range: start inclusive, end exclusive.
+type RangeJSON struct {
+	Start PosJSON `json:"start"`
+	End   PosJSON `json:"end"`
+}
+
+// PosJSON is a position: line and column from 1 (columns count
+// characters), byte the offset from 0.
+type PosJSON struct {
+	Line   int `json:"line"`
+	Column int `json:"column"`
+	Byte   int `json:"byte"`
+}
+
+// ValidateJSON is the validation v of srcs.
+func ValidateJSON(srcs []*Source, v Validation) ValidateDoc {
+	d := ValidateDoc{Schema: Schema("validate"), OK: v.Failed == 0, Pipelines: v.Count, Files: []string{}, Diagnostics: []DiagJSON{}}
 	for _, s := range srcs {
 		d.Files = append(d.Files, s.Name)
+	}
+	for _, dg := range v.Diags {
+		j := DiagJSON{Severity: "error", Summary: dg.Summary, Detail: dg.Detail, Suggestion: diag.Suggestion(dg)}
+		if dg.Severity == hcl.DiagWarning {
+			j.Severity = "warning"
+			d.WarningCount++
+		} else {
+			d.ErrorCount++
+		}
+		if r := dg.Subject; r != nil {
+			j.File = r.Filename
+			if r.Start.Line >= 1 {
+				j.Range = &RangeJSON{
+					Start: PosJSON{Line: r.Start.Line, Column: r.Start.Column, Byte: r.Start.Byte},
+					End:   PosJSON{Line: r.End.Line, Column: r.End.Column, Byte: r.End.Byte},
+				}
+			}
+		}
+		d.Diagnostics = append(d.Diagnostics, j)
 	}
 	return d
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"piship.dev/piship/cache"
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/pipelines"
 	"piship.dev/piship/stages"
@@ -51,17 +52,21 @@ func runValidate(e *env, args []string, builtin, asJSON bool) int {
 	if len(srcs) == 0 {
 		return usageErr(e, "CONFIG_INVALID: no pipeline files found in %s; pass files or directories that hold *.hcl", strings.Join(args, ", "))
 	}
-	count, failed := pipelines.Validate(e.stderr, e.getenv, srcs)
-	if failed > 0 {
-		fmt.Fprintf(e.stderr, "piship: CONFIG_INVALID: %d of %d files have errors; fix them and run `piship validate` again\n", failed, len(srcs))
-		return exitUsage
+	v := pipelines.Validate(e.stderr, e.getenv, srcs)
+	code := exitOK
+	if v.Failed > 0 {
+		fmt.Fprintf(e.stderr, "piship: CONFIG_INVALID: %d of %s %s errors; fix them and run `piship validate` again\n",
+			v.Failed, canon.Count(len(srcs), "file"), canon.Verb(v.Failed, "has", "have"))
+		code = exitUsage
 	}
-	if asJSON {
-		printJSON(e, pipelines.ValidateJSON(srcs, count))
-		return exitOK
+	switch {
+	case asJSON:
+		// The document, with the diagnostics, whether valid or not.
+		printJSON(e, pipelines.ValidateJSON(srcs, v))
+	case code == exitOK:
+		fmt.Fprintf(e.stdout, "ok: %s in %s\n", canon.Count(v.Count, "pipeline or distribution", "pipelines and distributions"), canon.Count(len(srcs), "file"))
 	}
-	fmt.Fprintf(e.stdout, "ok: %d pipelines and distributions in %d files\n", count, len(srcs))
-	return exitOK
+	return code
 }
 
 func graphCmd(e *env) *cobra.Command {

@@ -211,6 +211,25 @@ func TestJSONMatchesDocs(t *testing.T) {
 		archives[v], _ = r["archive"].(string)
 	}
 	failure("piship-validate/v1", exitUsage, "validate", missing)
+	// An invalid file is the document with its diagnostics (issue 29 point 4).
+	bad := filepath.Join(root, "bad.hcl")
+	writeFile(t, root, "bad.hcl", "pipeline \"p\" {\n  stage \"exec\" \"x\" {\n    command = [\"true\"]\n    cahce   = true\n  }\n}\n")
+	if v := ok("piship-validate/v1", exitUsage, "validate", bad); v != nil {
+		ds, _ := v["diagnostics"].([]any)
+		d0, _ := func() (map[string]any, bool) {
+			if len(ds) == 0 {
+				return nil, false
+			}
+			m, ok := ds[0].(map[string]any)
+			return m, ok
+		}()
+		rng, _ := d0["range"].(map[string]any)
+		start, _ := rng["start"].(map[string]any)
+		if v["ok"] != false || v["errorCount"] != 1.0 || len(ds) != 1 || d0["file"] != bad || d0["suggestion"] != "cache" ||
+			d0["severity"] != "error" || start["line"] != 4.0 || start["column"] != 5.0 || start["byte"] != 63.0 {
+			t.Errorf("validate --json of an invalid file: %v", v)
+		}
+	}
 	failure("piship-build/v1", exitUsage, "build", missing)
 	failure("piship-explain/v1", exitUsage, "explain", "--file", missing+".hcl")
 	failure("piship-release/v1", exitUsage, "release", missing)

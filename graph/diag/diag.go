@@ -11,7 +11,9 @@ package diag
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -125,4 +127,22 @@ func ImproveUnsupported(diags hcl.Diagnostics, where string, attrs, blocks []str
 			d.Detail += fmt.Sprintf(" %s takes: %s.", where, strings.Join(accepted, ", "))
 		}
 	}
+}
+
+// didYouMean is how every did-you-mean is worded in a detail.
+var didYouMean = regexp.MustCompile(`Did you mean ("(?:[^"\\]|\\.)*")\?`)
+
+// Suggestion is the replacement a diagnostic's detail suggests (its
+// did-you-mean), or "" when it suggests none: what an editor offers as the
+// quick fix (piship validate --json).
+func Suggestion(d *hcl.Diagnostic) string {
+	m := didYouMean.FindStringSubmatch(d.Detail)
+	if m == nil {
+		return ""
+	}
+	s, err := strconv.Unquote(m[1])
+	if err != nil {
+		return ""
+	}
+	return s
 }

@@ -42,3 +42,15 @@ func TestImproveUnsupported(t *testing.T) {
 		t.Fatalf("%q / %q", diags[0].Detail, diags[1].Detail)
 	}
 }
+
+func TestSuggestion(t *testing.T) {
+	for detail, want := range map[string]string{
+		`An argument named "cahce" is not expected here. Did you mean "cache"?`: "cache",
+		`An argument named "x" is not expected here. Kind exec takes: command.`: "",
+		`Did you mean "a \"quoted\" name"? More text.`:                          `a "quoted" name`,
+	} {
+		if got := Suggestion(&hcl.Diagnostic{Detail: detail}); got != want {
+			t.Errorf("Suggestion(%q) = %q, want %q", detail, got, want)
+		}
+	}
+}

@@ -1,0 +1,22 @@
+package canon
+
+import "testing"
+
+func TestCount(t *testing.T) {
+	for _, c := range []struct {
+		got, want string
+	}{
+		{Count(0, "file"), "0 files"},
+		{Count(1, "file"), "1 file"},
+		{Count(2, "file"), "2 files"},
+		{Count(1, "directory", "directories"), "1 directory"},
+		{Count(3, "directory", "directories"), "3 directories"},
+		{Noun(1, "package"), "package"},
+		{Verb(1, "has", "have"), "has"},
+		{Verb(2, "has", "have"), "have"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
