@@ -178,11 +178,14 @@ func (x *Explain) KeyInputs(key string) (scope string, in Inputs) {
 
 // RunRecord is the last run of one pipeline file, for `piship explain`.
 type RunRecord struct {
-	Schema   string        `json:"schema"`
-	Pipeline string        `json:"pipeline"`
-	File     string        `json:"file"`
-	Finished string        `json:"finished"`
-	Stages   []StageLookup `json:"stages"`
+	Schema   string `json:"schema"`
+	Pipeline string `json:"pipeline"`
+	File     string `json:"file"`
+	Finished string `json:"finished"`
+	// NoLookups is true when no stage of the run looked up a cache (the
+	// run had no cacheable stages, or none of them ran).
+	NoLookups bool          `json:"noLookups,omitempty"`
+	Stages    []StageLookup `json:"stages"`
 }
 
 // StageLookup is what one stage of a run did with its caches.

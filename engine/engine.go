@@ -101,6 +101,11 @@ type Options struct {
 	Log io.Writer
 	// Getenv is the environment stages see; nil means os.Getenv.
 	Getenv func(string) string
+	// RecordEveryRun records the run for `piship explain` even when no
+	// stage looked up a cache (explain then says the run had no cacheable
+	// stages instead of explaining an older run). Off, such a run writes
+	// nothing: the consumer pipelines (doctor, status) cost no write.
+	RecordEveryRun bool
 }
 
 // StageResult is the outcome of one stage.

@@ -132,13 +132,16 @@ func (s *scheduler) remember(st *graph.Stage, r *StageResult) {
 // recordRun writes the run's record for `piship explain`; a run that
 // cannot be recorded still has its result. A run whose stages looked up no
 // cache (doctor, status, an install from the store-less path) has nothing
-// to explain and writes nothing, so it costs no write.
+// to explain and writes nothing, so it costs no write, unless
+// Options.RecordEveryRun asks for it (piship run, build and release: explain
+// must explain the last run, even to say it had no cacheable stages).
 func (s *scheduler) recordRun(res *Result) {
 	x := s.explain()
-	if x == nil || !lookedUp(res) {
+	looked := lookedUp(res)
+	if x == nil || !looked && !s.opts.RecordEveryRun {
 		return
 	}
-	rec := &cache.RunRecord{Pipeline: s.g.Name, File: pipelineFile(s.g)}
+	rec := &cache.RunRecord{Pipeline: s.g.Name, File: pipelineFile(s.g), NoLookups: !looked}
 	for _, r := range res.Stages {
 		sl := cache.StageLookup{Stage: r.Stage.Name, Kind: r.Stage.KindName, Status: r.Status.String(), Cache: "none", Reason: r.MissReason, Lookups: r.Lookups}
 		if sl.Lookups == nil {

@@ -10,11 +10,14 @@ import (
 // ExplainDoc is piship-explain/v1: the last recorded run of a pipeline
 // file, what each stage's cache lookups found and why they missed.
 type ExplainDoc struct {
-	Schema   string         `json:"schema"`
-	Pipeline string         `json:"pipeline"`
-	File     string         `json:"file"`
-	Finished string         `json:"finished"`
-	Stages   []ExplainStage `json:"stages"`
+	Schema   string `json:"schema"`
+	Pipeline string `json:"pipeline"`
+	File     string `json:"file"`
+	Finished string `json:"finished"`
+	// Cacheable is false when no stage of the run looked up a cache: the
+	// run had no cacheable stages (or none of them ran), nothing to explain.
+	Cacheable bool           `json:"cacheable"`
+	Stages    []ExplainStage `json:"stages"`
 }
 
 // ExplainStage is one stage of the run.
@@ -49,7 +52,7 @@ type ExplainInput struct {
 // ExplainJSON is run as piship-explain/v1, restricted to the stage named
 // only when only is not empty.
 func ExplainJSON(run *cache.RunRecord, only string) ExplainDoc {
-	d := ExplainDoc{Schema: Schema("explain"), Pipeline: run.Pipeline, File: run.File, Finished: run.Finished, Stages: []ExplainStage{}}
+	d := ExplainDoc{Schema: Schema("explain"), Pipeline: run.Pipeline, File: run.File, Finished: run.Finished, Cacheable: !run.NoLookups, Stages: []ExplainStage{}}
 	for _, st := range run.Stages {
 		if only != "" && st.Stage != only {
 			continue

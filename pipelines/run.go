@@ -59,6 +59,10 @@ type Config struct {
 	// auto); empty when the flag was not given: PISHIP_PROGRESS decides,
 	// then whether stderr is a terminal.
 	Progress string
+	// RecordEveryRun records every run for piship explain, also one in
+	// which no stage looked up a cache (engine.Options.RecordEveryRun):
+	// the developer commands run, build and release set it.
+	RecordEveryRun bool
 }
 
 // stageEnv is the environment the stages see: the run's, with the shipped
@@ -80,7 +84,7 @@ func (c Config) usage(format string, a ...any) int {
 // notice on stderr when it is off), the tool digest when anything is
 // cacheable, the stages' environment.
 func (c Config) Options(g *graph.Graph, values map[string]cty.Value) engine.Options {
-	opts := engine.Options{Parallelism: c.Parallelism, Inputs: values, Getenv: c.stageEnv}
+	opts := engine.Options{Parallelism: c.Parallelism, Inputs: values, Getenv: c.stageEnv, RecordEveryRun: c.RecordEveryRun}
 	if home, err := cache.Home(c.Getenv); err != nil {
 		fmt.Fprintf(c.Stderr, "piship: action cache off: %v\n", err)
 	} else {

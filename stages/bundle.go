@@ -74,8 +74,10 @@ func (Bundle) Run(ctx context.Context, inv *stage.Invocation, c BundleConfig) (B
 	// The inputs stage found no verified entry (bundle_cached is false), or
 	// was told to rebuild: an entry that stands says which.
 	miss := stage.CacheLookup{Cache: "bundle", Key: key, Hit: false, Inputs: named, Scope: scope}
-	if e, _ := rt.Get(key, false); e != nil {
-		miss.Reason = "a rebuild was asked for (--rebuild)"
+	if miss.Reason = noCacheReason(c.CacheHome); miss.Reason == "" {
+		if e, _ := rt.Get(key, false); e != nil {
+			miss.Reason = "a rebuild was asked for (--rebuild)"
+		}
 	}
 	inv.CacheLookup(miss)
 	m, err := bundle.Bundle(ctx, bundle.Options{

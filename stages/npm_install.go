@@ -60,7 +60,11 @@ func (NpmInstall) Run(ctx context.Context, inv *stage.Invocation, c NpmInstallCo
 		fmt.Fprintf(inv.Log, "%s: runtime cache entry %s is damaged, rebuilding it: %v\n", inv.Pipeline, key, err)
 	}
 	hit := e != nil
-	inv.CacheLookup(stage.CacheLookup{Cache: "runtime", Key: key, Hit: hit, Inputs: named, Scope: scope})
+	lk := stage.CacheLookup{Cache: "runtime", Key: key, Hit: hit, Inputs: named, Scope: scope}
+	if !hit {
+		lk.Reason = noCacheReason(c.CacheHome)
+	}
+	inv.CacheLookup(lk)
 	if !hit {
 		e, err = rt.CreateInputs(key, named, func(dir string) error { return installInto(ctx, c.RuntimeDir, dir, inv) })
 		if err != nil {

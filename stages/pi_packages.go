@@ -88,7 +88,11 @@ func (PiPackages) Run(ctx context.Context, inv *stage.Invocation, c PiPackagesCo
 	platform, arch := nodeplatform.Host()
 	for i, p := range lock.Packages {
 		e, hit := entries[i], hits[i]
-		inv.CacheLookup(stage.CacheLookup{Cache: "runtime", Key: e.Key, Hit: hit})
+		lk := stage.CacheLookup{Cache: "runtime", Key: e.Key, Hit: hit}
+		if !hit {
+			lk.Reason = noCacheReason(c.CacheHome)
+		}
+		inv.CacheLookup(lk)
 		dst := filepath.Join(c.Dest, filepath.FromSlash(distribution.PiPackage{Name: p.Name}.PayloadDir()))
 		if _, err := e.Place(dst); err != nil {
 			return out, fmt.Errorf("cannot place Pi package %s (runtime cache entry %s): %v", p.Name, e.Key, err)

@@ -121,7 +121,7 @@ func (ReleaseInputs) Run(ctx context.Context, inv *stage.Invocation, cfg Release
 	}
 	cacheHome := ""
 	if cfg.NoCache {
-		cacheHome = filepath.Join(stg.Dir, ".no-cache")
+		cacheHome = filepath.Join(stg.Dir, noCacheDir)
 	}
 	recordKeyInputs(inv, st, cacheHome)
 	return ReleaseInputsOutputs{

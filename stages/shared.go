@@ -21,6 +21,26 @@ import (
 // runtimeCacheAt opens the runtime cache under home, or under
 // PISHIP_CACHE_HOME when home is empty. A release without cache passes a
 // throwaway home so nothing cached is used and nothing it makes is kept.
+// noCacheDir names the throwaway runtime cache home of a release without
+// cache (release --rebuild, PISHIP_RELEASE_NO_CACHE=1): release_inputs makes
+// it in the staging directory, and the stages that look up the runtime and
+// bundle caches recognise it, so their misses say why instead of "the
+// earlier entry with the same key is gone".
+const noCacheDir = ".no-cache"
+
+// reasonNoCache is the miss reason of every lookup in that throwaway cache.
+const reasonNoCache = "a rebuild was asked for (release --rebuild or PISHIP_RELEASE_NO_CACHE=1): the runtime and bundle caches are not used"
+
+// noCacheReason is reasonNoCache when home is the throwaway cache of a
+// release without cache, else "" (the engine then compares the key with the
+// newest entry the stage used).
+func noCacheReason(home string) string {
+	if home != "" && filepath.Base(home) == noCacheDir {
+		return reasonNoCache
+	}
+	return ""
+}
+
 func runtimeCacheAt(inv *stage.Invocation, home string) (*cache.Runtime, error) {
 	if home == "" {
 		h, err := cache.Home(inv.Getenv)

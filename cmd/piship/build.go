@@ -76,7 +76,7 @@ what was built: files, size, cache hits and the time.`,
 		Args: exactArgs("DIST"),
 		RunE: func(c *cobra.Command, args []string) error {
 			dist, outDir := absArgs(args[0], out)
-			b, code := pipelines.Build(e.ctx, e.config(rc), pipelines.BuildArgs{Distribution: dist, Out: outDir, Rebuild: rebuild, NoFootprint: noFootprint})
+			b, code := pipelines.Build(e.ctx, e.devConfig(rc), pipelines.BuildArgs{Distribution: dist, Out: outDir, Rebuild: rebuild, NoFootprint: noFootprint})
 			if b == nil {
 				return done(code)
 			}

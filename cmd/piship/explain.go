@@ -99,6 +99,9 @@ func runExplain(e *env, stage, pipeline, file string, asJSON bool) int {
 func explainText(d pipelines.ExplainDoc) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "pipeline %s (%s), run finished %s\n", d.Pipeline, d.File, d.Finished)
+	if !d.Cacheable {
+		b.WriteString("no cacheable stages: no stage of this run looked up a cache, so every stage that ran, ran; nothing to explain (an exec stage is cached with cache = true)\n")
+	}
 	for _, st := range d.Stages {
 		verdict := map[string]string{"hit": "cached", "miss": "ran (cache miss)", "none": "no cache"}[st.Cache]
 		fmt.Fprintf(&b, "%s %s: %s, %s\n", st.Kind, st.Stage, st.Status, verdict)

@@ -162,3 +162,93 @@ func copyExecutable(t *testing.T, dst string) {
 		t.Fatal(err)
 	}
 }
+
+// TestExplainExplainsTheLastRun is issue 29 point 5: after a run with no
+// cacheable stages, piship explain explains that run (saying it had no
+// cacheable stages), not the pipeline that ran before it.
+func TestExplainExplainsTheLastRun(t *testing.T) {
+	dir := t.TempDir()
+	vars := map[string]string{"PISHIP_CACHE_HOME": filepath.Join(dir, "cache")}
+	cached := writeFile(t, dir, "cached.hcl", `pipeline "cached" {
+  stage "exec" "compile" {
+    command = ["true"]
+    cache   = true
+  }
+}
+`)
+	plain := writeFile(t, dir, "plain.hcl", `pipeline "plain" {
+  stage "exec" "hello" {
+    command = ["true"]
+  }
+}
+`)
+	for _, p := range []string{cached, plain} {
+		if code, _, stderr := cli(t, vars, "run", p); code != exitOK {
+			t.Fatalf("run %s: exit %d\n%s", p, code, stderr)
+		}
+	}
+	code, stdout, stderr := cli(t, vars, "explain")
+	if code != exitOK {
+		t.Fatalf("explain: exit %d\n%s", code, stderr)
+	}
+	lines := strings.Split(stdout, "\n")
+	if !strings.HasPrefix(lines[0], "pipeline plain ("+plain+")") || len(lines) < 2 || !strings.HasPrefix(lines[1], "no cacheable stages: ") ||
+		!strings.Contains(stdout, "exec hello: passed, no cache") || strings.Contains(stdout, "compile") {
+		t.Errorf("explain after a run without cacheable stages:\n%s", stdout)
+	}
+	code, stdout, _ = cli(t, vars, "explain", "--json")
+	var doc struct {
+		Pipeline  string
+		Cacheable *bool
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); code != exitOK || err != nil || doc.Pipeline != "plain" || doc.Cacheable == nil || *doc.Cacheable {
+		t.Errorf("explain --json: exit %d, %v:\n%s", code, err, stdout)
+	}
+	// The earlier run is still there by name, and cacheable.
+	if code, stdout, _ := cli(t, vars, "explain", "--pipeline", "cached"); code != exitOK || strings.Contains(stdout, "no cacheable stages") ||
+		!strings.Contains(stdout, "exec compile: passed, ran (cache miss)") {
+		t.Errorf("explain --pipeline cached: exit %d\n%s", code, stdout)
+	}
+}
+
+// TestExplainReleaseRebuild is issue 29 point 5: the runtime and bundle
+// lookups of release --rebuild miss because of --rebuild, and explain says
+// so instead of "the earlier entry with the same key is gone".
+func TestExplainReleaseRebuild(t *testing.T) {
+	env := buildEnv(t)
+	dir := copyDist(t, "hello")
+	for _, args := range [][]string{{"release", dir}, {"release", dir, "--rebuild"}} {
+		if code, _, stderr := cli(t, env, args...); code != exitOK {
+			t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+		}
+	}
+	code, stdout, stderr := cli(t, env, "explain", "--pipeline", "release", "--json")
+	if code != exitOK {
+		t.Fatalf("explain: exit %d\n%s", code, stderr)
+	}
+	var doc struct {
+		Stages []struct {
+			Stage, Cache, Reason string
+			Lookups              []struct{ Cache, Reason string }
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	rebuilt := map[string]bool{}
+	for _, st := range doc.Stages {
+		for _, lk := range st.Lookups {
+			if strings.Contains(lk.Reason, "is gone") {
+				t.Errorf("stage %s, %s cache: %q", st.Stage, lk.Cache, lk.Reason)
+			}
+			if strings.Contains(lk.Reason, "release --rebuild") {
+				rebuilt[st.Stage+" "+lk.Cache] = true
+			}
+		}
+	}
+	for _, want := range []string{"runtime_entry runtime", "bundle bundle"} {
+		if !rebuilt[want] {
+			t.Errorf("%s: the miss does not name --rebuild:\n%s", want, stdout)
+		}
+	}
+}

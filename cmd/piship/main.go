@@ -117,6 +117,15 @@ func (e *env) config(rc runConfig) pipelines.Config {
 		Progress: string(rc.progress)}
 }
 
+// devConfig is config for the developer commands (run, build, release):
+// every run is recorded for piship explain, also one without cacheable
+// stages, so explain always explains the last run.
+func (e *env) devConfig(rc runConfig) pipelines.Config {
+	c := e.config(rc)
+	c.RecordEveryRun = true
+	return c
+}
+
 // The command groups of `piship help`.
 const (
 	groupDist     = "dist"

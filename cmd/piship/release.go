@@ -30,7 +30,7 @@ PISHIP_RELEASE_NO_CACHE=1 equals --rebuild.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			distDir, outDir := absArgs(args[0], out)
 			noCache := rebuild || e.getenv("PISHIP_RELEASE_NO_CACHE") == "1"
-			r, code := pipelines.Release(e.ctx, e.config(rc), pipelines.ReleaseArgs{Distribution: distDir, Out: outDir, Channel: channel, NoCache: noCache, NoFootprint: noFootprint})
+			r, code := pipelines.Release(e.ctx, e.devConfig(rc), pipelines.ReleaseArgs{Distribution: distDir, Out: outDir, Channel: channel, NoCache: noCache, NoFootprint: noFootprint})
 			if r == nil {
 				return done(code)
 			}

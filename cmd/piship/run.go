@@ -54,7 +54,7 @@ func runPipeline(e *env, name string, o runOpts) int {
 	if err := engine.CheckParallelism(o.rc.parallelism); err != nil {
 		return fail(e, err)
 	}
-	cfg := e.config(o.rc)
+	cfg := e.devConfig(o.rc)
 	p, code := pipelines.Prepare(cfg, name, o.dir, o.inputs)
 	if p == nil {
 		return code
