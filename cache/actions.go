@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/cache/canon"
 )
 
 const (
@@ -327,7 +328,7 @@ func readEntry(key, edir string, want []string) (*Result, *DamagedError) {
 		return nil, &DamagedError{Reason: "reading stored files", Err: err}
 	}
 	if len(des) != len(want) {
-		return nil, &DamagedError{Reason: fmt.Sprintf("%d stored files for %d outputs", len(des), len(want))}
+		return nil, &DamagedError{Reason: canon.Count(len(des), "stored file") + " for " + canon.Count(len(want), "output")}
 	}
 	for _, de := range des {
 		i, err := strconv.Atoi(de.Name())

@@ -59,6 +59,7 @@ import (
 	"time"
 
 	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/cache/canon"
 )
 
 const (
@@ -639,7 +640,7 @@ func (e *Entry) checkTree() *DamagedError {
 		return err.(*DamagedError)
 	}
 	if n := found.Load(); n != int64(len(e.Files)) {
-		return &DamagedError{Reason: fmt.Sprintf("%d of %d listed files are missing from the tree", int64(len(e.Files))-n, len(e.Files))}
+		return &DamagedError{Reason: fmt.Sprintf("%s %s missing from the tree", canon.Of(int64(len(e.Files))-n, int64(len(e.Files)), "listed file"), canon.Verb(int64(len(e.Files))-n, "is", "are"))}
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclwrite"
 
 	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages/distribution"
 )
@@ -110,7 +111,7 @@ func Format(stdout, stderr io.Writer, getenv func(string) string, paths []string
 		// otherwise produce something that looks fine and means nothing.
 		if _, diags := diag.ParseConfig(src, p, hcl.InitialPos); diags.HasErrors() {
 			WriteDiags(stderr, getenv, map[string]*hcl.File{p: {Bytes: src}}, diags)
-			fmt.Fprintf(stderr, "piship: CONFIG_INVALID: %s does not parse (%s); fix %s, then format it\n", p, plural(errorCount(diags), "error"), itThem(errorCount(diags)))
+			fmt.Fprintf(stderr, "piship: CONFIG_INVALID: %s does not parse (%s); fix %s, then format it\n", p, canon.Count(errorCount(diags), "error"), itThem(errorCount(diags)))
 			code = ExitUsage
 			continue
 		}
@@ -140,7 +141,7 @@ func Format(stdout, stderr io.Writer, getenv func(string) string, paths []string
 		return code
 	}
 	if check && unformatted > 0 {
-		fmt.Fprintf(stderr, "piship: %d files need formatting: run `piship fmt`\n", unformatted)
+		fmt.Fprintf(stderr, "piship: %s %s formatting: run `piship fmt`\n", canon.Count(unformatted, "file"), canon.Verb(unformatted, "needs", "need"))
 		return ExitFailed
 	}
 	return ExitOK

@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/home/receipt"
 )
@@ -128,7 +129,7 @@ func WriteDoctorReport(w io.Writer, r home.DoctorReport) {
 		fmt.Fprintf(w, "  disk: %s in apps/%s\n", HumanBytes(r.DiskBytes), r.ID)
 	}
 	if s := r.Store; s != nil {
-		fmt.Fprintf(w, "  store: %s: %d objects, %d no longer linked removed (%s)", s.Dir, s.Objects, s.Removed, HumanBytes(s.Bytes))
+		fmt.Fprintf(w, "  store: %s: %s, %d no longer linked removed (%s)", s.Dir, canon.Count(s.Objects, "object"), s.Removed, HumanBytes(s.Bytes))
 		switch {
 		case s.Problem != "":
 			fmt.Fprintf(w, "; %s", s.Problem)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/graph"
 	"piship.dev/piship/stages"
 )
@@ -87,7 +88,7 @@ func LoadOne(stderr io.Writer, getenv func(string) string, src *Source) (*graph.
 	WriteDiags(stderr, getenv, files, diags)
 	if diags.HasErrors() {
 		n := errorCount(diags)
-		fmt.Fprintf(stderr, "piship: CONFIG_INVALID: %s has %s; fix %s and run again\n", src.Name, plural(n, "error"), itThem(n))
+		fmt.Fprintf(stderr, "piship: CONFIG_INVALID: %s has %s; fix %s and run again\n", src.Name, canon.Count(n, "error"), itThem(n))
 		return nil, false
 	}
 	if len(graphs) != 1 {
@@ -95,7 +96,7 @@ func LoadOne(stderr io.Writer, getenv func(string) string, src *Source) (*graph.
 		for i, g := range graphs {
 			names[i] = g.Name
 		}
-		fmt.Fprintf(stderr, "piship: CONFIG_INVALID: %s holds %d pipelines (%s); a runnable file holds exactly one\n", src.Name, len(graphs), strings.Join(names, ", "))
+		fmt.Fprintf(stderr, "piship: CONFIG_INVALID: %s holds %s (%s); a runnable file holds exactly one\n", src.Name, canon.Count(len(graphs), "pipeline"), strings.Join(names, ", "))
 		return nil, false
 	}
 	return graphs[0], true

@@ -1,13 +1,13 @@
 package pipelines
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/distribution"
 )
 
@@ -25,7 +25,7 @@ func checkDistribution(c Config, command, dir string) (code int, ok bool) {
 	WriteDiags(c.Stderr, c.Getenv, nil, diags)
 	n := errorCount(diags)
 	return c.usage("CONFIG_INVALID: the distribution in %s has %s; fix %s and run `piship %s` again",
-		dir, plural(n, "error"), itThem(n), command), false
+		dir, canon.Count(n, "error"), itThem(n), command), false
 }
 
 // shown is dir relative to the working directory when it is below it (the
@@ -53,16 +53,4 @@ func errorCount(diags hcl.Diagnostics) int {
 	return n
 }
 
-func itThem(n int) string {
-	if n == 1 {
-		return "it"
-	}
-	return "them"
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
+func itThem(n int) string { return canon.Noun(n, "it", "them") }

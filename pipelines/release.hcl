@@ -190,8 +190,8 @@ pipeline "release" {
   }
 
   stage "staging_cleanup" "cleanup" {
-    always     = true
-    staging    = stage.inputs.staging
+    always        = true
+    staging       = stage.inputs.staging
     evict         = !input.no_cache
     keep_runtimes = 2 + stage.inputs.runtime_entries
     depends_on    = [stage.publish]

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"piship.dev/piship/cache"
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/stage"
@@ -111,7 +112,7 @@ func (Install) Run(ctx context.Context, inv *stage.Invocation, cfg InstallConfig
 	}
 	if store != nil && !res.Reused {
 		if st := store.Stats(); st.Repaired > 0 || st.Disabled {
-			fmt.Fprintf(inv.Log, "%s: store %s: %d damaged objects removed and their files written%s\n", inv.Pipeline, store.Dir(), st.Repaired,
+			fmt.Fprintf(inv.Log, "%s: store %s: %s removed and their files written%s\n", inv.Pipeline, store.Dir(), canon.Count(st.Repaired, "damaged object"),
 				map[bool]string{true: "; links are not possible there, so the rest was written (PISHIP_STORE=off skips the store)"}[st.Disabled])
 		}
 	}
@@ -156,7 +157,7 @@ func storeLookupSpan(ctx context.Context, started time.Time, store *cache.Store)
 	case !hit && st.Linked+missed == 0:
 		attrs = append(attrs, attribute.String(spankey.CacheMissReason, "no file of the release is kept in the store (none under node_modules/ of at most 1 MiB)"))
 	case !hit:
-		attrs = append(attrs, attribute.String(spankey.CacheMissReason, fmt.Sprintf("%d of %d eligible files were not in the store (written, then kept)", missed, st.Linked+missed)))
+		attrs = append(attrs, attribute.String(spankey.CacheMissReason, canon.Of(missed, st.Linked+missed, "eligible file")+" "+canon.Verb(missed, "was", "were")+" not in the store (written, then kept)"))
 	}
 	_, span := parent.TracerProvider().Tracer(phase.InstrumentationName).Start(ctx, spankey.CacheLookupSpanName,
 		trace.WithTimestamp(started), trace.WithAttributes(attrs...))

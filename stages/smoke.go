@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"go.opentelemetry.io/otel/attribute"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/cache/parallel"
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages/buildstate"
@@ -107,7 +108,7 @@ func (Smoke) Run(ctx context.Context, inv *stage.Invocation, cfg SmokeConfig) (S
 	var diags hcl.Diagnostics
 	for i, f := range problems {
 		if f != nil {
-			diags = append(diags, f.diagnostic(d, tests[i], fmt.Sprintf("%d of %d smoke tests failed", failed, len(tests))))
+			diags = append(diags, f.diagnostic(d, tests[i], canon.Of(failed, len(tests), "smoke test")+" failed"))
 		}
 	}
 	if len(diags) > 0 {

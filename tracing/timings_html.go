@@ -9,6 +9,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"piship.dev/piship/cache/canon"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,7 +50,7 @@ func PipelineRoot(spans []sdktrace.ReadOnlySpan) (string, sdktrace.ReadOnlySpan,
 		}
 	}
 	if root == nil {
-		return "", nil, fmt.Errorf("%w among %d spans (a span named \"pipeline NAME\" with %s=NAME, which piship run, build and release write)", ErrNoPipeline, len(spans), AttrPipeline)
+		return "", nil, fmt.Errorf("%w among %s (a span named \"pipeline NAME\" with %s=NAME, which piship run, build and release write)", ErrNoPipeline, canon.Count(len(spans), "span"), AttrPipeline)
 	}
 	return name, root, nil
 }

@@ -20,3 +20,12 @@ func TestCount(t *testing.T) {
 		}
 	}
 }
+
+func TestOf(t *testing.T) {
+	if got := Of(1, 1, "file"); got != "1 of 1 file" {
+		t.Errorf("got %q", got)
+	}
+	if got := Of(int64(1), 2, "file"); got != "1 of 2 files" {
+		t.Errorf("got %q", got)
+	}
+}

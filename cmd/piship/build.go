@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/pipelines"
 	"piship.dev/piship/stages/distribution"
 )
@@ -52,10 +53,11 @@ func runLock(e *env, dir string) int {
 	}
 	pi := ""
 	if n := len(l.Packages); n > 0 {
-		pi = fmt.Sprintf(", %d Pi packages", n)
+		pi = ", " + canon.Count(n, "Pi package")
 	}
-	fmt.Fprintf(e.stdout, "locked %s %s: %s (%d packages, %d resource files, %d tools%s)\n",
-		d.ID, d.Version, filepath.Join(d.Dir, "piship.lock"), l.Runtime.Packages, len(l.Resources), len(l.Tools), pi)
+	fmt.Fprintf(e.stdout, "locked %s %s: %s (%s, %s, %s%s)\n",
+		d.ID, d.Version, filepath.Join(d.Dir, "piship.lock"), canon.Count(l.Runtime.Packages, "package"),
+		canon.Count(len(l.Resources), "resource file"), canon.Count(len(l.Tools), "tool"), pi)
 	return exitOK
 }
 
@@ -119,8 +121,8 @@ func buildSummary(b *pipelines.Built) string {
 	if b.Stripped {
 		form += ", stripped"
 	}
-	return fmt.Sprintf("%s %s: %s (%s): %d files, %s; %s; %.2f s",
-		b.ID, b.Version, b.Final, form, b.Files, humanBytes(b.Bytes), strings.Join(how, ", "), b.Total.Seconds())
+	return fmt.Sprintf("%s %s: %s (%s): %s, %s; %s; %.2f s",
+		b.ID, b.Version, b.Final, form, canon.Count(b.Files, "file"), humanBytes(b.Bytes), strings.Join(how, ", "), b.Total.Seconds())
 }
 
 // distFiles returns distribution.hcl's source for diagnostic snippets.

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"piship.dev/piship/cache"
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/pipelines"
 )
 
@@ -74,7 +75,7 @@ func runCachePrune(e *env, maxSize, maxAge string, asJSON bool) int {
 	}
 	var gc *cache.GCResult
 	if !asJSON {
-		fmt.Fprintf(e.stdout, "cache: %d entries, removed %d, %s -> %s\n", rep.Entries, rep.Removed, humanBytes(rep.BytesBefore), humanBytes(rep.BytesAfter))
+		fmt.Fprintf(e.stdout, "cache: %s, removed %d, %s -> %s\n", canon.Count(rep.Entries, "entry", "entries"), rep.Removed, humanBytes(rep.BytesBefore), humanBytes(rep.BytesAfter))
 	}
 	// The store's objects nothing links any more (doctor does the same for
 	// one installation; after the last uninstall only this reaches them).
@@ -91,7 +92,7 @@ func runCachePrune(e *env, maxSize, maxAge string, asJSON bool) int {
 		}
 		gc = &g
 		if !asJSON {
-			fmt.Fprintf(e.stdout, "store: %d objects, removed %d no longer linked (%s)\n", g.Objects, g.Removed, humanBytes(g.Bytes))
+			fmt.Fprintf(e.stdout, "store: %s, removed %d no longer linked (%s)\n", canon.Count(g.Objects, "object"), g.Removed, humanBytes(g.Bytes))
 		}
 	}
 	if asJSON {

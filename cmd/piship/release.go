@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/pipelines"
 	"piship.dev/piship/stages/verify"
 )
@@ -38,8 +39,8 @@ PISHIP_RELEASE_NO_CACHE=1 equals --rebuild.`,
 			if r.BuildInfoErr != nil {
 				fmt.Fprintf(e.stderr, "piship: build-info: %v\n", r.BuildInfoErr)
 			}
-			fmt.Fprintf(e.stderr, "%s: %s (%d files, archive %s, sha256 %s) in %.2f s\n",
-				r.Name, r.Path, r.Files, humanBytes(r.ArchiveBytes), r.SHA256, r.Total.Seconds())
+			fmt.Fprintf(e.stderr, "%s: %s (%s, archive %s, sha256 %s) in %.2f s\n",
+				r.Name, r.Path, canon.Count(r.Files, "file"), humanBytes(r.ArchiveBytes), r.SHA256, r.Total.Seconds())
 			if asJSON {
 				printJSON(e, r.JSON())
 			}
@@ -103,6 +104,6 @@ func runVerifyRelease(e *env, path, sum string, asJSON bool) int {
 		fmt.Fprintln(e.stderr, err)
 		return exitFailed
 	}
-	fmt.Fprintf(e.stderr, "verified %s (%d checks) in %.2f s\n", rep.Release, len(rep.Checks), time.Since(start).Seconds())
+	fmt.Fprintf(e.stderr, "verified %s (%s) in %.2f s\n", rep.Release, canon.Count(len(rep.Checks), "check"), time.Since(start).Seconds())
 	return exitOK
 }

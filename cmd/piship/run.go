@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/spf13/cobra"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/engine"
 	"piship.dev/piship/graph"
 	"piship.dev/piship/pipelines"
@@ -102,7 +103,7 @@ func dryRunPlan(e *env, cfg pipelines.Config, p *pipelines.Prepared) int {
 	}
 	g := p.Graph
 	var b strings.Builder
-	fmt.Fprintf(&b, "pipeline %s: %d stages (dry run, nothing runs)\n", g.Name, len(steps))
+	fmt.Fprintf(&b, "pipeline %s: %s (dry run, nothing runs)\n", g.Name, canon.Count(len(steps), "stage"))
 	for i, s := range steps {
 		line := fmt.Sprintf("%3d  %-32s cache: %s", i+1, s.Stage.Label(), s.Cache)
 		if s.Key != "" {
@@ -148,7 +149,7 @@ func printSummary(e *env, res *engine.Result) {
 	if skipped > 0 {
 		parts = append(parts, strconv.Itoa(skipped)+" skipped")
 	}
-	fmt.Fprintf(e.stderr, "%s: ok (%d stages: %s)\n", res.Pipeline, len(res.Stages), strings.Join(parts, ", "))
+	fmt.Fprintf(e.stderr, "%s: ok (%s: %s)\n", res.Pipeline, canon.Count(len(res.Stages), "stage"), strings.Join(parts, ", "))
 }
 
 // printDiags prints HCL diagnostics to stderr (see pipelines.WriteDiags).

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"piship.dev/piship/cache/canon"
 	par "piship.dev/piship/cache/parallel"
 	"piship.dev/piship/stages/distribution"
 )
@@ -336,16 +337,9 @@ func (r *Report) Failure() error {
 			f.Package, f.Version, what, f.Severity, r.FailOn, f.ID, distribution.FileName)
 	}
 	if n := len(failing) - 1; n > 0 {
-		msg += fmt.Sprintf(" (and %d more failing finding%s in vulnerabilities.json)", n, plural(n))
+		msg += fmt.Sprintf(" (and %d more failing %s in vulnerabilities.json)", n, canon.Noun(n, "finding"))
 	}
 	return errors.New(msg)
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 // Marshal returns the canonical bytes of the report: keys sorted,
