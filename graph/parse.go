@@ -32,8 +32,31 @@ var inputSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "type"}, {Name: "default"}, {Name: "description"}},
 }
 
-var metaSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "depends_on"}, {Name: "always"}, {Name: "when"}},
+// MetaAttrs are the attributes every stage takes whatever its kind: the
+// graph's meta-arguments, not the kind's configuration. `piship stages
+// KIND` lists them with the kind's own.
+var MetaAttrs = []stage.Attr{
+	{Name: "always", Type: cty.Bool, Doc: "run even after a failure or Ctrl-C (cleanup); outputs of a stage that failed or did not run are unknown to it, and attributes that need them are left unset"},
+	{Name: "depends_on", Type: cty.List(cty.DynamicPseudoType), Doc: "stages that must finish first, without reading their outputs: [stage.a, ...]"},
+	{Name: "when", Type: cty.Bool, Doc: "condition evaluated when the stage is ready; false skips it (its outputs are null to the stages after it)"},
+}
+
+var metaSchema = func() *hcl.BodySchema {
+	s := &hcl.BodySchema{}
+	for _, a := range MetaAttrs {
+		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: a.Name})
+	}
+	return s
+}()
+
+// isMeta reports whether name is one of MetaAttrs.
+func isMeta(name string) bool {
+	for _, a := range MetaAttrs {
+		if a.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Parse validates every pipeline in src. filename names the file in
@@ -412,11 +435,14 @@ func (g *Graph) decodeStage(b *hcl.Block, reg *stage.Registry, schemas *schemaCa
 	if content != nil {
 		s.attrs = content.Attributes
 	}
-	names := make([]string, 0, len(sch.attrs)+3)
+	names := make([]string, 0, len(sch.attrs)+len(MetaAttrs))
 	for _, a := range sch.attrs {
 		names = append(names, a.Name)
 	}
-	diag.ImproveUnsupported(d, fmt.Sprintf("Kind %s (see `piship stages %s`)", kindName, kindName), append(names, "depends_on", "always", "when"), nil)
+	for _, a := range MetaAttrs {
+		names = append(names, a.Name)
+	}
+	diag.ImproveUnsupported(d, fmt.Sprintf("Kind %s (see `piship stages %s`)", kindName, kindName), names, nil)
 	diags = append(diags, d...)
 	return s, diags
 }
@@ -434,7 +460,7 @@ func fastContent(body hcl.Body, sch *kindSchema) (meta, attrs hcl.Attributes, ok
 	attrs = make(hcl.Attributes, len(sb.Attributes))
 	for name, a := range sb.Attributes {
 		switch {
-		case name == "depends_on" || name == "always" || name == "when":
+		case isMeta(name):
 			if meta == nil {
 				meta = hcl.Attributes{}
 			}

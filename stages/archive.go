@@ -23,16 +23,16 @@ func (Archive) Doc() string {
 
 // ArchiveConfig is archive's configuration.
 type ArchiveConfig struct {
-	ReleaseDir string `cty:"release_dir" required:"true"`
+	ReleaseDir string `cty:"release_dir" required:"true" doc:"the release directory to archive (<staging>/<name>)"`
 	Epoch      int64  `cty:"epoch" doc:"tar mtime (SOURCE_DATE_EPOCH; default 0)"`
 }
 
 // ArchiveOutputs are archive's outputs.
 type ArchiveOutputs struct {
-	Path   string `cty:"path"`
-	SHA256 string `cty:"sha256"`
-	Bytes  int64  `cty:"bytes"`
-	Files  int    `cty:"files"`
+	Path   string `cty:"path" doc:"the archive, <release_dir>.tar.gz"`
+	SHA256 string `cty:"sha256" doc:"hex sha256 of the archive"`
+	Bytes  int64  `cty:"bytes" doc:"size of the archive in bytes"`
+	Files  int    `cty:"files" doc:"files in the archive"`
 }
 
 // Run implements stage.Typed.

@@ -27,14 +27,14 @@ func (Audit) Doc() string {
 
 // AuditConfig is audit's configuration.
 type AuditConfig struct {
-	Distribution string `cty:"distribution" required:"true"`
+	Distribution string `cty:"distribution" required:"true" doc:"the distribution directory (its audit block and piship.lock)"`
 	ReleaseDir   string `cty:"release_dir" required:"true" doc:"where vulnerabilities.json is written"`
 }
 
 // AuditOutputs are audit's outputs.
 type AuditOutputs struct {
-	Verdict  string `cty:"verdict"`
-	Findings int    `cty:"findings"`
+	Verdict  string `cty:"verdict" doc:"passed, failed or unavailable (written to vulnerabilities.json)"`
+	Findings int    `cty:"findings" doc:"advisories found, allowed ones included"`
 }
 
 // Run implements stage.Typed.

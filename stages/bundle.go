@@ -38,9 +38,9 @@ type BundleConfig struct {
 
 // BundleOutputs are the outputs of a bundle stage.
 type BundleOutputs struct {
-	Hit    bool   `cty:"hit"`
-	Chunks int    `cty:"chunks"`
-	Kept   int    `cty:"kept"`
+	Hit    bool   `cty:"hit" doc:"the bundle came from the cache entry (cached = true)"`
+	Chunks int    `cty:"chunks" doc:"JavaScript files the bundle wrote"`
+	Kept   int    `cty:"kept" doc:"files left in the tree as files (assets, addons) plus module shims"`
 	Entry  string `cty:"entry" doc:"the bundle cache entry key"`
 }
 

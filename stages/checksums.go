@@ -24,13 +24,13 @@ func (Checksums) Doc() string {
 
 // ChecksumsConfig is checksums' configuration.
 type ChecksumsConfig struct {
-	ReleaseDir string `cty:"release_dir" required:"true"`
+	ReleaseDir string `cty:"release_dir" required:"true" doc:"the release directory to list"`
 }
 
 // ChecksumsOutputs are checksums' outputs.
 type ChecksumsOutputs struct {
 	SHA256 string `cty:"sha256" doc:"sha256 of checksums.txt"`
-	Files  int    `cty:"files"`
+	Files  int    `cty:"files" doc:"lines in checksums.txt"`
 }
 
 // Run implements stage.Typed.

@@ -36,22 +36,22 @@ type DistInputsConfig struct {
 
 // DistInputsOutputs are the outputs of a dist_inputs stage.
 type DistInputsOutputs struct {
-	ID           string `cty:"id"`
-	Version      string `cty:"version"`
-	Command      string `cty:"command"`
+	ID           string `cty:"id" doc:"the distribution id"`
+	Version      string `cty:"version" doc:"the distribution version"`
+	Command      string `cty:"command" doc:"the command name the payload installs (bin/<command>)"`
 	Dir          string `cty:"dir" doc:"absolute distribution directory"`
 	RuntimeDir   string `cty:"runtime_dir" doc:"absolute runtime directory (package.json, package-lock.json)"`
 	Entry        string `cty:"entry" doc:"entry file relative to the payload root"`
-	Out          string `cty:"out"`
+	Out          string `cty:"out" doc:"absolute output directory"`
 	Final        string `cty:"final" doc:"<out>/<id>"`
 	Staging      string `cty:"staging" doc:"staging directory (empty when reuse = \"all\")"`
 	Reuse        string `cty:"reuse" doc:"all | resources | none"`
-	Bundle       bool   `cty:"bundle"`
-	Strip        bool   `cty:"strip"`
+	Bundle       bool   `cty:"bundle" doc:"release.bundle: the runtime is bundled"`
+	Strip        bool   `cty:"strip" doc:"release.strip: source maps and TypeScript declarations are removed"`
 	BundleCached bool   `cty:"bundle_cached" doc:"a verified bundle cache entry exists for bundle_key"`
-	Platform     string `cty:"platform"`
-	Arch         string `cty:"arch"`
-	Key          string `cty:"key"`
+	Platform     string `cty:"platform" doc:"target platform (node naming: linux, darwin, win32)"`
+	Arch         string `cty:"arch" doc:"target architecture (node naming: x64, arm64)"`
+	Key          string `cty:"key" doc:"the build key the stamp records (everything that decides the payload)"`
 	RuntimeKey   string `cty:"runtime_key" doc:"the stamp's runtime key"`
 	InstallKey   string `cty:"install_key" doc:"i- runtime cache key"`
 	BundleKey    string `cty:"bundle_key" doc:"b- bundle cache key"`

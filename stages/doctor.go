@@ -29,7 +29,7 @@ func (Doctor) Doc() string {
 
 // DoctorConfig is the configuration of a doctor stage.
 type DoctorConfig struct {
-	ID string `cty:"id" required:"true"`
+	ID string `cty:"id" required:"true" doc:"the installed distribution to check"`
 	// FailOnDamage (default true) fails the stage when doctor found
 	// damage; false succeeds with the report (what `piship doctor` runs,
 	// so it can print the report and then exit 1).

@@ -25,18 +25,18 @@ func (Download) Doc() string {
 // DownloadConfig is the configuration of a download stage: the entry
 // update_check chose.
 type DownloadConfig struct {
-	ID      string `cty:"id" required:"true"`
-	Source  string `cty:"source" required:"true"`
-	Archive string `cty:"archive" required:"true"`
-	SHA256  string `cty:"sha256" required:"true"`
-	Bytes   int64  `cty:"bytes" required:"true"`
+	ID      string `cty:"id" required:"true" doc:"the installed distribution the archive is for"`
+	Source  string `cty:"source" required:"true" doc:"the TUF repository (directory or URL) update_check verified"`
+	Archive string `cty:"archive" required:"true" doc:"the signed target's file name in the repository"`
+	SHA256  string `cty:"sha256" required:"true" doc:"the signed hex sha256 of the archive"`
+	Bytes   int64  `cty:"bytes" required:"true" doc:"the signed size of the archive"`
 	Timeout string `cty:"timeout" doc:"connect, header and idle limit, e.g. 30s (default: channel.DefaultLimits)"`
 	MaxTime string `cty:"max_time" doc:"overall budget of the download, e.g. 10m (default: channel.DefaultLimits)"`
 }
 
 // DownloadOutputs is what a download stage produces.
 type DownloadOutputs struct {
-	Path string `cty:"path"`
+	Path string `cty:"path" doc:"the downloaded archive in apps/<id>/.downloads/"`
 }
 
 // Run implements stage.Typed.

@@ -49,14 +49,14 @@ type InstallConfig struct {
 
 // InstallOutputs is what an install stage produces.
 type InstallOutputs struct {
-	ID       string `cty:"id"`
-	Version  string `cty:"version"`
-	Previous string `cty:"previous"`
-	Payload  string `cty:"payload"`
-	Files    int    `cty:"files"`
-	Bytes    int64  `cty:"bytes"`
-	Reused   bool   `cty:"reused"`
-	Command  string `cty:"command"`
+	ID       string `cty:"id" doc:"the installed distribution id"`
+	Version  string `cty:"version" doc:"the installed (now active) version"`
+	Previous string `cty:"previous" doc:"the version that was active before (empty when none)"`
+	Payload  string `cty:"payload" doc:"the installed payload directory, apps/<id>/<version>"`
+	Files    int    `cty:"files" doc:"payload files installed"`
+	Bytes    int64  `cty:"bytes" doc:"payload bytes installed"`
+	Reused   bool   `cty:"reused" doc:"the version directory was already complete and was reused (nothing written)"`
+	Command  string `cty:"command" doc:"the command shim that launches it"`
 	Linked   int    `cty:"linked" doc:"files placed by linking an object of the content-addressed store"`
 	UpToDate bool   `cty:"up_to_date" doc:"an update found the version already active: nothing written (version is the active one)"`
 }

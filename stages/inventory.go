@@ -29,8 +29,8 @@ func (Inventory) Doc() string {
 type InventoryConfig struct {
 	Dir            string `cty:"dir" required:"true" doc:"the payload root"`
 	Distribution   string `cty:"distribution" required:"true" doc:"the distribution directory"`
-	Platform       string `cty:"platform" required:"true"`
-	Arch           string `cty:"arch" required:"true"`
+	Platform       string `cty:"platform" required:"true" doc:"target platform (node naming), recorded in metadata/target.json"`
+	Arch           string `cty:"arch" required:"true" doc:"target architecture (node naming), recorded in metadata/target.json"`
 	KnownEntry     string `cty:"known_entry" doc:"runtime cache entry whose recorded digests may be trusted"`
 	KnownInventory string `cty:"known_inventory" doc:"inventory of the previous payload whose runtime files were linked in unchanged"`
 	CacheHome      string `cty:"cache_home" doc:"runtime cache home instead of PISHIP_CACHE_HOME (a release without cache passes a throwaway one)"`
@@ -38,8 +38,8 @@ type InventoryConfig struct {
 
 // InventoryOutputs are the outputs of an inventory stage.
 type InventoryOutputs struct {
-	Files  int    `cty:"files"`
-	Bytes  int64  `cty:"bytes"`
+	Files  int    `cty:"files" doc:"files listed in metadata/inventory.json"`
+	Bytes  int64  `cty:"bytes" doc:"bytes of the files listed"`
 	Hashed int    `cty:"hashed" doc:"files read and hashed (the rest came from the cache entry)"`
 	SHA256 string `cty:"sha256" doc:"sha256 of metadata/inventory.json"`
 }

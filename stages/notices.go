@@ -22,16 +22,16 @@ func (Notices) Doc() string {
 
 // NoticesConfig is notices' configuration.
 type NoticesConfig struct {
-	Distribution string `cty:"distribution" required:"true"`
+	Distribution string `cty:"distribution" required:"true" doc:"the distribution directory"`
 	Tree         string `cty:"tree" required:"true" doc:"the installed runtime (read-only)"`
-	ReleaseDir   string `cty:"release_dir" required:"true"`
+	ReleaseDir   string `cty:"release_dir" required:"true" doc:"where licenses/ is written"`
 	Vendored     string `cty:"vendored" doc:"the vendored Pi packages' installed trees: JSON {name: tree} (pi_packages' trees output)"`
 }
 
 // NoticesOutputs are notices' outputs.
 type NoticesOutputs struct {
-	Packages           int `cty:"packages"`
-	WithoutLicenseFile int `cty:"without_license_file"`
+	Packages           int `cty:"packages" doc:"packages covered by the notices"`
+	WithoutLicenseFile int `cty:"without_license_file" doc:"packages with no license file, listed by name and declared license"`
 }
 
 // Run implements stage.Typed.

@@ -39,9 +39,9 @@ type NpmInstallConfig struct {
 type NpmInstallOutputs struct {
 	Entry  string `cty:"entry" doc:"the runtime cache entry key"`
 	Hit    bool   `cty:"hit" doc:"the entry existed"`
-	Files  int    `cty:"files"`
-	Linked int    `cty:"linked"`
-	Copied int    `cty:"copied"`
+	Files  int    `cty:"files" doc:"files in the entry"`
+	Linked int    `cty:"linked" doc:"files placed by hardlink"`
+	Copied int    `cty:"copied" doc:"files placed by copy (another filesystem)"`
 	Tree   string `cty:"tree" doc:"the entry's installed tree (read-only: audits, SBOM and notices read it)"`
 	Digest string `cty:"digest" doc:"the entry digest (over its file listing)"`
 }

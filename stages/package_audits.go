@@ -37,13 +37,13 @@ func (PackageAudits) Doc() string {
 
 // PackageAuditsConfig is package_audits' configuration.
 type PackageAuditsConfig struct {
-	Distribution string `cty:"distribution" required:"true"`
+	Distribution string `cty:"distribution" required:"true" doc:"the distribution directory (its package blocks and audit block)"`
 }
 
 // PackageAuditsOutputs are package_audits' outputs.
 type PackageAuditsOutputs struct {
-	Verdict string `cty:"verdict"`
-	Locks   int    `cty:"locks"`
+	Verdict string `cty:"verdict" doc:"passed, failed, unavailable or not-applicable"`
+	Locks   int    `cty:"locks" doc:"package locks audited"`
 	Report  string `cty:"report" doc:"JSON {verdict, locks, reason, packages} for release.json"`
 }
 

@@ -25,12 +25,12 @@ func (Publish) Doc() string {
 
 // PublishConfig is the configuration of a publish stage.
 type PublishConfig struct {
-	Staging         string `cty:"staging" required:"true"`
-	Key             string `cty:"key" required:"true"`
-	RuntimeKey      string `cty:"runtime_key" required:"true"`
-	InventorySHA256 string `cty:"inventory_sha256" required:"true"`
-	Files           int64  `cty:"files" required:"true"`
-	Bytes           int64  `cty:"bytes" required:"true"`
+	Staging         string `cty:"staging" required:"true" doc:"the finished staging directory (dist_inputs' staging)"`
+	Key             string `cty:"key" required:"true" doc:"the build key, written to the stamp"`
+	RuntimeKey      string `cty:"runtime_key" required:"true" doc:"the runtime key, written to the stamp"`
+	InventorySHA256 string `cty:"inventory_sha256" required:"true" doc:"sha256 of metadata/inventory.json, written to the stamp"`
+	Files           int64  `cty:"files" required:"true" doc:"payload files, written to the stamp"`
+	Bytes           int64  `cty:"bytes" required:"true" doc:"payload bytes, written to the stamp"`
 }
 
 // PublishOutputs are the outputs of a publish stage.

@@ -47,32 +47,32 @@ func (c ReleaseInputsConfig) channel() string {
 
 // ReleaseInputsOutputs are release_inputs' outputs.
 type ReleaseInputsOutputs struct {
-	ID             string `cty:"id"`
-	Version        string `cty:"version"`
-	Command        string `cty:"command"`
+	ID             string `cty:"id" doc:"the distribution id"`
+	Version        string `cty:"version" doc:"the distribution version"`
+	Command        string `cty:"command" doc:"the command name the payload installs (bin/<command>)"`
 	Name           string `cty:"name" doc:"<id>-<version>-<target>"`
-	Target         string `cty:"target"`
+	Target         string `cty:"target" doc:"<platform>-<arch>"`
 	Dir            string `cty:"dir" doc:"absolute distribution directory"`
-	RuntimeDir     string `cty:"runtime_dir"`
-	Entry          string `cty:"entry"`
-	Bundle         bool   `cty:"bundle"`
-	Strip          bool   `cty:"strip"`
-	Platform       string `cty:"platform"`
-	Arch           string `cty:"arch"`
-	InstallKey     string `cty:"install_key"`
-	BundleKey      string `cty:"bundle_key"`
-	BundleCached   bool   `cty:"bundle_cached"`
+	RuntimeDir     string `cty:"runtime_dir" doc:"absolute runtime directory (package.json, package-lock.json)"`
+	Entry          string `cty:"entry" doc:"entry file relative to the payload root"`
+	Bundle         bool   `cty:"bundle" doc:"release.bundle: the runtime is bundled"`
+	Strip          bool   `cty:"strip" doc:"release.strip: source maps and TypeScript declarations are removed"`
+	Platform       string `cty:"platform" doc:"target platform (node naming: linux, darwin, win32)"`
+	Arch           string `cty:"arch" doc:"target architecture (node naming: x64, arm64)"`
+	InstallKey     string `cty:"install_key" doc:"i- runtime cache key"`
+	BundleKey      string `cty:"bundle_key" doc:"b- bundle cache key"`
+	BundleCached   bool   `cty:"bundle_cached" doc:"a verified bundle cache entry exists for bundle_key (never with no_cache)"`
 	CacheHome      string `cty:"cache_home" doc:"runtime cache home to use (empty: PISHIP_CACHE_HOME)"`
 	Staging        string `cty:"staging" doc:"staging root, removed unless published"`
 	ReleaseDir     string `cty:"release_dir" doc:"<staging>/<name>"`
 	Payload        string `cty:"payload" doc:"<release_dir>/payload"`
 	Releases       string `cty:"releases" doc:"<out>/releases"`
 	Created        string `cty:"created" doc:"RFC 3339 time from SOURCE_DATE_EPOCH"`
-	Epoch          int64  `cty:"epoch"`
-	Channel        string `cty:"channel"`
-	LockSHA256     string `cty:"lock_sha256"`
-	RuntimePackage string `cty:"runtime_package"`
-	RuntimeVersion string `cty:"runtime_version"`
+	Epoch          int64  `cty:"epoch" doc:"SOURCE_DATE_EPOCH (default 0): every archive mtime"`
+	Channel        string `cty:"channel" doc:"the update channel recorded in release.json"`
+	LockSHA256     string `cty:"lock_sha256" doc:"sha256 of piship.lock"`
+	RuntimePackage string `cty:"runtime_package" doc:"the runtime's package name (package.json)"`
+	RuntimeVersion string `cty:"runtime_version" doc:"the runtime's package version (package.json)"`
 	// RuntimeEntries is how many runtime cache entries the release uses:
 	// the runtime's and one per vendored Pi package.
 	RuntimeEntries int `cty:"runtime_entries" doc:"runtime cache entries a release uses (1 + the vendored Pi packages)"`

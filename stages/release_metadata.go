@@ -37,19 +37,19 @@ func (ReleaseMetadata) Doc() string {
 
 // ReleaseMetadataConfig is release_metadata's configuration.
 type ReleaseMetadataConfig struct {
-	ReleaseDir     string `cty:"release_dir" required:"true"`
+	ReleaseDir     string `cty:"release_dir" required:"true" doc:"the release directory (reads the qualification files, writes release.json and install.sh)"`
 	Distribution   string `cty:"distribution" required:"true" doc:"the distribution directory"`
-	Target         string `cty:"target" required:"true"`
-	Channel        string `cty:"channel" required:"true"`
+	Target         string `cty:"target" required:"true" doc:"<platform>-<arch>"`
+	Channel        string `cty:"channel" required:"true" doc:"the update channel recorded in release.json"`
 	Created        string `cty:"created" required:"true" doc:"RFC 3339"`
-	LockSHA256     string `cty:"lock_sha256" required:"true"`
-	RuntimePackage string `cty:"runtime_package" required:"true"`
-	RuntimeVersion string `cty:"runtime_version" required:"true"`
+	LockSHA256     string `cty:"lock_sha256" required:"true" doc:"sha256 of piship.lock"`
+	RuntimePackage string `cty:"runtime_package" required:"true" doc:"the runtime's package name"`
+	RuntimeVersion string `cty:"runtime_version" required:"true" doc:"the runtime's package version"`
 	Tests          string `cty:"tests" required:"true" doc:"JSON list of {name, result}"`
 	Signatures     string `cty:"signatures" required:"true" doc:"JSON {verdict, missing, reason}"`
 	PackageAudits  string `cty:"package_audits" required:"true" doc:"JSON {verdict, locks}"`
-	SBOMSHA256     string `cty:"sbom_sha256" required:"true"`
-	SBOMPackages   int64  `cty:"sbom_packages" required:"true"`
+	SBOMSHA256     string `cty:"sbom_sha256" required:"true" doc:"sha256 of sbom.spdx.json"`
+	SBOMPackages   int64  `cty:"sbom_packages" required:"true" doc:"packages the SBOM lists"`
 }
 
 // ReleaseMetadataOutputs are release_metadata's outputs.

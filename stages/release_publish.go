@@ -29,8 +29,8 @@ func (ReleasePublish) Doc() string {
 
 // ReleasePublishConfig is release_publish's configuration.
 type ReleasePublishConfig struct {
-	Staging   string `cty:"staging" required:"true"`
-	Name      string `cty:"name" required:"true"`
+	Staging   string `cty:"staging" required:"true" doc:"the staging root holding the release directory and its archive"`
+	Name      string `cty:"name" required:"true" doc:"the release name <id>-<version>-<target>"`
 	Releases  string `cty:"releases" required:"true" doc:"<out>/releases"`
 	ShipTools bool   `cty:"ship_tools" doc:"put piship and piship-launch into the release directory when target is the host's"`
 	Target    string `cty:"target" doc:"the release's target (<platform>-<arch>)"`
@@ -38,8 +38,8 @@ type ReleasePublishConfig struct {
 
 // ReleasePublishOutputs are release_publish's outputs.
 type ReleasePublishOutputs struct {
-	Path    string               `cty:"path"`
-	Archive string               `cty:"archive"`
+	Path    string               `cty:"path" doc:"the published release directory, <releases>/<name>"`
+	Archive string               `cty:"archive" doc:"the published archive, <releases>/<name>.tar.gz"`
 	Tools   []release.ToolDigest `cty:"tools" doc:"the shipped binaries: name, sha256, bytes"`
 }
 

@@ -18,13 +18,13 @@ func (Rollback) Doc() string {
 
 // RollbackConfig is the configuration of a rollback stage.
 type RollbackConfig struct {
-	ID string `cty:"id" required:"true"`
+	ID string `cty:"id" required:"true" doc:"the installed distribution to roll back"`
 }
 
 // RollbackOutputs is what a rollback stage produces.
 type RollbackOutputs struct {
-	Active string `cty:"active"`
-	From   string `cty:"from"`
+	Active string `cty:"active" doc:"the version active after the rollback (the previous one)"`
+	From   string `cty:"from" doc:"the version that was active before"`
 }
 
 // Run implements stage.Typed.

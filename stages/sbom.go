@@ -29,9 +29,9 @@ func (SBOM) Doc() string {
 
 // SBOMConfig is sbom's configuration.
 type SBOMConfig struct {
-	Distribution string `cty:"distribution" required:"true"`
+	Distribution string `cty:"distribution" required:"true" doc:"the distribution directory"`
 	Tree         string `cty:"tree" required:"true" doc:"the installed runtime (read-only)"`
-	ReleaseDir   string `cty:"release_dir" required:"true"`
+	ReleaseDir   string `cty:"release_dir" required:"true" doc:"where sbom.spdx.json is written"`
 	Created      string `cty:"created" required:"true" doc:"RFC 3339 time"`
 	Vendored     string `cty:"vendored" doc:"the vendored Pi packages' installed trees: JSON {name: tree} (pi_packages' trees output)"`
 	Payload      string `cty:"payload" doc:"the assembled payload: each package's packageFileName is its directory there, or the bundle file that carries it (metadata/bundle.json), or none"`
@@ -39,8 +39,8 @@ type SBOMConfig struct {
 
 // SBOMOutputs are sbom's outputs.
 type SBOMOutputs struct {
-	SHA256   string `cty:"sha256"`
-	Packages int    `cty:"packages"`
+	SHA256   string `cty:"sha256" doc:"hex sha256 of sbom.spdx.json"`
+	Packages int    `cty:"packages" doc:"packages the SBOM lists"`
 }
 
 // Run implements stage.Typed.

@@ -25,12 +25,12 @@ func (Signatures) Doc() string {
 
 // SignaturesConfig is signatures' configuration.
 type SignaturesConfig struct {
-	Distribution string `cty:"distribution" required:"true"`
+	Distribution string `cty:"distribution" required:"true" doc:"the distribution directory (its signatures policy and piship.lock)"`
 }
 
 // SignaturesOutputs are signatures' outputs.
 type SignaturesOutputs struct {
-	Verdict string `cty:"verdict"`
+	Verdict string `cty:"verdict" doc:"passed, failed, unavailable or not-applicable"`
 	Report  string `cty:"report" doc:"JSON {verdict, missing, reason} for release.json"`
 }
 

@@ -44,14 +44,14 @@ func (Smoke) Doc() string {
 // SmokeConfig is smoke's configuration.
 type SmokeConfig struct {
 	Payload      string `cty:"payload" required:"true" doc:"the payload root"`
-	Distribution string `cty:"distribution" required:"true"`
+	Distribution string `cty:"distribution" required:"true" doc:"the distribution directory (its smoke tests)"`
 }
 
 // SmokeOutputs are smoke's outputs.
 type SmokeOutputs struct {
 	Results string `cty:"results" doc:"JSON list of {name, result} in declaration order"`
-	Passed  int    `cty:"passed"`
-	Failed  int    `cty:"failed"`
+	Passed  int    `cty:"passed" doc:"smoke tests that passed"`
+	Failed  int    `cty:"failed" doc:"smoke tests that failed"`
 }
 
 // Run implements stage.Typed.

@@ -33,7 +33,7 @@ func (UpdateCheck) Doc() string {
 
 // UpdateCheckConfig is the configuration of an update_check stage.
 type UpdateCheckConfig struct {
-	ID      string `cty:"id" required:"true"`
+	ID      string `cty:"id" required:"true" doc:"the installed distribution to update"`
 	From    string `cty:"from" doc:"TUF repository (default: the lock's updates.source)"`
 	Channel string `cty:"channel" doc:"channel (default: the lock's updates.channel)"`
 	Check   bool   `cty:"check" doc:"verify and pick only: write no trusted metadata, download nothing"`
@@ -43,14 +43,14 @@ type UpdateCheckConfig struct {
 
 // UpdateCheckOutputs is what an update_check stage produces.
 type UpdateCheckOutputs struct {
-	Current string `cty:"current"`
+	Current string `cty:"current" doc:"the active version before the update"`
 	Version string `cty:"version" doc:"the version to install, or the current one"`
 	Update  bool   `cty:"update" doc:"an update is available"`
-	Source  string `cty:"source"`
-	Channel string `cty:"channel"`
+	Source  string `cty:"source" doc:"the TUF repository used (directory or URL)"`
+	Channel string `cty:"channel" doc:"the channel used"`
 	Archive string `cty:"archive" doc:"the downloaded archive (empty with check or when up to date)"`
-	SHA256  string `cty:"sha256"`
-	Bytes   int64  `cty:"bytes"`
+	SHA256  string `cty:"sha256" doc:"the signed hex sha256 of the chosen archive"`
+	Bytes   int64  `cty:"bytes" doc:"the signed size of the chosen archive"`
 	// Root and Timestamp are the trusted root and timestamp versions after
 	// the update (the timestamp is TUF's freshness counter).
 	Root      int64 `cty:"root" doc:"the trusted root version"`

@@ -6,12 +6,14 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
 	"github.com/spf13/cobra"
 
 	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/canon"
+	"piship.dev/piship/graph"
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/pipelines"
 	"piship.dev/piship/stages"
@@ -187,10 +189,12 @@ func runStages(e *env, pos []string, asJSON bool) int {
 	var b strings.Builder
 	switch len(pos) {
 	case 0:
+		var rows [][]string
 		for _, n := range reg.Names() {
 			k, _ := reg.Lookup(n)
-			fmt.Fprintf(&b, "%-10s %s\n", n, k.Doc())
+			rows = append(rows, []string{n, k.Doc()})
 		}
+		writeColumns(&b, "", rows)
 		b.WriteString("\nRun `piship stages KIND` for a kind's attributes and outputs, `piship stages distribution` for distribution.hcl.\n")
 	case 1:
 		if pos[0] == "distribution" {
@@ -201,30 +205,60 @@ func runStages(e *env, pos []string, asJSON bool) int {
 		if !ok {
 			return usageErr(e, "%s: unknown stage kind %q%s; kinds: %s", codeUsage, pos[0], kindHint(pos[0]), strings.Join(reg.Names(), ", "))
 		}
-		fmt.Fprintf(&b, "stage %q \"<name>\" (version %s)\n  %s\n\nAttributes:\n", k.Name(), k.Version(), k.Doc())
-		attrs := k.Attrs()
+		fmt.Fprintf(&b, "stage %q \"<name>\" (version %s)\n  %s\n\nAttributes (then those every stage takes):\n", k.Name(), k.Version(), k.Doc())
+		// Copies: sorting must not reorder the kind's own declarations.
+		attrs := append([]stage.Attr{}, k.Attrs()...)
 		sort.Slice(attrs, func(i, j int) bool { return attrs[i].Name < attrs[j].Name })
-		for _, a := range attrs {
+		var rows [][]string
+		for _, a := range append(attrs, graph.MetaAttrs...) {
 			req := "optional"
 			if a.Required {
 				req = "required"
 			}
-			fmt.Fprintf(&b, "  %-10s %-14s %-8s %s\n", a.Name, typeexpr.TypeString(a.Type), req, a.Doc)
+			rows = append(rows, []string{a.Name, typeexpr.TypeString(a.Type), req, a.Doc})
 		}
-		b.WriteString("  depends_on list          optional stages that must finish first: [stage.a, ...]\n")
-		b.WriteString("  always     bool          optional run even after a failure or interrupt (cleanup)\n")
+		writeColumns(&b, "  ", rows)
 		b.WriteString("\nOutputs (stage.<name>.<output>):\n")
-		outs := k.Outputs()
+		outs := append([]stage.Output{}, k.Outputs()...)
 		sort.Slice(outs, func(i, j int) bool { return outs[i].Name < outs[j].Name })
+		rows = nil
 		for _, o := range outs {
-			fmt.Fprintf(&b, "  %-10s %-14s %s\n", o.Name, typeexpr.TypeString(o.Type), o.Doc)
+			rows = append(rows, []string{o.Name, typeexpr.TypeString(o.Type), o.Doc})
 		}
+		if len(rows) == 0 {
+			b.WriteString("  none\n")
+		}
+		writeColumns(&b, "  ", rows)
 		if _, ok := k.(stage.Cacheable); ok {
 			b.WriteString("\nCacheable: results are served from the action cache under PISHIP_CACHE_HOME/actions.\n")
 		}
 	}
 	writeAll(e.stdout, b.String())
 	return exitOK
+}
+
+// writeColumns writes rows as a table: every column but the last padded
+// to its widest cell plus two spaces, so the columns line up whatever the
+// longest name (dist_inputs, release_metadata).
+func writeColumns(b *strings.Builder, indent string, rows [][]string) {
+	var widths []int
+	for _, r := range rows {
+		for i, c := range r[:len(r)-1] {
+			if i == len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, r := range rows {
+		b.WriteString(indent)
+		for i, c := range r[:len(r)-1] {
+			b.WriteString(c)
+			b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2))
+		}
+		b.WriteString(r[len(r)-1])
+		b.WriteByte('\n')
+	}
 }
 
 // kindHint is the did-you-mean of an unknown stage kind.
