@@ -109,7 +109,7 @@ func Repair(ctx context.Context, o Options, id, from string) (*RepairResult, err
 	slices.Sort(damaged)
 	slices.Sort(unexpected)
 	if len(damaged) == 0 && len(unexpected) == 0 {
-		o.logf("%s %s: nothing to repair", id, rec.Version)
+		o.progressf("%s %s: nothing to repair", id, rec.Version)
 		return res, nil
 	}
 
@@ -176,7 +176,7 @@ func Repair(ctx context.Context, o Options, id, from string) (*RepairResult, err
 	ph.SetInt("restored", int64(len(res.Restored)))
 	ph.End(nil)
 	res.Source = src.shown
-	o.logf("%s %s: restored %d files, removed %d, from %s", id, rec.Version, len(res.Restored), len(res.Removed), src.shown)
+	o.progressf("%s %s: restored %d files, removed %d, from %s", id, rec.Version, len(res.Restored), len(res.Removed), src.shown)
 	return res, nil
 }
 
