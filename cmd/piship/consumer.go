@@ -164,7 +164,8 @@ func rollbackCmd(e *env) *cobra.Command {
 		GroupID:           groupConsumer,
 		Short:             "switch back to the previous release",
 		Long: `Makes the previous release of the installed distribution ID active again (after checking
-it), keeping the current one as the previous.`,
+it). The release rolled back from is no longer kept as the previous one: a second rollback
+is refused, piship doctor reclaims it, and piship update (or install) moves forward again.`,
 		Example: "  piship rollback hello",
 		Args:    exactArgs("ID"),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -176,8 +177,7 @@ it), keeping the current one as the previous.`,
 				printJSON(e, r.JSON(args[0]))
 				return done(code)
 			}
-			fmt.Fprintf(e.stdout, "%s rolled back from %s to %s; %s is kept as the previous release (`piship rollback %s` goes back to it)\n",
-				args[0], r.From, r.Active, r.From, args[0])
+			fmt.Fprintf(e.stdout, "%s rolled back from %s to %s; `piship update %s` moves forward again\n", args[0], r.From, r.Active, args[0])
 			return done(code)
 		},
 	}
@@ -260,14 +260,15 @@ func repairCmd(e *env) *cobra.Command {
 directory that is missing or changed (the payload against its inventory; the inventory, the
 lock and release.json against the receipt; the other release files against checksums.txt) is
 written again, and a payload file the release does not list is removed. The good copies come
-from the release's archive: the one an update kept in apps/ID/.downloads, or --from, an
-archive or a directory (a release directory, or a payload). Each file is checked against its
+from the release's archive: the one an update kept in apps/ID/.downloads, else the one its
+TUF repository (the lock's updates block) publishes, fetched there and verified as an
+update's download, or --from, an archive or a directory (a release directory, or a payload). Each file is checked against its
 digest before it is placed beside the damaged one and renamed over it, so an interrupted
 repair leaves the installation launchable or repairable; the state directory is not touched.
 While ID runs, a repair that only restores missing files goes ahead and one that would
 replace or remove a present file is refused.`,
 		Example: `  piship repair pi --from pi-1.6.0-linux-x64.tar.gz
-  piship repair pi     # after an update: from the archive it kept`,
+  piship repair pi     # from the archive an update kept, or from the TUF repository`,
 		Args: exactArgs("ID"),
 		RunE: func(c *cobra.Command, args []string) error {
 			return done(runRepair(e, args[0], from, asJSON, progress))
@@ -275,7 +276,7 @@ replace or remove a present file is refused.`,
 	}
 	jsonFlag(c, &asJSON)
 	homeProgressFlag(c, &progress)
-	c.Flags().StringVar(&from, "from", "", "the release archive or directory to take the files from (default: the archive kept in apps/ID/.downloads)")
+	c.Flags().StringVar(&from, "from", "", "the release archive or directory to take the files from (default: the archive kept in apps/ID/.downloads, else fetched from the TUF repository)")
 	return c
 }
 
