@@ -80,18 +80,23 @@ func TestKeysAreNamedAndShownByName(t *testing.T) {
 }
 
 // `piship init` writes the updates block, commented, with the commands
-// that make the repository whose root it pins.
+// that make the repository whose root it pins; --version sets the version
+// it starts at.
 func TestInitWritesACommentedUpdatesBlock(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "greeter")
-	if code, _, stderr := cli(t, nil, "init", dir); code != exitOK {
+	if code, _, stderr := cli(t, nil, "init", dir, "--version", "1.0.0"); code != exitOK {
 		t.Fatalf("init: exit %d\n%s", code, stderr)
+	}
+	if code, _, stderr := cli(t, nil, "init", filepath.Join(t.TempDir(), "g"), "--version", "1.0"); code != exitUsage ||
+		!strings.Contains(stderr, `CONFIG_INVALID: --version "1.0": `) {
+		t.Errorf("init --version 1.0: exit %d\n%s", code, stderr)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "distribution.hcl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	hcl := string(b)
-	for _, want := range []string{"  # updates {\n", `  #   root_sha256 = "sha256:`, "#   piship keygen root.pem",
+	for _, want := range []string{"  version = \"1.0.0\"\n", `expect = "^1\\.0\\.0$"`, "  # updates {\n", `  #   root_sha256 = "sha256:`, "#   piship keygen root.pem",
 		"#   piship repo init REPO --key root=root.pem --key targets=targets.pem", "#   piship repo add REPO dist/releases/"} {
 		if !strings.Contains(hcl, want) {
 			t.Errorf("distribution.hcl lacks %q:\n%s", want, hcl)
