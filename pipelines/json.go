@@ -497,13 +497,16 @@ type RepoStatusDoc struct {
 }
 
 // RepoRole is one top-level role: version, expiry (RFC 3339, UTC),
-// threshold and TUF key ids.
+// threshold, TUF key ids and the keys' names.
 type RepoRole struct {
 	Role      string   `json:"role"`
 	Version   int64    `json:"version"`
 	Expires   string   `json:"expires"`
 	Threshold int      `json:"threshold"`
 	KeyIDs    []string `json:"keyIds"`
+	// KeyNames are the names keygen gave the keys, in the order of KeyIDs
+	// ("" where the repository recorded none).
+	KeyNames []string `json:"keyNames"`
 }
 
 // RepoRelease is one release target.
@@ -523,7 +526,7 @@ func RepoStatusJSON(dir, initialRootSHA256 string, st tuf.Status) RepoStatusDoc 
 	d := RepoStatusDoc{Schema: Schema("repo status"), Dir: dir, InitialRootSHA256: initialRootSHA256, Roles: []RepoRole{}, Releases: []RepoRelease{}}
 	for _, r := range st.Roles {
 		d.Roles = append(d.Roles, RepoRole{Role: r.Role, Version: r.Version, Expires: r.Expires.UTC().Format("2006-01-02T15:04:05Z"),
-			Threshold: r.Threshold, KeyIDs: append([]string{}, r.KeyIDs...)})
+			Threshold: r.Threshold, KeyIDs: append([]string{}, r.KeyIDs...), KeyNames: append([]string{}, r.KeyNames...)})
 	}
 	for _, r := range st.Releases {
 		d.Releases = append(d.Releases, RepoRelease{Path: r.Path, Channel: r.Channel, Version: r.Version, Target: r.Target,

@@ -253,6 +253,7 @@ type InstallArgs struct {
 // Installed is a finished install.
 type Installed struct {
 	ID, Version, Command string
+	Payload              string // the installed payload directory
 	// Reused: the same bytes were installed before; nothing was written.
 	Reused               bool
 	Files, Bytes, Linked int64 // Linked: files placed from the store
@@ -266,7 +267,7 @@ func Install(ctx context.Context, c Config, a InstallArgs) (*Installed, int) {
 	})
 	return finish(c, o, func(out *outputs) *Installed {
 		in, _ := installInstall.from(out)
-		return &Installed{ID: in.ID, Version: in.Version, Command: in.Command, Reused: in.Reused,
+		return &Installed{ID: in.ID, Version: in.Version, Command: in.Command, Payload: in.Payload, Reused: in.Reused,
 			Files: int64(in.Files), Bytes: in.Bytes, Linked: int64(in.Linked), Total: o.Total}
 	})
 }

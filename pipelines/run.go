@@ -63,13 +63,30 @@ type Config struct {
 	// which no stage looked up a cache (engine.Options.RecordEveryRun):
 	// the developer commands run, build and release set it.
 	RecordEveryRun bool
+	// ResultOnly is a consumer command's default (install, update,
+	// rollback, doctor): with Progress empty, no stage progress is printed
+	// and the stages leave out their lines about what they are doing
+	// (stages.ProgressLinesEnv), since the command prints its own short
+	// result; warnings, diagnostics and the failing verdict still print.
+	// --progress (Progress set) shows the progress as for any pipeline.
+	ResultOnly bool
 }
+
+// resultOnly reports whether a run prints no progress (ResultOnly without
+// --progress).
+func (c Config) resultOnly() bool { return c.ResultOnly && c.Progress == "" }
 
 // stageEnv is the environment the stages see: the run's, with the shipped
 // binary under stages.SelfBinaryEnv (never the process's variable).
 func (c Config) stageEnv(k string) string {
-	if k == stages.SelfBinaryEnv {
+	switch k {
+	case stages.SelfBinaryEnv:
 		return c.SelfBinary
+	case stages.ProgressLinesEnv:
+		if c.resultOnly() {
+			return "0"
+		}
+		return "1"
 	}
 	return c.Getenv(k)
 }
@@ -124,14 +141,22 @@ func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value
 	}
 	opts.Tracer = prov.Tracer()
 	progress := c.newProgress(g)
-	opts.Events = progress.Event
-	opts.Log = progress.Log()
+	if progress != nil {
+		opts.Events = progress.Event
+		opts.Log = progress.Log()
+	} else {
+		// No progress: the stages' messages (whole lines, from several
+		// goroutines) go to stderr one at a time.
+		opts.Log = &switchWriter{w: c.Stderr}
+	}
 	warn.set(opts.Log)
 
 	ctx, root := opts.Tracer.Start(ctx, tracing.PipelineSpanName(g.Name),
 		trace.WithAttributes(attribute.String(tracing.AttrPipeline, g.Name)))
 	res, err := engine.Run(ctx, g, opts)
-	progress.Close()
+	if progress != nil {
+		progress.Close()
+	}
 	warn.set(c.Stderr)
 	if err != nil {
 		root.SetStatus(codes.Error, err.Error())
@@ -228,11 +253,15 @@ func underlying(w io.Writer) io.Writer {
 	return w
 }
 
-// newProgress is the progress renderer of a run of g on stderr: colour in
+// newProgress is the progress renderer of a run of g on stderr (nil when
+// the run prints no progress: Config.ResultOnly): colour in
 // the tty view unless NO_COLOR is set, the size asked of the terminal at
 // every redraw (so a resize takes effect), else COLUMNS and LINES, else 80
 // columns and no height limit.
 func (c Config) newProgress(g *graph.Graph) *engine.Progress {
+	if c.resultOnly() {
+		return nil
+	}
 	mode := c.progressMode()
 	return engine.NewProgressWith(c.Stderr, engine.ProgressOptions{
 		Mode:     mode,

@@ -137,10 +137,22 @@ func distFiles(dir string) map[string]*hcl.File {
 
 // runFlags adds the run options every pipeline command takes.
 func runFlags(fs *pflag.FlagSet, rc *runConfig) {
+	runFlagsWith(fs, rc, "progress on stderr: auto (tty on a terminal, plain otherwise), tty, plain or json (default: PISHIP_PROGRESS=1/0, else auto)")
+}
+
+// consumerRunFlags are runFlags for the consumer commands that run a
+// pipeline (install, update, rollback, doctor): they print a short result
+// and no stage progress unless --progress asks for it.
+func consumerRunFlags(fs *pflag.FlagSet, rc *runConfig) {
+	rc.resultOnly = true
+	runFlagsWith(fs, rc, "show the stages' progress on stderr: auto (tty on a terminal, plain otherwise), tty, plain or json (default: none, only the result)")
+}
+
+func runFlagsWith(fs *pflag.FlagSet, rc *runConfig, progressHelp string) {
 	fs.StringVar(&rc.timings, "timings", "", "write the run's timings report to `FILE` (one self-contained HTML page: stages on a time axis, the critical path, cache hits and failures)")
 	fs.IntVar(&rc.parallelism, "parallelism", 0, "`N` stages that may run at once, 1 to 1024 (default: number of CPUs)")
 	fs.StringVar(&rc.traceFile, "trace-file", "", "write the run's spans to `FILE` as OTLP JSON")
-	fs.Var(&rc.progress, "progress", "progress on stderr: auto (tty on a terminal, plain otherwise), tty, plain or json (default: PISHIP_PROGRESS=1/0, else auto)")
+	fs.Var(&rc.progress, "progress", progressHelp)
 }
 
 // absArgs makes a `COMMAND DIST` command line's paths absolute (out

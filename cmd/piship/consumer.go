@@ -40,7 +40,7 @@ lines say which line to add for your shell.`,
 	jsonFlag(c, &asJSON)
 	c.Flags().StringVar(&sum, "sha256", "", "expected sha256 of the archive (`HEX`)")
 	c.Flags().StringVar(&expectKey, "expect-root", "", "refuse the release unless its lock pins this TUF root for updates (its `DIGEST`, sha256:<hex>)")
-	runFlags(c.Flags(), &rc)
+	consumerRunFlags(c.Flags(), &rc)
 	return c
 }
 
@@ -56,23 +56,27 @@ func runInstall(e *env, src, sum, expectKey string, rc runConfig, asJSON bool) i
 			run = filepath.Join(homes.Bin, in.Command)
 		}
 	}
+	// The result goes to stdout; with --json the document is stdout's
+	// and the same lines go to stderr.
+	out := e.stdout
 	if asJSON {
 		printJSON(e, in.JSON(hint))
+		out = e.stderr
 	}
 	if in.Reused {
 		// The same bytes were installed before: nothing was written.
-		fmt.Fprintf(e.stderr, "%s %s was already installed from the same release: activated it, nothing written, in %s; run it as `%s`\n",
+		fmt.Fprintf(out, "%s %s was already installed from the same release: activated it, nothing written, in %s; run it as `%s`\n",
 			in.ID, in.Version, in.Total.Round(time.Millisecond), run)
 	} else {
 		linked := ""
 		if in.Linked > 0 {
 			linked = fmt.Sprintf(", %d linked from the store", in.Linked)
 		}
-		fmt.Fprintf(e.stderr, "installed %s %s (%d files%s, %s) in %s; run it as `%s`\n", in.ID, in.Version,
-			in.Files, linked, humanBytes(in.Bytes), in.Total.Round(time.Millisecond), run)
+		fmt.Fprintf(out, "installed %s %s (%d files%s, %s) into %s in %s; run it as `%s`\n", in.ID, in.Version,
+			in.Files, linked, humanBytes(in.Bytes), filepath.Dir(in.Payload), in.Total.Round(time.Millisecond), run)
 	}
 	if hint != "" {
-		fmt.Fprintln(e.stderr, hint)
+		fmt.Fprintln(out, hint)
 	}
 	return code
 }
@@ -106,7 +110,7 @@ signs, and installs it. The trusted metadata changes only when all of that verif
 	c.Flags().BoolVar(&o.check, "check", false, "report what an update would do; change nothing")
 	c.Flags().StringVar(&o.timeout, "timeout", "", "the longest wait (a `DURATION`) for a connection, the response headers or the next byte, e.g. 30s (default: connect 10s, headers and idle 30s)")
 	c.Flags().StringVar(&o.maxTime, "max-time", "", "the overall budget (a `DURATION`) of each file fetched, e.g. 5m (default: 2m for a channel file, 10m for an archive)")
-	runFlags(c.Flags(), &rc)
+	consumerRunFlags(c.Flags(), &rc)
 	return c
 }
 
@@ -145,8 +149,8 @@ func runUpdate(e *env, id string, o updateOpts, rc runConfig) int {
 		if u.Linked > 0 {
 			linked = fmt.Sprintf(", %d files linked from the store", u.Linked)
 		}
-		fmt.Fprintf(e.stdout, "%s updated %s -> %s (channel %s, root %d, timestamp %d%s) in %s\n", id, u.Current, u.Version, u.Channel,
-			u.Root, u.Timestamp, linked, u.Total.Round(time.Millisecond))
+		fmt.Fprintf(e.stdout, "%s updated %s -> %s (channel %s, root %d, timestamp %d%s) in %s; `piship rollback %s` goes back to %s\n", id, u.Current, u.Version, u.Channel,
+			u.Root, u.Timestamp, linked, u.Total.Round(time.Millisecond), id, u.Current)
 	}
 	return code
 }
@@ -160,7 +164,8 @@ func rollbackCmd(e *env) *cobra.Command {
 		GroupID:           groupConsumer,
 		Short:             "switch back to the previous release",
 		Long: `Makes the previous release of the installed distribution ID active again (after checking
-it), keeping the current one as the previous.`,
+it). The release rolled back from is no longer kept as the previous one: a second rollback
+is refused, piship doctor reclaims it, and piship update (or install) moves forward again.`,
 		Example: "  piship rollback hello",
 		Args:    exactArgs("ID"),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -172,12 +177,12 @@ it), keeping the current one as the previous.`,
 				printJSON(e, r.JSON(args[0]))
 				return done(code)
 			}
-			fmt.Fprintf(e.stdout, "%s rolled back from %s to %s\n", args[0], r.From, r.Active)
+			fmt.Fprintf(e.stdout, "%s rolled back from %s to %s; `piship update %s` moves forward again\n", args[0], r.From, r.Active, args[0])
 			return done(code)
 		},
 	}
 	jsonFlag(c, &asJSON)
-	runFlags(c.Flags(), &rc)
+	consumerRunFlags(c.Flags(), &rc)
 	return c
 }
 
@@ -213,12 +218,13 @@ a week: the publisher must refresh the repository (piship repo refresh).`,
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON, schema piship-doctor/v1 (an array of reports without ID)")
-	runFlags(c.Flags(), &rc)
+	consumerRunFlags(c.Flags(), &rc)
 	return c
 }
 
 func uninstallCmd(e *env) *cobra.Command {
 	var purge, asJSON bool
+	var progress progressFlag
 	c := &cobra.Command{
 		Use:               "uninstall ID",
 		ValidArgsFunction: installedIDs(e),
@@ -232,10 +238,11 @@ placed in Pi's agent bin directory: what piship purge does.`,
   piship uninstall hello --purge`,
 		Args: exactArgs("ID"),
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(runUninstall(e, args[0], purge, asJSON))
+			return done(runUninstall(e, args[0], purge, asJSON, progress))
 		},
 	}
 	jsonFlag(c, &asJSON)
+	homeProgressFlag(c, &progress)
 	c.Flags().BoolVar(&purge, "purge", false, "also remove the distribution's state directory, trust state and placed search tools (piship purge)")
 	return c
 }
@@ -243,6 +250,7 @@ placed in Pi's agent bin directory: what piship purge does.`,
 func repairCmd(e *env) *cobra.Command {
 	var from string
 	var asJSON bool
+	var progress progressFlag
 	c := &cobra.Command{
 		Use:               "repair ID [--from ARCHIVE|DIR]",
 		ValidArgsFunction: installedIDs(e),
@@ -252,25 +260,27 @@ func repairCmd(e *env) *cobra.Command {
 directory that is missing or changed (the payload against its inventory; the inventory, the
 lock and release.json against the receipt; the other release files against checksums.txt) is
 written again, and a payload file the release does not list is removed. The good copies come
-from the release's archive: the one an update kept in apps/ID/.downloads, or --from, an
-archive or a directory (a release directory, or a payload). Each file is checked against its
+from the release's archive: the one an update kept in apps/ID/.downloads, else the one its
+TUF repository (the lock's updates block) publishes, fetched there and verified as an
+update's download, or --from, an archive or a directory (a release directory, or a payload). Each file is checked against its
 digest before it is placed beside the damaged one and renamed over it, so an interrupted
 repair leaves the installation launchable or repairable; the state directory is not touched.
 While ID runs, a repair that only restores missing files goes ahead and one that would
 replace or remove a present file is refused.`,
 		Example: `  piship repair pi --from pi-1.6.0-linux-x64.tar.gz
-  piship repair pi     # after an update: from the archive it kept`,
+  piship repair pi     # from the archive an update kept, or from the TUF repository`,
 		Args: exactArgs("ID"),
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(runRepair(e, args[0], from, asJSON))
+			return done(runRepair(e, args[0], from, asJSON, progress))
 		},
 	}
 	jsonFlag(c, &asJSON)
-	c.Flags().StringVar(&from, "from", "", "the release archive or directory to take the files from (default: the archive kept in apps/ID/.downloads)")
+	homeProgressFlag(c, &progress)
+	c.Flags().StringVar(&from, "from", "", "the release archive or directory to take the files from (default: the archive kept in apps/ID/.downloads, else fetched from the TUF repository)")
 	return c
 }
 
-func runRepair(e *env, id, from string, asJSON bool) int {
+func runRepair(e *env, id, from string, asJSON bool, progress progressFlag) int {
 	homes, err := receipt.ResolveHomes(e.getenv)
 	if err != nil {
 		return fail(e, err)
@@ -280,7 +290,7 @@ func runRepair(e *env, id, from string, asJSON bool) int {
 			return fail(e, err)
 		}
 	}
-	res, err := home.Repair(e.ctx, home.Options{Homes: homes, Log: e.stderr, Getenv: e.getenv}, id, from)
+	res, err := home.Repair(e.ctx, homeOptions(e, homes, progress), id, from)
 	if err != nil {
 		return failIn(e, "repair "+id, err)
 	}
@@ -298,6 +308,7 @@ func runRepair(e *env, id, from string, asJSON bool) int {
 
 func purgeCmd(e *env) *cobra.Command {
 	var asJSON bool
+	var progress progressFlag
 	c := &cobra.Command{
 		Use:               "purge ID",
 		ValidArgsFunction: installedIDs(e),
@@ -311,19 +322,20 @@ left). The same as piship uninstall ID --purge.`,
 		Example: `  piship purge pi`,
 		Args:    exactArgs("ID"),
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(runUninstall(e, args[0], true, asJSON))
+			return done(runUninstall(e, args[0], true, asJSON, progress))
 		},
 	}
 	jsonFlag(c, &asJSON)
+	homeProgressFlag(c, &progress)
 	return c
 }
 
-func runUninstall(e *env, id string, purge, asJSON bool) int {
+func runUninstall(e *env, id string, purge, asJSON bool, progress progressFlag) int {
 	homes, err := receipt.ResolveHomes(e.getenv)
 	if err != nil {
 		return fail(e, err)
 	}
-	o := home.Options{Homes: homes, Log: e.stderr, Getenv: e.getenv}
+	o := homeOptions(e, homes, progress)
 	var res *home.UninstallResult
 	if purge {
 		res, err = home.Purge(e.ctx, o, id)
@@ -388,6 +400,25 @@ func runLaunch(e *env, args []string) int {
 		}
 	}
 	return code
+}
+
+// homeProgressFlag is --progress of the consumer commands that run no
+// pipeline (repair, uninstall, purge): any mode shows the lines of what
+// the command is doing on stderr, as a pipeline's stage messages; without
+// it only the result prints.
+func homeProgressFlag(c *cobra.Command, progress *progressFlag) {
+	c.Flags().Var(progress, "progress", "show what the command is doing on stderr: auto, tty, plain or json, the modes of the pipeline commands (this one runs no pipeline: each shows the same lines) (default: none, only the result)")
+}
+
+// homeOptions are the home.Options of a consumer command that runs no
+// pipeline: warnings on stderr, and the lines about what it is doing
+// only with --progress.
+func homeOptions(e *env, homes receipt.Homes, progress progressFlag) home.Options {
+	o := home.Options{Homes: homes, Log: e.stderr, Progress: io.Discard, Getenv: e.getenv}
+	if progress != "" {
+		o.Progress = e.stderr
+	}
+	return o
 }
 
 // installedIDs completes an ID argument with the distributions installed

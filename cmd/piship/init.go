@@ -10,7 +10,7 @@ import (
 )
 
 func initCmd(e *env) *cobra.Command {
-	var id string
+	var id, version string
 	c := &cobra.Command{
 		Use:     "init [DIR]",
 		GroupID: groupDist,
@@ -18,34 +18,36 @@ func initCmd(e *env) *cobra.Command {
 		Long: `Writes a new distribution into DIR (default: the current directory): distribution.hcl
 with every block commented, app/ (a dependency-free Node program), runtime/ (its package.json,
 package-lock.json and the vendored tarball of app/), pack.sh to repack app/ after an edit, and
-.gitignore. The id, which is also the command, is DIR's name unless --id gives one. Nothing
+.gitignore. The id, which is also the command, is DIR's name unless --id gives one; the
+version is 0.1.0 unless --version gives one. Nothing
 is overwritten: a file in the way is CONFIG_INVALID and nothing is written.`,
 		Example: `  piship init hello && piship lock hello && piship build hello
-  piship init . --id my-tool`,
+  piship init . --id my-tool --version 1.0.0`,
 		Args: rangeArgs(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			dir := "."
 			if len(args) == 1 {
 				dir = args[0]
 			}
-			return done(runInit(e, dir, id))
+			return done(runInit(e, dir, scaffold.Options{ID: id, Version: version}))
 		},
 	}
 	c.Flags().StringVar(&id, "id", "", "distribution id, also its command (default: DIR's name)")
+	c.Flags().StringVar(&version, "version", scaffold.Version, "the semantic `VERSION` it starts at")
 	return c
 }
 
 // runInit scaffolds a new distribution into dir and prints the files it
 // wrote and the next commands.
-func runInit(e *env, dir, id string) int {
-	files, err := scaffold.Write(dir, scaffold.Options{ID: id})
+func runInit(e *env, dir string, o scaffold.Options) int {
+	files, err := scaffold.Write(dir, o)
 	for _, f := range files {
 		fmt.Fprintf(e.stdout, "wrote %s\n", filepath.Join(dir, filepath.FromSlash(f)))
 	}
 	if err != nil {
 		return usageErr(e, "%v", err)
 	}
-	name, _ := scaffold.ID(dir, scaffold.Options{ID: id})
+	name, _ := scaffold.ID(dir, o)
 	fmt.Fprintf(e.stdout, "\nNext: lock and build it, run the built program, and release it (which runs its smoke tests):\n  piship lock %[1]s && piship build %[1]s\n  %[2]s\n  piship release %[1]s\n",
 		dir, filepath.Join(dir, "dist", name, "bin", name))
 	return exitOK

@@ -114,7 +114,7 @@ func wantsJSON(args []string) bool {
 func (e *env) config(rc runConfig) pipelines.Config {
 	return pipelines.Config{Stderr: e.stderr, Getenv: e.getenv, Parallelism: rc.parallelism, TraceFile: rc.traceFile, Timings: rc.timings,
 		SelfBinary: e.self, SpanProcessors: e.spans, ServiceVersion: serviceVersion(),
-		Progress: string(rc.progress)}
+		Progress: string(rc.progress), ResultOnly: rc.resultOnly}
 }
 
 // devConfig is config for the developer commands (run, build, release):

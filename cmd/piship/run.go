@@ -78,6 +78,9 @@ type runConfig struct {
 	parallelism int
 	traceFile   string
 	progress    progressFlag
+	// resultOnly: a consumer command (consumerRunFlags), which prints no
+	// progress without --progress (pipelines.Config.ResultOnly).
+	resultOnly bool
 }
 
 // progressFlag is --progress: one of pipelines.ProgressModes, checked

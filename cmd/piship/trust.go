@@ -6,9 +6,11 @@ package main
 // signing, the layout and the atomic writes are that package's.
 
 import (
+	"cmp"
 	"crypto/ed25519"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -111,8 +113,11 @@ func runRepoInit(e *env, dir string, keyFlags, thresholdFlags []string) int {
 	if err != nil {
 		return failIn(e, "repo init", err)
 	}
-	fmt.Fprintf(e.stdout, "repository %s made: %s\nroot 1 sha256:%s (pin it: piship install --expect-root sha256:%s)\n",
-		dir, versions(r), tuf.RootSHA256(root), tuf.RootSHA256(root))
+	sum := tuf.RootSHA256(root)
+	fmt.Fprintf(e.stdout, "repository %s made: %s\nroot 1 sha256:%s\n", dir, versions(r), sum)
+	fmt.Fprintf(e.stdout, "\nPin it in the updates block of distribution.hcl (source: where %s is served, or its directory), then piship lock and piship release:\n", dir)
+	fmt.Fprintf(e.stdout, "  root_sha256 = \"sha256:%s\"\n", sum)
+	fmt.Fprintf(e.stdout, "Publish a release with piship repo add %s ARCHIVE --key TARGETS.pem --key ONLINE.pem; an install can pin the root too: piship install ARCHIVE --expect-root sha256:%s\n", dir, sum)
 	return exitOK
 }
 
@@ -397,8 +402,30 @@ func runRepoStatus(e *env, dir string, asJSON bool) int {
 
 func printRepoStatus(w io.Writer, d pipelines.RepoStatusDoc) {
 	fmt.Fprintf(w, "repository %s\nroot 1 sha256:%s\n", d.Dir, d.InitialRootSHA256)
+	// Keys by name; the ids (what repo revoke --key-id takes) once each,
+	// below.
+	var ids, names []string
 	for _, r := range d.Roles {
-		fmt.Fprintf(w, "  %-9s version %-4d expires %s  %d of %d keys: %s\n", r.Role, r.Version, r.Expires, r.Threshold, len(r.KeyIDs), strings.Join(r.KeyIDs, " "))
+		shown := make([]string, len(r.KeyIDs))
+		for i, id := range r.KeyIDs {
+			name := ""
+			if i < len(r.KeyNames) {
+				name = r.KeyNames[i]
+			}
+			shown[i] = cmp.Or(name, id)
+			if !slices.Contains(ids, id) {
+				ids, names = append(ids, id), append(names, cmp.Or(name, "(unnamed)"))
+			}
+		}
+		fmt.Fprintf(w, "  %-9s version %-4d expires %s  %d of %d keys: %s\n", r.Role, r.Version, r.Expires, r.Threshold, len(r.KeyIDs), strings.Join(shown, " "))
+	}
+	fmt.Fprintln(w, "keys (name, TUF key id: what repo revoke --key-id takes):")
+	width := 0
+	for _, n := range names {
+		width = max(width, len(n))
+	}
+	for i, id := range ids {
+		fmt.Fprintf(w, "  %-*s %s\n", width, names[i], id)
 	}
 	if len(d.Releases) == 0 {
 		fmt.Fprintln(w, "no releases")

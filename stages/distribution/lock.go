@@ -272,13 +272,31 @@ func (l *Lock) UpdateRoot() (string, error) {
 	id := l.Distribution.ID
 	u := l.Updates
 	if u == nil {
-		return "", fmt.Errorf("UPDATE_FAILED: distribution %q has no updates block: its releases are not updated from a repository", id)
+		return "", NoUpdatesError(id, l.Distribution.Version)
 	}
 	pin, msg := CheckRootPin(u.RootSHA256)
 	if msg != "" {
 		return "", fmt.Errorf("UPDATE_FAILED: the lock of %q pins no TUF root (updates.rootSha256 %q): it was built for piship-channel/v1, which was replaced by TUF repositories; install a release built with updates.root_sha256", id, u.RootSHA256)
 	}
 	return pin, nil
+}
+
+// NoUpdatesError is the refusal of an update of a release whose lock has
+// no updates block: it pins no TUF root, and piship never trusts a
+// repository on first use (--from included). It says what the publisher
+// adds to distribution.hcl and the commands that make the repository.
+func NoUpdatesError(id, version string) error {
+	return fmt.Errorf(`UPDATE_FAILED: distribution %[1]q has no updates block: release %[2]s pins no TUF root, and piship trusts no update repository on first use (--from included)
+To make %[1]s updatable, its publisher makes a repository and pins its root in distribution.hcl:
+  piship keygen root.pem && piship keygen targets.pem && piship keygen online.pem
+  piship repo init REPO --key root=root.pem --key targets=targets.pem --key snapshot=online.pem --key timestamp=online.pem
+adds the updates block with the root_sha256 line repo init prints (source: where REPO is served, or its directory):
+  updates {
+    channel     = "stable"
+    source      = "https://example.com/%[1]s/"
+    root_sha256 = "sha256:<hex that repo init prints>"
+  }
+then runs piship lock, piship release and piship repo add REPO ARCHIVE --key targets.pem --key online.pem, and installs that release once (piship install ARCHIVE): its later releases then update with piship update %[1]s`, id, version)
 }
 
 // listTree returns the slash paths of every regular file at or under r,

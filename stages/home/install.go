@@ -90,7 +90,7 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 			return nil, err
 		}
 		if err := o.Update(rc.Active); errors.Is(err, ErrUpToDate) {
-			o.logf("%s %s is active: already up to date, nothing installed", id, rc.Active)
+			o.progressf("%s %s is active: already up to date, nothing installed", id, rc.Active)
 			return &InstallResult{ID: id, Version: rc.Active, Target: s.target, Source: s.kind, UpToDate: true}, nil
 		} else if err != nil {
 			return nil, err
@@ -103,7 +103,7 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 		if err := checkReusedKey(s, rec); err != nil {
 			return nil, err
 		}
-		o.logf("%s %s: reusing %s (same %s)", id, s.version, rec.Dir, map[bool]string{true: "archive digest", false: "inventory"}[s.kind == receipt.SourceArchive])
+		o.progressf("%s %s: reusing %s (same %s)", id, s.version, rec.Dir, map[bool]string{true: "archive digest", false: "inventory"}[s.kind == receipt.SourceArchive])
 		res.Reused, res.Dir, res.Payload, res.Command, res.ArchiveSHA256 = true, rec.Dir, rec.Payload, rec.Command, rec.ArchiveSHA256
 		prev, shims, err := o.activate(ctx, id, *rec)
 		if err != nil {
@@ -317,7 +317,7 @@ func place(ctx context.Context, o *InstallOptions, s *source, dest string) (*arc
 				return nil, err
 			}
 		}
-		o.logf("%s %s: extracting %s into %s", s.id, s.version, filepath.Base(s.path), dest)
+		o.progressf("%s %s: extracting %s into %s", s.id, s.version, filepath.Base(s.path), dest)
 		// The same read the space check sized on: the extraction stops at
 		// the first entry or byte beyond that declaration.
 		ex, err := s.archive.Extract(ctx, dest)
@@ -330,14 +330,14 @@ func place(ctx context.Context, o *InstallOptions, s *source, dest string) (*arc
 		}
 		return ex, nil
 	case receipt.SourceRelease:
-		o.logf("%s %s: copying %s into %s", s.id, s.version, s.path, dest)
+		o.progressf("%s %s: copying %s into %s", s.id, s.version, s.path, dest)
 		d, err := copyTree(ctx, s.tree, s.path, dest, "", o.Writers)
 		if err != nil {
 			return nil, receipt.Errorf(receipt.CodeUnavailable, "cannot copy %s: %w", s.path, err)
 		}
 		return &archive.Extracted{Files: d, Bytes: s.tree.bytes}, nil
 	default:
-		o.logf("%s %s: copying %s into %s", s.id, s.version, s.path, filepath.Join(dest, "payload"))
+		o.progressf("%s %s: copying %s into %s", s.id, s.version, s.path, filepath.Join(dest, "payload"))
 		if err := os.Mkdir(dest, 0o755); err != nil {
 			return nil, receipt.Errorf(receipt.CodeUnavailable, "cannot create %s: %w", dest, err)
 		}
@@ -477,6 +477,6 @@ func (o *Options) commit(ctx context.Context, id string, rec receipt.Release) (_
 	if oldCommand != "" && oldCommand != rec.Command {
 		o.removeShims(id, oldCommand)
 	}
-	o.logf("%s %s is active (previous: %s)", id, rec.Version, cmp.Or(rc.Previous, "none"))
+	o.progressf("%s %s is active (previous: %s)", id, rec.Version, cmp.Or(rc.Previous, "none"))
 	return prevActive, shims, nil
 }

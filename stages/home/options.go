@@ -21,8 +21,13 @@ type Options struct {
 	// or the dedicated launcher named piship-launch[.exe] (the shim runs
 	// `piship-launch ID -- ARGS`). "" means os.Executable().
 	Launcher string
-	// Log receives progress and warnings; nil discards them.
+	// Log receives warnings and notices; nil discards them.
 	Log io.Writer
+	// Progress receives the lines about what an operation is doing and
+	// did (extracting, activated, restored, rolled back): what a command
+	// prints as its own result, so a consumer command shows them only
+	// with --progress. nil: Log.
+	Progress io.Writer
 	// GateWait bounds the wait for the launch gate (receipt.DefaultGateWait
 	// when 0); LockWait that for the maintenance lock
 	// (receipt.DefaultMaintenanceWait when 0).
@@ -45,6 +50,9 @@ type Options struct {
 func (o *Options) setDefaults() {
 	if o.Log == nil {
 		o.Log = io.Discard
+	}
+	if o.Progress == nil {
+		o.Progress = o.Log
 	}
 	if o.Renamer == nil {
 		r := atomicfs.DefaultRenamer(atomicfs.InstallDelays)
@@ -73,6 +81,16 @@ func (o *Options) maintain(ctx context.Context, id string) (unlock func(), err e
 }
 
 func (o *Options) logf(format string, args ...any) { fmt.Fprintf(o.Log, format+"\n", args...) }
+
+// progressf writes a line about what the operation is doing or did
+// (Options.Progress).
+func (o *Options) progressf(format string, args ...any) {
+	w := o.Progress
+	if w == nil {
+		w = o.Log
+	}
+	fmt.Fprintf(w, format+"\n", args...)
+}
 
 // launcher returns the piship binary for the shims.
 func (o *Options) launcher() (string, error) {

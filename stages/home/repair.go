@@ -43,7 +43,9 @@ type RepairResult struct {
 // inventory does not list is removed. from is the archive (.tar.gz) or a
 // directory (a release directory, or a payload) to take the files from;
 // "" takes the archive of the release kept in apps/<id>/.downloads (an
-// update's download), found by the receipt's archive digest. Each file
+// update's download), found by the receipt's archive digest, and when
+// none is kept fetches it there from the distribution's TUF repository,
+// verified as an update's download (fetchFromRepository). Each file
 // is verified against its digest before it is placed, by a sibling
 // temporary file and a rename, so a killed repair leaves every file
 // either as it was or restored: the installation stays launchable or
@@ -109,7 +111,7 @@ func Repair(ctx context.Context, o Options, id, from string) (*RepairResult, err
 	slices.Sort(damaged)
 	slices.Sort(unexpected)
 	if len(damaged) == 0 && len(unexpected) == 0 {
-		o.logf("%s %s: nothing to repair", id, rec.Version)
+		o.progressf("%s %s: nothing to repair", id, rec.Version)
 		return res, nil
 	}
 
@@ -176,7 +178,7 @@ func Repair(ctx context.Context, o Options, id, from string) (*RepairResult, err
 	ph.SetInt("restored", int64(len(res.Restored)))
 	ph.End(nil)
 	res.Source = src.shown
-	o.logf("%s %s: restored %d files, removed %d, from %s", id, rec.Version, len(res.Restored), len(res.Removed), src.shown)
+	o.progressf("%s %s: restored %d files, removed %d, from %s", id, rec.Version, len(res.Restored), len(res.Removed), src.shown)
 	return res, nil
 }
 
@@ -324,7 +326,10 @@ func (s *repairSource) doOpen(ctx context.Context) error {
 	if from == "" {
 		kept, err := s.keptArchive()
 		if err != nil {
-			return err
+			// None kept: fetched from the distribution's TUF repository.
+			if kept, err = s.fetchFromRepository(ctx, err); err != nil {
+				return err
+			}
 		}
 		from = kept
 	}

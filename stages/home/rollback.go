@@ -70,7 +70,7 @@ func Rollback(ctx context.Context, o Options, id string) (*receipt.Receipt, erro
 	if oldCommand != "" && oldCommand != prev.Command {
 		o.removeShims(id, oldCommand)
 	}
-	o.logf("%s rolled back from %s to %s", id, rc.RolledBackFrom, rc.Active)
+	o.progressf("%s rolled back from %s to %s", id, rc.RolledBackFrom, rc.Active)
 	return rc, nil
 }
 

@@ -257,7 +257,7 @@ func readSidecar(archivePath string) (string, error) {
 func parseArchiveName(base string) (id, version, target string, err error) {
 	n, why := release.ParseArchiveName(base)
 	if why != "" {
-		return "", "", "", receipt.Errorf(receipt.CodeConfigInvalid, "cannot tell the distribution and version from the archive name %q (%s): keep the release name <id>-<version>-<target>.tar.gz, or pass the id and version", base, why)
+		return "", "", "", receipt.Errorf(receipt.CodeConfigInvalid, "cannot tell the distribution and version from the archive name %q (%s): install takes a release archive under the name piship release gave it, <id>-<version>-<target>.tar.gz (e.g. hello-1.0.0-linux-x64.tar.gz): rename it back, or install the release directory piship release wrote beside it", base, why)
 	}
 	return n.ID, n.Version, n.Target, nil
 }

@@ -177,6 +177,6 @@ func Uninstall(ctx context.Context, o Options, id string, purge bool) (*Uninstal
 	if !installed && !purged {
 		return res, receipt.Errorf(receipt.CodeUnavailable, "%s is not installed in %s", id, home)
 	}
-	o.logf("%s uninstalled", id)
+	o.progressf("%s uninstalled", id)
 	return res, nil
 }

@@ -48,6 +48,7 @@ import (
 
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/platform"
+	"piship.dev/piship/stages/semver"
 )
 
 //go:embed template
@@ -64,6 +65,9 @@ type Options struct {
 	// Target is the release target, in Node's <platform>-<arch> naming;
 	// empty: this host's (a release is built on its target).
 	Target string
+	// Version is the version the distribution starts at (a semantic
+	// version); empty: Version.
+	Version string
 }
 
 // fields are the templates' values.
@@ -97,8 +101,15 @@ func Write(dir string, o Options) ([]string, error) {
 	if target == "" {
 		target = platform.HostTarget()
 	}
-	f := fields{ID: id, Name: id, Version: Version, VersionRE: strings.ReplaceAll(regexp.QuoteMeta(Version), `\`, `\\`), Command: id, Target: target,
-		Tarball: id + "-" + Version + ".tgz"}
+	version := Version
+	if o.Version != "" {
+		if _, err := semver.Parse(o.Version); err != nil {
+			return nil, receipt.Errorf(receipt.CodeConfigInvalid, "--version %q: %v", o.Version, err)
+		}
+		version = o.Version
+	}
+	f := fields{ID: id, Name: id, Version: version, VersionRE: strings.ReplaceAll(regexp.QuoteMeta(version), `\`, `\\`), Command: id, Target: target,
+		Tarball: id + "-" + version + ".tgz"}
 
 	files, err := render(f)
 	if err != nil {

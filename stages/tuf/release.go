@@ -76,6 +76,9 @@ type RoleStatus struct {
 	// KeyIDs are TUF's key ids of the role's keys (what RevokeKey takes),
 	// sorted.
 	KeyIDs []string
+	// KeyNames are their names (KeyNamesFile), in the order of KeyIDs;
+	// "" for a key whose name was never recorded.
+	KeyNames []string
 }
 
 // PublishedRelease is one release target of the targets role in force.
@@ -108,11 +111,12 @@ func (r *Repository) Status() Status {
 		RoleSnapshot:  {r.Snapshot.Signed.Version, r.Snapshot.Signed.Expires},
 		RoleTimestamp: {r.Timestamp.Signed.Version, r.Timestamp.Signed.Expires},
 	}
+	names := r.KeyNames()
 	for _, role := range roles {
 		ids := append([]string{}, r.Root.Signed.Roles[role].KeyIDs...)
 		sort.Strings(ids)
 		st.Roles = append(st.Roles, RoleStatus{Role: role, Version: versions[role].v, Expires: versions[role].e.UTC(),
-			Threshold: r.Root.Signed.Roles[role].Threshold, KeyIDs: ids})
+			Threshold: r.Root.Signed.Roles[role].Threshold, KeyIDs: ids, KeyNames: namesOf(ids, names)})
 	}
 	for path, tf := range r.Targets.Signed.Targets {
 		p := PublishedRelease{Path: path, Length: tf.Length, SHA256: hex.EncodeToString(tf.Hashes["sha256"])}

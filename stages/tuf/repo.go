@@ -197,6 +197,7 @@ func Init(dir string, o InitOptions) (*Repository, error) {
 	if err := r.publish(o.Keys[RoleTargets], o.Keys[RoleSnapshot], o.Keys[RoleTimestamp]); err != nil {
 		return nil, err
 	}
+	r.rememberKeys(o.Keys[RoleRoot], o.Keys[RoleTargets], o.Keys[RoleSnapshot], o.Keys[RoleTimestamp])
 	return r, nil
 }
 
@@ -337,7 +338,11 @@ func (r *Repository) AddReleases(rels []Release, targetsKeys, snapshotKeys, time
 		}
 		r.Targets.Signed.Targets[path] = tf
 	}
-	return r.publish(targetsKeys, snapshotKeys, timestampKeys)
+	if err := r.publish(targetsKeys, snapshotKeys, timestampKeys); err != nil {
+		return err
+	}
+	r.rememberKeys(targetsKeys, snapshotKeys, timestampKeys)
+	return nil
 }
 
 // copyArchive puts the archive at targets/<channel>/<sha256>.<name>: it
@@ -405,7 +410,11 @@ func (r *Repository) Refresh(snapshotKeys, timestampKeys []Key) error {
 			return err
 		}
 	}
-	return r.stampSnapshot(snapshotKeys, timestampKeys)
+	if err := r.stampSnapshot(snapshotKeys, timestampKeys); err != nil {
+		return err
+	}
+	r.rememberKeys(snapshotKeys, timestampKeys)
+	return nil
 }
 
 // stampSnapshot signs and writes the next snapshot version, then the
@@ -589,6 +598,7 @@ func (r *Repository) RotateRoot(change RootChange, signers []Key) error {
 			return err
 		}
 	}
+	r.rememberKeys(signers)
 	return nil
 }
 

@@ -1,0 +1,108 @@
+package tuf
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/theupdateframework/go-tuf/v2/metadata/config"
+	"github.com/theupdateframework/go-tuf/v2/metadata/updater"
+
+	"piship.dev/piship/stages/channel"
+)
+
+// FetchRelease downloads the archive whose sha256 is archiveSHA256 from
+// the repository into o.DownloadDir: what `piship repair` does when no
+// copy of the installed release is kept. It is verified as Update's
+// download is: go-tuf's updater refreshes the metadata from the trusted
+// root in o.TrustDir (or the pinned initial root, o.ExpectRootSHA256) with
+// the same fetcher, bounds and checks, then the archive must be a target
+// of the verified targets role on o.Channel for o.Target with that sha256,
+// and it is streamed to a temporary sibling and renamed into place only
+// when its length and sha256 are the signed ones. The trusted metadata is
+// read and not written (as Update's Check): a repair does not move an
+// installation's trust, an update does. o.Active and o.Check are not used.
+func FetchRelease(ctx context.Context, o UpdateOptions, archiveSHA256 string) (*Result, error) {
+	if msg := channel.CheckName(o.Channel); msg != "" {
+		return nil, configErr("channel %q: %s", o.Channel, msg)
+	}
+	switch {
+	case o.Target == "":
+		return nil, configErr("no platform target given (e.g. linux-x64)")
+	case o.TrustDir == "":
+		return nil, configErr("no trust directory given: the install home's trust/<id>/ holds an installation's TUF metadata")
+	case o.DownloadDir == "":
+		return nil, configErr("no download directory given")
+	case len(archiveSHA256) != 64 || strings.Trim(archiveSHA256, "0123456789abcdef") != "":
+		return nil, configErr("the archive digest %q is not 64 lowercase hex digits", archiveSHA256)
+	}
+	o.Check = true // the trusted metadata is read, never written
+	src, err := channel.OpenSourceWith(o.Repository, channel.SourceOptions{Client: o.Client, Limits: o.Limits, Dial: o.Dial})
+	if err != nil {
+		return nil, err
+	}
+	f := &fetcher{ctx: ctx, src: src, subs: map[string]*channel.Source{}, fetched: map[string][]byte{}}
+	rootBytes, err := trustedRoot(o, f)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.New(fetchPrefix+"metadata", rootBytes)
+	if err != nil {
+		return nil, configErr("TUF client: %v", err)
+	}
+	cfg.RemoteMetadataURL = fetchPrefix + "metadata/"
+	cfg.RemoteTargetsURL = fetchPrefix + "targets/"
+	cfg.LocalMetadataDir = o.TrustDir
+	cfg.LocalTargetsDir = o.TrustDir
+	cfg.Fetcher = f
+	cfg.DisableLocalCache = true
+	cfg.MaxRootRotations = MaxRootWalk
+	cfg.MaxDelegations = maxDelegationsWalk
+	cfg.RootMaxLength, cfg.TimestampMaxLength = MaxRootBytes, MaxTimestampBytes
+	cfg.SnapshotMaxLength, cfg.TargetsMaxLength = MaxSnapshotBytes, MaxTargetsBytes
+	up, err := updater.New(cfg)
+	if err != nil {
+		return nil, updateErr(ReasonMalformed, err, "the trusted root for %s is not usable TUF metadata (%v): remove %s to start again from the pinned root", src, err, filepath.Join(o.TrustDir, "root.json"))
+	}
+	if !o.Now.IsZero() {
+		up.UnsafeSetRefTime(o.Now)
+	}
+	if err := up.Refresh(); err != nil {
+		return nil, f.explain(err, up)
+	}
+	tm := up.GetTrustedMetadataSet()
+	res := &Result{
+		RootVersion: tm.Root.Signed.Version, TimestampVersion: tm.Timestamp.Signed.Version,
+		SnapshotVersion: tm.Snapshot.Signed.Version, TargetsVersion: tm.Targets[RoleTargets].Signed.Version,
+		TimestampExpires: tm.Timestamp.Signed.Expires,
+	}
+	for p, tf := range up.GetTopLevelTargets() {
+		if tf.Custom == nil || hex.EncodeToString(tf.Hashes["sha256"]) != archiveSHA256 {
+			continue
+		}
+		var c Custom
+		if err := json.Unmarshal(*tf.Custom, &c); err != nil || c.Channel != o.Channel || c.Target != o.Target {
+			continue
+		}
+		base := path.Base(p)
+		if p != TargetPath(c.Channel, base) || base == "" || base[0] == '.' || strings.ContainsAny(base, `\:`) {
+			continue
+		}
+		res.Release, res.TargetPath, res.Length, res.SHA256 = c, p, tf.Length, archiveSHA256
+		dir, _ := path.Split(p)
+		sub, err := f.src.Sub("targets/" + strings.TrimSuffix(dir, "/"))
+		if err != nil {
+			return nil, err
+		}
+		dst := filepath.Join(o.DownloadDir, base)
+		if err := sub.Download(ctx, archiveSHA256+"."+base, dst, tf.Length, archiveSHA256); err != nil {
+			return nil, updateErr(ReasonIntegrity, err, "%s is not the archive the targets role signs for %s: %v; nothing was written", f.location("targets/"+dir+archiveSHA256+"."+base), p, err)
+		}
+		res.Archive = dst
+		return res, ctx.Err()
+	}
+	return nil, updateErr(ReasonNoRelease, nil, "%s publishes no release with sha256 %s on channel %s for target %s (targets version %d): the publisher removed it, or the installed release was never published there", src, archiveSHA256, o.Channel, o.Target, res.TargetsVersion)
+}
