@@ -54,6 +54,15 @@ type RepairResult struct {
 // repairable. The state directory and everything outside the version
 // directory are not touched.
 //
+// Then it restores the modes of everything that decides what runs
+// (runSurface: the home, the receipt, apps/<id>/, the active and previous
+// version directories, trust state, the kept launcher, the shims) to what
+// piship writes, the executable bits as the receipt recorded them
+// (restoreModes, one chmod per path), and a record of the active or
+// previous release whose entry or command is not its lock's from the lock
+// (restoreRecords: one receipt write under the launch gate). Neither
+// needs a source.
+//
 // The rule while the release runs (a live lease): a repair that only
 // restores missing files goes ahead, since no running process has them
 // open; one that would replace or remove a file present is refused
