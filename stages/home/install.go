@@ -140,6 +140,9 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 	if _, err := os.Lstat(dest); err == nil {
 		moved, err := o.moveAside(ctx, id, s.version, dest)
 		if err != nil {
+			if len(res.Damaged) > 0 {
+				return nil, fmt.Errorf("%w; the installed copy is damaged (%s): piship repair %s restores it while it runs when only modes or missing files are damaged", err, res.Damaged[0], id)
+			}
 			return nil, err
 		}
 		res.MovedAside = moved
