@@ -262,11 +262,14 @@ type RepairDoc struct {
 	Source   string   `json:"source"`
 	Restored []string `json:"restored"`
 	Removed  []string `json:"removed"`
+	Modes    []string `json:"modes"`
+	Records  []string `json:"records"`
 }
 
 // RepairJSON is res as piship-repair/v1 (lists sorted, never null).
 func RepairJSON(res *home.RepairResult) RepairDoc {
-	return RepairDoc{Schema: Schema("repair"), ID: res.ID, Version: res.Version, Source: res.Source, Restored: sorted(res.Restored), Removed: sorted(res.Removed)}
+	return RepairDoc{Schema: Schema("repair"), ID: res.ID, Version: res.Version, Source: res.Source, Restored: sorted(res.Restored), Removed: sorted(res.Removed),
+		Modes: sorted(res.Modes), Records: sorted(res.Records)}
 }
 
 // UninstallDoc is piship-uninstall/v1.

@@ -68,7 +68,7 @@ func launcherBeside() string {
 // keptLauncher is where the launcher is kept: shims must not depend on
 // where piship runs from (a downloaded release directory, say).
 func keptLauncher(src, installHome string) string {
-	return filepath.Join(installHome, "launcher", filepath.Base(src))
+	return filepath.Join(receipt.LauncherDir(installHome), filepath.Base(src))
 }
 
 // keepLauncher copies the launcher beside this piship into the install

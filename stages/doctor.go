@@ -18,10 +18,11 @@ import (
 type Doctor struct{}
 
 func (Doctor) Name() string    { return "doctor" }
-func (Doctor) Version() string { return "2" }
+func (Doctor) Version() string { return "3" }
 func (Doctor) Doc() string {
 	return "Checks the active release (inside apps/<id>/; inventory, lock and release.json against the receipt; every payload file against the inventory; " +
-		"no setuid, setgid or group/world-writable mode), the previous release's lock, the command shim, the kept launcher and the launch gate; " +
+		"the record's entry and command against the lock's), the previous release's lock, the command shim, the kept launcher and the launch gate, and the modes of everything that decides what runs " +
+		"(the install home, receipts, apps/<id>/, the active and previous version directories, trust state, the kept launcher, the shims: no setuid, setgid, sticky or group/world-writable mode, executable bits as install recorded them); " +
 		"recreates or rewrites a missing, modified or outdated shim or launcher and removes a launch gate that is a directory; reclaims obsolete " +
 		"versions and .retained-* directories within PISHIP_RECLAIM_BUDGET_MS (default 5000; never active, previous or leased versions), and " +
 		"reports what it found apart from what it did, and the trusted TUF metadata of trust/<id>/ when it exists (versions, expiry; a timestamp or snapshot expiring within a week is a warning, not damage). Damage found (repaired or not) fails the stage with INTEGRITY_FAILED unless fail_on_damage = false."

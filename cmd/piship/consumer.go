@@ -298,11 +298,16 @@ func runRepair(e *env, id, from string, asJSON bool, progress progressFlag) int 
 		printJSON(e, pipelines.RepairJSON(res))
 		return exitOK
 	}
-	if len(res.Restored)+len(res.Removed) == 0 {
+	if len(res.Restored)+len(res.Removed)+len(res.Modes)+len(res.Records) == 0 {
 		fmt.Fprintf(e.stdout, "%s %s: nothing to repair\n", id, res.Version)
 		return exitOK
 	}
-	fmt.Fprintf(e.stdout, "repaired %s %s: restored %d files, removed %d, from %s\n", id, res.Version, len(res.Restored), len(res.Removed), res.Source)
+	if len(res.Restored)+len(res.Removed) > 0 {
+		fmt.Fprintf(e.stdout, "repaired %s %s: restored %d files, removed %d, from %s\n", id, res.Version, len(res.Restored), len(res.Removed), res.Source)
+	}
+	if len(res.Modes)+len(res.Records) > 0 {
+		fmt.Fprintf(e.stdout, "repaired %s %s: restored %d modes and %d receipt records\n", id, res.Version, len(res.Modes), len(res.Records))
+	}
 	return exitOK
 }
 

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -83,6 +84,9 @@ type Extracted struct {
 	Bytes  int64             // total bytes of file content
 	Dirs   int               // directories created (explicit and implied)
 	Linked int               // files placed by linking a stored object (Limits.Store), included in Files
+	// Executables are the files written executable (0755 less the umask;
+	// every other file 0644), archive paths, sorted.
+	Executables []string
 	// Declared is the archive's declaration, which the tree matched
 	// exactly; nil for an archive without one (see Declared).
 	Declared *Declared
@@ -233,13 +237,14 @@ func (a *Reader) Extract(ctx context.Context, dest string) (*Extracted, error) {
 		return nil, x.readErr(err, "after the gzip stream")
 	}
 	return &Extracted{
-		Declared: x.decl,
-		Linked:   int(x.linked.Load()),
-		SHA256:   hex.EncodeToString(x.src.h.Sum(nil)),
-		Size:     x.src.n,
-		Files:    x.files,
-		Bytes:    x.total,
-		Dirs:     x.dirs,
+		Declared:    x.decl,
+		Linked:      int(x.linked.Load()),
+		SHA256:      hex.EncodeToString(x.src.h.Sum(nil)),
+		Size:        x.src.n,
+		Files:       x.files,
+		Executables: slices.Sorted(slices.Values(x.execs)),
+		Bytes:       x.total,
+		Dirs:        x.dirs,
 	}, nil
 }
 
@@ -356,6 +361,7 @@ type extractor struct {
 	mu     sync.Mutex // guards files and werr
 	files  map[string]string
 	werr   error
+	execs  []string // the files written 0755 (the reader's alone)
 }
 
 // header is one parsed entry header, with its PAX records applied.
@@ -631,6 +637,7 @@ func (x *extractor) entry(h *header) error {
 	perm := os.FileMode(0o644)
 	if h.mode&0o111 != 0 {
 		perm = 0o755
+		x.execs = append(x.execs, name)
 	}
 	if h.size <= SmallFile {
 		return x.small(name, missing, h, perm, idx)

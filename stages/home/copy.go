@@ -147,6 +147,18 @@ const planReaders = 8
 // empty) with writers parallel writers, hashing each file as it is copied.
 // It returns slash path (prefixed with prefix) -> SHA-256. Files are not
 // flushed.
+// executables lists the tree's executable files, prefix before each
+// slash path.
+func (t *tree) executables(prefix string) []string {
+	var out []string
+	for _, f := range t.files {
+		if f.exec {
+			out = append(out, prefix+f.rel)
+		}
+	}
+	return out
+}
+
 func copyTree(ctx context.Context, t *tree, src, dst, prefix string, writers int) (map[string]string, error) {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return nil, err

@@ -51,7 +51,8 @@
 // one rename to apps/<id>/.retained-<version>-<rand> (never deleted on this
 // path, never overwritten). A recorded release is reused instead, with no
 // file written, when its recorded archive digest equals the expected one
-// (or, for a directory, its inventory digest equals the source's). Free
+// (or, for a directory, its inventory digest equals the source's) and it
+// is intact (see "Installing a version that is installed"). Free
 // space is checked before anything is written (space.go,
 // CONFIG_UNAVAILABLE): the expanded size the archive declares in its
 // first header (archive.Declared, read by archive.Open, from which the
@@ -123,10 +124,11 @@
 // release.json against the digests the receipt recorded at install
 // (InventorySHA256, LockSHA256, ReleaseSHA256: a payload file and its
 // inventory line rewritten together is caught here), every payload file
-// against the inventory (payload.Verify), and every mode under the
-// version directory (UnsafeMode: setuid, setgid, sticky, or writable by
-// group or others, which install never writes); the previous release's
-// place and lock; the command shim(s). A shim that is exactly what
+// against the inventory (payload.Verify), and the record's entry and
+// command against the lock's (RECEIPT_MODIFIED: a receipt edited to run
+// another payload file, which launch refuses too); the previous
+// release's place, lock and record; the command shim(s); then the modes
+// of everything that decides what runs (see "What decides what runs"). A shim that is exactly what
 // ShimScript (ShimCmd) writes for another launcher or other homes is
 // rewritten as a routine refresh (SHIM_OUTDATED); one with piship's
 // marker but other content is SHIM_MODIFIED, a deleted one SHIM_MISSING,
@@ -155,10 +157,52 @@
 // reclaiming or warnings, exits 0. Its JSON has stable camelCase keys and every list
 // as an array, never null.
 //
-// What doctor does not check: whether an executable bit was added or
-// removed (modes are not recorded at install; only the unsafe bits are
-// refused), and release files other than release.json (checksums.txt,
-// the SBOM and notices) against checksums.txt.
+// What doctor does not check: release files other than release.json
+// (checksums.txt, the SBOM and notices) against checksums.txt, and, in a
+// release a piship before issue 29 installed (no executables recorded),
+// whether an executable bit was added or removed.
+//
+// # What decides what runs
+//
+// Whoever can write any of these can replace what runs as the user, so
+// their modes are held to what piship writes: no setuid, setgid or sticky
+// bit, nobody but the owner may write (UnsafeMode), and in a version
+// directory the executable bits install recorded. runSurface
+// (surface.go) is the one list, which doctor checks (MODE_UNSAFE,
+// MODE_MODIFIED) and repair restores:
+//
+//	<install home>/                     the home itself
+//	receipts/, receipts/<id>.json       which version runs
+//	apps/, apps/<id>/                   where the versions are
+//	apps/<id>/<active>/, <previous>/    every file and directory (a rollback runs the previous)
+//	trust/, trust/<id>.json, trust/<id>/   what an update accepts
+//	launcher/                           the kept piship-launch the shims run, and its stamp
+//	<bin home>/<command>[.cmd]          the command shim(s), when they are piship's shims of id
+//
+// The bin home and the state home themselves are not on it: they are
+// shared with the user's other programs, and piship did not necessarily
+// make them.
+//
+// Install records which files it wrote executable (receipt
+// Release.Executables: 0755 less the umask; every other file 0644, every
+// directory 0755). Repair restores a mode by clearing the unsafe bits and
+// setting or clearing the executable bits as recorded where the file is
+// readable (restoredMode: what the umask took away stays away), one
+// chmod per path, so a killed repair leaves each mode the old or the
+// restored one; it needs no source for it, and a live lease does not stop
+// it (a mode is not content a running process has loaded). An older
+// receipt without the record gets the unsafe bits cleared only.
+//
+// # Installing a version that is installed
+//
+// A recorded release of the same bytes is reused only when it passes the
+// checks doctor applies to the active release (recordedDamage: its
+// digests, the release rules, its record against its lock, the modes of
+// its directory). A damaged one is installed again: its directory is
+// moved aside as any directory standing at the version's path
+// (InstallResult.Damaged says what was found) and reclaimed after the
+// commit, so `piship install` of the same archive clears what doctor
+// found, as doctor advises.
 //
 // # Locks
 //

@@ -49,7 +49,8 @@ const (
 	DoctorLockModified       = "LOCK_MODIFIED"       // payload/piship.lock is not the one installed
 	DoctorReleaseModified    = "RELEASE_MODIFIED"    // release.json is not the one installed
 	DoctorReleaseInvalid     = "RELEASE_INVALID"     // the version directory breaks a release rule (stages/release) other than the inventory's
-	DoctorModeUnsafe         = "MODE_UNSAFE"         // setuid, setgid, sticky, or writable by group or others
+	DoctorModeUnsafe         = "MODE_UNSAFE"         // setuid, setgid, sticky, or writable by group or others, anywhere of what decides what runs (runSurface)
+	DoctorModeModified       = "MODE_MODIFIED"       // an executable bit added or removed since install (receipts that record the executables)
 	DoctorPreviousIncomplete = "PREVIOUS_INCOMPLETE" // the rollback target lost its lock
 	DoctorShimMissing        = "SHIM_MISSING"        // the command shim was deleted (recreated)
 	DoctorShimModified       = "SHIM_MODIFIED"       // the shim is not what piship writes (rewritten)
@@ -396,11 +397,22 @@ func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*D
 	default:
 		_, ph := phase.Start(ctx, "verify")
 		rep.Verified = o.checkRelease(ctx, rep, id, "active", a, true)
+		recordOK := receipt.CheckInside(home, id, a) != nil || o.checkRecord(rep, id, "active", a)
+		rep.Verified = rep.Verified && recordOK
 		ph.End(nil)
-		o.checkShims(rep, id, a)
+		if recordOK {
+			// Not for a record whose command is not the lock's: its shim
+			// would be the edited command's (repair restores both).
+			o.checkShims(rep, id, a)
+		}
 	}
 	if p := rc.Find(rc.Previous); p != nil {
-		o.checkRelease(ctx, rep, id, "previous", p, false)
+		if o.checkRelease(ctx, rep, id, "previous", p, false) {
+			o.checkRecord(rep, id, "previous", p)
+		}
+	}
+	if !rep.NotInstalled && !o.checkModes(rep, id, rc) {
+		rep.Verified = false
 	}
 	if a != nil && receipt.CheckInside(home, id, a) == nil {
 		rep.Trust = trustState(rc)
@@ -598,41 +610,18 @@ func (o *Options) checkRelease(ctx context.Context, rep *DoctorReport, id, role 
 			rep.found(code, r.Dir, "%s: %v; run piship repair %s to restore the release's files", what, strings.TrimPrefix(err.Error(), receipt.CodeIntegrity+": "), id)
 		}
 	}
-	for _, u := range unsafeModes(r.Dir) {
-		rep.found(DoctorModeUnsafe, u.path, "%s: mode %s (%s): an installed release is never %s; reinstall %s %s", what, u.mode, u.why, u.why, id, r.Version)
-	}
 	return len(rep.Found) == n
 }
 
-type unsafeMode struct {
-	path string
-	mode fs.FileMode
-	why  string
-}
-
-// maxUnsafeModes bounds the mode findings of one release.
-const maxUnsafeModes = 20
-
-// unsafeModes walks dir and returns the entries whose mode install never
-// writes: setuid, setgid or sticky, or writable by group or others
-// (extraction and copies write 0644 and 0755 files, 0755 directories, less
-// the umask).
-func unsafeModes(dir string) []unsafeMode {
-	var out []unsafeMode
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || len(out) >= maxUnsafeModes {
-			return nil
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return nil
-		}
-		if why := UnsafeMode(fi.Mode()); why != "" {
-			out = append(out, unsafeMode{p, fi.Mode(), why})
-		}
-		return nil
-	})
-	return out
+// checkModes reports every mode of the run surface (runSurface: the one
+// list of what decides what runs) that piship does not write. It returns
+// whether it found none.
+func (o *Options) checkModes(rep *DoctorReport, id string, rc *receipt.Receipt) bool {
+	fs := modeFindings(o.runSurface(id, rc))
+	for _, f := range fs {
+		rep.found(f.code, f.path, "%s", modeAdvice(id, f))
+	}
+	return len(fs) == 0
 }
 
 // UnsafeMode says what is unsafe about the mode of an installed file or

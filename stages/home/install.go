@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -98,8 +99,21 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 	}
 	res := &InstallResult{ID: id, Version: s.version, Target: s.target, Source: s.kind, Warnings: s.warnings}
 
-	// A recorded release of the same bytes is activated as it stands.
-	if rec := reusable(home, rc, s); rec != nil {
+	// A recorded release of the same bytes is activated as it stands, once
+	// it is checked as doctor checks it: a damaged one (a file, a mode,
+	// its record) is not reused but installed again below, its directory
+	// moved aside first.
+	intact := func(r *receipt.Release) bool {
+		damage := o.recordedDamage(ctx, id, r)
+		for _, d := range damage {
+			res.Damaged = append(res.Damaged, d.String())
+		}
+		if len(damage) > 0 {
+			o.logf("%s %s: the installed copy in %s is damaged (%s): installing it again", id, r.Version, r.Dir, damage[0])
+		}
+		return len(damage) == 0
+	}
+	if rec := reusable(home, rc, s, intact); rec != nil {
 		if err := checkReusedKey(s, rec); err != nil {
 			return nil, err
 		}
@@ -126,6 +140,9 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 	if _, err := os.Lstat(dest); err == nil {
 		moved, err := o.moveAside(ctx, id, s.version, dest)
 		if err != nil {
+			if len(res.Damaged) > 0 {
+				return nil, fmt.Errorf("%w; the installed copy is damaged (%s): piship repair %s restores it while it runs when only modes or missing files are damaged", err, res.Damaged[0], id)
+			}
 			return nil, err
 		}
 		res.MovedAside = moved
@@ -166,6 +183,7 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 		ReleaseSHA256: in.releaseSHA,
 		Target:        s.target, Channel: channel, Command: in.command, Entry: in.entry,
 		VerifyAtLaunch: in.verifyAtLaunch, Source: s.kind, SearchTools: in.searchTools,
+		Executables: executables(put.Executables),
 	}
 	prev, shims, err := o.activate(ctx, id, rec)
 	if err != nil {
@@ -177,6 +195,14 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 	res.Dir, res.Payload, res.Command, res.ArchiveSHA256 = rec.Dir, rec.Payload, rec.Command, put.SHA256
 	res.Files, res.Bytes, res.Previous, res.Shims, res.Linked = in.files, put.Bytes, prev, shims, put.Linked
 	return res, nil
+}
+
+// executables is the receipt's record of the executable files: never
+// nil, so that a receipt says it recorded modes even when none is.
+func executables(paths []string) *[]string {
+	out := append([]string{}, paths...)
+	slices.Sort(out)
+	return &out
 }
 
 // ErrUpToDate is what InstallOptions.Update returns when the active
@@ -265,7 +291,7 @@ func readOrNew(home, id string) (*receipt.Receipt, error) {
 // reusable returns a recorded release of s's version holding the same
 // bytes, whose directory still stands inside apps/<id>/
 // (receipt.CheckInside), or nil.
-func reusable(home string, rc *receipt.Receipt, s *source) *receipt.Release {
+func reusable(home string, rc *receipt.Receipt, s *source, intact func(*receipt.Release) bool) *receipt.Release {
 	var cands []receipt.Release
 	if r := rc.Find(s.version); r != nil {
 		cands = append(cands, *r)
@@ -291,9 +317,29 @@ func reusable(home string, rc *receipt.Receipt, s *source) *receipt.Release {
 		if _, err := os.Stat(filepath.Join(r.Payload, filepath.FromSlash(r.Entry))); err != nil {
 			continue
 		}
+		if !intact(&r) {
+			continue
+		}
 		return &r
 	}
 	return nil
+}
+
+// recordedDamage checks a recorded release as doctor checks the active
+// one (its place; its inventory, lock and release.json against the
+// record's digests; every file under the release rules; its record's
+// entry and command against its lock; every mode of its directory) and
+// returns what it found (nothing when it is intact).
+func (o *Options) recordedDamage(ctx context.Context, id string, r *receipt.Release) []DoctorItem {
+	rep := &DoctorReport{}
+	if !o.checkRelease(ctx, rep, id, "installed", r, true) {
+		return rep.Found
+	}
+	o.checkRecord(rep, id, "installed", r)
+	for _, f := range modeFindings([]surfaceEntry{{path: r.Dir, what: fmt.Sprintf("the installed release %s %s", id, r.Version), walk: true, rel: r}}) {
+		rep.found(f.code, f.path, "%s", modeAdvice(id, f))
+	}
+	return rep.Found
 }
 
 // archiveLimits are an install's extraction limits: its writers and store
@@ -335,7 +381,7 @@ func place(ctx context.Context, o *InstallOptions, s *source, dest string) (*arc
 		if err != nil {
 			return nil, receipt.Errorf(receipt.CodeUnavailable, "cannot copy %s: %w", s.path, err)
 		}
-		return &archive.Extracted{Files: d, Bytes: s.tree.bytes}, nil
+		return &archive.Extracted{Files: d, Bytes: s.tree.bytes, Executables: s.tree.executables("")}, nil
 	default:
 		o.progressf("%s %s: copying %s into %s", s.id, s.version, s.path, filepath.Join(dest, "payload"))
 		if err := os.Mkdir(dest, 0o755); err != nil {
@@ -345,7 +391,7 @@ func place(ctx context.Context, o *InstallOptions, s *source, dest string) (*arc
 		if err != nil {
 			return nil, receipt.Errorf(receipt.CodeUnavailable, "cannot copy %s: %w", s.path, err)
 		}
-		return &archive.Extracted{Files: d, Bytes: s.tree.bytes}, nil
+		return &archive.Extracted{Files: d, Bytes: s.tree.bytes, Executables: s.tree.executables("payload/")}, nil
 	}
 }
 

@@ -179,6 +179,9 @@ type InstallResult struct {
 	// Reused is set when a recorded release with the same digest was
 	// activated instead of writing anything.
 	Reused bool
+	// Damaged is what the check of a recorded release of the same bytes
+	// found (doctor's lines): it was installed again instead of reused.
+	Damaged []string
 	// Previous is the version that was active before ("" for a first install).
 	Previous string
 	Shims    []string

@@ -33,6 +33,10 @@ type RepairResult struct {
 	// Restored are the files written back (release-relative slash
 	// paths); Removed the payload files that are not the release's.
 	Restored, Removed []string
+	// Modes are the paths of what decides what runs (runSurface) whose
+	// mode was restored, each "path (old -> new)"; Records the release
+	// records whose entry or command was restored from their lock.
+	Modes, Records []string
 }
 
 // Repair restores the active release of id to what was installed: every
@@ -51,6 +55,15 @@ type RepairResult struct {
 // either as it was or restored: the installation stays launchable or
 // repairable. The state directory and everything outside the version
 // directory are not touched.
+//
+// Then it restores the modes of everything that decides what runs
+// (runSurface: the home, the receipt, apps/<id>/, the active and previous
+// version directories, trust state, the kept launcher, the shims) to what
+// piship writes, the executable bits as the receipt recorded them
+// (restoreModes, one chmod per path), and a record of the active or
+// previous release whose entry or command is not its lock's from the lock
+// (restoreRecords: one receipt write under the launch gate). Neither
+// needs a source.
 //
 // The rule while the release runs (a live lease): a repair that only
 // restores missing files goes ahead, since no running process has them
@@ -110,7 +123,17 @@ func Repair(ctx context.Context, o Options, id, from string) (*RepairResult, err
 	}
 	slices.Sort(damaged)
 	slices.Sort(unexpected)
-	if len(damaged) == 0 && len(unexpected) == 0 {
+	// Modes (of everything that decides what runs, runSurface) and the
+	// records' entry and command (against their locks) are restored
+	// after the files; whether there is anything to do is known now.
+	modes := modeFindings(o.runSurface(id, rc))
+	drift := false
+	for _, v := range []string{rc.Active, rc.Previous} {
+		if r := rc.Find(v); r != nil && receipt.CheckInside(home, id, r) == nil && lockDrift(r) != nil {
+			drift = true
+		}
+	}
+	if len(damaged) == 0 && len(unexpected) == 0 && len(modes) == 0 && !drift {
 		o.progressf("%s %s: nothing to repair", id, rec.Version)
 		return res, nil
 	}
@@ -178,7 +201,23 @@ func Repair(ctx context.Context, o Options, id, from string) (*RepairResult, err
 	ph.SetInt("restored", int64(len(res.Restored)))
 	ph.End(nil)
 	res.Source = src.shown
-	o.progressf("%s %s: restored %d files, removed %d, from %s", id, rec.Version, len(res.Restored), len(res.Removed), src.shown)
+	if len(res.Restored)+len(res.Removed) > 0 {
+		o.progressf("%s %s: restored %d files, removed %d, from %s", id, rec.Version, len(res.Restored), len(res.Removed), src.shown)
+	}
+	// The modes, judged again now that the files are back (a restored
+	// file has the mode of its source's copy, less any unsafe bit).
+	if res.Modes, err = restoreModes(modeFindings(o.runSurface(id, rc))); err != nil {
+		return res, err
+	}
+	if len(res.Modes) > 0 {
+		o.progressf("%s %s: restored the mode of %d paths", id, rec.Version, len(res.Modes))
+	}
+	if res.Records, err = o.restoreRecords(ctx, id); err != nil {
+		return res, err
+	}
+	for _, r := range res.Records {
+		o.progressf("%s: restored the receipt's record from the lock: %s", id, r)
+	}
 	return res, nil
 }
 

@@ -130,6 +130,7 @@ func (w *consumerWorld) doctorClean(trial int, pair string) {
 //     rollback first (1.1.0 active) and the update finds it up to date.
 //     Both succeed.
 //   - repair + update, from a damaged 1.0.0 (see the subtest).
+//   - install + repair of a damaged 1.0.0 (see the subtest).
 //   - update + uninstall, from 1.0.0: uninstalled (no receipt, no apps/hello,
 //     no shim) whatever the order; the uninstall succeeds, the update
 //     either ran first or fails naming what is missing.
@@ -216,7 +217,7 @@ func TestConcurrentCommandsOnOneHome(t *testing.T) {
 		w.try("uninstall", "hello")
 		home := w.envValue("PISHIP_INSTALL_HOME=")
 		for trial := range trials {
-			setup("1.0.0") // reused as it stands: damaged or repaired
+			setup("1.0.0") // reused when repaired, installed again when damaged
 			os.Remove(filepath.Join(home, "apps", "hello", "1.0.0", "payload", "resources", "motd.txt"))
 			rp, up := w.pair([]string{"repair", "hello", "--from", w.release["1.0.0"]}, update)
 			s := w.state()
@@ -229,5 +230,25 @@ func TestConcurrentCommandsOnOneHome(t *testing.T) {
 			w.doctorClean(trial, "repair+update")
 		}
 	})
-	t.Logf("%d trials of 4 pairs in %s", trials, time.Since(start).Round(time.Millisecond))
+	// install + repair of a damaged 1.0.0 (unsafe modes, the receipt's
+	// entry edited; issue 29, points 10-12): the install of the same
+	// archive installs it again instead of reusing the damaged copy, the
+	// repair restores the modes and the record; in either order both
+	// succeed, 1.0.0 is active and doctor finds nothing.
+	t.Run("reinstall+repair", func(t *testing.T) {
+		w.t = t
+		w.try("uninstall", "hello")
+		home := w.envValue("PISHIP_INSTALL_HOME=")
+		for trial := range trials {
+			setup("1.0.0")
+			damageModesAndRecord(t, home)
+			in, rp := w.pair([]string{"install", w.release["1.0.0"]}, []string{"repair", "hello"})
+			s := w.state()
+			if !in.ok() || !rp.ok() || s.active != "1.0.0" {
+				t.Fatalf("trial %d: install %v, repair %v, active %s\ninstall: %s\nrepair: %s", trial, in.err, rp.err, s.active, in.out, rp.out)
+			}
+			w.doctorClean(trial, "reinstall+repair")
+		}
+	})
+	t.Logf("%d trials of 5 pairs in %s", trials, time.Since(start).Round(time.Millisecond))
 }

@@ -99,8 +99,8 @@ type killCase struct {
 	trust bool
 }
 
-// SIGKILL lands anywhere in install, update, rollback, doctor and
-// uninstall (PISHIP_CRASH_TRIALS times each, 5 unless set; make test-crash
+// SIGKILL lands anywhere in install, update, a reinstall over a damaged
+// copy, rollback, doctor and uninstall (PISHIP_CRASH_TRIALS times each, 5 unless set; make test-crash
 // runs 30), at delays spread evenly over 1.2 times the command's unkilled
 // run, and every home recovers without a repair: without running doctor,
 // it is in the state before the command or after it, never between (a
@@ -158,6 +158,22 @@ func TestKilledCommandsRecoverWithoutRepair(t *testing.T) {
 		before: installed("1.0.0", ""), after: installed("1.1.0", "1.0.0"),
 		settled: func(w *consumerWorld) error { return onlyKept(w, "1.0.0", "1.1.0") },
 		trust:   true,
+	}, {
+		// The same archive installed again over a damaged copy (a
+		// payload file chmod 4777): not reused as it stands but
+		// installed again, the damaged directory moved aside first
+		// (issue 29, point 11). Either way 1.0.0 is active.
+		name: "reinstall-damaged",
+		setup: func(w *consumerWorld) {
+			w.run("install", w.release["1.0.0"])
+			motd := filepath.Join(w.envValue("PISHIP_INSTALL_HOME="), "apps", "hello", "1.0.0", "payload", "resources", "motd.txt")
+			if err := os.Chmod(motd, 0o777|os.ModeSetuid); err != nil {
+				w.t.Fatal(err)
+			}
+		},
+		args:   func(w *consumerWorld) []string { return []string{"install", w.release["1.0.0"]} },
+		before: installed("1.0.0", ""), after: installed("1.0.0", ""),
+		settled: func(w *consumerWorld) error { return onlyKept(w, "1.0.0") },
 	}, {
 		name:   "rollback",
 		setup:  twoVersions,

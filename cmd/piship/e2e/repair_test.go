@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -26,6 +27,44 @@ func damageAll(t *testing.T, versionDir string) {
 	os.WriteFile(filepath.Join(versionDir, "sbom.spdx.json"), []byte("{}\n"), 0o644)
 }
 
+// damageModesAndRecord makes what decides what runs unsafe and edits the
+// receipt (issue 29, points 10-12): apps/hello and the version's
+// metadata directory writable by everyone, the receipt group-writable,
+// and the active record's entry naming another payload file. Repair
+// restores the modes and the record after the files.
+func damageModesAndRecord(t *testing.T, home string) {
+	t.Helper()
+	versionDir := filepath.Join(home, "apps", "hello", "1.0.0")
+	for p, m := range map[string]os.FileMode{
+		filepath.Join(home, "apps", "hello"):              0o777,
+		filepath.Join(versionDir, "payload", "metadata"):  0o777,
+		filepath.Join(home, "receipts", "hello.json"):     0o664,
+		filepath.Join(versionDir, "payload", "resources"): 0o777 | os.ModeSticky,
+	} {
+		if err := os.Chmod(p, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(home, "receipts", "hello.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rc map[string]any
+	if err := json.Unmarshal(data, &rc); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rc["releases"].([]any) {
+		if r := r.(map[string]any); r["version"] == rc["active"] {
+			r["entry"] = "resources/motd.txt"
+		}
+	}
+	data, _ = json.MarshalIndent(rc, "", "  ")
+	if err := os.WriteFile(path, data, 0o664); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func readTree(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -39,7 +78,8 @@ func readTree(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-// Repair restores a damaged installation from its archive; doctor is
+// Repair restores a damaged installation from its archive (files, the
+// modes of what decides what runs, and an edited receipt entry); doctor is
 // clean after, the user's state is byte-identical, and a repair killed at
 // a random point leaves the installation repairable (the next repair
 // succeeds and it launches).
@@ -54,6 +94,13 @@ func TestRepairThroughTheCLIAndKilledAtRandom(t *testing.T) {
 	state := readTree(t, stateDir)
 	arc := w.release["1.0.0"]
 
+	damageModesAndRecord(t, home)
+	if out, err := w.try("launch", "hello"); err == nil || !strings.Contains(out, "INTEGRITY_FAILED") || !strings.Contains(out, "the receipt was edited") {
+		t.Fatalf("a launch of the edited receipt: %v\n%s", err, out)
+	}
+	if out, err := w.try("doctor", "hello"); err == nil || !strings.Contains(out, "MODE_UNSAFE") || !strings.Contains(out, "RECEIPT_MODIFIED") {
+		t.Fatalf("doctor of unsafe modes and an edited receipt: %v\n%s", err, out)
+	}
 	damageAll(t, versionDir)
 	if out, _ := w.try("doctor", "hello"); !strings.Contains(out, "piship repair hello") {
 		t.Fatalf("doctor does not suggest repair:\n%s", out)
@@ -77,6 +124,7 @@ func TestRepairThroughTheCLIAndKilledAtRandom(t *testing.T) {
 	const trials = 20
 	for i := range trials {
 		damageAll(t, versionDir)
+		damageModesAndRecord(t, home)
 		d := time.Duration(rand.Int64N(int64(full)))
 		if w.killAfter(d, "repair", "hello", "--from", arc) {
 			running++

@@ -21,7 +21,9 @@
 //     platform) and hashes payload/piship.lock against the digest the
 //     receipt recorded at install: a mismatch is INTEGRITY_FAILED and
 //     nothing runs; with no recorded digest the check is skipped, not
-//     failed;
+//     failed. The record's entry and command must be the lock's
+//     (runtime.entry, distribution.command), read in the one parse of the
+//     lock a start makes anyway: an edited receipt is INTEGRITY_FAILED;
 //  3. walks and hashes the payload against its inventory only when the
 //     lock (or the receipt) says runtime.verifyAtLaunch;
 //  4. runs node on the entry with the user's arguments and inherited
@@ -377,6 +379,14 @@ const maxLock = 16 << 20
 
 // launchLock is what a start reads of the lock once its digest matched.
 type launchLock struct {
+	// Distribution.Command and Runtime.Entry are what the receipt's
+	// record must name: an edited record is refused.
+	Distribution struct {
+		Command string `json:"command"`
+	} `json:"distribution"`
+	Runtime struct {
+		Entry string `json:"entry"`
+	} `json:"runtime"`
 	VerifyAtLaunch bool        `json:"verifyAtLaunch"`
 	Smoke          []lockSmoke `json:"smoke"`
 	// PiPackages are the vendored Pi packages: their directory in the
@@ -464,6 +474,11 @@ func checkTrust(id string, rel *receipt.Release) (verify bool, lock launchLock, 
 	// digest matched (or when there was nothing to compare with).
 	if err := json.Unmarshal(buf.Bytes(), &lock); err != nil {
 		return false, lock, receipt.Errorf(receipt.CodeIntegrity, "%s %s: %s is not a lock (%v): reinstall the release", id, rel.Version, lpath, err)
+	}
+	// The record runs what the lock says: an entry or command edited in
+	// the receipt (to run another payload file) is refused.
+	if rel.Entry != lock.Runtime.Entry || rel.Command != lock.Distribution.Command {
+		return false, lock, receipt.Errorf(receipt.CodeIntegrity, "%s %s: the receipt names entry %q and command %q, and the installed lock %q and %q: the receipt was edited; nothing was run; run piship repair %s", id, rel.Version, rel.Entry, rel.Command, lock.Runtime.Entry, lock.Distribution.Command, id)
 	}
 	return rel.VerifyAtLaunch || lock.VerifyAtLaunch, lock, nil
 }

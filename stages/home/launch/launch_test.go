@@ -33,6 +33,10 @@ if (args[0] === "wait") {
 }
 `
 
+// lockIdentity is what a lock says of the command and the entry, which
+// the receipt's record must repeat.
+const lockIdentity = `"distribution":{"command":"hello"},"runtime":{"entry":"node_modules/x/cli.js"}`
+
 type fixture struct {
 	home, payload string
 	rec           receipt.Release
@@ -50,7 +54,7 @@ func install(t *testing.T, mod func(*receipt.Release)) *fixture {
 	files := map[string]string{
 		"node_modules/x/cli.js": script,
 		"metadata/target.json":  `{"arch":"` + arch + `","platform":"` + plat + `"}` + "\n",
-		"piship.lock":           `{"schema":"piship-lock/v1","verifyAtLaunch":false}` + "\n",
+		"piship.lock":           `{"schema":"piship-lock/v1",` + lockIdentity + `,"verifyAtLaunch":false}` + "\n",
 	}
 	inv := map[string]string{}
 	for p, data := range files {
@@ -127,7 +131,7 @@ func TestRunArgsAndExitCode(t *testing.T) {
 func TestRunRefusesChangedLock(t *testing.T) {
 	needNode(t)
 	f := install(t, nil)
-	os.WriteFile(filepath.Join(f.payload, "piship.lock"), []byte(`{"schema":"piship-lock/v1","verifyAtLaunch":false,"x":1}`+"\n"), 0o644)
+	os.WriteFile(filepath.Join(f.payload, "piship.lock"), []byte(`{"schema":"piship-lock/v1",`+lockIdentity+`,"verifyAtLaunch":false,"x":1}`+"\n"), 0o644)
 	mark := filepath.Join(t.TempDir(), "mark")
 	_, _, err := Run(context.Background(), f.home, "hello", nil, Options{Env: []string{"MARK=" + mark}})
 	wantCode(t, err, receipt.CodeIntegrity)
@@ -139,7 +143,7 @@ func TestRunRefusesChangedLock(t *testing.T) {
 	}
 	// With no digest recorded the check is skipped, not failed.
 	g := install(t, func(r *receipt.Release) { r.LockSHA256 = "" })
-	os.WriteFile(filepath.Join(g.payload, "piship.lock"), []byte(`{}`), 0o644)
+	os.WriteFile(filepath.Join(g.payload, "piship.lock"), []byte(`{`+lockIdentity+`}`), 0o644)
 	if code, _, err := Run(context.Background(), g.home, "hello", nil, Options{Stdout: &bytes.Buffer{}}); err != nil || code != 0 {
 		t.Fatalf("code %d err %v", code, err)
 	}
@@ -384,5 +388,38 @@ func TestRunTrace(t *testing.T) {
 	t.Setenv("TRACEPARENT", "00-zz-11-01")
 	if got := NewTrace("00-zz-11-01"); hex.EncodeToString(got.TraceID[:]) == "0af7651916cd43dd8448eb211c80319c" || got.Parent != ([8]byte{}) {
 		t.Fatalf("malformed traceparent used: %+v", got)
+	}
+}
+
+// A receipt edited to run another payload file (or under another
+// command) is refused: the record's entry and command must be the
+// lock's, whether or not the receipt recorded the lock's digest (an
+// attacker who edits the receipt could drop that too).
+func TestRunRefusesAnEntryTheLockDoesNotName(t *testing.T) {
+	needNode(t)
+	for _, c := range []struct {
+		name string
+		mod  func(*receipt.Release)
+	}{
+		{"entry", func(r *receipt.Release) { r.Entry = "node_modules/x/evil.js" }},
+		{"entry, no lock digest", func(r *receipt.Release) { r.Entry, r.LockSHA256 = "node_modules/x/evil.js", "" }},
+		{"command", func(r *receipt.Release) { r.Command = "other" }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := install(t, c.mod)
+			mark := filepath.Join(t.TempDir(), "mark")
+			os.WriteFile(filepath.Join(f.payload, "node_modules", "x", "evil.js"), []byte("require('fs').writeFileSync(process.env.MARK, 'ran')\n"), 0o644)
+			code, _, err := Run(context.Background(), f.home, "hello", nil, Options{Env: []string{"MARK=" + mark}, Stdout: &bytes.Buffer{}})
+			wantCode(t, err, receipt.CodeIntegrity)
+			if code != 1 || !strings.Contains(err.Error(), "the receipt was edited") {
+				t.Fatalf("code %d: %v", code, err)
+			}
+			if _, err := os.Stat(mark); err == nil {
+				t.Fatal("the edited entry ran")
+			}
+			if l, _ := receipt.ListLeases(f.home, "hello"); len(l) != 0 {
+				t.Fatal("lease left after a refusal")
+			}
+		})
 	}
 }

@@ -184,7 +184,7 @@ func TestSmokeStartRunsTheFirstSmokeTest(t *testing.T) {
 		ok     bool
 	}{{`^\["--version"\]$`, true}, {`^1\.0\.0$`, false}} {
 		f := install(t, nil)
-		lock := `{"schema":"piship-lock/v1","verifyAtLaunch":false,"smoke":[{"name":"version","args":["--version"],"expect":` + strconv.Quote(c.expect) + `,"timeoutMs":1000}]}` + "\n"
+		lock := `{"schema":"piship-lock/v1",` + lockIdentity + `,"verifyAtLaunch":false,"smoke":[{"name":"version","args":["--version"],"expect":` + strconv.Quote(c.expect) + `,"timeoutMs":1000}]}` + "\n"
 		os.WriteFile(filepath.Join(f.payload, "piship.lock"), []byte(lock), 0o644)
 		rc, _ := receipt.Read(f.home, "hello")
 		r := rc.Find("1.0.0")

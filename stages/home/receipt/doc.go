@@ -29,6 +29,7 @@
 //	trust/<id>.json                           channel trust state (written by update, not here)
 //	trust/<id>/                               trusted TUF metadata (TrustDir): root.json, timestamp.json, snapshot.json, targets.json
 //	trust/.<id>.uninstalling-<rand>/          trust/<id>/ renamed by an uninstall, being removed
+//	launcher/piship-launch[.exe], .stamp      the launcher the command shims run, kept by install (LauncherDir)
 //	apps/<id>/<version>/                      an installed release, immutable: release.json, payload/, ...
 //	apps/<id>/.retained-<version>-<rand>/     a directory set aside by one rename
 //	apps/<id>/.runtime-leases/<version>/<rand>.json   one per running launch

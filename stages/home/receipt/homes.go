@@ -171,6 +171,10 @@ func TrustPath(installHome, id string) string {
 // as it does apps/<id>.
 func TrustDir(installHome, id string) string { return filepath.Join(installHome, "trust", id) }
 
+// LauncherDir is <install home>/launcher, where install keeps the
+// launcher the command shims run (piship-launch) and its stamp.
+func LauncherDir(installHome string) string { return filepath.Join(installHome, "launcher") }
+
 // AppDir is apps/<id>.
 func AppDir(installHome, id string) string { return filepath.Join(installHome, "apps", id) }
 

@@ -63,6 +63,13 @@ type Release struct {
 	// into Pi's agent bin directory and checks them against these digests.
 	// Empty when the release bundles none (or an older piship installed it).
 	SearchTools []SearchTool `json:"searchTools,omitempty"`
+	// Executables are the files of Dir install wrote executable (0755
+	// less the umask; every other file 0644, every directory 0755), as
+	// release-relative slash paths, sorted: what repair restores modes
+	// from and doctor holds the executable bits to. nil in a receipt an
+	// older piship wrote (modes not recorded: only the unsafe bits are
+	// checked and cleared); an empty list when none is.
+	Executables *[]string `json:"executables,omitempty"`
 }
 
 // SearchTool is one bundled search tool of a release: its executable's
