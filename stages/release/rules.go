@@ -47,6 +47,7 @@ const (
 	RuleTarget    Rule = "target"                  // payload/metadata/target.json names a platform and an arch
 	RuleBindings  Rule = "release-matches-payload" // release.json binds payload/, the inventory's and the lock's digests and the file count
 	RuleIdentity  Rule = "identity"                // the archive's name, release.json, the lock and target.json name one id, version, command and target
+	RuleSigned    Rule = "signed-entry"            // the lock is the one the signed TUF target an update chose claims (its lockSha256)
 	CodeIntegrity      = receipt.CodeIntegrity     // the code of every release rule's refusal
 )
 
@@ -346,6 +347,7 @@ func Check(in Input) *Checked {
 			problems = append(problems, fmt.Sprintf("payload has %d files, release.json says %d", out.Files, rel.Payload.Files))
 		}
 		c.result(RuleBindings, releasejson.Name, problems)
+		c.checkClaims(rel)
 	}
 
 	// One identity.
