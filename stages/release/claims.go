@@ -28,11 +28,11 @@ import (
 
 // The rules of the claims, applied after release-matches-payload.
 const (
-	RuleSBOM            Rule = "sbom"            // sbom.spdx.json is where and what release.json binds, an SPDX document, listing exactly the payload's locked packages
-	RuleNotices         Rule = "notices"         // the notices are where release.json says, their index covers the SBOM, the text names each package
-	RuleVulnerabilities Rule = "vulnerabilities" // vulnerabilities.json agrees with release.json, its verdict is the one its findings and failOn give, and it lets the release ship
-	RuleTests           Rule = "tests"           // every test release.json records passed
-	RuleSignatures      Rule = "signatures"      // the signature verdict is not failed
+	RuleSBOM            Rule = "sbom-matches-payload" // sbom.spdx.json is where and what release.json binds, an SPDX document, listing exactly the payload's locked packages
+	RuleNotices         Rule = "notices-cover-sbom"   // the notices are where release.json says, their index covers the SBOM, the text names each package
+	RuleVulnerabilities Rule = "vulnerabilities"      // vulnerabilities.json agrees with release.json, its verdict is the one its findings and failOn give, and it lets the release ship
+	RuleTests           Rule = "tests"                // every test release.json records passed
+	RuleSignatures      Rule = "signatures"           // the signature verdict is not failed
 )
 
 // docPath is the rule of a path release.json gives one of its documents:

@@ -292,22 +292,22 @@ var Cases = []Case{
 			return editLock(dir, func(m map[string]any) { obj(m, "distribution")["command"] = "other" })
 		})},
 
-	{"sbom-wrong-digest", "release.json binds another SBOM digest than sbom.spdx.json's", "sbom", IntegrityFailed,
+	{"sbom-wrong-digest", "release.json binds another SBOM digest than sbom.spdx.json's", "sbom-matches-payload", IntegrityFailed,
 		Tree(func(dir string) error {
 			return editRelease(dir, Seal{KeepRelease: true}, func(m map[string]any) { obj(m, "sbom")["sha256"] = strings.Repeat("0", 64) })
 		})},
-	{"sbom-empty", "an SBOM of {} that release.json binds, with 0 packages: the payload's locked package is in no SBOM", "sbom", IntegrityFailed,
+	{"sbom-empty", "an SBOM of {} that release.json binds, with 0 packages: the payload's locked package is in no SBOM", "sbom-matches-payload", IntegrityFailed,
 		Tree(func(dir string) error {
 			if err := write(filepath.Join(dir, "sbom.spdx.json"), "{}\n", 0o644); err != nil {
 				return err
 			}
 			return editRelease(dir, Seal{}, func(m map[string]any) { obj(m, "sbom")["packages"] = 0 })
 		})},
-	{"sbom-path-outside", "release.json's sbom.path is ../../../../etc/passwd", "sbom", IntegrityFailed,
+	{"sbom-path-outside", "release.json's sbom.path is ../../../../etc/passwd", "sbom-matches-payload", IntegrityFailed,
 		Tree(func(dir string) error {
 			return editRelease(dir, Seal{}, func(m map[string]any) { obj(m, "sbom")["path"] = "../../../../etc/passwd" })
 		})},
-	{"notices-empty", "empty notices: an index of no package and no text", "notices", IntegrityFailed,
+	{"notices-empty", "empty notices: an index of no package and no text", "notices-cover-sbom", IntegrityFailed,
 		Tree(func(dir string) error {
 			if err := write(filepath.Join(dir, "licenses", "index.json"), `{"packages":[],"withoutLicenseFile":[]}`+"\n", 0o644); err != nil {
 				return err
@@ -317,14 +317,14 @@ var Cases = []Case{
 			}
 			return Reseal(dir, Seal{})
 		})},
-	{"notices-text-empty", "the index covers the SBOM, and the notices text names no package", "notices", IntegrityFailed,
+	{"notices-text-empty", "the index covers the SBOM, and the notices text names no package", "notices-cover-sbom", IntegrityFailed,
 		Tree(func(dir string) error {
 			if err := write(filepath.Join(dir, "licenses", "THIRD_PARTY_NOTICES.txt"), "Third-party notices\n", 0o644); err != nil {
 				return err
 			}
 			return Reseal(dir, Seal{})
 		})},
-	{"vulnerabilities-verdict-lies", "vulnerabilities.json lists 3 critical and 2 high findings with verdict passed under failOn high", "vulnerabilities", IntegrityFailed,
+	{"vuln-verdict-lies", "vulnerabilities.json lists 3 critical and 2 high findings with verdict passed under failOn high", "vulnerabilities", IntegrityFailed,
 		Tree(func(dir string) error {
 			return editAudit(dir, func(r map[string]any) {
 				var fs []any
@@ -335,14 +335,14 @@ var Cases = []Case{
 				r["counts"] = map[string]any{"low": 0, "moderate": 0, "high": 2, "critical": 3}
 			})
 		})},
-	{"vulnerabilities-allowed-unlisted", "a critical finding says allowed, and the lock allows no advisory", "vulnerabilities", IntegrityFailed,
+	{"vuln-allowed-unlisted", "a critical finding says allowed, and the lock allows no advisory", "vulnerabilities", IntegrityFailed,
 		Tree(func(dir string) error {
 			return editAudit(dir, func(r map[string]any) {
 				r["findings"] = []any{map[string]any{"id": "GHSA-0000", "package": "x", "version": "1.0.0", "severity": "critical", "allowed": true, "fails": false}}
 				r["counts"] = map[string]any{"low": 0, "moderate": 0, "high": 0, "critical": 1}
 			})
 		})},
-	{"vulnerabilities-failed", "vulnerabilities.json and release.json agree on verdict failed", "vulnerabilities", IntegrityFailed,
+	{"vuln-verdict-failed", "vulnerabilities.json and release.json agree on verdict failed", "vulnerabilities", IntegrityFailed,
 		Tree(func(dir string) error {
 			return editAudit(dir, func(r map[string]any) {
 				r["findings"] = []any{map[string]any{"id": "GHSA-0000", "package": "x", "version": "1.0.0", "severity": "high", "fails": true}}
