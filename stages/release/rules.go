@@ -117,6 +117,9 @@ type Input struct {
 	// Read returns the bytes of one small metadata file; Check compares
 	// them with Files, so a file changed after it was hashed is refused.
 	Read func(rel string) ([]byte, error)
+	// SignedLock is the lock digest the signed TUF target an update chose
+	// claims (its custom lockSha256); "" when there is none to compare.
+	SignedLock string
 }
 
 // Checked is what Check learned.
@@ -386,6 +389,13 @@ func Check(in Input) *Checked {
 		c.result(RuleIdentity, releasejson.Name, problems)
 	}
 	out.Identity = id
+	if in.SignedLock != "" && out.LockSHA256 != "" {
+		var problems []string
+		if !strings.EqualFold(in.SignedLock, out.LockSHA256) {
+			problems = append(problems, fmt.Sprintf("the lock's sha256 is %s, and the signed TUF target claims %s: the repository signs another release under this version", out.LockSHA256, in.SignedLock))
+		}
+		c.result(RuleSigned, LockPath, problems)
+	}
 	return out
 }
 
