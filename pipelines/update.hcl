@@ -46,5 +46,8 @@ pipeline "update" {
     version = stage.check.version
     channel = stage.check.channel
     update  = true
+
+    lock_sha256 = stage.check.lock_sha256
+    trust_stage = stage.check.trust_stage
   }
 }

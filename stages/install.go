@@ -24,7 +24,7 @@ import (
 type Install struct{}
 
 func (Install) Name() string    { return "install" }
-func (Install) Version() string { return "3" }
+func (Install) Version() string { return "4" }
 func (Install) Doc() string {
 	return "Installs an archive (read once: its SHA-256 and every file's computed while extracting straight into apps/<id>/<version>, " +
 		"checked against the payload inventory), a release directory or a payload directory; commits the receipt atomically under the launch gate, " +
@@ -45,6 +45,11 @@ type InstallConfig struct {
 	// (channel.CheckUpgrade), since another command may have changed the
 	// active version since.
 	Update bool `cty:"update" doc:"an update: refuse a version not newer than the active one (decided under the install lock)"`
+	// LockSHA256 and TrustStage come from update_check: the signed
+	// target's lock digest, which the release's lock must have, and the
+	// verified TUF store, committed only once the archive is accepted.
+	LockSHA256 string `cty:"lock_sha256" doc:"the lock digest the signed TUF target claims: the release's lock must have it (an update)"`
+	TrustStage string `cty:"trust_stage" doc:"the verified TUF store update_check staged: committed to trust/<id>/ only once the archive is accepted, else removed with the download (an update)"`
 }
 
 // InstallOutputs is what an install stage produces.
@@ -69,7 +74,7 @@ func (Install) Run(ctx context.Context, inv *stage.Invocation, cfg InstallConfig
 	}
 	io := home.InstallOptions{
 		Options: o, Source: stage.Resolve(inv.Dir, cfg.Source), SHA256: cfg.SHA256, ExpectKey: cfg.ExpectKey,
-		ID: cfg.ID, Version: cfg.Version, Channel: cfg.Channel,
+		ID: cfg.ID, Version: cfg.Version, Channel: cfg.Channel, LockSHA256: cfg.LockSHA256, TrustStage: cfg.TrustStage,
 	}
 	if cfg.Update {
 		io.Update = func(active string) error {

@@ -22,11 +22,12 @@ import (
 type UpdateCheck struct{}
 
 func (UpdateCheck) Name() string    { return "update_check" }
-func (UpdateCheck) Version() string { return "3" }
+func (UpdateCheck) Version() string { return "4" }
 func (UpdateCheck) Doc() string {
 	return "Runs the TUF client (stages/tuf, go-tuf's updater) against the distribution's repository (a directory, or http(s); plain http only on loopback): " +
 		"the root chain from the trusted root in trust/<id>/ (first time: the initial root the active release's lock pins), timestamp, snapshot and targets, " +
 		"then picks the newest release of the channel for this target, refuses a downgrade and downloads it into apps/<id>/.downloads/ with TUF's length and hash check. " +
+		"The verified store is left staged (trust_stage) for the install stage to commit once it accepted the archive; up to date, it is committed here. " +
 		"With check, the trusted metadata is read and nothing is written or downloaded. Outputs what to install (update false: up to date). " +
 		"Every request runs under connect, header and idle timeouts and an overall budget (timeout, max_time); one that fires is UPDATE_FAILED naming it."
 }
@@ -51,6 +52,11 @@ type UpdateCheckOutputs struct {
 	Archive string `cty:"archive" doc:"the downloaded archive (empty with check or when up to date)"`
 	SHA256  string `cty:"sha256" doc:"the signed hex sha256 of the chosen archive"`
 	Bytes   int64  `cty:"bytes" doc:"the signed size of the chosen archive"`
+	// LockSHA256 is the signed target's custom lockSha256, TrustStage the
+	// verified store the install stage commits once the archive is
+	// accepted (both empty with check or when up to date).
+	LockSHA256 string `cty:"lock_sha256" doc:"the lock digest the signed TUF target claims"`
+	TrustStage string `cty:"trust_stage" doc:"the verified TUF store staged beside trust/<id>/, for the install stage to commit"`
 	// Root and Timestamp are the trusted root and timestamp versions after
 	// the update (the timestamp is TUF's freshness counter).
 	Root      int64 `cty:"root" doc:"the trusted root version"`
@@ -100,7 +106,7 @@ func (UpdateCheck) Run(ctx context.Context, inv *stage.Invocation, cfg UpdateChe
 	res, err := tuf.Update(fctx, tuf.UpdateOptions{
 		Repository: src, TrustDir: receipt.TrustDir(o.Homes.Install, id), ExpectRootSHA256: root,
 		Channel: ch, Target: platform.HostTarget(), Active: r.Active,
-		DownloadDir: receipt.DownloadsDir(o.Homes.Install, id), Check: cfg.Check, Limits: limits,
+		DownloadDir: receipt.DownloadsDir(o.Homes.Install, id), Check: cfg.Check, Limits: limits, Defer: true,
 	})
 	ph.End(err)
 	if err != nil {
@@ -119,6 +125,7 @@ func (UpdateCheck) Run(ctx context.Context, inv *stage.Invocation, cfg UpdateChe
 	}
 	out.Version, out.Update = res.Release.Version, true
 	out.Archive, out.SHA256, out.Bytes = res.Archive, res.SHA256, res.Length
+	out.LockSHA256, out.TrustStage = res.Release.LockSHA256, res.Stage
 	return out, nil
 }
 

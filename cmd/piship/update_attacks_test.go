@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/ed25519"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -13,9 +14,11 @@ import (
 
 	"github.com/theupdateframework/go-tuf/v2/metadata"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/cmd/piship/internal/fixture"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/tuf"
+	"piship.dev/piship/testdata/hostile"
 )
 
 // The attacks of TUF's threat list that a repository or a mirror can make,
@@ -398,5 +401,137 @@ func TestUpdateRefusesTUFAttacks(t *testing.T) {
 	}
 	if code, out, _ := cli(t, walker, "doctor", "hello"); code != exitOK || !strings.Contains(out, "root 3") {
 		t.Errorf("doctor after the walk: exit %d, want trusted root 3:\n%s", code, out)
+	}
+	// Refused by install after TUF accepted the metadata and the archive:
+	// an attacker holding k1 (the online keys) signs a 1.0.2 target whose
+	// archive the release rules then refuse. Each update fails with
+	// INTEGRITY_FAILED naming the rule, leaves the whole install home
+	// (trust/hello/ among it) byte for byte as it was, and no download.
+	rel100, err := tuf.ReleaseOf(archives["1.0.0"], "stable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	locks := map[string]string{archives["1.0.0"]: rel100.LockSHA256}
+	crafted := func(name string, mutate func(dir string) error) string {
+		t.Helper()
+		dir, err := hostile.Release(filepath.Join(root, "crafted", name), "1.0.2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := mutate(dir); err != nil {
+			t.Fatal(err)
+		}
+		if err := hostile.Reseal(dir, hostile.Seal{}); err != nil {
+			t.Fatal(err)
+		}
+		arc, err := hostile.Archive(dir, filepath.Join(root, "crafted", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lock, err := os.ReadFile(filepath.Join(dir, "payload", "piship.lock"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		locks[arc] = canon.SHA256Hex(lock)
+		return arc
+	}
+	lockOf := func(arc string) string { return locks[arc] }
+	editJSON := func(p string, f func(m map[string]any)) error { return hostile.EditJSON(p, f) }
+	otherApp := crafted("other-app", func(dir string) error {
+		if err := editJSON(filepath.Join(dir, "release.json"), func(m map[string]any) { m["distribution"].(map[string]any)["id"] = "other" }); err != nil {
+			return err
+		}
+		return editJSON(filepath.Join(dir, "payload", "piship.lock"), func(m map[string]any) { m["distribution"].(map[string]any)["id"] = "other" })
+	})
+	otherTarget := crafted("other-target", func(dir string) error {
+		if err := editJSON(filepath.Join(dir, "release.json"), func(m map[string]any) { m["target"] = "win32-x64" }); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, "payload", "metadata", "target.json"), []byte(`{"arch":"x64","platform":"win32"}`+"\n"), 0o644)
+	})
+	otherLock := crafted("other-lock", func(string) error { return nil })
+	older := filepath.Join(root, "crafted", "older", "hello-1.0.2-linux-x64.tar.gz")
+	if err := os.MkdirAll(filepath.Dir(older), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(archives["1.0.0"]); err != nil || os.WriteFile(older, b, 0o644) != nil {
+		t.Fatal(err)
+	}
+	sign := func(arc, lock string) string {
+		t.Helper()
+		return tampered(repo, func(d string) {
+			r := open(d)
+			if err := r.AddReleases([]tuf.Release{{Archive: arc, Version: "1.0.2", Target: "linux-x64", LockSHA256: lock, Channel: "stable"}},
+				[]tuf.Key{k1}, []tuf.Key{k1}, []tuf.Key{k1}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	// tree is every path below dir: its type, mode and content digest.
+	tree := func(dir string) map[string]string {
+		t.Helper()
+		out := map[string]string{}
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			v := fi.Mode().String()
+			if fi.Mode().IsRegular() {
+				b, err := os.ReadFile(p)
+				if err != nil {
+					return err
+				}
+				v += " " + canon.SHA256Hex(b)
+			}
+			out[strings.TrimPrefix(p, dir)] = v
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name, from, rule string
+	}{
+		{"release.json names another app", sign(otherApp, lockOf(otherApp)), "(identity)"},
+		{"an archive older than its signed entry claims", sign(older, lockOf(archives["1.0.0"])), "(identity)"},
+		{"another release's bytes: another target's under this one's entry", sign(otherTarget, lockOf(otherTarget)), "(identity)"},
+		{"a lock other than the signed lockSha256", sign(otherLock, rel101.LockSHA256), "(signed-entry)"},
+	} {
+		env := home("refused-"+strings.ReplaceAll(c.name[:12], " ", "-"), "1.0.0")
+		ih := env["PISHIP_INSTALL_HOME"]
+		before := tree(ih)
+		if _, ok := before["/trust/hello"]; !ok {
+			// The installation trusts a store already: an update of it moves.
+			if code, _, stderr := cli(t, env, "update", "hello", "--from", repoOld); code != exitOK {
+				t.Fatalf("%s: update to trust a store first: %s", c.name, stderr)
+			}
+			before = tree(ih)
+		}
+		code, out, stderr := cli(t, env, "update", "hello", "--from", c.from)
+		if code != exitFailed || !strings.Contains(stderr, "INTEGRITY_FAILED") || !strings.Contains(stderr, c.rule) {
+			t.Errorf("%s: exit %d, want %d with INTEGRITY_FAILED naming %s\n%s%s", c.name, code, exitFailed, c.rule, out, stderr)
+			continue
+		}
+		t.Logf("%s: %s", c.name, strings.TrimSpace(stderr))
+		after := tree(ih)
+		for p, v := range after {
+			if before[p] != v {
+				t.Errorf("%s: the refused update left %s (%s; was %q)", c.name, p, v, before[p])
+			}
+		}
+		for p := range before {
+			if _, ok := after[p]; !ok {
+				t.Errorf("%s: the refused update removed %s", c.name, p)
+			}
+		}
+		if a := active(env); a != "1.0.0" {
+			t.Errorf("%s: active %s, want 1.0.0", c.name, a)
+		}
 	}
 }

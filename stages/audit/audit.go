@@ -410,3 +410,70 @@ func canonicalJSON(v any) []byte {
 	out.WriteByte('\n')
 	return out.Bytes()
 }
+
+// Disagreements lists where the report does not follow from its own
+// findings (empty: it does), so that a consumer reading
+// vulnerabilities.json recomputes its verdict instead of trusting it: the
+// schema and failOn are known; every severity is counted as the findings
+// are; each finding has a known severity, says allowed only where
+// allowed(f) (the policy's allow entries name it), and fails exactly when
+// it is at or above failOn and not allowed; and the verdict is failed when
+// a finding fails, else unavailable when a source was, else passed.
+func (r *Report) Disagreements(allowed func(Finding) bool) []string {
+	var out []string
+	if r.Schema != ReportSchema {
+		out = append(out, fmt.Sprintf("schema is %q, not %s", r.Schema, ReportSchema))
+	}
+	if rank(r.FailOn) == 0 {
+		return append(out, fmt.Sprintf("failOn %q is not one of %s", r.FailOn, strings.Join(distribution.Severities, ", ")))
+	}
+	counts := map[string]int{}
+	anyFails := false
+	for _, f := range r.Findings {
+		if rank(f.Severity) == 0 {
+			out = append(out, fmt.Sprintf("finding %s has severity %q", f.ID, f.Severity))
+			continue
+		}
+		counts[f.Severity]++
+		if f.Allowed && !allowed(f) {
+			out = append(out, fmt.Sprintf("finding %s (%s@%s) says allowed, and no allow entry of the policy names it", f.ID, f.Package, f.Version))
+		}
+		want := rank(f.Severity) >= rank(r.FailOn) && !f.Allowed
+		if f.Fails != want {
+			out = append(out, fmt.Sprintf("finding %s (%s@%s, %s) says fails %t under failOn %s", f.ID, f.Package, f.Version, f.Severity, f.Fails, r.FailOn))
+		}
+		anyFails = anyFails || want
+	}
+	for _, sev := range distribution.Severities {
+		if r.Counts[sev] != counts[sev] {
+			out = append(out, fmt.Sprintf("counts %s %d, the findings hold %d", sev, r.Counts[sev], counts[sev]))
+		}
+	}
+	for sev := range r.Counts {
+		if rank(sev) == 0 {
+			out = append(out, fmt.Sprintf("counts an unknown severity %q", sev))
+		}
+	}
+	verdict := Passed
+	switch {
+	case anyFails:
+		verdict = Failed
+	case slices.ContainsFunc(r.Sources, func(s SourceResult) bool { return s.Verdict == Unavailable }):
+		verdict = Unavailable
+	}
+	if r.Verdict != verdict {
+		var fails []string
+		for sev, n := range counts {
+			if n > 0 && rank(sev) >= rank(r.FailOn) {
+				fails = append(fails, fmt.Sprintf("%d %s", n, sev))
+			}
+		}
+		slices.Sort(fails)
+		what := "its findings and sources"
+		if len(fails) > 0 {
+			what = "findings " + strings.Join(fails, ", ")
+		}
+		out = append(out, fmt.Sprintf("verdict %q, but %s under failOn %s make it %q", r.Verdict, what, r.FailOn, verdict))
+	}
+	return out
+}

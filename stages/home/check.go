@@ -2,10 +2,12 @@ package home
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home/receipt"
@@ -54,7 +56,7 @@ func integrityf(format string, args ...any) error {
 // (digests: slash path relative to dir -> SHA-256, computed while writing).
 // Only the small metadata files are read back; each one's bytes are
 // checked against the digest computed while it was written.
-func checkInstalled(dir string, s *source, digests map[string]string, archiveSHA string) (*installed, error) {
+func checkInstalled(dir string, s *source, digests map[string]string, archiveSHA, signedLock string) (*installed, error) {
 	if s.kind == receipt.SourceArchive && s.expectSHA != "" && archiveSHA != s.expectSHA {
 		return nil, integrityf("the archive %s has SHA-256 %s, and %s says %s", filepath.Base(s.path), archiveSHA, s.expectWhy, s.expectSHA)
 	}
@@ -63,6 +65,7 @@ func checkInstalled(dir string, s *source, digests map[string]string, archiveSHA
 		Name:        release.Identity{ID: s.id, Version: s.version, Target: s.target},
 		Files:       digests,
 		Read:        release.DirReader(dir),
+		SignedLock:  signedLock,
 	})
 	if err := c.Err(); err != nil {
 		return nil, integrityf("%s %s: %w: nothing was installed; get the release again from its publisher", s.id, s.version, err)
@@ -103,6 +106,18 @@ func checkExpectedKey(id, version, expect string, l *distribution.Lock) error {
 	}
 	return receipt.Errorf("POLICY_DENIED", "%s %s does not pin the expected root %s for updates (its lock pins: %s): another distribution's repository or a replaced root; refusing to install it",
 		id, version, want, have)
+}
+
+// checkSignedLock refuses a recorded release an update would reuse whose
+// lock is not the one the signed TUF target claims (the signed-entry rule
+// of a fresh extraction, release.Check).
+func checkSignedLock(s *source, signed, recorded string) error {
+	if signed == "" || strings.EqualFold(signed, recorded) {
+		return nil
+	}
+	err := &release.Error{Rule: release.RuleSigned, File: release.LockPath,
+		Detail: fmt.Sprintf("the lock's sha256 is %s, and the signed TUF target claims %s", recorded, signed)}
+	return integrityf("%s %s: %w: nothing was installed; the repository signs another release under this version, report it to the publisher", s.id, s.version, err)
 }
 
 // checkReusedKey runs checkExpectedKey on the lock of a recorded release.

@@ -59,6 +59,8 @@ func makePayload(t *testing.T, dir string, s relSpec) {
 	plat, arch, _ := strings.Cut(platform.HostTarget(), "-")
 	writeFile(t, filepath.Join(dir, "node_modules", "x", "cli.js"), cliJS, 0o644)
 	writeFile(t, filepath.Join(dir, "node_modules", "x", "package.json"), `{"name":"x","version":"1.0.0"}`+"\n", 0o644)
+	writeFile(t, filepath.Join(dir, "package-lock.json"), `{"name":"hello","version":"1.0.0","lockfileVersion":3,"packages":{`+
+		`"":{"name":"hello","version":"1.0.0"},"node_modules/x":{"version":"1.0.0"}}}`+"\n", 0o644)
 	writeFile(t, filepath.Join(dir, "bin", s.command), "#!/bin/sh\nexec node \"$(dirname \"$0\")/../node_modules/x/cli.js\" \"$@\"\n", 0o755)
 	target, _ := canon.JSON(map[string]string{"platform": plat, "arch": arch})
 	writeFile(t, filepath.Join(dir, "metadata", "target.json"), string(target), 0o644)
@@ -79,17 +81,26 @@ func makePayload(t *testing.T, dir string, s relSpec) {
 	writeFile(t, filepath.Join(dir, "metadata", "inventory.json"), string(data), 0o644)
 }
 
+// sbomJSON is the SBOM of makeRelease: the distribution and its one package.
+const sbomJSON = `{"spdxVersion":"SPDX-2.3","SPDXID":"SPDXRef-DOCUMENT","documentDescribes":["SPDXRef-hello"],"packages":[` +
+	`{"SPDXID":"SPDXRef-hello","name":"hello","versionInfo":"1.0.0"},{"SPDXID":"SPDXRef-x","name":"x","versionInfo":"1.0.0"}]}` + "\n"
+
+// vulnerabilitiesJSON is the audit of a release whose one package has
+// no advisory, under the default policy.
+const vulnerabilitiesJSON = `{"schema":"piship-vulnerabilities/v1","failOn":"high","verdict":"passed","allowUnavailable":false,` +
+	`"sources":[{"name":"npm","verdict":"passed"}],"packages":1,"counts":{"low":0,"moderate":0,"high":0,"critical":0},"findings":[]}` + "\n"
+
 // makeRelease writes <root>/<name>/ (payload/, release.json, sbom,
 // notices, vulnerabilities.json, checksums.txt) and returns its path.
 func makeRelease(t *testing.T, root string, s relSpec) string {
 	t.Helper()
 	dir := filepath.Join(root, s.name())
 	makePayload(t, filepath.Join(dir, "payload"), s)
-	writeFile(t, filepath.Join(dir, "sbom.spdx.json"), `{"spdxVersion":"SPDX-2.3"}`+"\n", 0o644)
+	writeFile(t, filepath.Join(dir, "sbom.spdx.json"), sbomJSON, 0o644)
 	writeFile(t, filepath.Join(dir, "install.sh"), "#!/bin/sh\nexec piship install \"$(dirname \"$0\")\"\n", 0o755)
-	writeFile(t, filepath.Join(dir, "licenses", "THIRD_PARTY_NOTICES.txt"), "x 1.0.0: MIT\n", 0o644)
+	writeFile(t, filepath.Join(dir, "licenses", "THIRD_PARTY_NOTICES.txt"), "x@1.0.0\nLicense: MIT\n", 0o644)
 	writeFile(t, filepath.Join(dir, "licenses", "index.json"), `{"packages":[{"name":"x","version":"1.0.0"}]}`+"\n", 0o644)
-	writeFile(t, filepath.Join(dir, "vulnerabilities.json"), `{"verdict":"passed"}`+"\n", 0o644)
+	writeFile(t, filepath.Join(dir, "vulnerabilities.json"), vulnerabilitiesJSON, 0o644)
 	inv, _ := os.ReadFile(filepath.Join(dir, "payload", "metadata", "inventory.json"))
 	var invMap map[string]string
 	if err := json.Unmarshal(inv, &invMap); err != nil {
@@ -103,6 +114,11 @@ func makeRelease(t *testing.T, root string, s relSpec) string {
 		"created": "1970-01-01T00:00:00Z", "qualification": "qualified",
 		"payload":       map[string]any{"path": "payload", "inventorySha256": sum(inv), "files": len(invMap) + 1},
 		"packageAudits": map[string]any{"verdict": "not-applicable", "locks": 0, "reason": "no vendored packages"},
+		"sbom":          map[string]any{"path": "sbom.spdx.json", "sha256": sum([]byte(sbomJSON)), "packages": 1},
+		"notices":       map[string]any{"path": "licenses/THIRD_PARTY_NOTICES.txt", "index": "licenses/index.json"},
+		"vulnerabilities": map[string]any{"path": "vulnerabilities.json", "failOn": "high", "verdict": "passed",
+			"counts": map[string]int{"low": 0, "moderate": 0, "high": 0, "critical": 0}},
+		"signatures": map[string]any{"verdict": "passed"},
 	}
 	data, _ := canon.JSON(rel)
 	writeFile(t, filepath.Join(dir, "release.json"), string(data), 0o644)

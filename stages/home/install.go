@@ -15,13 +15,19 @@ import (
 	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/platform"
+	"piship.dev/piship/stages/release"
+	"piship.dev/piship/stages/tuf"
 	"piship.dev/piship/tracing/phase"
 )
 
 // Install installs o.Source and makes it the active version (see the
 // package documentation for what it checks and in which order).
-func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
+func Install(ctx context.Context, o InstallOptions) (_ *InstallResult, err error) {
 	o.setDefaults()
+	if o.TrustStage != "" {
+		// Committed by activate (CommitStaged moves it away), else dropped.
+		defer os.RemoveAll(o.TrustStage)
+	}
 	if o.HostTarget == "" {
 		o.HostTarget = platform.HostTarget()
 	}
@@ -37,12 +43,16 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 	// meanwhile is seen. An update knows its id and locks before it reads
 	// its download, so an uninstall that ran meanwhile is reported as such.
 	var unlock func()
-	var err error
 	if o.ID != "" && o.Update != nil {
 		if unlock, err = receipt.TakeMaintenance(ctx, home, o.ID, o.LockWait); err != nil {
 			return nil, err
 		}
 		defer unlock()
+		defer func() {
+			if err != nil {
+				o.removeRefusedDownload(o.ID) // under the lock: runs before unlock
+			}
+		}()
 		if err := o.checkStillInstalled(o.ID); err != nil {
 			return nil, err
 		}
@@ -117,6 +127,9 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 		if err := checkReusedKey(s, rec); err != nil {
 			return nil, err
 		}
+		if err := checkSignedLock(s, o.LockSHA256, rec.LockSHA256); err != nil {
+			return nil, err
+		}
 		o.progressf("%s %s: reusing %s (same %s)", id, s.version, rec.Dir, map[bool]string{true: "archive digest", false: "inventory"}[s.kind == receipt.SourceArchive])
 		res.Reused, res.Dir, res.Payload, res.Command, res.ArchiveSHA256 = true, rec.Dir, rec.Payload, rec.Command, rec.ArchiveSHA256
 		prev, shims, err := o.activate(ctx, id, *rec)
@@ -162,7 +175,7 @@ func Install(ctx context.Context, o InstallOptions) (*InstallResult, error) {
 	var in *installed
 	if err == nil {
 		_, ph = phase.Start(ctx, "verify")
-		in, err = checkInstalled(dest, s, put.Files, put.SHA256)
+		in, err = checkInstalled(dest, s, put.Files, put.SHA256, o.LockSHA256)
 		ph.End(err)
 	}
 	if err == nil && s.target != o.HostTarget {
@@ -455,14 +468,60 @@ func (o *Options) moveAside(ctx context.Context, id, version, dest string) (stri
 }
 
 // activate commits rec with the install's channel and sequence, once
-// BeforeCommit (if any) has succeeded.
+// BeforeCommit (if any) has succeeded. An update's staged trust store is
+// committed first (the archive is accepted by now) and put back when the
+// receipt's commit fails.
 func (o *InstallOptions) activate(ctx context.Context, id string, rec receipt.Release) (string, []string, error) {
 	if o.BeforeCommit != nil {
 		if err := o.BeforeCommit(); err != nil {
 			return "", nil, err
 		}
 	}
-	return o.commit(ctx, id, rec)
+	if o.TrustStage == "" {
+		return o.commit(ctx, id, rec)
+	}
+	trustDir := receipt.TrustDir(o.Homes.Install, id)
+	prev, err := tuf.CommitStaged(trustDir, o.TrustStage)
+	if err != nil {
+		return "", nil, receipt.Errorf(receipt.CodeUnavailable, "cannot replace the trusted metadata in %s by the verified store %s: %w; nothing was activated, run the update again", trustDir, o.TrustStage, err)
+	}
+	prevActive, shims, err := o.commit(ctx, id, rec)
+	if err != nil {
+		if rerr := tuf.RestoreStaged(trustDir, prev); rerr != nil {
+			o.logf("%s: cannot put the previous trusted metadata back in %s (%v): the next update verifies the store from its trusted root", id, trustDir, rerr)
+		}
+		return "", nil, err
+	}
+	if prev != "" {
+		os.RemoveAll(prev)
+	}
+	return prevActive, shims, nil
+}
+
+// removeRefusedDownload removes the archive a refused update downloaded
+// into apps/<id>/.downloads (Source), unless a release the receipt
+// records came from the same bytes under the same name (it is then that
+// release's kept archive, which repair takes). The caller holds the maintenance lock.
+func (o *InstallOptions) removeRefusedDownload(id string) {
+	home := o.Homes.Install
+	if o.Source == "" || !within(receipt.DownloadsDir(home, id), o.Source) {
+		return
+	}
+	named, _ := release.ParseArchiveName(filepath.Base(o.Source))
+	if rc, err := receipt.Read(home, id); err == nil && o.SHA256 != "" {
+		for _, list := range [][]receipt.Release{rc.Releases, rc.Retained} {
+			for _, r := range list {
+				if strings.EqualFold(r.ArchiveSHA256, o.SHA256) && r.Version == named.Version {
+					return
+				}
+			}
+		}
+	}
+	if os.Remove(o.Source) == nil {
+		o.logf("%s: the refused download %s is removed", id, o.Source)
+	}
+	os.Remove(o.Source + ".sha256")
+	os.Remove(receipt.DownloadsDir(home, id)) // when empty
 }
 
 func samePath(a, b string) bool {

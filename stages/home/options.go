@@ -159,6 +159,19 @@ type InstallOptions struct {
 	// receipt is UPDATE_FAILED (the distribution was uninstalled meanwhile)
 	// and the download (Source) is removed.
 	Update func(active string) error
+	// LockSHA256 is the lock digest the signed TUF target of an update
+	// claims (its custom lockSha256; "" compares nothing): the release's
+	// lock must have it (release rule signed-entry), on a fresh extraction
+	// and on a reused release alike.
+	LockSHA256 string
+	// TrustStage is the verified TUF store an update's refresh left staged
+	// beside trust/<ID>/ (tuf.UpdateOptions.Defer). Install commits it
+	// (tuf.CommitStaged) only once it accepted the archive, just before
+	// the receipt, and puts the previous store back if the receipt's
+	// commit fails; on any refusal it is removed, and so is the refused
+	// download (Source, in apps/<id>/.downloads): a refused update leaves
+	// trust/<id>/ and the home as they were.
+	TrustStage string
 }
 
 // InstallResult describes an install.

@@ -79,7 +79,7 @@ func TestRepairRestoresChangedAndDeletedFiles(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), "repair from the release's archive") {
 					t.Fatalf("repair from a payload with a damaged SBOM: %v", err)
 				}
-				writeFile(t, filepath.Join(filepath.Dir(pay), "sbom.spdx.json"), `{"spdxVersion":"SPDX-2.3"}`+"\n", 0o644)
+				writeFile(t, filepath.Join(filepath.Dir(pay), "sbom.spdx.json"), sbomJSON, 0o644)
 				res, err = Repair(context.Background(), e.opts(), "hello", src)
 			}
 			if err != nil {

@@ -11,8 +11,8 @@
 // This table is the one statement of it. Check applies every row, in this
 // order, to data: the digest of every file (computed by the consumer while
 // it extracted, copied or walked them, so install reads no payload file a
-// second time) and the bytes of the five small metadata files (checked
-// against their digests). Each rule is a verify-release check of the same
+// second time but the payload's package locks) and the bytes of the small
+// metadata files (checked against their digests). Each rule is a verify-release check of the same
 // name, and install's and doctor's errors name it in parentheses
 // ("INTEGRITY_FAILED: hello 1.2.0: release refused (lock-entry): ...").
 // Every refusal is INTEGRITY_FAILED.
@@ -39,9 +39,28 @@
 //	target                   payload/metadata/target.json names a platform and an arch
 //	release-matches-payload  release.json puts the payload at payload/ and binds the
 //	                         inventory's and the lock's digests and the file count
+//	sbom-matches-payload     release.json names sbom.spdx.json and binds its digest and package
+//	                         count; it is an SPDX document with a described root listing
+//	                         exactly the packages the payload's package locks install
+//	                         (payload/package-lock.json, payload/pi-packages/*/package-lock.json;
+//	                         an optional package may be left out)
+//	notices-cover-sbom       release.json names licenses/THIRD_PARTY_NOTICES.txt and
+//	                         licenses/index.json; the index covers every SBOM package, the
+//	                         text names each indexed package (name@version opening a line)
+//	vulnerabilities          release.json names vulnerabilities.json and agrees with it
+//	                         (failOn, verdict, allowUnavailable, counts); its failOn and
+//	                         allowUnavailable are the lock's audit policy (failOn high without
+//	                         one); its verdict, counts and each finding's fails are recomputed
+//	                         from the findings and failOn (audit.Report.Disagreements), a finding
+//	                         says allowed only where the lock's allow entries name it; and the
+//	                         verdict lets it ship: passed, or unavailable when allowed
+//	tests                    every test release.json records passed
+//	signatures               the signature verdict is not failed
 //	identity                 the archive's name (<id>-<version>-<target>.tar.gz, or what the
 //	                         caller passes), release.json, the lock (id, version, command)
 //	                         and target.json agree
+//	signed-entry             (an update) the lock's digest is the lockSha256 of the signed
+//	                         TUF target the update chose
 //
 // Who applies what:
 //
@@ -50,12 +69,10 @@
 //	                digest against --sha256 and the sidecar (ParseSidecar), the
 //	                archive name (ParseArchiveName); after: the lock's trust of
 //	                --expect-key and the host target
+//	update          every row, as install, with the signed TUF target's lockSha256
+//	                (signed-entry)
 //	verify-release  every row, to the digests its extraction computed (or, for a
-//	                directory, Scan); besides, the claims a release makes about
-//	                itself that install takes on trust of checksums.txt: the SBOM
-//	                against the payload's package-lock.json, the notices covering
-//	                the SBOM, vulnerabilities.json's verdict, the tests and the
-//	                signature verdict, and the shipped binaries against build-info
+//	                directory, Scan); besides, the shipped binaries against build-info
 //	repo add        the release-json row (releasejson.Parse), to the release.json
 //	                in each archive it publishes (stages/tuf.ReleaseOf)
 //	doctor          every row, to the installed version's directory as it stands
@@ -68,7 +85,11 @@
 // command differed from release.json's; verify-release accepted a lock entry
 // ../../x, an absolute or missing entry and a command ../../bin/sh, and
 // compared neither the archive's name nor the command; install accepted a
-// sidecar naming another file; doctor checked the payload only. Each row now
+// sidecar naming another file; doctor checked the payload only. Later,
+// the SBOM, notices and verdict rows were still verify-release's alone:
+// install accepted a wrong SBOM digest, an SBOM of {} and empty notices,
+// and both accepted a vulnerabilities.json whose verdict its own findings
+// contradict and a release.json naming its SBOM ../../../../etc/passwd. Each row now
 // holds for all three, decided the strict way; testdata/hostile is the corpus
 // of one archive per rule that both install and verify-release must refuse.
 package release

@@ -47,6 +47,7 @@ const (
 	RuleTarget    Rule = "target"                  // payload/metadata/target.json names a platform and an arch
 	RuleBindings  Rule = "release-matches-payload" // release.json binds payload/, the inventory's and the lock's digests and the file count
 	RuleIdentity  Rule = "identity"                // the archive's name, release.json, the lock and target.json name one id, version, command and target
+	RuleSigned    Rule = "signed-entry"            // the lock is the one the signed TUF target an update chose claims (its lockSha256)
 	CodeIntegrity      = receipt.CodeIntegrity     // the code of every release rule's refusal
 )
 
@@ -116,6 +117,9 @@ type Input struct {
 	// Read returns the bytes of one small metadata file; Check compares
 	// them with Files, so a file changed after it was hashed is refused.
 	Read func(rel string) ([]byte, error)
+	// SignedLock is the lock digest the signed TUF target an update chose
+	// claims (its custom lockSha256); "" when there is none to compare.
+	SignedLock string
 }
 
 // Checked is what Check learned.
@@ -346,6 +350,7 @@ func Check(in Input) *Checked {
 			problems = append(problems, fmt.Sprintf("payload has %d files, release.json says %d", out.Files, rel.Payload.Files))
 		}
 		c.result(RuleBindings, releasejson.Name, problems)
+		c.checkClaims(rel)
 	}
 
 	// One identity.
@@ -384,6 +389,13 @@ func Check(in Input) *Checked {
 		c.result(RuleIdentity, releasejson.Name, problems)
 	}
 	out.Identity = id
+	if in.SignedLock != "" && out.LockSHA256 != "" {
+		var problems []string
+		if !strings.EqualFold(in.SignedLock, out.LockSHA256) {
+			problems = append(problems, fmt.Sprintf("the lock's sha256 is %s, and the signed TUF target claims %s: the repository signs another release under this version", out.LockSHA256, in.SignedLock))
+		}
+		c.result(RuleSigned, LockPath, problems)
+	}
 	return out
 }
 

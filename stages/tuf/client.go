@@ -64,6 +64,12 @@ type UpdateOptions struct {
 	// nothing: the trusted metadata is read but not written (go-tuf's
 	// DisableLocalCache), and nothing is downloaded.
 	Check bool
+	// Defer leaves the verified store staged when a release was
+	// downloaded: Result.Stage names it, and the caller commits it
+	// (CommitStaged) only once it accepted the archive, or removes it.
+	// An up-to-date result commits as without Defer (there is no archive
+	// to accept).
+	Defer bool
 	// Client, Limits and Dial reach the network (channel.SourceOptions).
 	Client *http.Client
 	Limits channel.Limits
@@ -82,6 +88,9 @@ type Result struct {
 	SHA256     string
 	// Archive is the downloaded file ("" with Check or UpToDate).
 	Archive string
+	// Stage is the verified trusted store left for the caller to commit
+	// (UpdateOptions.Defer and an archive downloaded; else "").
+	Stage string
 	// UpToDate: the newest release is the active version.
 	UpToDate bool
 	// The trusted versions after the update, and the timestamp's expiry.
@@ -136,7 +145,11 @@ func Update(ctx context.Context, o UpdateOptions) (*Result, error) {
 		if local, err = newStage(o.TrustDir); err != nil {
 			return nil, updateErr(ReasonFetch, err, "cannot copy the trusted metadata in %s to a new store beside it: %v", o.TrustDir, err)
 		}
-		defer os.RemoveAll(local) // gone after the commit; a refusal drops it
+		defer func() {
+			if local != "" {
+				os.RemoveAll(local) // gone after the commit; a refusal drops it
+			}
+		}()
 	}
 	cfg.LocalMetadataDir = local
 	cfg.LocalTargetsDir = local // go-tuf's own target cache is not used: Update writes the archive
@@ -161,7 +174,12 @@ func Update(ctx context.Context, o UpdateOptions) (*Result, error) {
 		return res, err
 	}
 	// Committed only once the archive verified too: any refusal leaves
-	// the trusted store as it was.
+	// the trusted store as it was. With Defer, the caller commits it once
+	// the archive is accepted as a release too.
+	if o.Defer && !res.UpToDate {
+		res.Stage, local = local, ""
+		return res, nil
+	}
 	if err := commitStage(o.TrustDir, local); err != nil {
 		return nil, updateErr(ReasonFetch, err, "cannot replace the trusted metadata in %s by the verified store %s: %v; the old store is kept, run the update again", o.TrustDir, local, err)
 	}

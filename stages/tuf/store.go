@@ -128,3 +128,56 @@ func commitStage(trustDir, stage string) error {
 	}
 	return os.RemoveAll(stage)
 }
+
+// CommitStaged puts a store Update left staged (UpdateOptions.Defer,
+// Result.Stage) at trustDir, as Update would have, but keeps the store it
+// replaces: prev is where that one now is ("" when trustDir held none),
+// for the caller to remove once its own commit is done, or to put back
+// with RestoreStaged when that commit failed. An update defers this
+// commit until install accepted the archive, so a refused archive leaves
+// trustDir byte for byte as it was.
+func CommitStaged(trustDir, stage string) (prev string, err error) {
+	if _, err := os.Lstat(trustDir); errors.Is(err, os.ErrNotExist) {
+		return "", os.Rename(stage, trustDir)
+	}
+	if err := exchange(stage, trustDir); err == nil {
+		return stage, nil
+	}
+	aside := stage + ".old"
+	if err := os.Rename(trustDir, aside); err != nil {
+		return "", err
+	}
+	if err := os.Rename(stage, trustDir); err != nil {
+		_ = os.Rename(aside, trustDir)
+		return "", err
+	}
+	return aside, nil
+}
+
+// RestoreStaged undoes CommitStaged: the store at prev goes back to
+// trustDir (none when prev is ""), and the committed one is removed.
+func RestoreStaged(trustDir, prev string) error {
+	gone := StagePrefix(trustDir) + strconv.Itoa(os.Getpid()) + "-" + randomHex() + ".undone"
+	if prev == "" {
+		if err := os.Rename(trustDir, gone); err != nil {
+			return err
+		}
+		return os.RemoveAll(gone)
+	}
+	if err := exchange(prev, trustDir); err != nil {
+		if err := os.Rename(trustDir, gone); err != nil {
+			return err
+		}
+		if err := os.Rename(prev, trustDir); err != nil {
+			return err
+		}
+		return os.RemoveAll(gone)
+	}
+	return os.RemoveAll(prev)
+}
+
+func randomHex() string {
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	return hex.EncodeToString(rnd[:])
+}

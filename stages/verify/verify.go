@@ -2,9 +2,9 @@
 // archive digest against the expected one and the sidecar, a hardened
 // extraction (which hashes every file once), the archive's name, the
 // release rules of stages/release (release.Check, one check per rule, the
-// rules install and doctor apply), and the agreement of the SBOM, the
-// notices and the qualification verdicts with the payload. Every failed
-// check names itself and the file.
+// rules install, update and doctor apply: the SBOM, the notices and the
+// qualification verdicts among them), and the shipped piship binaries
+// against build-info. Every failed check names itself and the file.
 package verify
 
 import (
@@ -15,12 +15,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
-	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/archive"
-	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/release/releasejson"
@@ -192,12 +189,8 @@ func (v *verifier) checkDirectory(ctx context.Context) {
 		}
 		v.files = files
 	}
-	c := v.rules()
-	if rel := c.Release; rel != nil {
-		v.r.Release = rel.Distribution.ID + "-" + rel.Distribution.Version + "-" + rel.Target
-		payloadDir := filepath.Join(dir, "payload")
-		v.checkSBOMAndNotices(rel, payloadDir)
-		v.checkVerdicts(rel)
+	if c := v.rules(); c.Release != nil {
+		v.r.Release = c.Release.Distribution.ID + "-" + c.Release.Distribution.Version + "-" + c.Release.Target
 	}
 }
 
@@ -236,185 +229,6 @@ func (v *verifier) checkTools() {
 		}
 	}
 	v.add("tools", filepath.Base(biPath), joinProblems(problems, nil))
-}
-
-// checkSBOMAndNotices compares the SBOM's packages with the payload's
-// locked runtime and checks the notices cover them.
-func (v *verifier) checkSBOMAndNotices(rel *releasejson.Metadata, payloadDir string) {
-	data, err := os.ReadFile(filepath.Join(v.dir, release.SBOMName))
-	var doc struct {
-		Packages []struct {
-			SPDXID      string `json:"SPDXID"`
-			Name        string `json:"name"`
-			VersionInfo string `json:"versionInfo"`
-		} `json:"packages"`
-		DocumentDescribes []string `json:"documentDescribes"`
-		Relationships     []struct {
-			Element string `json:"spdxElementId"`
-			Type    string `json:"relationshipType"`
-			Related string `json:"relatedSpdxElement"`
-		} `json:"relationships"`
-	}
-	if err == nil {
-		err = json.Unmarshal(data, &doc)
-	}
-	if !v.add("sbom-readable", release.SBOMName, err) {
-		return
-	}
-	roots := map[string]bool{}
-	for _, id := range doc.DocumentDescribes {
-		roots[id] = true
-	}
-	for _, r := range doc.Relationships {
-		if r.Element == "SPDXRef-DOCUMENT" && r.Type == "DESCRIBES" {
-			roots[r.Related] = true
-		}
-	}
-	sbomSet := map[string]bool{}
-	copies := 0
-	for _, p := range doc.Packages {
-		// The distribution's pinned tools (SPDXRef-Tool-...) are no npm
-		// packages: the lock pins them, not package-lock.json.
-		if !roots[p.SPDXID] && !strings.HasPrefix(p.SPDXID, "SPDXRef-Tool-") {
-			sbomSet[p.Name+"@"+p.VersionInfo] = true
-			copies++
-		}
-	}
-	var problems []string
-	if d := canon.SHA256Hex(data); d != rel.SBOM.SHA256 {
-		problems = append(problems, fmt.Sprintf("sbom sha256 %s, release.json says %s", d, rel.SBOM.SHA256))
-	}
-	if copies != rel.SBOM.Packages {
-		problems = append(problems, fmt.Sprintf("sbom lists %d packages, release.json says %d", copies, rel.SBOM.Packages))
-	}
-	// The payload's locks: the runtime's and each vendored Pi package's
-	// (pi-packages/<name>/package-lock.json, placed with its tree).
-	locks := []string{filepath.Join(payloadDir, "package-lock.json")}
-	for _, pattern := range []string{"*", "@*/*"} {
-		found, _ := filepath.Glob(filepath.Join(payloadDir, distribution.PiPackagesDir, pattern, "package-lock.json"))
-		locks = append(locks, found...)
-	}
-	var pls []*distribution.PackageLock
-	for _, lp := range locks {
-		var pl *distribution.PackageLock
-		if pl, _, err = distribution.ReadPackageLock(lp); err != nil {
-			break
-		}
-		pls = append(pls, pl)
-	}
-	if err == nil {
-		lockSet := map[string]bool{}
-		optional := map[string]bool{}
-		for key, p := range mergedPackages(pls) {
-			if key == "" || p.Dev || p.Link || !strings.Contains(key, "node_modules/") {
-				continue
-			}
-			// npm may leave out optional packages (another target, another
-			// libc, a failed optional build): they need not be in the SBOM,
-			// but whatever the SBOM lists must be locked.
-			if p.Optional || p.DevOptional {
-				optional[distribution.PackageName(key, p)+"@"+p.Version] = true
-				continue
-			}
-			lockSet[distribution.PackageName(key, p)+"@"+p.Version] = true
-		}
-		problems = append(problems, setDiff("in the payload's lock but not the SBOM", lockSet, sbomSet)...)
-		locked := map[string]bool{}
-		for k := range lockSet {
-			locked[k] = true
-		}
-		for k := range optional {
-			locked[k] = true
-		}
-		problems = append(problems, setDiff("in the SBOM but not the payload's lock", sbomSet, locked)...)
-	}
-	v.add("sbom-matches-payload", release.SBOMName, joinProblems(problems, err))
-
-	var index struct {
-		Packages []struct {
-			Name    string `json:"name"`
-			Version string `json:"version"`
-		} `json:"packages"`
-		WithoutLicenseFile []string `json:"withoutLicenseFile"`
-	}
-	err = canon.ReadJSON(filepath.Join(v.dir, filepath.FromSlash(release.NoticesIndexName)), &index)
-	if err == nil {
-		covered := map[string]bool{}
-		for _, p := range index.Packages {
-			covered[p.Name+"@"+p.Version] = true
-		}
-		for _, p := range index.WithoutLicenseFile {
-			covered[p] = true
-		}
-		problems = setDiff("in the SBOM but not the notices", sbomSet, covered)
-		if _, err := os.Stat(filepath.Join(v.dir, filepath.FromSlash(release.NoticesName))); err != nil {
-			problems = append(problems, err.Error())
-		}
-	}
-	v.add("notices-cover-sbom", release.NoticesIndexName, joinProblems(problems, err))
-}
-
-// mergedPackages is the packages of several locks, keyed so that no two
-// locks' keys collide (the lock's index, then its key).
-func mergedPackages(pls []*distribution.PackageLock) map[string]distribution.LockPackage {
-	out := map[string]distribution.LockPackage{}
-	for i, pl := range pls {
-		for k, p := range pl.Packages {
-			if k == "" {
-				continue
-			}
-			out[fmt.Sprintf("%d:%s", i, k)] = p
-		}
-	}
-	return out
-}
-
-func (v *verifier) checkVerdicts(rel *releasejson.Metadata) {
-	var vul struct {
-		Verdict          string `json:"verdict"`
-		AllowUnavailable bool   `json:"allowUnavailable"`
-	}
-	err := canon.ReadJSON(filepath.Join(v.dir, release.VulnerabilitiesName), &vul)
-	if err == nil {
-		switch {
-		case vul.Verdict != rel.Vulnerabilities.Verdict:
-			err = fmt.Errorf("verdict %q, release.json says %q", vul.Verdict, rel.Vulnerabilities.Verdict)
-		case vul.Verdict == "passed":
-		case vul.Verdict == "unavailable" && vul.AllowUnavailable:
-		default:
-			err = fmt.Errorf("verdict is %q", vul.Verdict)
-		}
-	}
-	v.add("vulnerabilities", release.VulnerabilitiesName, err)
-	var failed []string
-	for _, t := range rel.Tests {
-		if t.Result != "passed" {
-			failed = append(failed, t.Name+": "+t.Result)
-		}
-	}
-	v.add("tests", releasejson.Name, joinProblems(failed, nil))
-	var sigErr error
-	if rel.Signatures.Verdict == "failed" {
-		sigErr = fmt.Errorf("signature verdict failed: %s", rel.Signatures.Reason)
-	}
-	v.add("signatures", releasejson.Name, sigErr)
-}
-
-func setDiff(what string, a, b map[string]bool) []string {
-	var out []string
-	for k := range a {
-		if !b[k] {
-			out = append(out, k)
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	sort.Strings(out)
-	if len(out) > 5 {
-		out = append(out[:5], fmt.Sprintf("and %d more", len(out)-5))
-	}
-	return []string{what + ": " + strings.Join(out, ", ")}
 }
 
 func joinProblems(problems []string, err error) error {

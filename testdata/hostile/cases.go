@@ -292,6 +292,73 @@ var Cases = []Case{
 			return editLock(dir, func(m map[string]any) { obj(m, "distribution")["command"] = "other" })
 		})},
 
+	{"sbom-wrong-digest", "release.json binds another SBOM digest than sbom.spdx.json's", "sbom-matches-payload", IntegrityFailed,
+		Tree(func(dir string) error {
+			return editRelease(dir, Seal{KeepRelease: true}, func(m map[string]any) { obj(m, "sbom")["sha256"] = strings.Repeat("0", 64) })
+		})},
+	{"sbom-empty", "an SBOM of {} that release.json binds, with 0 packages: the payload's locked package is in no SBOM", "sbom-matches-payload", IntegrityFailed,
+		Tree(func(dir string) error {
+			if err := write(filepath.Join(dir, "sbom.spdx.json"), "{}\n", 0o644); err != nil {
+				return err
+			}
+			return editRelease(dir, Seal{}, func(m map[string]any) { obj(m, "sbom")["packages"] = 0 })
+		})},
+	{"sbom-path-outside", "release.json's sbom.path is ../../../../etc/passwd", "sbom-matches-payload", IntegrityFailed,
+		Tree(func(dir string) error {
+			return editRelease(dir, Seal{}, func(m map[string]any) { obj(m, "sbom")["path"] = "../../../../etc/passwd" })
+		})},
+	{"notices-empty", "empty notices: an index of no package and no text", "notices-cover-sbom", IntegrityFailed,
+		Tree(func(dir string) error {
+			if err := write(filepath.Join(dir, "licenses", "index.json"), `{"packages":[],"withoutLicenseFile":[]}`+"\n", 0o644); err != nil {
+				return err
+			}
+			if err := write(filepath.Join(dir, "licenses", "THIRD_PARTY_NOTICES.txt"), "", 0o644); err != nil {
+				return err
+			}
+			return Reseal(dir, Seal{})
+		})},
+	{"notices-text-empty", "the index covers the SBOM, and the notices text names no package", "notices-cover-sbom", IntegrityFailed,
+		Tree(func(dir string) error {
+			if err := write(filepath.Join(dir, "licenses", "THIRD_PARTY_NOTICES.txt"), "Third-party notices\n", 0o644); err != nil {
+				return err
+			}
+			return Reseal(dir, Seal{})
+		})},
+	{"vuln-verdict-lies", "vulnerabilities.json lists 3 critical and 2 high findings with verdict passed under failOn high", "vulnerabilities", IntegrityFailed,
+		Tree(func(dir string) error {
+			return editAudit(dir, func(r map[string]any) {
+				var fs []any
+				for i, sev := range []string{"critical", "critical", "critical", "high", "high"} {
+					fs = append(fs, map[string]any{"id": fmt.Sprintf("GHSA-%04d", i), "package": "x", "version": "1.0.0", "severity": sev, "fails": true})
+				}
+				r["findings"] = fs
+				r["counts"] = map[string]any{"low": 0, "moderate": 0, "high": 2, "critical": 3}
+			})
+		})},
+	{"vuln-allowed-unlisted", "a critical finding says allowed, and the lock allows no advisory", "vulnerabilities", IntegrityFailed,
+		Tree(func(dir string) error {
+			return editAudit(dir, func(r map[string]any) {
+				r["findings"] = []any{map[string]any{"id": "GHSA-0000", "package": "x", "version": "1.0.0", "severity": "critical", "allowed": true, "fails": false}}
+				r["counts"] = map[string]any{"low": 0, "moderate": 0, "high": 0, "critical": 1}
+			})
+		})},
+	{"vuln-verdict-failed", "vulnerabilities.json and release.json agree on verdict failed", "vulnerabilities", IntegrityFailed,
+		Tree(func(dir string) error {
+			return editAudit(dir, func(r map[string]any) {
+				r["findings"] = []any{map[string]any{"id": "GHSA-0000", "package": "x", "version": "1.0.0", "severity": "high", "fails": true}}
+				r["counts"] = map[string]any{"low": 0, "moderate": 0, "high": 1, "critical": 0}
+				r["verdict"] = "failed"
+			})
+		})},
+	{"tests-failed", "release.json records a failed smoke test", "tests", IntegrityFailed,
+		Tree(func(dir string) error {
+			return editRelease(dir, Seal{}, func(m map[string]any) { m["tests"] = []any{map[string]any{"name": "version", "result": "failed"}} })
+		})},
+	{"signatures-failed", "release.json records the signature verdict failed", "signatures", IntegrityFailed,
+		Tree(func(dir string) error {
+			return editRelease(dir, Seal{}, func(m map[string]any) { obj(m, "signatures")["verdict"] = "failed" })
+		})},
+
 	// Archive rules (stages/archive, archive.Extract).
 	{"dotdot-name", "a tar name with .. segments: payload/../../evil.txt", "dot-segment", IntegrityFailed,
 		Tar(func(g *Gen, es []Entry) []Entry {
@@ -376,6 +443,28 @@ var Cases = []Case{
 			}
 			return gz[10:], nil // the deflate data without the gzip header
 		})},
+}
+
+// editAudit rewrites vulnerabilities.json through edit and makes
+// release.json say what it says (verdict, failOn, counts), as a release
+// whose audit was forged whole would.
+func editAudit(dir string, edit func(r map[string]any)) error {
+	p := filepath.Join(dir, "vulnerabilities.json")
+	if err := EditJSON(p, edit); err != nil {
+		return err
+	}
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	var r map[string]any
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return err
+	}
+	return editRelease(dir, Seal{}, func(m map[string]any) {
+		v := obj(m, "vulnerabilities")
+		v["verdict"], v["failOn"], v["counts"] = r["verdict"], r["failOn"], r["counts"]
+	})
 }
 
 func editInventory(dir string, edit func(inv map[string]string) error) error {

@@ -58,6 +58,16 @@
 //	identity-lock-id            identity                 the lock is of another distribution
 //	identity-target             identity                 payload/metadata/target.json names another platform than release.json and the name
 //	identity-command            identity                 the lock names another command than release.json
+//	sbom-wrong-digest           sbom-matches-payload     release.json binds another SBOM digest than sbom.spdx.json's
+//	sbom-empty                  sbom-matches-payload     an SBOM of {} that release.json binds, with 0 packages: the locked package is in no SBOM
+//	sbom-path-outside           sbom-matches-payload     release.json's sbom.path is ../../../../etc/passwd
+//	notices-empty               notices-cover-sbom       empty notices: an index of no package and no text
+//	notices-text-empty          notices-cover-sbom       the index covers the SBOM, and the notices text names no package
+//	vuln-verdict-lies           vulnerabilities          3 critical and 2 high findings with verdict passed under failOn high
+//	vuln-allowed-unlisted       vulnerabilities          a critical finding says allowed, and the lock allows no advisory
+//	vuln-verdict-failed         vulnerabilities          vulnerabilities.json and release.json agree on verdict failed
+//	tests-failed                tests                    release.json records a failed smoke test
+//	signatures-failed           signatures               release.json records the signature verdict failed
 //	dotdot-name                 dot-segment              a tar name with .. segments: payload/../../evil.txt
 //	absolute-name               absolute-path            a tar name that is an absolute path into the directory outside
 //	backslash-name              backslash                a tar name with backslashes: payload\..\..\evil.txt

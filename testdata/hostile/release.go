@@ -10,6 +10,7 @@ import (
 
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/archive"
+	"piship.dev/piship/stages/audit"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/platform"
@@ -89,9 +90,9 @@ func Release(root, version string) (string, error) {
 		return "", err
 	}
 	for p, data := range map[string]string{
-		release.NoticesName:         "x 1.0.0\nMIT License\n",
+		release.NoticesName:         "x@1.0.0\nLicense: MIT\nPath: node_modules/x\n\nMIT License\n",
 		release.NoticesIndexName:    `{"packages":[{"name":"x","version":"1.0.0"}],"withoutLicenseFile":[]}` + "\n",
-		release.VulnerabilitiesName: `{"verdict":"passed","allowUnavailable":false}` + "\n",
+		release.VulnerabilitiesName: string(passedAudit().Marshal()),
 		release.InstallScriptName:   "#!/bin/sh\nexec piship install \"$(dirname \"$0\")\"\n",
 	} {
 		if err := write(filepath.Join(dir, filepath.FromSlash(p)), data, 0o644); err != nil {
@@ -108,6 +109,7 @@ func Release(root, version string) (string, error) {
 	rel.SBOM.Path, rel.SBOM.Packages = release.SBOMName, 1
 	rel.Notices.Path, rel.Notices.Index = release.NoticesName, release.NoticesIndexName
 	rel.Vulnerabilities.Path, rel.Vulnerabilities.Verdict = release.VulnerabilitiesName, "passed"
+	rel.Vulnerabilities.FailOn, rel.Vulnerabilities.Counts = distribution.SeverityHigh, passedAudit().Counts
 	rel.Tests = []releasejson.TestResult{{Name: "version", Result: "passed"}}
 	rel.Signatures.Verdict = "passed"
 	rel.PackageAudits = releasejson.PackageAudits{Verdict: releasejson.AuditNotApplicable, Reason: "the corpus vendors no packages"}
@@ -115,6 +117,17 @@ func Release(root, version string) (string, error) {
 		return "", err
 	}
 	return dir, Reseal(dir, Seal{})
+}
+
+// passedAudit is the vulnerabilities.json of a release whose one package
+// has no advisory, under the default policy (failOn high).
+func passedAudit() *audit.Report {
+	r := &audit.Report{Schema: audit.ReportSchema, FailOn: distribution.SeverityHigh, Verdict: audit.Passed, Packages: 1,
+		Sources: []audit.SourceResult{{Name: distribution.SourceNPM, Verdict: audit.Passed}}, Counts: map[string]int{}, Findings: []audit.Finding{}}
+	for _, sev := range distribution.Severities {
+		r.Counts[sev] = 0
+	}
+	return r
 }
 
 // Seal says what Reseal leaves as it stands.
