@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -305,8 +306,15 @@ func runRepair(e *env, id, from string, asJSON bool, progress progressFlag) int 
 	if len(res.Restored)+len(res.Removed) > 0 {
 		fmt.Fprintf(e.stdout, "repaired %s %s: restored %d files, removed %d, from %s\n", id, res.Version, len(res.Restored), len(res.Removed), res.Source)
 	}
-	if len(res.Modes)+len(res.Records) > 0 {
-		fmt.Fprintf(e.stdout, "repaired %s %s: restored %d modes and %d receipt records\n", id, res.Version, len(res.Modes), len(res.Records))
+	var parts []string
+	if n := len(res.Modes); n > 0 {
+		parts = append(parts, fmt.Sprintf("the mode of %d %s", n, map[bool]string{true: "path", false: "paths"}[n == 1]))
+	}
+	if n := len(res.Records); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d receipt %s from the lock", n, map[bool]string{true: "record", false: "records"}[n == 1]))
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(e.stdout, "repaired %s %s: restored %s\n", id, res.Version, strings.Join(parts, " and "))
 	}
 	return exitOK
 }

@@ -617,11 +617,11 @@ func (o *Options) checkRelease(ctx context.Context, rep *DoctorReport, id, role 
 // list of what decides what runs) that piship does not write. It returns
 // whether it found none.
 func (o *Options) checkModes(rep *DoctorReport, id string, rc *receipt.Receipt) bool {
-	fs := modeFindings(o.runSurface(id, rc))
-	for _, f := range fs {
+	found := modeFindings(o.runSurface(id, rc))
+	for _, f := range found {
 		rep.found(f.code, f.path, "%s", modeAdvice(id, f))
 	}
-	return len(fs) == 0
+	return len(found) == 0
 }
 
 // UnsafeMode says what is unsafe about the mode of an installed file or

@@ -166,9 +166,9 @@ func restoredMode(m fs.FileMode, exec *bool) fs.FileMode {
 // call per path, each atomic, so a killed repair leaves every mode the
 // old or the restored one). It returns what it changed, as
 // "path (old -> new)".
-func restoreModes(fs []modeFinding) ([]string, error) {
+func restoreModes(found []modeFinding) ([]string, error) {
 	var done []string
-	for _, f := range fs {
+	for _, f := range found {
 		if err := os.Chmod(f.path, f.want); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				continue

@@ -199,3 +199,35 @@ func TestPurgeAndSmokeThroughTheShim(t *testing.T) {
 		}
 	}
 }
+
+// The path issue 29 (point 11) walked: a payload file chmod 4777 makes
+// doctor exit 1 with MODE_UNSAFE and advise piship repair; repair (with no
+// archive kept) restores the mode, and so does installing the same
+// archive again, which no longer says "nothing written" over a damaged
+// copy. Doctor is clean after each.
+func TestModeDamageClearedAsDoctorAdvises(t *testing.T) {
+	w := newConsumerWorld(t)
+	w.run("install", w.release["1.0.0"])
+	motd := filepath.Join(w.envValue("PISHIP_INSTALL_HOME="), "apps", "hello", "1.0.0", "payload", "resources", "motd.txt")
+	for _, fix := range [][]string{{"repair", "hello"}, {"install", w.release["1.0.0"]}} {
+		if err := os.Chmod(motd, 0o777|os.ModeSetuid); err != nil {
+			t.Fatal(err)
+		}
+		out, err := w.try("doctor", "hello")
+		if err == nil || !strings.Contains(out, "MODE_UNSAFE "+motd) || !strings.Contains(out, "run piship repair hello") {
+			t.Fatalf("doctor after chmod 4777: %v\n%s", err, out)
+		}
+		out = w.run(fix...)
+		if strings.Contains(out, "nothing to repair") || strings.Contains(out, "nothing written") {
+			t.Fatalf("piship %v over a damaged copy:\n%s", fix, out)
+		}
+		// As install wrote it: the mode of its untouched neighbour.
+		fi, err := os.Stat(motd)
+		want, werr := os.Stat(filepath.Join(filepath.Dir(motd), "..", "piship.lock"))
+		if err != nil || werr != nil || fi.Mode() != want.Mode() {
+			t.Fatalf("after piship %v: %v (%v), want %v (%v)", fix, fi, err, want, werr)
+		}
+		w.doctorClean(0, fix[0])
+		w.launchOK("after piship " + fix[0])
+	}
+}
