@@ -262,11 +262,11 @@ lock and release.json against the receipt; the other release files against check
 written again, and a payload file the release does not list is removed. The good copies come
 from the release's archive: the one an update kept in apps/ID/.downloads, else the one its
 TUF repository (the lock's updates block) publishes, fetched there and verified as an
-update's download, or --from, an archive or a directory (a release directory, or a payload). Each file is checked against its
-digest before it is placed beside the damaged one and renamed over it, so an interrupted
-repair leaves the installation launchable or repairable; the state directory is not touched.
-While ID runs, a repair that only restores missing files goes ahead and one that would
-replace or remove a present file is refused.`,
+update's download, or --from, an archive or a directory (a release directory, or a
+payload). Each file is checked against its digest before it is placed beside the damaged
+one and renamed over it, so an interrupted repair leaves the installation launchable or
+repairable; the state directory is not touched. While ID runs, a repair that only restores
+missing files goes ahead and one that would replace or remove a present file is refused.`,
 		Example: `  piship repair pi --from pi-1.6.0-linux-x64.tar.gz
   piship repair pi     # from the archive an update kept, or from the TUF repository`,
 		Args: exactArgs("ID"),
