@@ -285,6 +285,18 @@ func (c Config) newProgress(g *graph.Graph) *engine.Progress {
 	})
 }
 
+// LogProgress is the progress of a command that runs no pipeline but
+// shows what it does with --progress (repair, uninstall, purge): a writer
+// for its lines, rendered in c's progress mode (JSON mode: one "log" event
+// per line; tty: above the view's header), and the close that ends it.
+func LogProgress(c Config, name string) (io.Writer, func()) {
+	p := c.newProgress(&graph.Graph{Name: name})
+	if p == nil {
+		return c.Stderr, func() {}
+	}
+	return p.Log(), p.Close
+}
+
 // switchWriter writes to w, which set changes while other goroutines may
 // be writing.
 type switchWriter struct {

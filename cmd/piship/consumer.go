@@ -263,11 +263,11 @@ lock and release.json against the receipt; the other release files against check
 written again, and a payload file the release does not list is removed. The good copies come
 from the release's archive: the one an update kept in apps/ID/.downloads, else the one its
 TUF repository (the lock's updates block) publishes, fetched there and verified as an
-update's download, or --from, an archive or a directory (a release directory, or a payload). Each file is checked against its
-digest before it is placed beside the damaged one and renamed over it, so an interrupted
-repair leaves the installation launchable or repairable; the state directory is not touched.
-While ID runs, a repair that only restores missing files goes ahead and one that would
-replace or remove a present file is refused.`,
+update's download, or --from, an archive or a directory (a release directory, or a
+payload). Each file is checked against its digest before it is placed beside the damaged
+one and renamed over it, so an interrupted repair leaves the installation launchable or
+repairable; the state directory is not touched. While ID runs, a repair that only restores
+missing files goes ahead and one that would replace or remove a present file is refused.`,
 		Example: `  piship repair pi --from pi-1.6.0-linux-x64.tar.gz
   piship repair pi     # from the archive an update kept, or from the TUF repository`,
 		Args: exactArgs("ID"),
@@ -291,7 +291,9 @@ func runRepair(e *env, id, from string, asJSON bool, progress progressFlag) int 
 			return fail(e, err)
 		}
 	}
-	res, err := home.Repair(e.ctx, homeOptions(e, homes, progress), id, from)
+	o, progressDone := homeOptions(e, "repair", homes, progress)
+	res, err := home.Repair(e.ctx, o, id, from)
+	progressDone()
 	if err != nil {
 		return failIn(e, "repair "+id, err)
 	}
@@ -348,13 +350,14 @@ func runUninstall(e *env, id string, purge, asJSON bool, progress progressFlag) 
 	if err != nil {
 		return fail(e, err)
 	}
-	o := homeOptions(e, homes, progress)
+	o, progressDone := homeOptions(e, map[bool]string{true: "purge", false: "uninstall"}[purge], homes, progress)
 	var res *home.UninstallResult
 	if purge {
 		res, err = home.Purge(e.ctx, o, id)
 	} else {
 		res, err = home.Uninstall(e.ctx, o, id, false)
 	}
+	progressDone()
 	if err != nil {
 		return failIn(e, "uninstall "+id, err)
 	}
@@ -420,18 +423,23 @@ func runLaunch(e *env, args []string) int {
 // the command is doing on stderr, as a pipeline's stage messages; without
 // it only the result prints.
 func homeProgressFlag(c *cobra.Command, progress *progressFlag) {
-	c.Flags().Var(progress, "progress", "show what the command is doing on stderr: auto, tty, plain or json, the modes of the pipeline commands (this one runs no pipeline: each shows the same lines) (default: none, only the result)")
+	c.Flags().Var(progress, "progress", "show what the command is doing on stderr: auto (tty on a terminal, plain otherwise), tty, plain or json (default: none, only the result)")
 }
 
 // homeOptions are the home.Options of a consumer command that runs no
-// pipeline: warnings on stderr, and the lines about what it is doing
-// only with --progress.
-func homeOptions(e *env, homes receipt.Homes, progress progressFlag) home.Options {
-	o := home.Options{Homes: homes, Log: e.stderr, Progress: io.Discard, Getenv: e.getenv}
-	if progress != "" {
-		o.Progress = e.stderr
+// pipeline (what): warnings on stderr, and the lines about what it is
+// doing only with --progress, rendered in its mode with the warnings;
+// call done when the command has finished.
+func homeOptions(e *env, what string, homes receipt.Homes, progress progressFlag) (o home.Options, done func()) {
+	o = home.Options{Homes: homes, Log: e.stderr, Progress: io.Discard, Getenv: e.getenv}
+	if progress == "" {
+		return o, func() {}
 	}
-	return o
+	// Warnings too, so they never cut the live view and become JSON
+	// events in json mode, as a pipeline's stage messages do.
+	o.Progress, done = pipelines.LogProgress(e.config(runConfig{progress: progress}), what)
+	o.Log = o.Progress
+	return o, done
 }
 
 // installedIDs completes an ID argument with the distributions installed

@@ -50,5 +50,6 @@ func runInit(e *env, dir string, o scaffold.Options) int {
 	name, _ := scaffold.ID(dir, o)
 	fmt.Fprintf(e.stdout, "\nNext: lock and build it, run the built program, and release it (which runs its smoke tests):\n  piship lock %[1]s && piship build %[1]s\n  %[2]s\n  piship release %[1]s\n",
 		dir, filepath.Join(dir, "dist", name, "bin", name))
+	fmt.Fprintf(e.stdout, "Before you hand out a release, make it updatable: the commented updates block in %s says how.\n", filepath.Join(dir, "distribution.hcl"))
 	return exitOK
 }

@@ -84,8 +84,9 @@ func TestKeysAreNamedAndShownByName(t *testing.T) {
 // it starts at.
 func TestInitWritesACommentedUpdatesBlock(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "greeter")
-	if code, _, stderr := cli(t, nil, "init", dir, "--version", "1.0.0"); code != exitOK {
-		t.Fatalf("init: exit %d\n%s", code, stderr)
+	code, out, stderr := cli(t, nil, "init", dir, "--version", "1.0.0")
+	if code != exitOK || !strings.Contains(out, "make it updatable: the commented updates block in "+filepath.Join(dir, "distribution.hcl")) {
+		t.Fatalf("init: exit %d\n%s%s", code, out, stderr)
 	}
 	if code, _, stderr := cli(t, nil, "init", filepath.Join(t.TempDir(), "g"), "--version", "1.0"); code != exitUsage ||
 		!strings.Contains(stderr, `CONFIG_INVALID: --version "1.0": `) {

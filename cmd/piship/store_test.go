@@ -35,11 +35,11 @@ func TestInstallsShareTheStore(t *testing.T) {
 	install := func(e map[string]string) string {
 		t.Helper()
 		rec = tracetest.NewSpanRecorder()
-		code, _, stderr := cliTraced(t, []sdktrace.SpanProcessor{rec}, e, "install", arc)
+		code, stdout, stderr := cliTraced(t, []sdktrace.SpanProcessor{rec}, e, "install", arc)
 		if code != exitOK {
 			t.Fatalf("install: exit %d\n%s", code, stderr)
 		}
-		return stderr
+		return stdout + stderr // the result on stdout, warnings on stderr
 	}
 	install(homeEnv("one"))
 	// The store's lookups are one "cache lookup" span of the install stage:

@@ -77,6 +77,10 @@
 // root 1 updates through roots 2 and 3 without a new release.
 // RotateTargetsKey and RevokeKey are rotations.
 //
+// TUF metadata names keys only by their ids; the names keygen gave them
+// are kept beside metadata/ in KeyNamesFile (key-names.json), added to by
+// every command that signs, for repo status. Clients never read it.
+//
 // # Client
 //
 // Update runs go-tuf's updater: the root chain walk (at most MaxRootWalk
@@ -97,6 +101,11 @@
 // then an atomic write. go-tuf's Fetcher returns a file whole, so an
 // archive is held in memory while it is checked, bounded by its signed
 // length (FetchArchive stops one byte past it).
+//
+// FetchRelease is the same client for `piship repair` when no archive of
+// the installed release is kept: the refresh as with Check (the trusted
+// metadata read, none written), then the target with the installed
+// archive's sha256 downloaded and checked as Update's download is.
 //
 // With Check, go-tuf reads the trusted metadata and writes none
 // (DisableLocalCache): a check reports what an update would do and changes
