@@ -285,7 +285,7 @@ func (v *verifier) checkSBOMAndNotices(rel *releasejson.Metadata, payloadDir str
 		problems = append(problems, fmt.Sprintf("sbom sha256 %s, release.json says %s", d, rel.SBOM.SHA256))
 	}
 	if copies != rel.SBOM.Packages {
-		problems = append(problems, fmt.Sprintf("sbom lists %d packages, release.json says %d", copies, rel.SBOM.Packages))
+		problems = append(problems, fmt.Sprintf("sbom lists %s, release.json says %d", canon.Count(copies, "package"), rel.SBOM.Packages))
 	}
 	// The payload's locks: the runtime's and each vendored Pi package's
 	// (pi-packages/<name>/package-lock.json, placed with its tree).
