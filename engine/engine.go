@@ -79,6 +79,12 @@ func (s Status) pastTense() string {
 	return s.String()
 }
 
+// ErrWhenFalse is the Err of a stage skipped because its `when` condition
+// is false: it does not apply to this run (a distribution without Pi
+// packages, a payload that is reused), so the people's progress views print
+// nothing for it.
+var ErrWhenFalse = errors.New("skipped: its when condition is false")
+
 // Options configure a run.
 type Options struct {
 	// Parallelism is the number of stages that may run at once; 0 means

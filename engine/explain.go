@@ -20,9 +20,10 @@ import (
 // is compared with the newest entry the same stage used, and the run is
 // recorded for `piship explain` (cache/explain.go holds the records).
 
-// pipelineFile identifies a pipeline across runs: the absolute path of its
-// file, or the embedded name of a built-in one.
-func pipelineFile(g *graph.Graph) string {
+// PipelineFile identifies a pipeline across runs: the absolute path of its
+// file, or the embedded name of a built-in one (explain's records, the
+// trace's piship.pipeline.file).
+func PipelineFile(g *graph.Graph) string {
 	if strings.HasPrefix(g.File, "embedded:") || g.File == "" {
 		return g.File
 	}
@@ -42,7 +43,7 @@ func (s *scheduler) explain() *cache.Explain {
 }
 
 func (s *scheduler) stageID(st *graph.Stage, cacheName, scope string) cache.StageID {
-	return cache.StageID{Cache: cacheName, Pipeline: pipelineFile(s.g), Stage: st.Name, Scope: scope}
+	return cache.StageID{Cache: cacheName, Pipeline: PipelineFile(s.g), Stage: st.Name, Scope: scope}
 }
 
 // missReason compares key with the newest entry the stage used.
@@ -141,7 +142,7 @@ func (s *scheduler) recordRun(res *Result) {
 	if x == nil || !looked && !s.opts.RecordEveryRun {
 		return
 	}
-	rec := &cache.RunRecord{Pipeline: s.g.Name, File: pipelineFile(s.g), NoLookups: !looked}
+	rec := &cache.RunRecord{Pipeline: s.g.Name, File: PipelineFile(s.g), NoLookups: !looked}
 	for _, r := range res.Stages {
 		sl := cache.StageLookup{Stage: r.Stage.Name, Kind: r.Stage.KindName, Status: r.Status.String(), Cache: "none", Reason: r.MissReason, Lookups: r.Lookups}
 		if sl.Lookups == nil {

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -107,7 +108,19 @@ func (p *Progress) Event(e Event) {
 	if p.pipeline == "" {
 		p.pipeline = e.Pipeline
 	}
-	label := e.Stage.Label()
+	if p.opts.Mode != ProgressJSON && notApplicable(e) {
+		// A stage whose condition is false is not part of this run: it
+		// counts towards done/total, and the JSON stream, the trace and
+		// explain still have it, but people see no line.
+		p.done++
+		if p.opts.Mode == ProgressTTY {
+			p.clear()
+			p.redraw()
+			p.flush()
+		}
+		return
+	}
+	label := e.Stage.Title()
 	step, ok := p.steps[label]
 	if !ok {
 		step = len(p.steps) + 1
@@ -146,6 +159,12 @@ func (p *Progress) Event(e Event) {
 		}
 		p.flush()
 	}
+}
+
+// notApplicable reports whether e skips a stage whose when condition is
+// false.
+func notApplicable(e Event) bool {
+	return e.Kind == EventSkipped && e.Result != nil && e.Result.Status == Skipped && errors.Is(e.Result.Err, ErrWhenFalse)
 }
 
 // outcome words a finished or skipped stage: CACHED, DONE with the

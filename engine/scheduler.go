@@ -156,7 +156,7 @@ func (s *scheduler) dispatch() {
 				continue
 			}
 			if !run {
-				s.settleAs(st, Skipped, fmt.Errorf("skipped: its when condition is false"), "when is false")
+				s.settleAs(st, Skipped, ErrWhenFalse, "when is false")
 				continue
 			}
 		}

@@ -110,8 +110,18 @@ type pendingDep struct {
 	rng  hcl.Range
 }
 
-// Label is the stage's display name, "<kind> <name>", also its span name.
+// Label is the stage's span name, "<kind> <name>".
 func (s *Stage) Label() string { return s.KindName + " " + s.Name }
+
+// Title is how progress and listings name the stage for people: "<kind>
+// <name>", or only the name when it is the kind's ("audit", not "audit
+// audit"). Stage names are unique in a pipeline, so titles are too.
+func (s *Stage) Title() string {
+	if s.Name == s.KindName {
+		return s.Name
+	}
+	return s.Label()
+}
 
 // Edge says To cannot start before From has finished.
 type Edge struct {

@@ -65,8 +65,9 @@ pipeline "build" {
 
   # Vendored Pi packages (package blocks), each from its own lock, beside
   # the runtime: the bundler never reads them.
+  # The Pi-only stages apply to a distribution that has what they place.
   stage "pi_packages" "pi_packages" {
-    when         = stage.inputs.reuse == "none"
+    when         = stage.inputs.reuse == "none" && stage.inputs.pi_packages > 0
     distribution = stage.inputs.dir
     dest         = stage.inputs.staging
     strip        = stage.inputs.strip
@@ -84,7 +85,7 @@ pipeline "build" {
 
   # After resources: a reused payload is linked in without tools/.
   stage "search_tools" "search_tools" {
-    when         = stage.inputs.reuse != "all"
+    when         = stage.inputs.reuse != "all" && stage.inputs.search_tools > 0
     distribution = stage.inputs.dir
     dest         = stage.inputs.staging
     platform     = stage.inputs.platform

@@ -50,6 +50,20 @@ func Find(arg, dir string) (*Source, error) {
 		arg, strings.Join(tried, ", "), strings.Join(EmbeddedNames(), ", "))
 }
 
+// FindFile reads the pipeline file a run recorded (engine.PipelineFile):
+// embedded:pipelines/NAME.hcl is the built-in one, anything else a path.
+func FindFile(file string) (*Source, error) {
+	if name, ok := strings.CutPrefix(file, "embedded:pipelines/"); ok {
+		b, err := fs.ReadFile(FS, name)
+		if err != nil {
+			return nil, fmt.Errorf("CONFIG_INVALID: no built-in pipeline %s in this piship (%v); pass --pipeline the file that ran", file, err)
+		}
+		cwd, _ := os.Getwd()
+		return &Source{Name: file, Dir: cwd, Src: b}, nil
+	}
+	return ReadSource(file)
+}
+
 // ReadSource reads a pipeline file from disk.
 func ReadSource(path string) (*Source, error) {
 	b, err := os.ReadFile(path)

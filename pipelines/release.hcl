@@ -113,7 +113,9 @@ pipeline "release" {
     depends_on = [stage.strip, stage.signatures]
   }
 
+  # The Pi-only stages apply to a distribution that has what they place.
   stage "pi_packages" "pi_packages" {
+    when         = stage.inputs.pi_packages > 0
     distribution = stage.inputs.dir
     dest         = stage.inputs.payload
     cache_home   = stage.inputs.cache_home
@@ -129,6 +131,7 @@ pipeline "release" {
   }
 
   stage "search_tools" "search_tools" {
+    when         = stage.inputs.search_tools > 0
     distribution = stage.inputs.dir
     dest         = stage.inputs.payload
     platform     = stage.inputs.platform

@@ -152,7 +152,7 @@ func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value
 	warn.set(opts.Log)
 
 	ctx, root := opts.Tracer.Start(ctx, tracing.PipelineSpanName(g.Name),
-		trace.WithAttributes(attribute.String(tracing.AttrPipeline, g.Name)))
+		trace.WithAttributes(attribute.String(tracing.AttrPipeline, g.Name), attribute.String(tracing.AttrPipelineFile, engine.PipelineFile(g))))
 	res, err := engine.Run(ctx, g, opts)
 	if progress != nil {
 		progress.Close()

@@ -59,6 +59,10 @@ type DistInputsOutputs struct {
 	// RuntimeEntries is how many runtime cache entries a build of it
 	// uses: the runtime's and one per vendored Pi package.
 	RuntimeEntries int `cty:"runtime_entries" doc:"runtime cache entries a build uses (1 + the vendored Pi packages)"`
+	// PiPackages and SearchTools decide whether the Pi-only stages apply
+	// (their when conditions): an app without them does not run them.
+	PiPackages  int `cty:"pi_packages" doc:"vendored Pi packages (package blocks) the lock pins; 0: the pi_packages stage does not apply"`
+	SearchTools int `cty:"search_tools" doc:"bundled search tools (the search_tools block); 0: the search_tools stage does not apply"`
 }
 
 // Stamp is <out>/<id>.piship-build.json: what decided the payload's bytes.
@@ -120,6 +124,7 @@ func (DistInputs) Run(ctx context.Context, inv *stage.Invocation, c DistInputsCo
 		Key: key, RuntimeKey: runtimeKey,
 		InstallKey: st.InstallKey, BundleKey: st.BundleKey,
 		LockSHA256: canon.SHA256Hex(st.LockBytes), RuntimeEntries: 1 + len(st.Lock.Packages),
+		PiPackages: len(st.Lock.Packages), SearchTools: len(st.Dist.SearchTools),
 	}, nil
 }
 

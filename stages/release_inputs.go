@@ -76,6 +76,10 @@ type ReleaseInputsOutputs struct {
 	// RuntimeEntries is how many runtime cache entries the release uses:
 	// the runtime's and one per vendored Pi package.
 	RuntimeEntries int `cty:"runtime_entries" doc:"runtime cache entries a release uses (1 + the vendored Pi packages)"`
+	// PiPackages and SearchTools decide whether the Pi-only stages apply
+	// (their when conditions): an app without them does not run them.
+	PiPackages  int `cty:"pi_packages" doc:"vendored Pi packages (package blocks) the lock pins; 0: the pi_packages stage does not apply"`
+	SearchTools int `cty:"search_tools" doc:"bundled search tools (the search_tools block); 0: the search_tools stage does not apply"`
 }
 
 // SourceDateEpoch reads SOURCE_DATE_EPOCH (seconds; default 0).
@@ -137,6 +141,7 @@ func (ReleaseInputs) Run(ctx context.Context, inv *stage.Invocation, cfg Release
 		Releases: filepath.Join(out, "releases"),
 		Created:  time.Unix(epoch, 0).UTC().Format(time.RFC3339), Epoch: epoch,
 		Channel: cfg.channel(), LockSHA256: canon.SHA256Hex(st.LockBytes), RuntimeEntries: 1 + len(st.Lock.Packages),
+		PiPackages: len(st.Lock.Packages), SearchTools: len(st.Dist.SearchTools),
 		RuntimePackage: st.RuntimePackage, RuntimeVersion: st.RuntimeVersion,
 	}, nil
 }

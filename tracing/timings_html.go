@@ -55,6 +55,17 @@ func PipelineRoot(spans []sdktrace.ReadOnlySpan) (string, sdktrace.ReadOnlySpan,
 	return name, root, nil
 }
 
+// PipelineFileOf is the root span's AttrPipelineFile, "" when it has none
+// (a trace of an older piship).
+func PipelineFileOf(root sdktrace.ReadOnlySpan) string {
+	for _, kv := range root.Attributes() {
+		if kv.Key == AttrPipelineFile {
+			return kv.Value.Emit()
+		}
+	}
+	return ""
+}
+
 // verdictOf is the span's AttrVerdict, "" when it has none.
 func verdictOf(s sdktrace.ReadOnlySpan) string {
 	for _, kv := range s.Attributes() {

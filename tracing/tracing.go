@@ -40,6 +40,10 @@ const InstrumentationName = "piship.dev/piship"
 const (
 	// AttrPipeline is set on the run's root span to the pipeline name.
 	AttrPipeline = "piship.pipeline"
+	// AttrPipelineFile is set on the run's root span to the pipeline's
+	// file: its absolute path, or embedded:pipelines/NAME.hcl for a
+	// built-in one. piship timings reads the dependency edges from it.
+	AttrPipelineFile = "piship.pipeline.file"
 	// AttrStageKind is the stage's kind, the first word of its span name.
 	AttrStageKind = "piship.stage.kind"
 	// AttrStageName is the stage's name; its presence marks a stage span.

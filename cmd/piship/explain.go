@@ -104,7 +104,11 @@ func explainText(d pipelines.ExplainDoc) string {
 	}
 	for _, st := range d.Stages {
 		verdict := map[string]string{"hit": "cached", "miss": "ran (cache miss)", "none": "no cache"}[st.Cache]
-		fmt.Fprintf(&b, "%s %s: %s, %s\n", st.Kind, st.Stage, st.Status, verdict)
+		title := st.Kind + " " + st.Stage // graph.Stage.Title's rule
+		if st.Stage == st.Kind {
+			title = st.Stage
+		}
+		fmt.Fprintf(&b, "%s: %s, %s\n", title, st.Status, verdict)
 		for _, lk := range st.Lookups {
 			outcome := "hit"
 			if !lk.Hit {

@@ -20,6 +20,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -56,16 +57,44 @@ func realMain(self string) int {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	var received atomic.Value // the os.Signal that interrupted the command
+	finished := make(chan struct{})
 	go func() {
-		// The first Ctrl-C cancels started stages and lets cleanup run;
-		// restoring the default handler makes a second one end piship.
-		<-ctx.Done()
-		stop()
+		select {
+		case s := <-sigs:
+			// The first Ctrl-C cancels started stages and lets cleanup
+			// run; restoring the default handler makes a second one end
+			// piship.
+			received.Store(s)
+			signal.Stop(sigs)
+			cancel()
+		case <-finished:
+		}
 	}()
-	code := dispatch(&env{ctx: ctx, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, self: self}, os.Args[1:])
-	stop()
+	e := &env{ctx: ctx, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, self: self}
+	code := dispatch(e, os.Args[1:])
+	signal.Stop(sigs)
+	close(finished)
+	// piship launch exits with the app's own code (it forwards signals to
+	// the app, which decides what they mean).
+	if s, ok := received.Load().(os.Signal); ok && e.ran != "piship launch" {
+		return signalExit(s)
+	}
 	return code
+}
+
+// signalExit is the exit code of a command a signal interrupted, the shell's
+// convention 128 + the signal's number: 130 for Ctrl-C (SIGINT), 143 for
+// SIGTERM. The interrupted command has finished its cleanup by then.
+func signalExit(s os.Signal) int {
+	if n, ok := s.(syscall.Signal); ok {
+		return 128 + int(n)
+	}
+	return 128 + 2 // os.Interrupt where signals are not numbered
 }
 
 // env is what a command sees of the process.
@@ -81,6 +110,9 @@ type env struct {
 	// for the failure's code; printed is set once a document went out.
 	json    *pipelines.FailureLog
 	printed bool
+	// ran is the command path of the command that ran ("piship build"),
+	// empty when none was found.
+	ran string
 }
 
 // printJSON prints a command's --json document, the only thing on stdout.
@@ -365,6 +397,9 @@ func dispatchText(e *env, args []string) (*cobra.Command, int) {
 		return c, usageFailure(e, c, err)
 	}
 	c, err := root.ExecuteC()
+	if c != nil {
+		e.ran = c.CommandPath()
+	}
 	if err == nil {
 		return c, exitOK
 	}

@@ -108,7 +108,7 @@ func dryRunPlan(e *env, cfg pipelines.Config, p *pipelines.Prepared) int {
 	var b strings.Builder
 	fmt.Fprintf(&b, "pipeline %s: %s (dry run, nothing runs)\n", g.Name, canon.Count(len(steps), "stage"))
 	for i, s := range steps {
-		line := fmt.Sprintf("%3d  %-32s cache: %s", i+1, s.Stage.Label(), s.Cache)
+		line := fmt.Sprintf("%3d  %-32s cache: %s", i+1, s.Stage.Title(), s.Cache)
 		if s.Key != "" {
 			line += " (" + s.Key[:12] + ")"
 		}

@@ -25,8 +25,10 @@ axis, the critical path, cache hits and failures marked, and the timing lines th
 PISHIP_DEBUG_TIMING=1 prints. It is the page --timings FILE writes at the end of a run.
 
 The critical path follows the pipeline's dependency edges, which the trace does not hold:
-the pipeline named in the trace is looked up as piship run does (--pipelines DIR, then
-./pipelines, then the built-in ones); --pipeline names the file when it is elsewhere.`,
+they are read from the pipeline file the trace records (piship.pipeline.file: the file
+that ran, or the built-in pipeline); --pipeline names another file, for instance when the
+file has moved. A trace of an older piship names only the pipeline, which is then looked up
+as piship run does (--pipelines DIR, then ./pipelines, then the built-in ones).`,
 		Example: `  piship release ./hello --trace-file run.json && piship timings run.json -o timings.html
   piship timings run.json -o timings.html --pipeline ./ci/check.hcl`,
 		Args: exactArgs("TRACE"),
@@ -35,8 +37,8 @@ the pipeline named in the trace is looked up as piship run does (--pipelines DIR
 		},
 	}
 	c.Flags().StringVarP(&o.out, "out", "o", "", "write the HTML page to `FILE` (required)")
-	c.Flags().StringVar(&o.pipeline, "pipeline", "", "the `PIPELINE` (file or name) that ran, for its dependency edges (default: the one the trace names)")
-	c.Flags().StringVar(&o.dir, "pipelines", "", "`DIR` to look up pipeline names in (before ./pipelines and the built-in ones)")
+	c.Flags().StringVar(&o.pipeline, "pipeline", "", "the `PIPELINE` (file or name) that ran, for its dependency edges (default: the file the trace records)")
+	c.Flags().StringVar(&o.dir, "pipelines", "", "`DIR` to look up pipeline names in (before ./pipelines and the built-in ones): --pipeline NAME, or a trace that records no file")
 	return c
 }
 
@@ -58,11 +60,11 @@ func runTimings(e *env, path string, o timingsOpts) int {
 	if err != nil {
 		return usageErr(e, "CONFIG_INVALID: %s: %v; pass the file a run wrote with --trace-file", path, err)
 	}
-	name, _, err := tracing.PipelineRoot(spans)
+	name, root, err := tracing.PipelineRoot(spans)
 	if errors.Is(err, tracing.ErrNoPipeline) {
 		return usageErr(e, "CONFIG_INVALID: %s: %v; a piship-launch trace (PISHIP_TRACE_FILE) has phases, not stages: read it with PISHIP_DEBUG_TIMING=1", path, err)
 	}
-	deps, code := timingsDeps(e, path, name, spans, o)
+	deps, code := timingsDeps(e, path, name, tracing.PipelineFileOf(root), spans, o)
 	if code != exitOK {
 		return code
 	}
@@ -74,15 +76,22 @@ func runTimings(e *env, path string, o timingsOpts) int {
 }
 
 // timingsDeps are the dependency edges of the pipeline that wrote the
-// trace. An explicit --pipeline must be found and match the trace; the
-// default lookup may fail, and the page then says the critical path is
+// trace: --pipeline when given, else the file the trace records
+// (piship.pipeline.file), else (a trace without it) the name looked up as
+// piship run does. An explicit --pipeline must be found and match the trace;
+// the default may fail, and the page then says the critical path is
 // unknown rather than guess it (nil deps).
-func timingsDeps(e *env, path, name string, spans []sdktrace.ReadOnlySpan, o timingsOpts) (map[string][]string, int) {
-	arg := o.pipeline
-	if arg == "" {
-		arg = name
+func timingsDeps(e *env, path, name, file string, spans []sdktrace.ReadOnlySpan, o timingsOpts) (map[string][]string, int) {
+	var src *pipelines.Source
+	var err error
+	switch {
+	case o.pipeline != "":
+		src, err = pipelines.Find(o.pipeline, o.dir)
+	case file != "":
+		src, err = pipelines.FindFile(file)
+	default:
+		src, err = pipelines.Find(name, o.dir)
 	}
-	src, err := pipelines.Find(arg, o.dir)
 	if err != nil {
 		if o.pipeline != "" {
 			return nil, usageErr(e, "%v", err)

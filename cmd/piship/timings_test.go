@@ -39,10 +39,18 @@ func TestTimingsCommand(t *testing.T) {
 		}
 	}
 
-	// By name, tp is nowhere to be found: a page without a critical path,
-	// and a warning saying how to get one.
+	// The trace records the file that ran (issue 29 point 7): timings
+	// reads the edges from it, though by name tp is nowhere to be found.
 	out := filepath.Join(dir, "t.html")
 	code, _, stderr = cli(t, nil, "timings", trace, "-o", out)
+	if code != exitOK || stderr != "" || readText(t, out) != html {
+		t.Fatalf("timings of a trace that records its file: exit %d, or a page unlike --timings'\n%s", code, stderr)
+	}
+	// A trace that records no file (an older piship) falls back to the
+	// name: a page without a critical path, and a warning saying how to
+	// get one.
+	noFile := writeFile(t, dir, "nofile.json", strings.ReplaceAll(readText(t, trace), `"piship.pipeline.file"`, `"x.unrelated"`))
+	code, _, stderr = cli(t, nil, "timings", noFile, "-o", out)
 	if code != exitOK || !strings.Contains(stderr, "warning: the critical path is not marked") || !strings.Contains(readText(t, out), "Critical path not marked") {
 		t.Fatalf("timings without the pipeline: exit %d\n%s", code, stderr)
 	}
@@ -90,4 +98,30 @@ func readText(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestTimingsUsesTheRecordedFile is issue 29 point 7: a pipeline file whose
+// pipeline is called build is not the built-in build pipeline; piship
+// timings reads the edges from the file the trace records, not from
+// whatever the name finds.
+func TestTimingsUsesTheRecordedFile(t *testing.T) {
+	dir := t.TempDir()
+	p := writeFile(t, dir, "ci/build.hcl", `pipeline "build" {
+  stage "exec" "compile" { command = ["true"] }
+  stage "exec" "link" {
+    command    = ["true"]
+    depends_on = [stage.compile]
+  }
+}
+`)
+	trace := filepath.Join(dir, "run.json")
+	if code, _, stderr := cli(t, map[string]string{"PISHIP_PROGRESS": "0"}, "run", p, "--trace-file", trace); code != exitOK {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	out := filepath.Join(dir, "t.html")
+	code, stdout, stderr := cli(t, nil, "timings", trace, "-o", out)
+	if code != exitOK || stderr != "" || !strings.Contains(stdout, "timings of pipeline build") ||
+		!strings.Contains(readText(t, out), `data-stage="exec link" data-cache="none" data-verdict="passed" data-critical="true"`) {
+		t.Fatalf("timings: exit %d\n%s%s", code, stdout, stderr)
+	}
 }

@@ -86,7 +86,7 @@ func TestRepoCommandsEndToEnd(t *testing.T) {
 	refused(exitUsage, "USAGE_INVALID", []string{`"tragets" is not a role`}, "repo", "init", repo, "--key", "tragets="+release1)
 	refused(exitUsage, "USAGE_INVALID", []string{"--threshold root=two"}, "repo", "init", repo, "--key", "root="+root1, "--key", "targets="+release1,
 		"--key", "snapshot="+online, "--key", "timestamp="+online, "--threshold", "root=two")
-	refused(exitUsage, "CONFIG_INVALID", []string{"the root role has 1 keys and threshold 2"}, "repo", "init", repo, "--key", "root="+root1,
+	refused(exitUsage, "CONFIG_INVALID", []string{"the root role has 1 key and threshold 2"}, "repo", "init", repo, "--key", "root="+root1,
 		"--key", "targets="+release1, "--key", "snapshot="+online, "--key", "timestamp="+online, "--threshold", "root=2")
 	out, _ := run(exitOK, "repo", "init", repo, "--key", "root="+root1, "--key", "targets="+release1, "--key", "snapshot="+online, "--key", "timestamp="+online)
 	if !strings.Contains(out, "root 1, targets 1, snapshot 1, timestamp 1") || !strings.Contains(out, "--expect-root sha256:") {

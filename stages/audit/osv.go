@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"piship.dev/piship/cache/canon"
 )
 
 // Offline OSV databases (https://ossf.github.io/osv-schema/): a .zip, as
@@ -209,7 +211,7 @@ func osvSource(distDir, rel string, pkgs []Package) outcome {
 			}
 		}
 	}
-	out := outcome{note: fmt.Sprintf("%d records", db.records)}
+	out := outcome{note: canon.Count(db.records, "record")}
 	for _, k := range order {
 		f := found[k]
 		slices.Sort(f.Paths)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"piship.dev/piship/cache/canon"
 	par "piship.dev/piship/cache/parallel"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/npm"
@@ -219,7 +220,7 @@ func VerifySignatures(ctx context.Context, pkgs []Package, o Options) *Signature
 	if len(missing) > 0 {
 		s := summarize(len(missing), "registry package cannot be checked", "registry packages cannot be checked", missing)
 		if len(missing) == len(wants) && allSame(missing, "carries no registry signature") {
-			s = fmt.Sprintf("the registry at %s serves packuments without signatures (%d packages, e.g. %s)", o.Registry, len(missing), missing[0][:strings.Index(missing[0], ": ")])
+			s = fmt.Sprintf("the registry at %s serves packuments without signatures (%s, e.g. %s)", o.Registry, canon.Count(len(missing), "package"), missing[0][:strings.Index(missing[0], ": ")])
 		}
 		reasons = append(reasons, s)
 	}

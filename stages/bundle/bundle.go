@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/tracing/phase"
 )
 
@@ -141,8 +142,8 @@ func Bundle(ctx context.Context, o Options) (*Manifest, error) {
 		}
 		m := plan.manifest(b)
 		m.Upstream = up
-		b.logf("bundle: %d files before, %d after (upstream bundle: %d modules, %d packages kept) in %s",
-			len(b.t.files), len(m.Kept), up.Modules, len(up.Packages), time.Since(start).Round(time.Millisecond))
+		b.logf("bundle: %s before, %d after (upstream bundle: %s, %s kept) in %s",
+			canon.Count(len(b.t.files), "file"), len(m.Kept), canon.Count(up.Modules, "module"), canon.Count(len(up.Packages), "package"), time.Since(start).Round(time.Millisecond))
 		return m, nil
 	}
 	var res *passResult
@@ -163,7 +164,7 @@ func Bundle(ctx context.Context, o Options) (*Manifest, error) {
 			return nil, err
 		}
 		changed := b.analyze(res)
-		b.logf("bundle: pass %d: %d modules, %d outputs in %s", pass, len(res.meta.Inputs), len(res.outputs), time.Since(t0).Round(time.Millisecond))
+		b.logf("bundle: pass %d: %s, %s in %s", pass, canon.Count(len(res.meta.Inputs), "module"), canon.Count(len(res.outputs), "output"), time.Since(t0).Round(time.Millisecond))
 		if !changed {
 			// Settled: one more run when grouping the public modules
 			// behind a facade changes the layout.
@@ -191,8 +192,8 @@ func Bundle(ctx context.Context, o Options) (*Manifest, error) {
 	for _, c := range m.Chunks {
 		outBytes += c.Bytes
 	}
-	b.logf("bundle: %d files before, %d after (%d chunks, %d bytes; %d shims; %d kept) in %s",
-		len(b.t.files), len(m.Chunks)+len(m.Shims)+len(m.Kept), len(m.Chunks), outBytes, len(m.Shims), len(m.Kept),
+	b.logf("bundle: %s before, %d after (%s, %s; %s; %d kept) in %s",
+		canon.Count(len(b.t.files), "file"), len(m.Chunks)+len(m.Shims)+len(m.Kept), canon.Count(len(m.Chunks), "chunk"), canon.Count(outBytes, "byte"), canon.Count(len(m.Shims), "shim"), len(m.Kept),
 		time.Since(start).Round(time.Millisecond))
 	return m, nil
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/npm"
 	"piship.dev/piship/stages/platform"
 )
@@ -63,7 +64,7 @@ func (e *GateError) Error() string {
 		return msg
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d release rules are broken (%s):", e.Code(), len(e.Violations), e.Lock)
+	fmt.Fprintf(&b, "%s: %s %s broken (%s):", e.Code(), canon.Count(len(e.Violations), "release rule"), canon.Verb(len(e.Violations), "is", "are"), e.Lock)
 	const show = 50
 	var rules []string
 	for i, v := range e.Violations {

@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/audit"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/release/releasejson"
@@ -141,7 +142,7 @@ func (c *checker) checkSBOM(rel *releasejson.Metadata) (map[string]bool, bool) {
 		}
 	}
 	if copies != rel.SBOM.Packages {
-		problems = append(problems, fmt.Sprintf("sbom lists %d packages, release.json says %d", copies, rel.SBOM.Packages))
+		problems = append(problems, fmt.Sprintf("sbom lists %s, release.json says %d", canon.Count(copies, "package"), rel.SBOM.Packages))
 	}
 	lockSet, optional := map[string]bool{}, map[string]bool{}
 	for _, lp := range payloadLocks(c.in.Files) {

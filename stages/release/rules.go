@@ -347,7 +347,7 @@ func Check(in Input) *Checked {
 			problems = append(problems, fmt.Sprintf("payload lock sha256 %s, release.json says %s", out.LockSHA256, rel.LockSHA256))
 		}
 		if inv != nil && out.Files != rel.Payload.Files {
-			problems = append(problems, fmt.Sprintf("payload has %d files, release.json says %d", out.Files, rel.Payload.Files))
+			problems = append(problems, fmt.Sprintf("payload has %s, release.json says %d", canon.Count(out.Files, "file"), rel.Payload.Files))
 		}
 		c.result(RuleBindings, releasejson.Name, problems)
 		c.checkClaims(rel)

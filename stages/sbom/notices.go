@@ -103,7 +103,7 @@ func Notices(in Input) (text []byte, index []byte, s NoticesSummary, err error) 
 		}
 	}
 	if s.WithLicenseFile+s.WithoutLicenseFile != s.Packages || len(idx.Packages) != s.Packages {
-		return nil, nil, NoticesSummary{}, fmt.Errorf("sbom: the notices cover %d of %d packages", len(idx.Packages), s.Packages)
+		return nil, nil, NoticesSummary{}, fmt.Errorf("sbom: the notices cover %s", canon.Of(len(idx.Packages), s.Packages, "package"))
 	}
 
 	var out bytes.Buffer

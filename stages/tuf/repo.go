@@ -19,6 +19,7 @@ import (
 	"github.com/theupdateframework/go-tuf/v2/metadata"
 
 	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/semver"
 )
@@ -160,7 +161,7 @@ func Init(dir string, o InitOptions) (*Repository, error) {
 			t = 1
 		}
 		if len(keys) < t {
-			return nil, configErr("the %s role has %d keys and threshold %d: give at least as many keys as the threshold", role, len(keys), t)
+			return nil, configErr("the %s role has %s and threshold %d: give at least as many keys as the threshold", role, canon.Count(len(keys), "key"), t)
 		}
 		root.Signed.Roles[role].Threshold = t
 		for _, k := range keys {
@@ -173,7 +174,7 @@ func Init(dir string, o InitOptions) (*Repository, error) {
 			}
 		}
 		if n := len(root.Signed.Roles[role].KeyIDs); n < t {
-			return nil, configErr("the %s role has %d distinct keys and threshold %d: a key given twice counts once", role, n, t)
+			return nil, configErr("the %s role has %s and threshold %d: a key given twice counts once", role, canon.Count(n, "distinct key"), t)
 		}
 	}
 	if err := signRoot(root, nil, o.Keys[RoleRoot]); err != nil {
@@ -565,7 +566,7 @@ func (r *Repository) RotateRoot(change RootChange, signers []Key) error {
 	}
 	for _, role := range roles {
 		if n := len(next.Signed.Roles[role].KeyIDs); n < next.Signed.Roles[role].Threshold || next.Signed.Roles[role].Threshold < 1 {
-			return configErr("root %d would leave the %s role with %d keys for threshold %d: no one could sign it; add keys or lower the threshold", next.Signed.Version, role, n, next.Signed.Roles[role].Threshold)
+			return configErr("root %d would leave the %s role with %s for threshold %d: no one could sign it; add keys or lower the threshold", next.Signed.Version, role, canon.Count(n, "key"), next.Signed.Roles[role].Threshold)
 		}
 	}
 	if err := signRoot(next, prev, signers); err != nil {

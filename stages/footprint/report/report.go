@@ -11,6 +11,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"piship.dev/piship/cache/canon"
 )
 
 // Name is the report's path in a payload; Schema its schema.
@@ -86,7 +88,7 @@ func (r *Report) Lines() []string {
 	}) {
 		kept = append(kept, fmt.Sprintf("%s %d", k, r.Kept[k]))
 	}
-	l2 := fmt.Sprintf("Pi package dependencies: %d shared (%d fewer files)", len(r.Shared), r.FilesSaved)
+	l2 := fmt.Sprintf("Pi package dependencies: %d shared (%s)", len(r.Shared), canon.Count(r.FilesSaved, "fewer file"))
 	if !r.Sharing {
 		l2 = "Pi package dependencies: sharing off"
 	}

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"piship.dev/piship/cache/canon"
 )
 
 // Schema is release.json's schema.
@@ -166,11 +168,11 @@ func CheckPackageAudits(a PackageAudits) error {
 	switch a.Verdict {
 	case AuditPassed, AuditFailed:
 		if a.Locks < 1 {
-			return fmt.Errorf("packageAudits.verdict is %q with %d package locks read: a verdict about audits needs at least one audited lock", a.Verdict, a.Locks)
+			return fmt.Errorf("packageAudits.verdict is %q with %s read: a verdict about audits needs at least one audited lock", a.Verdict, canon.Count(a.Locks, "package lock"))
 		}
 	case AuditNotApplicable:
 		if a.Locks != 0 {
-			return fmt.Errorf("packageAudits.verdict is not-applicable but %d package locks were read", a.Locks)
+			return fmt.Errorf("packageAudits.verdict is not-applicable but %s %s read", canon.Count(a.Locks, "package lock"), canon.Verb(a.Locks, "was", "were"))
 		}
 	case AuditUnavailable:
 		if a.Locks < 1 {
@@ -183,7 +185,7 @@ func CheckPackageAudits(a PackageAudits) error {
 		return fmt.Errorf("packageAudits.verdict is %s without a reason", a.Verdict)
 	}
 	if len(a.Packages) != a.Locks {
-		return fmt.Errorf("packageAudits names %d package locks but says %d were read", len(a.Packages), a.Locks)
+		return fmt.Errorf("packageAudits names %s but says %d %s read", canon.Count(len(a.Packages), "package lock"), a.Locks, canon.Verb(a.Locks, "was", "were"))
 	}
 	for _, p := range a.Packages {
 		if p.Name == "" || p.Lock == "" || len(p.LockSHA256) != 64 {
