@@ -155,7 +155,7 @@ func identify(o *InstallOptions) (*source, error) {
 			return nil, receipt.Errorf(receipt.CodeConfigInvalid, "%s is %s %s, not the %s %s asked for", o.Source, s.id, s.version, o.ID, o.Version)
 		}
 	default:
-		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "%s is neither a file nor a directory", o.Source)
+		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "cannot install %s: %v", o.Source, &atomicfs.NotRegularError{Path: o.Source, Mode: fi.Mode()})
 	}
 	if err := receipt.CheckID(s.id); err != nil {
 		return nil, err
