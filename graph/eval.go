@@ -2,7 +2,6 @@ package graph
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/zclconf/go-cty/cty/function"
 	"github.com/zclconf/go-cty/cty/function/stdlib"
 
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages/stage"
 )
@@ -35,7 +35,7 @@ func newFuncTable(dir string) funcTable {
 		Type:   function.StaticReturnType(cty.String),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 			p := resolve(args[0].AsString())
-			b, err := os.ReadFile(p)
+			b, err := atomicfs.ReadRegular(p, 0)
 			if err != nil {
 				return cty.NilVal, fmt.Errorf("cannot read %s: %v", p, err)
 			}

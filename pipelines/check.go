@@ -102,7 +102,7 @@ func Format(stdout, stderr io.Writer, getenv func(string) string, paths []string
 	code := ExitOK
 	unformatted := 0
 	for _, p := range targets {
-		src, err := os.ReadFile(p)
+		src, err := atomicfs.ReadRegular(p, 0)
 		if err != nil {
 			fmt.Fprintf(stderr, "piship: CONFIG_INVALID: %v\n", err)
 			return ExitUsage

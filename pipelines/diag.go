@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/graph/diag"
 )
 
@@ -59,7 +60,7 @@ func sourcesOf(files map[string]*hcl.File, more map[string][]byte) func(string) 
 		if err != nil || !info.Mode().IsRegular() || info.Size() > maxSnippetFile {
 			return nil
 		}
-		b, err := os.ReadFile(name)
+		b, err := atomicfs.ReadRegular(name, 0)
 		if err != nil {
 			return nil
 		}

@@ -8,12 +8,6 @@ import (
 	"piship.dev/piship/stages/home/receipt"
 )
 
-// usageCodes are the error codes of a usage or configuration error: the
-// command line (USAGE_INVALID, the CLI's), a file or flag value
-// (CONFIG_INVALID), a missing or stale piship.lock (LOCK_INVALID: run
-// `piship lock`).
-var usageCodes = map[string]bool{"USAGE_INVALID": true, receipt.CodeConfigInvalid: true, "LOCK_INVALID": true}
-
 // ExitCode is the one rule from an error to piship's exit code: nil is
 // ExitOK; a usage or configuration error (its code, or the code of the
 // failing stage's error in a failed run, is USAGE_INVALID, CONFIG_INVALID
@@ -32,7 +26,10 @@ func ExitCode(err error) int {
 	if code == "" {
 		code, _, _ = strings.Cut(err.Error(), ":")
 	}
-	if usageCodes[code] {
+	// The usage codes (receipt.IsUsageCode): the command line
+	// (USAGE_INVALID, the CLI's), a file or flag value (CONFIG_INVALID), a
+	// missing or stale piship.lock (LOCK_INVALID: run `piship lock`).
+	if receipt.IsUsageCode(code) {
 		return ExitUsage
 	}
 	return ExitFailed

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/graph"
 	"piship.dev/piship/stages"
@@ -66,7 +67,7 @@ func FindFile(file string) (*Source, error) {
 
 // ReadSource reads a pipeline file from disk.
 func ReadSource(path string) (*Source, error) {
-	b, err := os.ReadFile(path)
+	b, err := atomicfs.ReadRegular(path, 0)
 	if err != nil {
 		return nil, fmt.Errorf("CONFIG_INVALID: cannot read pipeline file: %v", err)
 	}

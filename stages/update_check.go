@@ -3,9 +3,9 @@ package stages
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home"
@@ -168,7 +168,7 @@ func readActiveLock(ctx context.Context, o home.Options, id string) (*receipt.Re
 	if active == nil {
 		return nil, nil, receipt.Errorf("UPDATE_FAILED", "%s has no active release in its receipt: reinstall it", id)
 	}
-	raw, err := os.ReadFile(filepath.Join(active.Payload, distribution.LockFileName))
+	raw, err := atomicfs.ReadRegular(filepath.Join(active.Payload, distribution.LockFileName), 0)
 	if err != nil {
 		return nil, nil, receipt.Errorf("UPDATE_FAILED", "cannot read the active release's lock: %v", err)
 	}

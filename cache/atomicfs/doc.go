@@ -3,7 +3,10 @@
 // temporary sibling in the same directory, flushed when asked, renamed
 // over the destination), and its one rename policy: a rename that Windows
 // refuses while a scanner or indexer holds a handle is retried on a
-// schedule kept as data (InstallDelays, CacheDelays). It imports only the
+// schedule kept as data (InstallDelays, CacheDelays). It is also the one
+// way piship opens a file it reads by a name someone else supplies
+// (OpenRegular, ReadRegular: a regular file or a refusal, never an open
+// that waits on a named pipe). It imports only the
 // standard library, so the cache (which may import nothing under stages/)
 // and the launcher's receipt package can both use it.
 package atomicfs

@@ -43,9 +43,12 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "%s: cannot write the launch trace: %v\n", id, xerr)
 	}
 	if err != nil {
+		// The start was refused: the exit-code rule decides (2 for a usage
+		// or configuration error, as piship launch and every command).
 		fmt.Fprintf(os.Stderr, "%s: %v\n", id, err)
-		if code == 0 {
-			code = 1
+		code = 1
+		if receipt.IsUsageCode(receipt.CodeOf(err)) {
+			code = 2
 		}
 	}
 	return code

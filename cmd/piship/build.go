@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/pipelines"
 	"piship.dev/piship/stages/distribution"
@@ -128,7 +128,7 @@ func buildSummary(b *pipelines.Built) string {
 // distFiles returns distribution.hcl's source for diagnostic snippets.
 func distFiles(dir string) map[string]*hcl.File {
 	path := filepath.Join(dir, distribution.FileName)
-	src, err := os.ReadFile(path)
+	src, err := atomicfs.ReadRegular(path, 0)
 	if err != nil {
 		return nil
 	}

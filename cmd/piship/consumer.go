@@ -410,10 +410,11 @@ func runLaunch(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "%s: cannot write the launch trace: %v\n", id, xerr)
 	}
 	if err != nil {
+		// The start was refused: node did not run, so the exit-code rule
+		// decides (2 for a usage or configuration error such as an id
+		// that is no id, 1 otherwise).
 		fmt.Fprintf(e.stderr, "%s: %v\n", id, err)
-		if code == 0 {
-			code = exitFailed
-		}
+		code = pipelines.ExitCode(err)
 	}
 	return code
 }

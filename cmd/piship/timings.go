@@ -3,12 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/pipelines"
 	"piship.dev/piship/tracing"
 )
@@ -51,7 +51,7 @@ func runTimings(e *env, path string, o timingsOpts) int {
 	if o.out == "" {
 		return usageErr(e, "USAGE_INVALID: piship timings needs -o FILE.html, the page to write")
 	}
-	f, err := os.Open(path)
+	f, err := atomicfs.OpenRegular(path)
 	if err != nil {
 		return usageErr(e, "CONFIG_INVALID: %s: cannot read the trace file: %v", path, err)
 	}

@@ -8,11 +8,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"piship.dev/piship/cache"
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages/bundle"
@@ -54,7 +54,7 @@ func Load(ctx context.Context, dir string) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	lockBytes, err := os.ReadFile(filepath.Join(d.Dir, "piship.lock"))
+	lockBytes, err := atomicfs.ReadRegular(filepath.Join(d.Dir, "piship.lock"), 0)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func Load(ctx context.Context, dir string) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	pjBytes, err := os.ReadFile(filepath.Join(runtimeDir, "package.json"))
+	pjBytes, err := atomicfs.ReadRegular(filepath.Join(runtimeDir, "package.json"), 0)
 	if err != nil {
 		return nil, fmt.Errorf("CONFIG_INVALID: %v", err)
 	}

@@ -130,7 +130,7 @@ func existsErr(path string) error {
 // ReadPrivateKey reads a key written by WritePrivateKey: its id (the
 // Key-Id header) and the Ed25519 private key.
 func ReadPrivateKey(path string) (string, ed25519.PrivateKey, error) {
-	data, err := os.ReadFile(path)
+	data, err := atomicfs.ReadRegular(path, 0)
 	if err != nil {
 		return "", nil, configErr("cannot read the signing key %s: %v", path, err)
 	}

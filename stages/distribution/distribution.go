@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
 )
 
@@ -283,7 +284,7 @@ var (
 // resource, every local tool and every osv: audit database.
 func Load(dir string) (*Distribution, hcl.Diagnostics) {
 	file := filepath.Join(dir, FileName)
-	src, err := os.ReadFile(file)
+	src, err := atomicfs.ReadRegular(file, 0)
 	if err != nil {
 		detail := fmt.Sprintf("%v.", err)
 		if os.IsNotExist(err) {

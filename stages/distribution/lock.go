@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -158,7 +157,7 @@ func ComputeLock(d *Distribution) (*Lock, error) {
 	l.Runtime = LockRuntime{Dir: d.Runtime.Dir, Entry: d.Runtime.Entry, AllowInstallScripts: sortedCopy(d.Runtime.AllowInstallScripts)}
 
 	rt := d.RuntimeDir()
-	pj, err := os.ReadFile(filepath.Join(rt, "package.json"))
+	pj, err := atomicfs.ReadRegular(filepath.Join(rt, "package.json"), 0)
 	if err != nil {
 		return nil, fmt.Errorf("CONFIG_INVALID: runtime (%s): %v", d.Pos("runtime.dir"), err)
 	}
@@ -425,7 +424,7 @@ func (l *Lock) SHA256() string { return canon.SHA256Hex(l.Marshal()) }
 func WriteLock(d *Distribution, l *Lock) error {
 	data := l.Marshal()
 	dst := d.LockPath()
-	if old, err := os.ReadFile(dst); err == nil && bytes.Equal(old, data) {
+	if old, err := atomicfs.ReadRegular(dst, 0); err == nil && bytes.Equal(old, data) {
 		return nil
 	}
 	if err := atomicfs.WriteFile(dst, data, 0o644, atomicfs.Options{Sync: true}); err != nil {
@@ -471,7 +470,7 @@ func ReadLock(dir string) (*Lock, []byte, error) {
 }
 
 func readLock(file, shownPath, shownDir string) (*Lock, []byte, error) {
-	raw, err := os.ReadFile(file)
+	raw, err := atomicfs.ReadRegular(file, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, &LockError{Path: shownPath, Dir: shownDir, Missing: true}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path"
 	"strings"
+
+	"piship.dev/piship/cache/atomicfs"
 )
 
 // PackageLock is the part of an npm package-lock.json (lockfileVersion 3)
@@ -149,7 +151,7 @@ func license(raw json.RawMessage) string {
 // raw bytes. Only lockfileVersion 3 (npm 7 and later, "packages" only) is
 // accepted: older formats do not record what piship checks.
 func ReadPackageLock(file string) (*PackageLock, []byte, error) {
-	raw, err := os.ReadFile(file)
+	raw, err := atomicfs.ReadRegular(file, 0)
 	if err != nil {
 		if os.IsNotExist(err) {
 			return nil, nil, fmt.Errorf("CONFIG_INVALID: %s does not exist: create it with `npm install --package-lock-only --ignore-scripts` in its directory", file)

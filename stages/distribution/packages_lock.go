@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
 )
 
@@ -48,7 +49,7 @@ func lockPackages(d *Distribution, l *Lock) error {
 	for _, p := range d.Packages {
 		dir := d.PackageDir(p)
 		key := "package." + p.Name
-		pj, err := os.ReadFile(filepath.Join(dir, "package.json"))
+		pj, err := atomicfs.ReadRegular(filepath.Join(dir, "package.json"), 0)
 		if err != nil {
 			return fmt.Errorf("CONFIG_INVALID: package %q (%s): %v: the package's npm project needs a package.json depending on %s", p.Name, d.Pos(key), err, p.Name)
 		}
@@ -119,7 +120,7 @@ type PiManifest struct {
 // expands at run time) are refused, naming the package.
 func ExtensionEntries(name, root string) (PiManifest, []string, error) {
 	var m PiManifest
-	raw, err := os.ReadFile(filepath.Join(root, "package.json"))
+	raw, err := atomicfs.ReadRegular(filepath.Join(root, "package.json"), 0)
 	if err == nil && len(raw) > maxManifest {
 		err = fmt.Errorf("larger than %d bytes", maxManifest)
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/release"
@@ -125,7 +126,7 @@ func checkReusedKey(s *source, rec *receipt.Release) error {
 	if s.expectKey == "" {
 		return nil
 	}
-	raw, err := os.ReadFile(filepath.Join(rec.Payload, distribution.LockFileName))
+	raw, err := atomicfs.ReadRegular(filepath.Join(rec.Payload, distribution.LockFileName), 0)
 	if err != nil {
 		return integrityf("%s %s: cannot read its lock to check the expected key: %v", s.id, s.version, err)
 	}

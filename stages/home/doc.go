@@ -86,7 +86,11 @@
 // "up to date" (exit 0, nothing written), an older one a refused
 // downgrade (UPDATE_FAILED), as if the update had started after the
 // command that changed it, and a receipt gone (an uninstall ran) is
-// UPDATE_FAILED with the download removed. An explicit install of an
+// UPDATE_FAILED with the download removed. An update the release rules
+// refuse (the signed target's lockSha256 among them, LockSHA256) removes
+// its download too, and its verified TUF store (TrustStage) is dropped:
+// that store replaces trust/<id>/ only once the archive is accepted, just
+// before the receipt, and goes back if the receipt's commit fails. An explicit install of an
 // older version is a deliberate downgrade and is not refused. A rollback
 // computes its target from the receipt under the lock; an uninstall
 // renames apps/<id> away before removing it, so that an update

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/home/receipt"
 )
 
@@ -77,7 +78,7 @@ func Rollback(ctx context.Context, o Options, id string) (*receipt.Receipt, erro
 // launcherFromShim returns the piship binary a POSIX shim written by
 // ShimScript executes, or "".
 func launcherFromShim(path string) string {
-	data, err := os.ReadFile(path)
+	data, err := atomicfs.ReadRegular(path, 0)
 	if err != nil {
 		return ""
 	}

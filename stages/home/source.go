@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/distribution"
@@ -51,7 +52,7 @@ func readSmall(path string) ([]byte, error) {
 	if fi.Size() > maxMeta {
 		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxMeta)
 	}
-	return os.ReadFile(path)
+	return atomicfs.ReadRegular(path, 0)
 }
 
 // readReleaseID reads the identity release.json claims; whether the
@@ -154,7 +155,7 @@ func identify(o *InstallOptions) (*source, error) {
 			return nil, receipt.Errorf(receipt.CodeConfigInvalid, "%s is %s %s, not the %s %s asked for", o.Source, s.id, s.version, o.ID, o.Version)
 		}
 	default:
-		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "%s is neither a file nor a directory", o.Source)
+		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "cannot install %s: %v", o.Source, &atomicfs.NotRegularError{Path: o.Source, Mode: fi.Mode()})
 	}
 	if err := receipt.CheckID(s.id); err != nil {
 		return nil, err
@@ -192,7 +193,7 @@ func identifyDir(s *source) error {
 			return receipt.Errorf(receipt.CodeConfigInvalid, "%v", err)
 		}
 		marker := filepath.Join(filepath.Dir(s.path), filepath.Base(s.path)+".piship-qualification.json")
-		if q, err := os.ReadFile(marker); err == nil && strings.Contains(string(q), "unqualified-local") {
+		if q, err := atomicfs.ReadRegular(marker, 0); err == nil && strings.Contains(string(q), "unqualified-local") {
 			s.warnings = append(s.warnings, fmt.Sprintf("%s is an unqualified local build (piship build): install it for local testing only; ship what piship release produced", s.path))
 		}
 	} else {
@@ -228,7 +229,7 @@ func identifyDir(s *source) error {
 }
 
 func readSmallHash(path string) (string, error) {
-	data, err := os.ReadFile(path)
+	data, err := atomicfs.ReadRegular(path, 0)
 	if err != nil {
 		return "", err
 	}
@@ -238,7 +239,7 @@ func readSmallHash(path string) (string, error) {
 // readSidecar returns the digest of <archive>.sha256 ("" when absent): one
 // sha256sum line, "<hex>  <file>".
 func readSidecar(archivePath string) (string, error) {
-	data, err := os.ReadFile(archivePath + ".sha256")
+	data, err := atomicfs.ReadRegular(archivePath+".sha256", 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}

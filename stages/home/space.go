@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/home/receipt"
 )
@@ -90,7 +91,10 @@ func existingDir(path string) string {
 // header (the declaration): checkSpace sizes on it and place extracts
 // from the same read. Install closes it.
 func (s *source) open(lim archive.Limits) error {
-	f, err := os.Open(s.path)
+	f, err := atomicfs.OpenRegular(s.path)
+	if errors.Is(err, atomicfs.ErrNotRegular) {
+		return receipt.Errorf(receipt.CodeConfigInvalid, "%w", err)
+	}
 	if err != nil {
 		return receipt.Errorf(receipt.CodeUnavailable, "cannot read %s: %w", s.path, err)
 	}

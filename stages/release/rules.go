@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home/receipt"
@@ -457,7 +458,7 @@ func DirReader(dir string) func(rel string) ([]byte, error) {
 		if fi.Size() > MaxMetadataBytes {
 			return nil, fmt.Errorf("%s is larger than %d bytes", rel, MaxMetadataBytes)
 		}
-		return os.ReadFile(p)
+		return atomicfs.ReadRegular(p, 0)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/theupdateframework/go-tuf/v2/metadata/trustedmetadata"
 	"github.com/theupdateframework/go-tuf/v2/metadata/updater"
 
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/semver"
 )
@@ -192,7 +193,7 @@ func Update(ctx context.Context, o UpdateOptions) (*Result, error) {
 // must be the pinned one.
 func trustedRoot(o UpdateOptions, f *fetcher) ([]byte, error) {
 	p := filepath.Join(o.TrustDir, "root.json")
-	if b, err := os.ReadFile(p); err == nil {
+	if b, err := atomicfs.ReadRegular(p, 0); err == nil {
 		return b, nil
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, updateErr(ReasonFetch, err, "cannot read the trusted root %s: %v", p, err)

@@ -112,7 +112,11 @@
 // nothing. Otherwise go-tuf works on a copy of the store beside it
 // (trust/.<id>.updating-<rand>, StagePrefix), and once the refresh
 // and the archive verified, the copy and trust/<id>/ are exchanged in one rename
-// (RENAME_EXCHANGE on Linux) and the old store removed (store.go): after a
+// (RENAME_EXCHANGE on Linux) and the old store removed (store.go). With
+// Defer (the update pipeline), the verified copy is left staged
+// (Result.Stage) and the install stage commits it (CommitStaged) only once
+// the release rules accepted the archive, putting the previous store back
+// (RestoreStaged) if the receipt's commit fails: after a
 // kill the store is the old one or the new one, never a new timestamp
 // beside an old snapshot, and a refused update leaves it byte for byte as
 // it was. Each update has a stage of its own named with its pid: the

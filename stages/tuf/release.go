@@ -7,12 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/release/releasejson"
 )
 
@@ -27,7 +27,7 @@ const maxReleaseDoc = 1 << 20
 // to the rules install reads it by (releasejson.Parse), and the archive's
 // name must be the <id>-<version>-<target>.tar.gz piship release wrote.
 func ReleaseOf(archive, channelName string) (Release, error) {
-	f, err := os.Open(archive)
+	f, err := atomicfs.OpenRegular(archive)
 	if err != nil {
 		return Release{}, configErr("cannot read the release archive %s: %v", archive, err)
 	}

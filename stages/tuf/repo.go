@@ -252,7 +252,7 @@ func Open(dir string) (*Repository, error) {
 }
 
 func readMeta[T metadata.Roles](m *metadata.Metadata[T], path string) (*metadata.Metadata[T], error) {
-	data, err := os.ReadFile(path)
+	data, err := atomicfs.ReadRegular(path, 0)
 	if err != nil {
 		return nil, configErr("cannot read %s: %v: is this a repository made by the TUF init?", path, err)
 	}
@@ -364,7 +364,7 @@ func (r *Repository) copyArchive(src, ch string) (string, int64, error) {
 		return "", 0, configErr("cannot make %s: %v", dir, err)
 	}
 	dst := filepath.Join(dir, sum+"."+filepath.Base(src))
-	in, err := os.Open(src)
+	in, err := atomicfs.OpenRegular(src)
 	if err != nil {
 		return "", 0, configErr("cannot read the release archive %s: %v", src, err)
 	}
@@ -388,7 +388,7 @@ func (r *Repository) copyArchive(src, ch string) (string, int64, error) {
 }
 
 func hashFile(p string) (string, int64, error) {
-	f, err := os.Open(p)
+	f, err := atomicfs.OpenRegular(p)
 	if err != nil {
 		return "", 0, configErr("cannot read the release archive %s: %v", p, err)
 	}
@@ -744,7 +744,7 @@ func RootSHA256(rootJSON []byte) string {
 // initial root a lock pins is version 1.
 func (r *Repository) RootBytes(version int64) ([]byte, error) {
 	p := r.metaPath(fmt.Sprintf("%d.root.json", version))
-	b, err := os.ReadFile(p)
+	b, err := atomicfs.ReadRegular(p, 0)
 	if err != nil {
 		return nil, configErr("cannot read %s: %v", p, err)
 	}

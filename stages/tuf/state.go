@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/theupdateframework/go-tuf/v2/metadata"
+
+	"piship.dev/piship/cache/atomicfs"
 )
 
 // RoleState is one role's trusted version and expiry.
@@ -46,7 +48,7 @@ func (s TrustState) ExpiringWithin(now time.Time, d time.Duration) []RoleState {
 func ReadTrustState(trustDir string) (TrustState, error) {
 	st := TrustState{Dir: trustDir}
 	read := func(role string) ([]byte, error) {
-		return os.ReadFile(filepath.Join(trustDir, role+".json"))
+		return atomicfs.ReadRegular(filepath.Join(trustDir, role+".json"), 0)
 	}
 	add := func(role string, v int64, exp time.Time) {
 		st.Roles = append(st.Roles, RoleState{Role: role, Version: v, Expires: exp})

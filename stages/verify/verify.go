@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/release"
@@ -87,6 +88,9 @@ func Release(ctx context.Context, source string, o Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("CONFIG_INVALID: %v", err)
 	}
+	if !info.IsDir() && !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("CONFIG_INVALID: %v", &atomicfs.NotRegularError{Path: source, Mode: info.Mode()})
+	}
 	if info.IsDir() {
 		v.dir = source
 		if o.SHA256 != "" {
@@ -133,7 +137,7 @@ func finish(r *Report) *Report {
 // extract checks the archive digest while extracting it once.
 func (v *verifier) extract(ctx context.Context, path, dest string, o Options) bool {
 	name := filepath.Base(path)
-	f, err := os.Open(path)
+	f, err := atomicfs.OpenRegular(path)
 	if err != nil {
 		return v.add("archive-read", name, err)
 	}
@@ -158,7 +162,7 @@ func (v *verifier) extract(ctx context.Context, path, dest string, o Options) bo
 		}
 		ok = v.add("archive-digest", name, e) && ok
 	}
-	if side, err := os.ReadFile(path + ".sha256"); err == nil {
+	if side, err := atomicfs.ReadRegular(path+".sha256", 0); err == nil {
 		sum, e := release.ParseSidecar(side, name)
 		if e == nil && sum != x.SHA256 {
 			e = fmt.Errorf("archive sha256 is %s, the sidecar says %s", x.SHA256, sum)
@@ -174,7 +178,7 @@ func (v *verifier) checkDirectory(ctx context.Context) {
 	// archive without one fails required-files, as it does at install.)
 	if _, err := os.Stat(filepath.Join(dir, releasejson.Name)); v.files == nil && os.IsNotExist(err) {
 		reason := "no release.json: this is not a release"
-		if q, err := os.ReadFile(filepath.Join(filepath.Dir(dir), filepath.Base(dir)+".piship-qualification.json")); err == nil && bytes.Contains(q, []byte("unqualified-local")) {
+		if q, err := atomicfs.ReadRegular(filepath.Join(filepath.Dir(dir), filepath.Base(dir)+".piship-qualification.json"), 0); err == nil && bytes.Contains(q, []byte("unqualified-local")) {
 			reason = "this is an unqualified local build (piship build): make a release with piship release"
 		} else if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(payload.InventoryName))); err == nil {
 			reason = "this is a payload of a local build, not a release: make one with piship release"
@@ -210,7 +214,7 @@ func (v *verifier) checkTools() {
 	var bi struct {
 		Tools []release.ToolDigest `json:"tools"`
 	}
-	data, err := os.ReadFile(biPath)
+	data, err := atomicfs.ReadRegular(biPath, 0)
 	if err == nil {
 		err = json.Unmarshal(data, &bi)
 	}

@@ -62,3 +62,11 @@ func CodeOf(err error) string {
 	}
 	return ""
 }
+
+// IsUsageCode reports whether code is one of a usage or configuration
+// error (USAGE_INVALID, CONFIG_INVALID, LOCK_INVALID): the codes piship
+// exits 2 for, whichever command found them (pipelines.ExitCode, and the
+// launchers, which cannot link pipelines).
+func IsUsageCode(code string) bool {
+	return code == "USAGE_INVALID" || code == CodeConfigInvalid || code == "LOCK_INVALID"
+}

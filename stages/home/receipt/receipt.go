@@ -152,7 +152,7 @@ func Read(installHome, id string) (*Receipt, error) {
 		return nil, err
 	}
 	path := ReceiptPath(installHome, id)
-	f, err := os.Open(path)
+	f, err := atomicfs.OpenRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, &Error{Code: CodeUnavailable, Msg: fmt.Sprintf("%s is not installed in %s (no receipt %s): run piship install", id, installHome, path),
 			Err: errors.Join(ErrNotInstalled, fs.ErrNotExist)}

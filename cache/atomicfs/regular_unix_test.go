@@ -1,0 +1,54 @@
+//go:build unix
+
+package atomicfs
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A named pipe is refused at once (no writer needed), a regular file is
+// read, a symbolic link to one followed, and max bounds the size.
+func TestReadRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := ReadRegular(fifo, 0); done <- err }()
+	select {
+	case err := <-done:
+		var nr *NotRegularError
+		if !errors.Is(err, ErrNotRegular) || !errors.As(err, &nr) || !strings.Contains(err.Error(), "named pipe") {
+			t.Fatalf("a FIFO: %v, want a NotRegularError naming the named pipe", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("reading a FIFO blocked")
+	}
+	if _, err := OpenRegular(dir); !errors.Is(err, ErrNotRegular) {
+		t.Fatalf("a directory: %v", err)
+	}
+	f := filepath.Join(dir, "f")
+	if err := os.WriteFile(f, []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "l")
+	if err := os.Symlink(f, link); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ReadRegular(link, 5); err != nil || string(b) != "hello" {
+		t.Fatalf("a link to a regular file: %q %v", b, err)
+	}
+	if _, err := ReadRegular(f, 4); err == nil || !strings.Contains(err.Error(), "larger than 4 bytes") {
+		t.Fatalf("over max: %v", err)
+	}
+	if _, err := ReadRegular(filepath.Join(dir, "missing"), 0); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing: %v", err)
+	}
+}
