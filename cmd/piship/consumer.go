@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/pipelines"
 	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/home"
@@ -73,8 +74,8 @@ func runInstall(e *env, src, sum, expectKey string, rc runConfig, asJSON bool) i
 		if in.Linked > 0 {
 			linked = fmt.Sprintf(", %d linked from the store", in.Linked)
 		}
-		fmt.Fprintf(out, "installed %s %s (%d files%s, %s) into %s in %s; run it as `%s`\n", in.ID, in.Version,
-			in.Files, linked, humanBytes(in.Bytes), filepath.Dir(in.Payload), in.Total.Round(time.Millisecond), run)
+		fmt.Fprintf(out, "installed %s %s (%s%s, %s) into %s in %s; run it as `%s`\n", in.ID, in.Version,
+			canon.Count(in.Files, "file"), linked, humanBytes(in.Bytes), filepath.Dir(in.Payload), in.Total.Round(time.Millisecond), run)
 	}
 	if hint != "" {
 		fmt.Fprintln(out, hint)
@@ -148,7 +149,7 @@ func runUpdate(e *env, id string, o updateOpts, rc runConfig) int {
 	default:
 		linked := ""
 		if u.Linked > 0 {
-			linked = fmt.Sprintf(", %d files linked from the store", u.Linked)
+			linked = fmt.Sprintf(", %s linked from the store", canon.Count(u.Linked, "file"))
 		}
 		fmt.Fprintf(e.stdout, "%s updated %s -> %s (channel %s, root %d, timestamp %d%s) in %s; `piship rollback %s` goes back to %s\n", id, u.Current, u.Version, u.Channel,
 			u.Root, u.Timestamp, linked, u.Total.Round(time.Millisecond), id, u.Current)
@@ -306,7 +307,7 @@ func runRepair(e *env, id, from string, asJSON bool, progress progressFlag) int 
 		return exitOK
 	}
 	if len(res.Restored)+len(res.Removed) > 0 {
-		fmt.Fprintf(e.stdout, "repaired %s %s: restored %d files, removed %d, from %s\n", id, res.Version, len(res.Restored), len(res.Removed), res.Source)
+		fmt.Fprintf(e.stdout, "repaired %s %s: restored %s, removed %d, from %s\n", id, res.Version, canon.Count(len(res.Restored), "file"), len(res.Removed), res.Source)
 	}
 	var parts []string
 	if n := len(res.Modes); n > 0 {
@@ -365,7 +366,7 @@ func runUninstall(e *env, id string, purge, asJSON bool, progress progressFlag) 
 		printJSON(e, pipelines.UninstallJSON(id, purge, res))
 		return exitOK
 	}
-	fmt.Fprintf(e.stdout, "uninstalled %s: removed %d paths, kept %d\n", id, len(res.Removed), len(res.Kept))
+	fmt.Fprintf(e.stdout, "uninstalled %s: removed %s, kept %d\n", id, canon.Count(len(res.Removed), "path"), len(res.Kept))
 	return exitOK
 }
 

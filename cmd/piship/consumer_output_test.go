@@ -142,7 +142,7 @@ func TestConsumerCommandsPrintTheirResult(t *testing.T) {
 			failure: "UPDATE_FAILED", refuse: []string{"CONFIG_UNAVAILABLE"}},
 		{name: "repair from the repository", args: []string{"repair", "hello"},
 			before: func(t *testing.T) { os.WriteFile(published(), good, 0o644) },
-			stdout: `^repaired hello 1\.0\.0: restored 1 files, removed 0, from ` + regexp.QuoteMeta(filepath.Join(install, "apps", "hello", ".downloads", "hello-1.0.0-linux-x64.tar.gz")) + `$`},
+			stdout: `^repaired hello 1\.0\.0: restored 1 file, removed 0, from ` + regexp.QuoteMeta(filepath.Join(install, "apps", "hello", ".downloads", "hello-1.0.0-linux-x64.tar.gz")) + `$`},
 		{name: "repair, nothing to do", args: []string{"repair", "hello"},
 			stdout: `^hello 1\.0\.0: nothing to repair$`},
 		// repair runs no pipeline: --progress shows home's lines about

@@ -926,7 +926,7 @@ func (o *Options) reclaimLocked(ctx context.Context, id string, deadline time.Ti
 	}
 	res.Unlinks, res.Exhausted = sw.unlinks, sw.exhausted
 	if len(res.Remaining) > 0 {
-		o.logf("%s: reclaim budget spent after %d removals; %d directories wait for the next doctor", id, sw.unlinks, len(res.Remaining))
+		o.logf("%s: reclaim budget spent after %s; %s for the next doctor", id, canon.Count(sw.unlinks, "removal"), canon.Count(len(res.Remaining), "directory waits", "directories wait"))
 	}
 	return res, nil
 }

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"piship.dev/piship/cache"
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/release"
@@ -157,7 +158,7 @@ func Repair(ctx context.Context, o Options, id, from string) (*RepairResult, err
 		}
 		present = append(present, unexpected...)
 		if len(present) > 0 {
-			return nil, receipt.Errorf(receipt.CodeUnavailable, "%s %s is running (%s): repairing it would replace %d files it may have loaded (%s): quit it, then run piship repair %s", id, rec.Version, strings.Join(running, "; "), len(present), summarize(present), id)
+			return nil, receipt.Errorf(receipt.CodeUnavailable, "%s %s is running (%s): repairing it would replace %s it may have loaded (%s): quit it, then run piship repair %s", id, rec.Version, strings.Join(running, "; "), canon.Count(len(present), "file"), summarize(present), id)
 		}
 	}
 
@@ -176,7 +177,7 @@ func Repair(ctx context.Context, o Options, id, from string) (*RepairResult, err
 	}
 	ph.End(nil)
 	if len(wrong) > 0 {
-		return nil, receipt.Errorf(receipt.CodeIntegrity, "%s does not hold %s %s's copy of %d files (%s): nothing was changed; repair from the archive of %s %s", src.shown, id, rec.Version, len(wrong), summarize(wrong), id, rec.Version)
+		return nil, receipt.Errorf(receipt.CodeIntegrity, "%s does not hold %s %s's copy of %s (%s): nothing was changed; repair from the archive of %s %s", src.shown, id, rec.Version, canon.Count(len(wrong), "file"), summarize(wrong), id, rec.Version)
 	}
 
 	rctx, ph := phase.Start(ctx, "restore")
@@ -202,7 +203,7 @@ func Repair(ctx context.Context, o Options, id, from string) (*RepairResult, err
 	ph.End(nil)
 	res.Source = src.shown
 	if len(res.Restored)+len(res.Removed) > 0 {
-		o.progressf("%s %s: restored %d files, removed %d, from %s", id, rec.Version, len(res.Restored), len(res.Removed), src.shown)
+		o.progressf("%s %s: restored %s, removed %d, from %s", id, rec.Version, canon.Count(len(res.Restored), "file"), len(res.Removed), src.shown)
 	}
 	// The modes, judged again now that the files are back (a restored
 	// file has the mode of its source's copy, less any unsafe bit).
@@ -210,7 +211,7 @@ func Repair(ctx context.Context, o Options, id, from string) (*RepairResult, err
 		return res, err
 	}
 	if len(res.Modes) > 0 {
-		o.progressf("%s %s: restored the mode of %d paths", id, rec.Version, len(res.Modes))
+		o.progressf("%s %s: restored the mode of %s", id, rec.Version, canon.Count(len(res.Modes), "path"))
 	}
 	if res.Records, err = o.restoreRecords(ctx, id); err != nil {
 		return res, err

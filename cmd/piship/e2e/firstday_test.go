@@ -142,7 +142,7 @@ func TestFirstDayWalk(t *testing.T) {
 		t.Fatal(err)
 	}
 	step(1, `^greeter: DAMAGED: found \d+ problem\(s\)`, `INTEGRITY_FAILED`, "doctor", "greeter")
-	step(exitOK, `^repaired greeter 1\.0\.0: restored 1 files, removed 0, from `+q(filepath.Join(home, "install", "apps", "greeter", ".downloads", "greeter-1.0.0-"+target+".tar.gz"))+`$`, "",
+	step(exitOK, `^repaired greeter 1\.0\.0: restored 1 file, removed 0, from `+q(filepath.Join(home, "install", "apps", "greeter", ".downloads", "greeter-1.0.0-"+target+".tar.gz"))+`$`, "",
 		"repair", "greeter")
 	step(exitOK, `^greeter: verified, nothing to repair$`, "", "doctor", "greeter")
 	launch("1.0.0")
