@@ -97,7 +97,7 @@ const EnvPishipCompileCache = "PISHIP_COMPILE_CACHE"
 // docs/performance.md, BenchmarkPiInteractiveCompileCache and
 // BenchmarkPiStartToolsAndCompileCache): Pi's interactive start to its
 // first screen is faster with it (by 6 to 20% in the median of the pairs
-// of three runs: on), a smoke start (`--version`) 4-5% slower (off; a
+// of four runs: on), a smoke start (`--version`) 4-5% slower (off; a
 // smoke start also no longer fills the cache with what `--version`
 // compiles, which Node would keep for the starts after it).
 func compileCacheByDefault(smoke bool) bool { return !smoke }
