@@ -7,7 +7,7 @@ JAEGER_VERSION  := v1.76.0
 # Exported so the tests that keep downloads there (TestTufJSAgrees's
 # tuf-js install, stages/tuf) use this directory even when it was set here.
 export PISHIP_DEV_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/piship-dev
-JAEGER_BIN      ?= $(PISHIP_DEV_CACHE)/jaeger-$(JAEGER_VERSION)/jaeger-all-in-one
+JAEGER_BIN      ?= $(PISHIP_DEV_CACHE)/jaeger-$(JAEGER_VERSION)/jaeger
 export PISHIP_JAEGER_BIN := $(JAEGER_BIN)
 # Node 22 for the tests of Pi 1.6 (it needs Node >= 22.19): npm serves
 # Node's linux-x64 build as a package; `make node22-bin` packs it once into
@@ -42,7 +42,7 @@ export GOFLAGS := -trimpath $(filter-out -trimpath,$(shell $(GO) env GOFLAGS))
 
 # make test on a fresh machine (no Go, npm or dev cache) keeps both of 2
 # cores busy for most of its 15-minute budget (docs/performance.md). The
-# Jaeger build (~7-10 CPU-minutes cold) and the browser and terminal the last tests
+# Jaeger v2 build (~10-13 CPU-minutes cold) and the browser and terminal the last tests
 # need (chromium and tmux from apt-get, when missing) start first at the
 # lowest CPU priority: downloads overlap the compiles, and the compile takes
 # what the tests leave idle (network waits, kills, launches). Only the
@@ -262,33 +262,30 @@ $(NODE22_DIR)/package/bin/node:
 jaeger-bin-nice:
 	@test -x $(JAEGER_BIN) || nice -n 19 $(MAKE) --no-print-directory jaeger-bin
 
-# Jaeger's all-in-one (collector and query in one process, memory
-# storage), built through a tool module (testdata/jaeger/go.mod) because
-# Jaeger's own go.mod has replace directives that `go install pkg@version`
-# refuses. It is the v1 main of the same tag: the tests need OTLP in and
-# the query API out, which it serves from ~1,700 packages where the v2
-# collector-based cmd/jaeger needs ~2,300 (docs/performance.md). They are
-# compiled without optimisation or inlining (-N -l) and linked without
-# symbols: the tests need a working Jaeger, not a fast one. The standard
-# library keeps the default flags, so it is the one the tests compiled (or
-# compile) anyway.
+# Jaeger v2: cmd/jaeger of module github.com/jaegertracing/jaeger
+# $(JAEGER_VERSION) (the tag of Jaeger v2.13.0; the module's versions stay
+# v1.x, its v2 binary is this main), an OpenTelemetry Collector with
+# Jaeger's extensions, configured by a YAML file (the tests write theirs,
+# on free ports; `make jaeger` uses testdata/jaeger/dev.yaml). Built
+# through a tool module (testdata/jaeger/go.mod) because Jaeger's own
+# go.mod has replace directives that `go install pkg@version` refuses. Its
+# ~2,300 packages are compiled without optimisation or inlining (-N -l)
+# and linked without symbols: the tests need a working Jaeger, not a fast
+# one. The standard library keeps the default flags, so it is the one the
+# tests compiled (or compile) anyway. Cold CPU: docs/performance.md.
 $(JAEGER_BIN):
 	@mkdir -p $(dir $@)
-	@echo "building Jaeger $(JAEGER_VERSION) (all-in-one) once into $@ (about 4 minutes cold on 2 cores, more beside make test)"
-	cd testdata/jaeger && $(GO) build -buildvcs=false -gcflags='all=-N -l' -gcflags='std=' -ldflags="-s -w" -o $@.tmp github.com/jaegertracing/jaeger/cmd/all-in-one
+	@echo "building Jaeger v2 (cmd/jaeger of $(JAEGER_VERSION)) once into $@ (about 5 minutes cold on 2 cores, more beside make test)"
+	cd testdata/jaeger && $(GO) build -buildvcs=false -gcflags='all=-N -l' -gcflags='std=' -ldflags="-s -w" -o $@.tmp github.com/jaegertracing/jaeger/cmd/jaeger
 	mv $@.tmp $@
 
-# A Jaeger for viewing traces, on 127.0.0.1 only: OTLP on :4317 (grpc) and
-# :4318 (http), query API and UI on http://127.0.0.1:16686 (the web UI needs
-# PISHIP_JAEGER_UI_ASSETS, see README), in memory. Then, in another shell:
+# Jaeger v2 for viewing traces, on 127.0.0.1 only: OTLP on :4317 (grpc)
+# and :4318 (http), query API and UI on http://127.0.0.1:16686 (the web UI
+# needs PISHIP_JAEGER_UI_ASSETS, see README), in memory
+# (testdata/jaeger/dev.yaml). Then, in another shell:
 #   OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 bin/piship run demo
 jaeger: jaeger-bin
-	OTEL_TRACES_SAMPLER=always_off SPAN_STORAGE_TYPE=memory $(JAEGER_BIN) \
-	  --collector.otlp.grpc.host-port=127.0.0.1:4317 --collector.otlp.http.host-port=127.0.0.1:4318 \
-	  --query.http-server.host-port=127.0.0.1:16686 --query.grpc-server.host-port=127.0.0.1:16685 \
-	  --collector.grpc-server.host-port=127.0.0.1:14250 --collector.http-server.host-port=127.0.0.1:14268 \
-	  --admin.http.host-port=127.0.0.1:14269 --memory.max-traces=100000 \
-	  $(if $(PISHIP_JAEGER_UI_ASSETS),--query.static-files=$(PISHIP_JAEGER_UI_ASSETS))
+	$(JAEGER_BIN) --config file:testdata/jaeger/dev.yaml
 
 clean:
 	rm -rf bin

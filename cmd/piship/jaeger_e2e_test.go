@@ -1,17 +1,21 @@
 package main
 
-// End-to-end test: a real Jaeger (the all-in-one built from
-// github.com/jaegertracing/jaeger/cmd/all-in-one, pinned in testdata/jaeger/go.mod)
-// receives the spans of a piship run over OTLP, and the trace is read back
-// through Jaeger's HTTP query API.
+// End-to-end test: a real Jaeger v2 (cmd/jaeger of module
+// github.com/jaegertracing/jaeger v1.76.0, the tag of Jaeger v2.13.0, pinned
+// in testdata/jaeger/go.mod: the OpenTelemetry Collector-based binary a
+// developer runs today) receives the spans of a piship run over OTLP, and the
+// trace is read back through the HTTP query API of its jaeger_query
+// extension (/api/traces, /api/services: the API Jaeger's UI reads).
 //
 // The binary is built by `make jaeger-bin`; the test never builds it and never
-// skips: a missing binary is a failure telling the developer what to run.
+// skips: a missing binary, or one that is not that Jaeger, is a failure
+// telling the developer what to run.
 
 import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"debug/buildinfo"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -34,7 +38,11 @@ import (
 )
 
 const (
+	// jaegerVersion is the module version of github.com/jaegertracing/jaeger;
+	// its cmd/jaeger is Jaeger v2 (v2.13.0).
 	jaegerVersion = "v1.76.0"
+	// jaegerMain is the package of Jaeger v2's binary.
+	jaegerMain = "github.com/jaegertracing/jaeger/cmd/jaeger"
 
 	// jaegerStartTimeout bounds how long Jaeger may take to open its ports.
 	jaegerStartTimeout = 30 * time.Second
@@ -694,7 +702,10 @@ func randomHex(t *testing.T, n int) string {
 
 // --- running Jaeger -----------------------------------------------------------
 
-// jaegerBinary locates the Jaeger binary built by `make jaeger-bin`.
+// jaegerBinary locates the Jaeger binary built by `make jaeger-bin` and
+// checks from its build information that it is Jaeger v2 (cmd/jaeger) of
+// module version jaegerVersion: the v1 all-in-one takes no config file and
+// would fail later with a less helpful message.
 func jaegerBinary(t *testing.T) string {
 	t.Helper()
 	bin := os.Getenv("PISHIP_JAEGER_BIN")
@@ -712,14 +723,37 @@ func jaegerBinary(t *testing.T) string {
 			}
 			cache = filepath.Join(base, "piship-dev")
 		}
-		bin = filepath.Join(cache, "jaeger-"+jaegerVersion, "jaeger-all-in-one")
+		bin = filepath.Join(cache, "jaeger-"+jaegerVersion, "jaeger")
 	}
 	if fi, err := os.Stat(bin); err != nil || fi.IsDir() {
 		t.Fatalf("Jaeger %s binary not found at %s (%v).\n"+
-			"Run `make jaeger-bin` to build it (or set PISHIP_JAEGER_BIN to a Jaeger %s binary).",
-			jaegerVersion, bin, err, jaegerVersion)
+			"Run `make jaeger-bin` to build it (or set PISHIP_JAEGER_BIN to a Jaeger v2 binary: %s of %s).",
+			jaegerVersion, bin, err, jaegerMain, jaegerVersion)
+	}
+	if main, version, err := jaegerBuild(bin); err != nil || main != jaegerMain || version != jaegerVersion {
+		t.Fatalf("%s is not Jaeger v2 (%s of github.com/jaegertracing/jaeger %s): its build information says %s %s (%v).\n"+
+			"Run `make jaeger-bin` to build it (PISHIP_JAEGER_BIN unset), or point PISHIP_JAEGER_BIN at that binary.",
+			bin, jaegerMain, jaegerVersion, main, version, err)
 	}
 	return bin
+}
+
+// jaegerBuild reads a Go binary's main package and the version of the
+// github.com/jaegertracing/jaeger module it was built from.
+func jaegerBuild(bin string) (main, version string, err error) {
+	bi, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		return "", "", err
+	}
+	if bi.Main.Path == "github.com/jaegertracing/jaeger" {
+		return bi.Path, bi.Main.Version, nil
+	}
+	for _, d := range bi.Deps {
+		if d.Path == "github.com/jaegertracing/jaeger" {
+			return bi.Path, d.Version, nil
+		}
+	}
+	return bi.Path, "", fmt.Errorf("no github.com/jaegertracing/jaeger module in it")
 }
 
 type jaegerInstance struct {
@@ -746,10 +780,10 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-// startJaeger runs the Jaeger all-in-one with in-memory storage on free
-// loopback ports and waits until its query API and OTLP receivers accept
-// connections. It is stopped when the test ends; its output is logged if the
-// test failed.
+// startJaeger runs Jaeger v2 with a configuration of in-memory storage on
+// free loopback ports (jaegerConfig) and waits until its query API and OTLP
+// receivers accept connections. It is stopped when the test ends; its output
+// and configuration are logged if the test failed.
 func startJaeger(t *testing.T, bin string) *jaegerInstance {
 	t.Helper()
 	// A free port found by listening on :0 can be taken by someone else
@@ -764,28 +798,66 @@ func startJaeger(t *testing.T, bin string) *jaegerInstance {
 			t.Logf("Jaeger attempt %d: a port was taken, retrying: %v", attempt, err)
 			continue
 		}
-		t.Fatalf("starting Jaeger: %v\n%s %s output:\n%s", err, bin, strings.Join(args, " "), out.String())
+		var config []byte
+		if len(args) == 2 {
+			config, _ = os.ReadFile(strings.TrimPrefix(args[1], "file:"))
+		}
+		t.Fatalf("starting Jaeger: %v\n%s %s\nconfiguration:\n%s\noutput:\n%s", err, bin, strings.Join(args, " "), config, out.String())
 	}
 }
 
-// jaegerArgs binds every listener of the all-in-one to 127.0.0.1: the four
-// the test uses on the given ports, the three it does not (legacy collector
-// gRPC and HTTP, admin) on ports the kernel picks, so nothing collides with a
-// Jaeger already running on the standard ports. Storage is memory, the
-// all-in-one's default, named so a SPAN_STORAGE_TYPE in the environment
-// cannot change it.
-func jaegerArgs(otlpGRPC, otlpHTTP, queryHTTP, queryGRPC string) []string {
-	return []string{
-		"--collector.otlp.enabled=true",
-		"--collector.otlp.grpc.host-port=" + otlpGRPC,
-		"--collector.otlp.http.host-port=" + otlpHTTP,
-		"--query.http-server.host-port=" + queryHTTP,
-		"--query.grpc-server.host-port=" + queryGRPC,
-		"--collector.grpc-server.host-port=127.0.0.1:0",
-		"--collector.http-server.host-port=127.0.0.1:0",
-		"--admin.http.host-port=127.0.0.1:0",
-		"--memory.max-traces=10000",
-	}
+// jaegerConfig is a Jaeger v2 configuration (an OpenTelemetry Collector
+// configuration with Jaeger's extensions) of what the tests need and nothing
+// else: OTLP/gRPC and OTLP/HTTP in, memory storage, the query API out (HTTP:
+// /api/traces, /api/services; and gRPC), every listener on 127.0.0.1 at the
+// given host:port, so nothing collides with a Jaeger already running on the
+// standard ports (4317, 4318, 16686, 16685). Nothing that is not listed under
+// service.extensions or service.pipelines is started.
+func jaegerConfig(otlpGRPC, otlpHTTP, queryHTTP, queryGRPC string) string {
+	return fmt.Sprintf(`# Jaeger v2 (cmd/jaeger of github.com/jaegertracing/jaeger %s), written by
+# cmd/piship/jaeger_e2e_test.go.
+service:
+  extensions: [jaeger_storage, jaeger_query]
+  pipelines:
+    traces:
+      receivers: [otlp]
+      exporters: [jaeger_storage_exporter]
+  telemetry:
+    # The collector's own Prometheus endpoint defaults to :8888; none.
+    metrics:
+      level: none
+    logs:
+      level: info
+
+extensions:
+  jaeger_storage:
+    backends:
+      e2e_store:
+        memory:
+          max_traces: 10000
+  jaeger_query:
+    storage:
+      traces: e2e_store
+    # Otherwise jaeger_query traces itself and exports to whatever
+    # OTEL_EXPORTER_OTLP_* says (default localhost:4318).
+    enable_tracing: false
+    http:
+      endpoint: %q
+    grpc:
+      endpoint: %q
+
+receivers:
+  otlp:
+    protocols:
+      grpc:
+        endpoint: %q
+      http:
+        endpoint: %q
+
+exporters:
+  jaeger_storage_exporter:
+    trace_storage: e2e_store
+`, jaegerVersion, queryHTTP, queryGRPC, otlpGRPC, otlpHTTP)
 }
 
 func tryStartJaeger(t *testing.T, bin string) (*jaegerInstance, []string, *lockedBuffer, error) {
@@ -802,12 +874,14 @@ func tryStartJaeger(t *testing.T, bin string) (*jaegerInstance, []string, *locke
 		exited:    make(chan struct{}),
 	}
 
+	config := filepath.Join(t.TempDir(), "jaeger.yaml")
+	if err := os.WriteFile(config, []byte(jaegerConfig(j.otlpGRPC, j.otlpHTTP, j.queryHTTP, j.queryGRPC)), 0o644); err != nil {
+		return nil, nil, &lockedBuffer{}, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	args := jaegerArgs(j.otlpGRPC, j.otlpHTTP, j.queryHTTP, j.queryGRPC)
+	args := []string{"--config", "file:" + config}
 	cmd := exec.CommandContext(ctx, bin, args...)
-	// The all-in-one traces itself to localhost:4317 (whatever runs there);
-	// its SDK's sampler from the environment turns that off.
-	cmd.Env = append(jaegerEnv(), "SPAN_STORAGE_TYPE=memory", "OTEL_TRACES_SAMPLER=always_off")
+	cmd.Env = jaegerEnv()
 	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
@@ -829,18 +903,19 @@ func tryStartJaeger(t *testing.T, bin string) (*jaegerInstance, []string, *locke
 		stop()
 		return nil, args, out, err
 	}
-	t.Logf("Jaeger %s: OTLP gRPC %s, OTLP HTTP %s, UI/query http://%s", jaegerVersion, j.otlpGRPC, j.otlpHTTP, j.queryHTTP)
+	t.Logf("Jaeger v2 (cmd/jaeger of %s): OTLP gRPC %s, OTLP HTTP %s, UI/query http://%s", jaegerVersion, j.otlpGRPC, j.otlpHTTP, j.queryHTTP)
 	t.Cleanup(func() {
 		stop()
 		if t.Failed() {
-			t.Logf("Jaeger output:\n%s", out.String())
+			data, _ := os.ReadFile(config)
+			t.Logf("Jaeger configuration %s:\n%s\nJaeger output:\n%s", config, data, out.String())
 		}
 	})
 	return j, args, out, nil
 }
 
 // jaegerEnv is the test's environment without OTEL_* variables, which would
-// otherwise configure Jaeger's own telemetry.
+// otherwise configure Jaeger's own telemetry, and without PISHIP_JAEGER_*.
 func jaegerEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {

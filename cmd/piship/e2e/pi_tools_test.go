@@ -119,8 +119,13 @@ func checkSearchToolsAtLaunch(t *testing.T, env map[string]string, root, shim st
 	if lt.Counters["search_tools_bytes_read"] != 0 || lt.Notes["search_tools_checked"] != "fd,rg" {
 		t.Fatalf("second start: counters %v notes %v: want no tool bytes read, both checked", lt.Counters, lt.Notes)
 	}
-	if lt.Notes["compile_cache"] != "on" || lt.Notes["smoke"] != "version" || len(lt.Notes["launcher_build"]) != 12 {
-		t.Fatalf("second start notes %v: want the compile cache on, the smoke test named, the launcher's build stamp", lt.Notes)
+	// A smoke start keeps no compile cache unless asked (issue 29: it is
+	// slower there, docs/performance.md).
+	if lt.Notes["compile_cache"] != "off: off by default for a smoke start (PISHIP_COMPILE_CACHE=1 turns it on)" || lt.Notes["smoke"] != "version" || len(lt.Notes["launcher_build"]) != 12 {
+		t.Fatalf("second start notes %v: want the compile cache off by default for a smoke start, the smoke test named, the launcher's build stamp", lt.Notes)
+	}
+	if lt := smokeStart(t, shim, append(slices.Clone(runEnv), "PISHIP_COMPILE_CACHE=1")); lt.Notes["compile_cache"] != "on" {
+		t.Fatalf("smoke start with PISHIP_COMPILE_CACHE=1: notes %v, want the compile cache on", lt.Notes)
 	}
 	if lt.Phases[len(lt.Phases)-1].Name != "smoke_checked" {
 		t.Fatalf("phases %+v", lt.Phases)

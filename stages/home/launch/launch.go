@@ -86,6 +86,24 @@ const SmokeFlag = "--smoke"
 // (module.enableCompileCache; Node 22.1 and later, ignored before).
 const EnvCompileCache = "NODE_COMPILE_CACHE"
 
+// EnvPishipCompileCache chooses whether a start gives node a compile
+// cache in the state directory: "1" on (smoke starts too), "0" off, unset
+// the default (compileCacheByDefault). Other values are refused
+// (CONFIG_INVALID) before node runs.
+const EnvPishipCompileCache = "PISHIP_COMPILE_CACHE"
+
+// compileCacheByDefault is whether a start without PISHIP_COMPILE_CACHE
+// gets the compile cache, by kind of start. The rule (issue 29): on by
+// default only where its median start is at least 5% faster than without
+// a compile cache. Measured on the flagship (Pi 1.6, Node 22;
+// docs/performance.md, BenchmarkPiInteractiveCompileCache and
+// BenchmarkPiStartToolsAndCompileCache): Pi's interactive start to its
+// first screen is faster with it (by 6 to 20% in the median of the pairs
+// of four runs: on), a smoke start (`--version`) 4-5% slower (off; a
+// smoke start also no longer fills the cache with what `--version`
+// compiles, which Node would keep for the starts after it).
+func compileCacheByDefault(smoke bool) bool { return !smoke }
+
 // Phase is one step of a start, a span of the start's Trace: from Start
 // (the previous phase's end) to At, both offsets from the start of Run.
 type Phase struct {
@@ -194,13 +212,17 @@ func Run(ctx context.Context, installHome, id string, args []string, o Options) 
 	}
 	mark(PhaseSearchTools)
 	env := append(append([]string(nil), o.Env...), toolEnv...)
-	if kv, why := compileCache(o.StateDir, rel, verify, getenv); kv != "" {
+	smoke := len(args) == 1 && args[0] == SmokeFlag
+	kv, why, err := compileCache(o.StateDir, rel, verify, smoke, getenv)
+	if err != nil {
+		return 1, tr, err
+	}
+	if kv != "" {
 		env = append(env, kv)
 		tr.Note("compile_cache", "on")
 	} else {
 		tr.Note("compile_cache", "off: "+why)
 	}
-	smoke := len(args) == 1 && args[0] == SmokeFlag
 	var smokeTest *lockSmoke
 	if smoke {
 		if len(lock.Smoke) == 0 {
@@ -303,30 +325,44 @@ func checkSmoke(id string, rel *receipt.Release, t *lockSmoke, code int, out str
 
 // compileCache returns NODE_COMPILE_CACHE=<state>/cache/compile for a
 // bundled payload (metadata/bundle.json) once its state directory exists
-// (the first start creates it, so the cache starts with the second), or
-// "" and why not. Never with verifyAtLaunch: Node checks a cached entry
-// against its source file, not against the lock. A compile cache the
-// user set (or disabled) is theirs.
-func compileCache(stateDir string, rel *receipt.Release, verify bool, getenv func(string) string) (string, string) {
+// (the first start with the cache on creates it, so the cache starts with
+// the second), or "" and why not. On as PISHIP_COMPILE_CACHE says, else
+// by compileCacheByDefault (not for a smoke start); never with
+// verifyAtLaunch: Node checks a cached entry against its source file, not
+// against the lock. A compile cache the user set (or disabled) is theirs.
+func compileCache(stateDir string, rel *receipt.Release, verify, smoke bool, getenv func(string) string) (kv, why string, err error) {
+	on := compileCacheByDefault(smoke)
+	switch v := getenv(EnvPishipCompileCache); v {
+	case "":
+	case "1":
+		on = true
+	case "0":
+		on = false
+	default:
+		return "", "", receipt.Errorf(receipt.CodeConfigInvalid, "%s=%q: use 1 (a compile cache in the state directory) or 0 (none), or unset it for the default", EnvPishipCompileCache, v)
+	}
 	switch {
 	case getenv(EnvCompileCache) != "" || getenv("NODE_DISABLE_COMPILE_CACHE") != "":
-		return "", "set by the environment"
+		return "", "set by the environment", nil
+	case !on && getenv(EnvPishipCompileCache) == "0":
+		return "", EnvPishipCompileCache + "=0", nil
+	case !on:
+		return "", "off by default for a smoke start (" + EnvPishipCompileCache + "=1 turns it on)", nil
 	case stateDir == "":
-		return "", "no state directory"
+		return "", "no state directory", nil
 	case verify:
-		return "", "verifyAtLaunch"
+		return "", "verifyAtLaunch", nil
 	}
 	if _, err := os.Stat(filepath.Join(rel.Payload, "metadata", "bundle.json")); err != nil {
-		return "", "not a bundled payload"
+		return "", "not a bundled payload", nil
 	}
 	if _, err := os.Stat(stateDir); err != nil {
 		if os.MkdirAll(stateDir, 0o700) != nil {
-			return "", "the state directory cannot be created"
+			return "", "the state directory cannot be created", nil
 		}
-		return "", "first start (state directory created)"
+		return "", "first start (state directory created)", nil
 	}
-	dir := filepath.Join(stateDir, "cache", "compile")
-	return EnvCompileCache + "=" + dir, ""
+	return EnvCompileCache + "=" + filepath.Join(stateDir, "cache", "compile"), "", nil
 }
 
 // register takes the gate, reads the receipt, writes the lease and lets

@@ -154,26 +154,31 @@ func TestToolDownloadsDeferredWithoutTools(t *testing.T) {
 	}
 }
 
+// With the compile cache turned on (PISHIP_COMPILE_CACHE=1), only a
+// bundled payload gets one, from the second start, never with
+// verifyAtLaunch, and never over one the environment sets.
 func TestCompileCacheFromTheSecondStart(t *testing.T) {
 	rel, _ := piRelease(t)
 	state := filepath.Join(t.TempDir(), "pi")
-	none := envOf(nil)
-	if kv, why := compileCache(state, rel, false, none); kv != "" || !strings.Contains(why, "bundled") {
+	on := envOf(map[string]string{EnvPishipCompileCache: "1"})
+	if kv, why, _ := compileCache(state, rel, false, false, on); kv != "" || !strings.Contains(why, "bundled") {
 		t.Fatalf("unbundled: %q %q", kv, why)
 	}
 	os.MkdirAll(filepath.Join(rel.Payload, "metadata"), 0o755)
 	os.WriteFile(filepath.Join(rel.Payload, "metadata", "bundle.json"), []byte("{}"), 0o644)
-	if kv, why := compileCache(state, rel, false, none); kv != "" || !strings.Contains(why, "first start") {
+	if kv, why, _ := compileCache(state, rel, false, false, on); kv != "" || !strings.Contains(why, "first start") {
 		t.Fatalf("first start: %q %q", kv, why)
 	}
-	if kv, _ := compileCache(state, rel, false, none); kv != EnvCompileCache+"="+filepath.Join(state, "cache", "compile") {
+	if kv, _, _ := compileCache(state, rel, false, false, on); kv != EnvCompileCache+"="+filepath.Join(state, "cache", "compile") {
 		t.Fatalf("second start: %q", kv)
 	}
-	if kv, why := compileCache(state, rel, true, none); kv != "" || why != "verifyAtLaunch" {
+	if kv, why, _ := compileCache(state, rel, true, false, on); kv != "" || why != "verifyAtLaunch" {
 		t.Fatalf("verifyAtLaunch: %q %q", kv, why)
 	}
-	if kv, _ := compileCache(state, rel, false, envOf(map[string]string{EnvCompileCache: "/mine"})); kv != "" {
-		t.Fatalf("the user's own cache was overridden: %q", kv)
+	for _, mine := range []string{EnvCompileCache, "NODE_DISABLE_COMPILE_CACHE"} {
+		if kv, why, _ := compileCache(state, rel, false, false, envOf(map[string]string{EnvPishipCompileCache: "1", mine: "/mine"})); kv != "" || why != "set by the environment" {
+			t.Fatalf("%s in the environment was overridden: %q %q", mine, kv, why)
+		}
 	}
 }
 
