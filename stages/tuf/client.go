@@ -124,25 +124,11 @@ func Update(ctx context.Context, o UpdateOptions) (*Result, error) {
 			return nil, configErr("the active version: %v", err)
 		}
 	}
-	src, err := channel.OpenSourceWith(o.Repository, channel.SourceOptions{Client: o.Client, Limits: o.Limits, Dial: o.Dial})
-	if err != nil {
-		return nil, err
-	}
-	f := &fetcher{ctx: ctx, src: src, subs: map[string]*channel.Source{}, fetched: map[string][]byte{}}
-	rootBytes, err := trustedRoot(o, f)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := config.New(fetchPrefix+"metadata", rootBytes)
-	if err != nil {
-		return nil, configErr("TUF client: %v", err)
-	}
-	cfg.RemoteMetadataURL = fetchPrefix + "metadata/"
-	cfg.RemoteTargetsURL = fetchPrefix + "targets/"
 	// go-tuf works on a copy of the store, swapped in whole once the
 	// refresh and the archive verified (store.go); a check reads the store itself.
 	local := o.TrustDir
 	if !o.Check {
+		var err error
 		if local, err = newStage(o.TrustDir); err != nil {
 			return nil, updateErr(ReasonFetch, err, "cannot copy the trusted metadata in %s to a new store beside it: %v", o.TrustDir, err)
 		}
@@ -152,23 +138,9 @@ func Update(ctx context.Context, o UpdateOptions) (*Result, error) {
 			}
 		}()
 	}
-	cfg.LocalMetadataDir = local
-	cfg.LocalTargetsDir = local // go-tuf's own target cache is not used: Update writes the archive
-	cfg.Fetcher = f
-	cfg.DisableLocalCache = o.Check // go-tuf still reads the trusted metadata, and writes none
-	cfg.MaxRootRotations = MaxRootWalk
-	cfg.MaxDelegations = maxDelegationsWalk
-	cfg.RootMaxLength, cfg.TimestampMaxLength = MaxRootBytes, MaxTimestampBytes
-	cfg.SnapshotMaxLength, cfg.TargetsMaxLength = MaxSnapshotBytes, MaxTargetsBytes
-	up, err := updater.New(cfg)
+	up, f, err := refresh(ctx, o, local)
 	if err != nil {
-		return nil, updateErr(ReasonMalformed, err, "the trusted root for %s is not usable TUF metadata (%v): remove %s to start again from the pinned root", src, err, filepath.Join(o.TrustDir, "root.json"))
-	}
-	if !o.Now.IsZero() {
-		up.UnsafeSetRefTime(o.Now)
-	}
-	if err := up.Refresh(); err != nil {
-		return nil, f.explain(err, up)
+		return nil, err
 	}
 	res, err := pick(ctx, o, f, up)
 	if err != nil || o.Check {
@@ -185,6 +157,48 @@ func Update(ctx context.Context, o UpdateOptions) (*Result, error) {
 		return nil, updateErr(ReasonFetch, err, "cannot replace the trusted metadata in %s by the verified store %s: %v; the old store is kept, run the update again", o.TrustDir, local, err)
 	}
 	return res, nil
+}
+
+// refresh is the one TUF client setup Update and FetchRelease share:
+// go-tuf's updater over the repository's fetcher and piship's bounds,
+// started from the trusted root (trustedRoot), its store in local (a
+// staged copy, or with o.Check the trusted store itself, read and never
+// written), refreshed through root, timestamp, snapshot and targets.
+func refresh(ctx context.Context, o UpdateOptions, local string) (*updater.Updater, *fetcher, error) {
+	src, err := channel.OpenSourceWith(o.Repository, channel.SourceOptions{Client: o.Client, Limits: o.Limits, Dial: o.Dial})
+	if err != nil {
+		return nil, nil, err
+	}
+	f := &fetcher{ctx: ctx, src: src, subs: map[string]*channel.Source{}, fetched: map[string][]byte{}}
+	rootBytes, err := trustedRoot(o, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := config.New(fetchPrefix+"metadata", rootBytes)
+	if err != nil {
+		return nil, nil, configErr("TUF client: %v", err)
+	}
+	cfg.RemoteMetadataURL = fetchPrefix + "metadata/"
+	cfg.RemoteTargetsURL = fetchPrefix + "targets/"
+	cfg.LocalMetadataDir = local
+	cfg.LocalTargetsDir = local // go-tuf's own target cache is not used: the caller writes the archive
+	cfg.Fetcher = f
+	cfg.DisableLocalCache = o.Check // go-tuf still reads the trusted metadata, and writes none
+	cfg.MaxRootRotations = MaxRootWalk
+	cfg.MaxDelegations = maxDelegationsWalk
+	cfg.RootMaxLength, cfg.TimestampMaxLength = MaxRootBytes, MaxTimestampBytes
+	cfg.SnapshotMaxLength, cfg.TargetsMaxLength = MaxSnapshotBytes, MaxTargetsBytes
+	up, err := updater.New(cfg)
+	if err != nil {
+		return nil, nil, updateErr(ReasonMalformed, err, "the trusted root for %s is not usable TUF metadata (%v): remove %s to start again from the pinned root", src, err, filepath.Join(o.TrustDir, "root.json"))
+	}
+	if !o.Now.IsZero() {
+		up.UnsafeSetRefTime(o.Now)
+	}
+	if err := up.Refresh(); err != nil {
+		return nil, nil, f.explain(err, up)
+	}
+	return up, f, nil
 }
 
 // trustedRoot is the root the walk starts from: TrustDir/root.json,

@@ -8,9 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/theupdateframework/go-tuf/v2/metadata/config"
-	"github.com/theupdateframework/go-tuf/v2/metadata/updater"
-
 	"piship.dev/piship/stages/channel"
 )
 
@@ -40,38 +37,9 @@ func FetchRelease(ctx context.Context, o UpdateOptions, archiveSHA256 string) (*
 		return nil, configErr("the archive digest %q is not 64 lowercase hex digits", archiveSHA256)
 	}
 	o.Check = true // the trusted metadata is read, never written
-	src, err := channel.OpenSourceWith(o.Repository, channel.SourceOptions{Client: o.Client, Limits: o.Limits, Dial: o.Dial})
+	up, f, err := refresh(ctx, o, o.TrustDir)
 	if err != nil {
 		return nil, err
-	}
-	f := &fetcher{ctx: ctx, src: src, subs: map[string]*channel.Source{}, fetched: map[string][]byte{}}
-	rootBytes, err := trustedRoot(o, f)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := config.New(fetchPrefix+"metadata", rootBytes)
-	if err != nil {
-		return nil, configErr("TUF client: %v", err)
-	}
-	cfg.RemoteMetadataURL = fetchPrefix + "metadata/"
-	cfg.RemoteTargetsURL = fetchPrefix + "targets/"
-	cfg.LocalMetadataDir = o.TrustDir
-	cfg.LocalTargetsDir = o.TrustDir
-	cfg.Fetcher = f
-	cfg.DisableLocalCache = true
-	cfg.MaxRootRotations = MaxRootWalk
-	cfg.MaxDelegations = maxDelegationsWalk
-	cfg.RootMaxLength, cfg.TimestampMaxLength = MaxRootBytes, MaxTimestampBytes
-	cfg.SnapshotMaxLength, cfg.TargetsMaxLength = MaxSnapshotBytes, MaxTargetsBytes
-	up, err := updater.New(cfg)
-	if err != nil {
-		return nil, updateErr(ReasonMalformed, err, "the trusted root for %s is not usable TUF metadata (%v): remove %s to start again from the pinned root", src, err, filepath.Join(o.TrustDir, "root.json"))
-	}
-	if !o.Now.IsZero() {
-		up.UnsafeSetRefTime(o.Now)
-	}
-	if err := up.Refresh(); err != nil {
-		return nil, f.explain(err, up)
 	}
 	tm := up.GetTrustedMetadataSet()
 	res := &Result{
@@ -104,5 +72,5 @@ func FetchRelease(ctx context.Context, o UpdateOptions, archiveSHA256 string) (*
 		res.Archive = dst
 		return res, ctx.Err()
 	}
-	return nil, updateErr(ReasonNoRelease, nil, "%s publishes no release with sha256 %s on channel %s for target %s (targets version %d): the publisher removed it, or the installed release was never published there", src, archiveSHA256, o.Channel, o.Target, res.TargetsVersion)
+	return nil, updateErr(ReasonNoRelease, nil, "%s publishes no release with sha256 %s on channel %s for target %s (targets version %d): the publisher removed it, or the installed release was never published there", f.src, archiveSHA256, o.Channel, o.Target, res.TargetsVersion)
 }
