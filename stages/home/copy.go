@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"piship.dev/piship/cache/atomicfs"
 	par "piship.dev/piship/cache/parallel"
 	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/home/receipt"
@@ -240,7 +241,7 @@ func dirBatches(files []treeFile) []batch {
 }
 
 func copyFile(src, dst string, exec bool, buf []byte) (string, error) {
-	in, err := os.Open(src)
+	in, err := atomicfs.OpenRegular(src) // a FIFO swapped in since the walk must not hang the copy
 	if err != nil {
 		return "", err
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"piship.dev/piship/cache"
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/footprint/report"
@@ -669,7 +670,7 @@ func (o *Options) checkShims(rep *DoctorReport, id string, r *receipt.Release) {
 	}
 	var rewrite []DoctorItem
 	for _, w := range ws {
-		b, err := os.ReadFile(w.path)
+		b, err := atomicfs.ReadRegular(w.path, 0)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			rep.found(DoctorShimMissing, w.path, "the command shim of %s is missing: the command does not run", id)

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"piship.dev/piship/cache"
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/home/receipt"
@@ -258,11 +259,11 @@ func expectedFiles(ctx context.Context, rec *receipt.Release, have map[string]st
 	want := map[string]string{}
 	trusted := func(p, sum string) ([]byte, error) {
 		if sum == "" { // an older receipt: the installed copy is all there is
-			return os.ReadFile(filepath.Join(rec.Dir, filepath.FromSlash(p)))
+			return atomicfs.ReadRegular(filepath.Join(rec.Dir, filepath.FromSlash(p)), 0)
 		}
 		want[p] = sum
 		if have[p] == sum {
-			return os.ReadFile(filepath.Join(rec.Dir, filepath.FromSlash(p)))
+			return atomicfs.ReadRegular(filepath.Join(rec.Dir, filepath.FromSlash(p)), 0)
 		}
 		return src.read(ctx, p, sum)
 	}
@@ -310,7 +311,7 @@ func expectedFiles(ctx context.Context, rec *receipt.Release, have map[string]st
 }
 
 func checksums(path, releaseSHA string) (map[string]string, error) {
-	data, err := os.ReadFile(path)
+	data, err := atomicfs.ReadRegular(path, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -388,7 +389,7 @@ func (s *repairSource) doOpen(ctx context.Context) error {
 		}
 		return nil
 	}
-	f, err := os.Open(from)
+	f, err := atomicfs.OpenRegular(from)
 	if err != nil {
 		return receipt.Errorf(receipt.CodeUnavailable, "--from %s: %v", from, err)
 	}
@@ -442,7 +443,7 @@ func (s *repairSource) readAny(ctx context.Context, p string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return os.ReadFile(sp)
+	return atomicfs.ReadRegular(sp, 0)
 }
 
 // source opens the source on first use and returns where it holds p.
@@ -489,7 +490,7 @@ func (s *repairSource) restore(ctx context.Context, p, sum string) error {
 	if err != nil {
 		return err
 	}
-	in, err := os.Open(sp)
+	in, err := atomicfs.OpenRegular(sp)
 	if err != nil {
 		return receipt.Errorf(receipt.CodeIntegrity, "%s has no %s (%v): repair from the archive of %s %s", s.shown, p, err, s.id, s.rec.Version)
 	}

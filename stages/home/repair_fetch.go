@@ -4,9 +4,9 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home/receipt"
@@ -30,7 +30,7 @@ func (s *repairSource) fetchFromRepository(ctx context.Context, none error) (str
 		return "", none // a directory install: no archive was ever published for it
 	}
 	lockPath := filepath.Join(rec.Payload, distribution.LockFileName)
-	raw, err := os.ReadFile(lockPath)
+	raw, err := atomicfs.ReadRegular(lockPath, 0)
 	if err != nil {
 		return "", receipt.Errorf(receipt.CodeUnavailable, "no archive of %s %s is kept, and the lock that names its update repository cannot be read (%v): run piship repair %s --from <its archive, or its release directory>", s.id, rec.Version, err, s.id)
 	}

@@ -83,7 +83,7 @@ func (o *Options) writeShims(id, command, target string) ([]string, error) {
 	}
 	var written []string
 	for _, f := range files {
-		if old, err := os.ReadFile(f.path); err == nil {
+		if old, err := atomicfs.ReadRegular(f.path, 0); err == nil {
 			if bytes.Equal(old, []byte(f.text)) {
 				written = append(written, f.path)
 				continue
@@ -114,7 +114,7 @@ func (o *Options) removeShims(id, command string) []string {
 }
 
 func isShimOf(path, id string) bool {
-	f, err := os.Open(path)
+	f, err := atomicfs.OpenRegular(path)
 	if err != nil {
 		return false
 	}

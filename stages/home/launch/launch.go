@@ -55,6 +55,7 @@ import (
 	"strings"
 	"time"
 
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/platform"
 )
@@ -479,7 +480,7 @@ func checkPiPackages(id string, rel *receipt.Release, lock launchLock) ([]string
 func checkTrust(id string, rel *receipt.Release) (verify bool, lock launchLock, err error) {
 	var target struct{ Platform, Arch string }
 	tpath := filepath.Join(rel.Payload, "metadata", "target.json")
-	data, err := os.ReadFile(tpath)
+	data, err := atomicfs.ReadRegular(tpath, 0)
 	if err == nil {
 		err = json.Unmarshal(data, &target)
 	}
@@ -491,7 +492,7 @@ func checkTrust(id string, rel *receipt.Release) (verify bool, lock launchLock, 
 	}
 
 	lpath := filepath.Join(rel.Payload, "piship.lock")
-	f, err := os.Open(lpath)
+	f, err := atomicfs.OpenRegular(lpath)
 	if err != nil {
 		return false, lock, receipt.Errorf(receipt.CodeIntegrity, "%s %s: cannot read %s: %v: run piship doctor", id, rel.Version, lpath, err)
 	}

@@ -230,7 +230,7 @@ const (
 // hashed in full).
 func readToolsReceipt(path string) toolsReceipt {
 	var rc toolsReceipt
-	if data, err := os.ReadFile(path); err == nil {
+	if data, err := atomicfs.ReadRegular(path, 0); err == nil {
 		if json.Unmarshal(data, &rc) != nil || rc.Schema != ToolsReceiptSchema {
 			rc = toolsReceipt{}
 		}
@@ -393,7 +393,7 @@ func lookPath(getenv func(string) string, name string) bool {
 // the bytes as they are copied: a digest that is not want leaves dst as
 // it was and fails INTEGRITY_FAILED.
 func placeTool(src, dst, want string) (int64, error) {
-	in, err := os.Open(src)
+	in, err := atomicfs.OpenRegular(src)
 	if err != nil {
 		return 0, receipt.Errorf(receipt.CodeIntegrity, "the bundled search tool %s cannot be read (%v): nothing was run; run piship doctor, then piship repair", src, err)
 	}
@@ -418,7 +418,7 @@ func placeTool(src, dst, want string) (int64, error) {
 }
 
 func hashPath(p string) (string, int64, error) {
-	f, err := os.Open(p)
+	f, err := atomicfs.OpenRegular(p)
 	if err != nil {
 		return "", 0, err
 	}

@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/home/receipt"
 )
 
@@ -34,7 +34,7 @@ func VerifyInventory(ctx context.Context, payloadDir string) error {
 	parsed := make(chan struct{})
 	go func() {
 		defer close(parsed)
-		data, err := os.ReadFile(filepath.Join(payloadDir, filepath.FromSlash(InventoryName)))
+		data, err := atomicfs.ReadRegular(filepath.Join(payloadDir, filepath.FromSlash(InventoryName)), 0)
 		if err == nil {
 			err = json.Unmarshal(data, &want)
 		}
@@ -139,7 +139,7 @@ const verifyReaders = 8
 // hashFile hashes the file at p, reading it through buf (a reader's own:
 // io.Copy would allocate 32 KiB for every file).
 func hashFile(p string, buf []byte) (string, error) {
-	f, err := os.Open(p)
+	f, err := atomicfs.OpenRegular(p)
 	if err != nil {
 		return "", err
 	}
