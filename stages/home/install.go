@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"piship.dev/piship/cache/atomicfs/swap"
 	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/platform"
@@ -150,7 +151,17 @@ func Install(ctx context.Context, o InstallOptions) (_ *InstallResult, err error
 	}
 
 	dest := receipt.VersionDir(home, id, s.version)
-	if _, err := os.Lstat(dest); err == nil {
+	// placeAt is where the release is written: dest, or beside it when a
+	// damaged recorded copy of the same bytes stands there (the two then
+	// change places in one exchange, so a kill never leaves the receipt
+	// naming a directory that is gone).
+	placeAt := dest
+	if _, err := os.Lstat(dest); err == nil && len(res.Damaged) > 0 && swapSupported {
+		if err := o.refuseIfRunning(id, s.version, res.Damaged[0]); err != nil {
+			return nil, err
+		}
+		placeAt = filepath.Join(appDir, receipt.StagingPrefix+s.version+"-"+receipt.RandomHex(4))
+	} else if err == nil {
 		moved, err := o.moveAside(ctx, id, s.version, dest)
 		if err != nil {
 			if len(res.Damaged) > 0 {
@@ -165,7 +176,7 @@ func Install(ctx context.Context, o InstallOptions) (_ *InstallResult, err error
 	}
 
 	pctx, ph := phase.Start(ctx, map[bool]string{true: "extract", false: "copy"}[s.kind == receipt.SourceArchive])
-	put, err := place(pctx, &o, s, dest)
+	put, err := place(pctx, &o, s, placeAt)
 	if err == nil {
 		ph.SetInt("files", int64(len(put.Files)))
 		ph.SetInt("bytes", put.Bytes)
@@ -175,7 +186,7 @@ func Install(ctx context.Context, o InstallOptions) (_ *InstallResult, err error
 	var in *installed
 	if err == nil {
 		_, ph = phase.Start(ctx, "verify")
-		in, err = checkInstalled(dest, s, put.Files, put.SHA256, o.LockSHA256)
+		in, err = checkInstalled(placeAt, s, put.Files, put.SHA256, o.LockSHA256)
 		ph.End(err)
 	}
 	if err == nil && s.target != o.HostTarget {
@@ -183,8 +194,21 @@ func Install(ctx context.Context, o InstallOptions) (_ *InstallResult, err error
 		err = receipt.Errorf(receipt.CodeConfigInvalid, "%s %s is built for %s, and this machine is %s", id, s.version, s.target, o.HostTarget)
 	}
 	if err != nil {
-		o.discard(ctx, id, s.version, dest)
+		o.discard(ctx, id, s.version, placeAt)
 		return nil, err
+	}
+	if placeAt != dest {
+		// The checked copy takes the damaged one's place; the damaged one,
+		// now at placeAt and named by nothing, goes as a failed install's.
+		if err := o.exchange(ctx, id, placeAt, dest); err != nil {
+			o.discard(ctx, id, s.version, placeAt)
+			return nil, err
+		}
+		defer func() {
+			if aside, removed, err := o.removeUnreferenced(ctx, id, s.version, placeAt); err == nil && !removed {
+				o.progressf("%s %s: the damaged copy is set aside in %s, which `piship doctor` reclaims", id, s.version, aside)
+			}
+		}()
 	}
 	channel := o.Channel
 	if channel == "" {
@@ -280,17 +304,26 @@ func (o *InstallOptions) discard(ctx context.Context, id, version, dest string) 
 		o.logf("%s %s: the unreferenced directory %s stays (cannot read the receipt: %v); the next install moves it aside", id, version, dest, err)
 		return
 	}
-	aside := filepath.Join(receipt.AppDir(home, id), receipt.RetainedPrefix+version+"-"+receipt.RandomHex(4))
-	if err := o.Renamer.Do(dest, aside); err != nil {
+	switch aside, removed, err := o.removeUnreferenced(ctx, id, version, dest); {
+	case err != nil:
 		o.logf("%s %s: the unreferenced directory %s stays (%v); the next install moves it aside", id, version, dest, err)
-		return
+	case removed:
+		o.logf("%s %s: nothing was activated; what was written is removed", id, version)
+	default:
+		o.logf("%s %s: nothing was activated; what was written is set aside in %s, which `piship doctor` reclaims", id, version, aside)
+	}
+}
+
+// removeUnreferenced sets the directory dir, which the receipt does not
+// name, aside in one rename to .retained-<version>-<rand> and removes it
+// within discardBudget; what the budget leaves stays set aside for doctor.
+func (o *InstallOptions) removeUnreferenced(ctx context.Context, id, version, dir string) (aside string, removed bool, err error) {
+	aside = filepath.Join(receipt.AppDir(o.Homes.Install, id), receipt.RetainedPrefix+version+"-"+receipt.RandomHex(4))
+	if err := o.Renamer.Do(dir, aside); err != nil {
+		return "", false, err
 	}
 	sw := &sweeper{ctx: context.WithoutCancel(ctx), deadline: time.Now().Add(discardBudget)}
-	if sw.remove(aside) {
-		o.logf("%s %s: nothing was activated; what was written is removed", id, version)
-		return
-	}
-	o.logf("%s %s: nothing was activated; what was written is set aside in %s, which `piship doctor` reclaims", id, version, aside)
+	return aside, sw.remove(aside), nil
 }
 
 func readOrNew(home, id string) (*receipt.Receipt, error) {
@@ -406,6 +439,41 @@ func place(ctx context.Context, o *InstallOptions, s *source, dest string) (*arc
 		}
 		return &archive.Extracted{Files: d, Bytes: s.tree.bytes, Executables: s.tree.executables("payload/")}, nil
 	}
+}
+
+// swapSupported says whether this platform exchanges two directories in
+// one step (swap.Exchange); elsewhere a damaged recorded copy is moved
+// aside before the release is written again (moveAside).
+var swapSupported = !errors.Is(swap.Exchange("", ""), swap.ErrUnsupported)
+
+// refuseIfRunning refuses to replace the recorded copy of id version
+// while a start of that version holds a lease on it.
+func (o *InstallOptions) refuseIfRunning(id, version, damage string) error {
+	live, err := receipt.LiveLeases(o.Homes.Install, id)
+	if err != nil {
+		return err
+	}
+	for _, l := range live {
+		if l.Version == version {
+			return receipt.Errorf(receipt.CodeUnavailable, "%s %s is running (pid %d on %s): quit it before installing it again; the installed copy is damaged (%s): piship repair %s restores it while it runs when only modes or missing files are damaged", id, version, l.PID, l.Host, damage, id)
+		}
+	}
+	return nil
+}
+
+// exchange puts the checked copy at staged in the place of the recorded
+// copy at dest in one exchange, under the launch gate (no start is
+// between reading the receipt and opening the payload).
+func (o *InstallOptions) exchange(ctx context.Context, id, staged, dest string) error {
+	release, err := receipt.TakeGate(ctx, o.Homes.Install, id, o.GateWait)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := swap.Exchange(staged, dest); err != nil {
+		return receipt.Errorf(receipt.CodeUnavailable, "cannot put the new copy %s in the place of %s: %w", staged, dest, err)
+	}
+	return nil
 }
 
 // moveAside renames the directory standing at dest to

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"piship.dev/piship/cache/atomicfs/swap"
 	"piship.dev/piship/stages/proc"
 )
 
@@ -114,7 +115,7 @@ func commitStage(trustDir, stage string) error {
 	if _, err := os.Lstat(trustDir); errors.Is(err, os.ErrNotExist) {
 		return os.Rename(stage, trustDir)
 	}
-	err := exchange(stage, trustDir)
+	err := swap.Exchange(stage, trustDir)
 	if err != nil {
 		aside := stage + ".old"
 		if rerr := os.Rename(trustDir, aside); rerr != nil {
@@ -140,7 +141,7 @@ func CommitStaged(trustDir, stage string) (prev string, err error) {
 	if _, err := os.Lstat(trustDir); errors.Is(err, os.ErrNotExist) {
 		return "", os.Rename(stage, trustDir)
 	}
-	if err := exchange(stage, trustDir); err == nil {
+	if err := swap.Exchange(stage, trustDir); err == nil {
 		return stage, nil
 	}
 	aside := stage + ".old"
@@ -164,7 +165,7 @@ func RestoreStaged(trustDir, prev string) error {
 		}
 		return os.RemoveAll(gone)
 	}
-	if err := exchange(prev, trustDir); err != nil {
+	if err := swap.Exchange(prev, trustDir); err != nil {
 		if err := os.Rename(trustDir, gone); err != nil {
 			return err
 		}

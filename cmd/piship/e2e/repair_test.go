@@ -157,9 +157,20 @@ func TestPurgeAndSmokeThroughTheShim(t *testing.T) {
 	if lt.Notes["smoke"] != "version" || lt.Phases[len(lt.Phases)-1].Name != "smoke_checked" {
 		t.Fatalf("hello --smoke: %+v", lt)
 	}
+	// A smoke start keeps no compile cache (docs/performance.md), so it
+	// leaves no state behind; an ordinary start creates the state
+	// directory, which purge must remove.
 	stateDir := filepath.Join(w.envValue("PISHIP_STATE_HOME="), "hello")
+	if _, err := os.Stat(stateDir); err == nil {
+		t.Fatal("the smoke start created the state directory: it keeps no compile cache")
+	}
+	start := exec.Command(shim, "--version")
+	start.Env = w.env
+	if out, err := start.CombinedOutput(); err != nil {
+		t.Fatalf("hello --version: %v\n%s", err, out)
+	}
 	if _, err := os.Stat(stateDir); err != nil {
-		t.Fatalf("the first start did not create the state directory: %v", err)
+		t.Fatalf("the first ordinary start did not create the state directory: %v", err)
 	}
 
 	// A start that stays up (node preloads a module that waits), through

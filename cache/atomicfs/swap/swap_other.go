@@ -1,0 +1,7 @@
+//go:build !linux
+
+package swap
+
+// Exchange is Linux's RENAME_EXCHANGE; elsewhere it is ErrUnsupported and
+// the caller renames twice.
+func Exchange(a, b string) error { return ErrUnsupported }
