@@ -19,12 +19,14 @@ type NotRegularError struct {
 }
 
 func (e *NotRegularError) Error() string {
-	return fmt.Sprintf("%s is %s, not a regular file: piship reads only regular files; replace it with the file itself", e.Path, kindOf(e.Mode))
+	return fmt.Sprintf("%s is %s, not a regular file: piship reads only regular files; replace it with the file itself", e.Path, KindOf(e.Mode))
 }
 
 func (e *NotRegularError) Unwrap() error { return ErrNotRegular }
 
-func kindOf(m fs.FileMode) string {
+// KindOf names what a file of mode m is, for a message that says "x is
+// KindOf(m)": "a named pipe (FIFO)", "a symbolic link", "a directory" ...
+func KindOf(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeNamedPipe != 0:
 		return "a named pipe (FIFO)"

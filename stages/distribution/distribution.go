@@ -1115,7 +1115,7 @@ func (d *Distribution) checkFiles() hcl.Diagnostics {
 			diags = append(diags, errDiag("Missing package.json",
 				fmt.Sprintf("%s does not exist: the runtime directory is an npm project whose dependencies are the program.", d.shown(rel)), rtRange))
 		case !fi.Mode().IsRegular():
-			diags = append(diags, errDiag("Not a regular file", fmt.Sprintf("%s is not a regular file (%s).", d.shown(rel), fileKind(fi.Mode())), rtRange))
+			diags = append(diags, errDiag("Not a regular file", fmt.Sprintf("%s is not a regular file (%s).", d.shown(rel), atomicfs.KindOf(fi.Mode())), rtRange))
 		}
 	}
 	for i, r := range d.Resources {
@@ -1132,7 +1132,7 @@ func (d *Distribution) checkFiles() hcl.Diagnostics {
 			diags = append(diags, errDiag("Resource is a symlink",
 				fmt.Sprintf("%s is a symbolic link; a payload holds only regular files and directories. Replace the link with what it points to.", d.shown(r)), rng))
 		case !fi.Mode().IsRegular() && !fi.IsDir():
-			diags = append(diags, errDiag("Resource is not a file", fmt.Sprintf("%s is %s; a resource is a regular file or a directory.", d.shown(r), fileKind(fi.Mode())), rng))
+			diags = append(diags, errDiag("Resource is not a file", fmt.Sprintf("%s is %s; a resource is a regular file or a directory.", d.shown(r), atomicfs.KindOf(fi.Mode())), rng))
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(d.Tools)) {
@@ -1146,7 +1146,7 @@ func (d *Distribution) checkFiles() hcl.Diagnostics {
 		case err != nil:
 			diags = append(diags, errDiag("Missing tool", fmt.Sprintf("tool %q: %s does not exist.", name, d.shown(t.Source)), rng))
 		case !fi.Mode().IsRegular():
-			diags = append(diags, errDiag("Tool is not a regular file", fmt.Sprintf("tool %q: %s is %s; a tool is an executable file.", name, d.shown(t.Source), fileKind(fi.Mode())), rng))
+			diags = append(diags, errDiag("Tool is not a regular file", fmt.Sprintf("tool %q: %s is %s; a tool is an executable file.", name, d.shown(t.Source), atomicfs.KindOf(fi.Mode())), rng))
 		}
 	}
 	return append(diags, d.checkDatabases()...)
@@ -1155,22 +1155,6 @@ func (d *Distribution) checkFiles() hcl.Diagnostics {
 // shown names a path of the distribution as the user would type it.
 func (d *Distribution) shown(rel string) string {
 	return filepath.Join(d.ShownDir(), filepath.FromSlash(rel))
-}
-
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a regular file"
 }
 
 // suggestSibling proposes an existing entry of the same directory whose

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"piship.dev/piship/cache/atomicfs"
 )
 
 // The audit, signatures and smoke blocks: what a release checks beyond the
@@ -278,5 +280,5 @@ func describeDB(m os.FileMode) string {
 	if m.IsRegular() {
 		return "a file that is not a .zip"
 	}
-	return fileKind(m)
+	return atomicfs.KindOf(m)
 }
