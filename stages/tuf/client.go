@@ -108,16 +108,8 @@ const fetchPrefix = "piship-tuf://repository/"
 // repository with go-tuf's updater and picks and downloads the newest
 // release of the channel for the target (see the package comment).
 func Update(ctx context.Context, o UpdateOptions) (*Result, error) {
-	if msg := channel.CheckName(o.Channel); msg != "" {
-		return nil, configErr("channel %q: %s", o.Channel, msg)
-	}
-	switch {
-	case o.Target == "":
-		return nil, configErr("no platform target given (e.g. linux-x64)")
-	case o.TrustDir == "":
-		return nil, configErr("no trust directory given: the install home's trust/<id>/ holds an installation's TUF metadata")
-	case !o.Check && o.DownloadDir == "":
-		return nil, configErr("no download directory given")
+	if err := o.check(!o.Check); err != nil {
+		return nil, err
 	}
 	if o.Active != "" {
 		if _, err := semver.Parse(o.Active); err != nil {
@@ -157,6 +149,24 @@ func Update(ctx context.Context, o UpdateOptions) (*Result, error) {
 		return nil, updateErr(ReasonFetch, err, "cannot replace the trusted metadata in %s by the verified store %s: %v; the old store is kept, run the update again", o.TrustDir, local, err)
 	}
 	return res, nil
+}
+
+// check refuses options Update and FetchRelease cannot work with: a bad
+// channel name, no target, no trust directory, and no download
+// directory when one is needed.
+func (o UpdateOptions) check(download bool) error {
+	if msg := channel.CheckName(o.Channel); msg != "" {
+		return configErr("channel %q: %s", o.Channel, msg)
+	}
+	switch {
+	case o.Target == "":
+		return configErr("no platform target given (e.g. linux-x64)")
+	case o.TrustDir == "":
+		return configErr("no trust directory given: the install home's trust/<id>/ holds an installation's TUF metadata")
+	case download && o.DownloadDir == "":
+		return configErr("no download directory given")
+	}
+	return nil
 }
 
 // refresh is the one TUF client setup Update and FetchRelease share:

@@ -7,8 +7,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-
-	"piship.dev/piship/stages/channel"
 )
 
 // FetchRelease downloads the archive whose sha256 is archiveSHA256 from
@@ -23,16 +21,10 @@ import (
 // read and not written (as Update's Check): a repair does not move an
 // installation's trust, an update does. o.Active and o.Check are not used.
 func FetchRelease(ctx context.Context, o UpdateOptions, archiveSHA256 string) (*Result, error) {
-	if msg := channel.CheckName(o.Channel); msg != "" {
-		return nil, configErr("channel %q: %s", o.Channel, msg)
+	if err := o.check(true); err != nil {
+		return nil, err
 	}
 	switch {
-	case o.Target == "":
-		return nil, configErr("no platform target given (e.g. linux-x64)")
-	case o.TrustDir == "":
-		return nil, configErr("no trust directory given: the install home's trust/<id>/ holds an installation's TUF metadata")
-	case o.DownloadDir == "":
-		return nil, configErr("no download directory given")
 	case len(archiveSHA256) != 64 || strings.Trim(archiveSHA256, "0123456789abcdef") != "":
 		return nil, configErr("the archive digest %q is not 64 lowercase hex digits", archiveSHA256)
 	}
