@@ -281,7 +281,7 @@ $(JAEGER_BIN):
 
 # Jaeger v2 for viewing traces, on 127.0.0.1 only: OTLP on :4317 (grpc)
 # and :4318 (http), query API and UI on http://127.0.0.1:16686 (the web UI
-# needs PISHIP_JAEGER_UI_ASSETS, see README), in memory
+# needs PISHIP_JAEGER_UI_ASSETS, see docs/tracing.md), in memory
 # (testdata/jaeger/dev.yaml). Then, in another shell:
 #   OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 bin/piship run demo
 jaeger: jaeger-bin
