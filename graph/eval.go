@@ -17,6 +17,8 @@ import (
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages/stage"
+
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 type funcTable map[string]function.Function
@@ -174,7 +176,7 @@ func (g *Graph) NewScope(values map[string]cty.Value) (*Scope, error) {
 	ctx := &hcl.EvalContext{Functions: g.funcs, Variables: map[string]cty.Value{"input": sc.inputs}}
 	locals, diags := g.evalLocals(ctx)
 	if diags.HasErrors() {
-		return nil, diag.NewError("CONFIG_INVALID", diags)
+		return nil, diag.NewError(errcode.ConfigInvalid, diags)
 	}
 	sc.locals = locals
 	sc.base = &hcl.EvalContext{Functions: g.funcs, Variables: map[string]cty.Value{"input": sc.inputs, "local": sc.locals}}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/stage"
 )
@@ -51,7 +50,7 @@ func (Doctor) Run(ctx context.Context, inv *stage.Invocation, cfg DoctorConfig) 
 	if err != nil {
 		return DoctorOutputs{}, err
 	}
-	if o.Store, err = cache.OpenStore(inv.Getenv); err != nil {
+	if o.Store, err = home.OpenStore(inv.Getenv); err != nil {
 		return DoctorOutputs{}, err
 	}
 	rep, err := home.Doctor(ctx, o, cfg.ID, reclaimBudget(inv, 5*time.Second))

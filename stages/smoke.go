@@ -27,6 +27,8 @@ import (
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/tracing/phase"
 	"piship.dev/piship/tracing/spankey"
+
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // Smoke runs the distribution's smoke tests against a payload, in parallel,
@@ -112,7 +114,7 @@ func (Smoke) Run(ctx context.Context, inv *stage.Invocation, cfg SmokeConfig) (S
 		}
 	}
 	if len(diags) > 0 {
-		return SmokeOutputs{}, diag.NewError("SMOKE_FAILED", diags)
+		return SmokeOutputs{}, diag.NewError(errcode.SmokeFailed, diags)
 	}
 	return SmokeOutputs{Results: string(data), Passed: len(results), Failed: 0}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/pipelines"
+	homes "piship.dev/piship/stages/home"
 )
 
 func cacheCmd(e *env) *cobra.Command {
@@ -79,7 +80,7 @@ func runCachePrune(e *env, maxSize, maxAge string, asJSON bool) int {
 	}
 	// The store's objects nothing links any more (doctor does the same for
 	// one installation; after the last uninstall only this reaches them).
-	store, err := cache.OpenStore(e.getenv)
+	store, err := homes.OpenStore(e.getenv)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "piship: cache prune: %v\n", err)
 		return exitFailed

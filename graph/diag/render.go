@@ -143,6 +143,9 @@ func NewError(code string, diags hcl.Diagnostics) *Error {
 	return &Error{Code: code, Diags: Sort(diags)}
 }
 
+// ErrorCode returns the code (errcode.Coder).
+func (e *Error) ErrorCode() string { return e.Code }
+
 func (e *Error) Error() string {
 	var first *hcl.Diagnostic
 	n := 0

@@ -19,6 +19,8 @@ import (
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/npm"
 	nodeplatform "piship.dev/piship/stages/platform"
+
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // State is what dist_inputs and release_inputs both derive from a
@@ -147,7 +149,7 @@ func (st *State) RecordKeyInputs(rt *cache.Runtime) error {
 func LoadManifest(dir string) (*distribution.Distribution, error) {
 	d, diags := distribution.Load(dir)
 	if diags.HasErrors() {
-		return nil, diag.NewError("CONFIG_INVALID", diags)
+		return nil, diag.NewError(errcode.ConfigInvalid, diags)
 	}
 	return d, nil
 }

@@ -18,6 +18,8 @@ import (
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/payload"
+
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // LockFileName is the lock beside distribution.hcl.
@@ -447,20 +449,23 @@ type LockError struct {
 	Changes []string
 }
 
+// ErrorCode is LOCK_INVALID (errcode.Coder).
+func (e *LockError) ErrorCode() string { return errcode.LockInvalid }
+
 func (e *LockError) Error() string {
 	hint := "run piship lock " + e.Dir
 	switch {
 	case e.Missing:
-		return fmt.Sprintf("LOCK_INVALID: %s is missing: %s", e.Path, hint)
+		return fmt.Sprintf("%s: %s is missing: %s", errcode.LockInvalid, e.Path, hint)
 	case e.Reason != "":
-		return fmt.Sprintf("LOCK_INVALID: %s %s: %s", e.Path, e.Reason, hint)
+		return fmt.Sprintf("%s: %s %s: %s", errcode.LockInvalid, e.Path, e.Reason, hint)
 	}
 	const show = 10
 	changes := e.Changes
 	if len(changes) > show {
 		changes = append(changes[:show:show], fmt.Sprintf("and %d more", len(e.Changes)-show))
 	}
-	return fmt.Sprintf("LOCK_INVALID: %s is stale: changed since it was written: %s: %s", e.Path, strings.Join(changes, ", "), hint)
+	return fmt.Sprintf("%s: %s is stale: changed since it was written: %s: %s", errcode.LockInvalid, e.Path, strings.Join(changes, ", "), hint)
 }
 
 // ReadLock reads dir/piship.lock and returns it with its raw bytes. A
