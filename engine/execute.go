@@ -18,9 +18,8 @@ import (
 	"piship.dev/piship/graph"
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages/stage"
-	"piship.dev/piship/tracing"
-
 	"piship.dev/piship/stages/stage/errcode"
+	"piship.dev/piship/tracing"
 )
 
 // execute runs one stage inside its span: evaluate the configuration, try

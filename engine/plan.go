@@ -9,7 +9,6 @@ import (
 	"piship.dev/piship/graph"
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages/stage"
-
 	"piship.dev/piship/stages/stage/errcode"
 )
 

@@ -14,9 +14,8 @@ import (
 
 	"piship.dev/piship/graph"
 	"piship.dev/piship/graph/diag"
-	"piship.dev/piship/tracing"
-
 	"piship.dev/piship/stages/stage/errcode"
+	"piship.dev/piship/tracing"
 )
 
 // EventKind says what happened to a stage.

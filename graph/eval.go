@@ -17,7 +17,6 @@ import (
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages/stage"
-
 	"piship.dev/piship/stages/stage/errcode"
 )
 
@@ -170,7 +169,7 @@ func (g *Graph) NewScope(values map[string]cty.Value) (*Scope, error) {
 		}
 	}
 	if len(problems) > 0 {
-		return nil, fmt.Errorf("CONFIG_INVALID: %s: %s", g.File, strings.Join(problems, "; "))
+		return nil, errcode.Newf(errcode.ConfigInvalid, "%s: %s", g.File, strings.Join(problems, "; "))
 	}
 	sc := &Scope{g: g, inputs: cty.ObjectVal(vals)}
 	ctx := &hcl.EvalContext{Functions: g.funcs, Variables: map[string]cty.Value{"input": sc.inputs}}

@@ -11,7 +11,6 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 
 	"piship.dev/piship/graph/diag"
-
 	"piship.dev/piship/stages/stage/errcode"
 )
 

@@ -21,6 +21,7 @@ import (
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages"
 	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/stages/stage/errcode"
 	"piship.dev/piship/tracing"
 	"piship.dev/piship/tracing/otlp"
 )
@@ -342,7 +343,7 @@ func writeTraceFile(path string, spans []sdktrace.ReadOnlySpan) error {
 // Errors are TIMINGS_FAILED naming the file.
 func WriteTimingsFile(path string, spans []sdktrace.ReadOnlySpan, deps map[string][]string) error {
 	if err := writeTimings(path, spans, deps); err != nil {
-		return fmt.Errorf("TIMINGS_FAILED: cannot write the timings page %s: %w; check that its directory exists and is writable", path, err)
+		return errcode.Newf(errcode.TimingsFailed, "cannot write the timings page %s: %w; check that its directory exists and is writable", path, err)
 	}
 	return nil
 }

@@ -25,10 +25,9 @@ import (
 	"piship.dev/piship/stages/proc"
 	"piship.dev/piship/stages/release/releasejson"
 	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/stages/stage/errcode"
 	"piship.dev/piship/tracing/phase"
 	"piship.dev/piship/tracing/spankey"
-
-	"piship.dev/piship/stages/stage/errcode"
 )
 
 // Smoke runs the distribution's smoke tests against a payload, in parallel,

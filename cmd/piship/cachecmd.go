@@ -10,6 +10,7 @@ import (
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/pipelines"
 	homes "piship.dev/piship/stages/home"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 func cacheCmd(e *env) *cobra.Command {
@@ -59,7 +60,7 @@ func runCachePrune(e *env, maxSize, maxAge string, asJSON bool) int {
 	}
 	home, err := cache.Home(e.getenv)
 	if err != nil {
-		return fail(e, fmt.Errorf("CONFIG_UNAVAILABLE: %v", err))
+		return fail(e, errcode.Newf(errcode.ConfigUnavailable, "%v", err))
 	}
 	a := cache.OpenActions(home)
 	if maxAge != "" {

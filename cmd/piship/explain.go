@@ -10,6 +10,7 @@ import (
 
 	"piship.dev/piship/cache"
 	"piship.dev/piship/pipelines"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 func explainCmd(e *env) *cobra.Command {
@@ -59,11 +60,11 @@ func runExplain(e *env, stage, pipeline, file string, asJSON bool) int {
 	}
 	home, err := cache.Home(e.getenv)
 	if err != nil {
-		return fail(e, fmt.Errorf("CONFIG_UNAVAILABLE: %v", err))
+		return fail(e, errcode.Newf(errcode.ConfigUnavailable, "%v", err))
 	}
 	runs, err := cache.OpenExplain(home).Runs(pipeline, file)
 	if err != nil {
-		return fail(e, fmt.Errorf("CACHE_UNREADABLE: %v", err))
+		return fail(e, errcode.Newf(errcode.CacheUnreadable, "%v", err))
 	}
 	var run *cache.RunRecord
 	for _, r := range runs {

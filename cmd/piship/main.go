@@ -30,6 +30,7 @@ import (
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/pipelines"
 	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // Exit codes.
@@ -361,7 +362,7 @@ func done(code int) error {
 
 // codeUsage is the error code of a command line piship cannot take: an
 // unknown command or flag, a missing or extra argument, a bad flag value.
-const codeUsage = "USAGE_INVALID"
+const codeUsage = errcode.UsageInvalid
 
 // dispatch runs the command line args and returns piship's exit code. A
 // command's own outcome is its exit code; anything cobra refuses (the
@@ -420,7 +421,7 @@ func usageFailure(e *env, c *cobra.Command, err error) int {
 	if c == nil {
 		c = newRoot(e)
 	}
-	err = fmt.Errorf("%s: %w", codeUsage, err)
+	err = errcode.Newf(codeUsage, "%w", err)
 	msg := strings.TrimRight(err.Error(), "\n")
 	if strings.Contains(msg, "\n") {
 		msg += "\n" // after a suggestion list

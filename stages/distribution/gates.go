@@ -13,7 +13,6 @@ import (
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/npm"
 	"piship.dev/piship/stages/platform"
-
 	"piship.dev/piship/stages/stage/errcode"
 )
 
