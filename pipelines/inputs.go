@@ -24,7 +24,7 @@ type Prepared struct {
 func Prepare(c Config, arg, dir string, inputs []string) (*Prepared, int) {
 	src, err := Find(arg, dir)
 	if err != nil {
-		return nil, c.usage("%v", err)
+		return nil, c.usageOf(err)
 	}
 	g, ok := LoadOne(c.Stderr, c.Getenv, src)
 	if !ok {
@@ -32,7 +32,7 @@ func Prepare(c Config, arg, dir string, inputs []string) (*Prepared, int) {
 	}
 	values, err := ParseInputs(g, inputs)
 	if err != nil {
-		return nil, c.usage("%v", err)
+		return nil, c.usageOf(err)
 	}
 	return &Prepared{Graph: g, inputs: values}, ExitOK
 }
@@ -99,7 +99,7 @@ func declared(g *graph.Graph, name string) error {
 func runBuiltin(ctx context.Context, c Config, name string, inputs map[string]cty.Value) Outcome {
 	src, err := Find(name, "")
 	if err != nil {
-		return Outcome{Code: c.usage("%v", err)}
+		return Outcome{Code: c.usageOf(err)}
 	}
 	g, ok := LoadOne(c.Stderr, c.Getenv, src)
 	if !ok {

@@ -54,7 +54,7 @@ func runCachePrune(e *env, maxSize, maxAge string, asJSON bool) int {
 	if maxSize != "" {
 		s, err := cache.ParseSize(maxSize)
 		if err != nil {
-			return usageErr(e, "CONFIG_INVALID: --max-size: %v", err)
+			return usageErr(e, errcode.ConfigInvalid, "--max-size: %v", err)
 		}
 		size = s
 	}
@@ -66,7 +66,7 @@ func runCachePrune(e *env, maxSize, maxAge string, asJSON bool) int {
 	if maxAge != "" {
 		d, err := cache.ParseAge(maxAge)
 		if err != nil {
-			return usageErr(e, "CONFIG_INVALID: --max-age: %v", err)
+			return usageErr(e, errcode.ConfigInvalid, "--max-age: %v", err)
 		}
 		age = d
 	}

@@ -45,17 +45,17 @@ attribute, the tool or kind version ...) and the named inputs of each key. Witho
 
 func runExplain(e *env, stage, pipeline, file string, asJSON bool) int {
 	if pipeline != "" && file != "" {
-		return usageErr(e, "USAGE_INVALID: --pipeline and --file both name a pipeline: give one")
+		return usageErr(e, errcode.UsageInvalid, "--pipeline and --file both name a pipeline: give one")
 	}
 	if file != "" {
 		abs, err := filepath.Abs(file)
 		if err != nil {
-			return usageErr(e, "CONFIG_INVALID: --file %s: %v", file, err)
+			return usageErr(e, errcode.ConfigInvalid, "--file %s: %v", file, err)
 		}
 		file = abs
 		// A missing file is a typo, not a pipeline that never ran.
 		if _, err := pipelines.ReadSource(file); err != nil {
-			return usageErr(e, "%v", err)
+			return usageErrOf(e, err)
 		}
 	}
 	home, err := cache.Home(e.getenv)
@@ -84,7 +84,7 @@ func runExplain(e *env, stage, pipeline, file string, asJSON bool) int {
 		if stage != "" {
 			what += " with a stage " + stage
 		}
-		return usageErr(e, "CONFIG_INVALID: no recorded run of %s under %s: run it first (piship run, build or release record every run)", what, filepath.Join(home, "explain"))
+		return usageErr(e, errcode.ConfigInvalid, "no recorded run of %s under %s: run it first (piship run, build or release record every run)", what, filepath.Join(home, "explain"))
 	}
 	doc := pipelines.ExplainJSON(run, stage)
 	if asJSON {

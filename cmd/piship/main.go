@@ -29,7 +29,6 @@ import (
 
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/pipelines"
-	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/stage/errcode"
 )
 
@@ -408,7 +407,7 @@ func dispatchText(e *env, args []string) (*cobra.Command, int) {
 	if errors.As(err, &ec) {
 		return c, int(ec)
 	}
-	if receipt.CodeOf(err) != "" {
+	if errcode.Of(err) != "" {
 		fmt.Fprintf(e.stderr, "piship: %v\n", err)
 		return c, pipelines.ExitCode(err)
 	}
@@ -496,9 +495,16 @@ func rangeArgs(minN, maxN int) cobra.PositionalArgs {
 	}
 }
 
-// usageErr prints a usage error and returns exitUsage.
-func usageErr(e *env, format string, a ...any) int {
-	fmt.Fprintf(e.stderr, "piship: "+format+"\n", a...)
+// usageErr prints a usage or configuration error with its code (USAGE_INVALID,
+// CONFIG_INVALID or LOCK_INVALID) and returns exitUsage.
+func usageErr(e *env, code, format string, a ...any) int {
+	fmt.Fprintf(e.stderr, "piship: %v\n", errcode.Newf(code, format, a...))
+	return exitUsage
+}
+
+// usageErrOf is usageErr for an error that carries its code.
+func usageErrOf(e *env, err error) int {
+	fmt.Fprintf(e.stderr, "piship: %v\n", err)
 	return exitUsage
 }
 

@@ -315,7 +315,10 @@ func checkTUF(rep *DoctorReport, home, id string, now time.Time) {
 		// root, as it would without the directory.
 		return
 	case err != nil:
-		msg := strings.TrimPrefix(err.Error(), "UPDATE_FAILED: ")
+		msg := err.Error()
+		if te, ok := err.(*tuf.Error); ok {
+			msg = te.Msg // the finding has a code of its own
+		}
 		rep.found(DoctorTrustInvalid, dir, "%s; doctor does not repair trust metadata: run piship update %s, which re-fetches it and verifies it from the trusted root (or, if root.json is the damaged one, remove %s so the next update starts from the root the lock pins)", msg, id, dir)
 	}
 	for _, r := range st.ExpiringWithin(now, TrustWarnWithin) {
