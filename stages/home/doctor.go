@@ -22,6 +22,7 @@ import (
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/release"
+	"piship.dev/piship/stages/stage/errcode"
 	"piship.dev/piship/stages/tuf"
 	"piship.dev/piship/tracing/phase"
 )
@@ -611,7 +612,11 @@ func (o *Options) checkRelease(ctx context.Context, rep *DoctorReport, id, role 
 			if e, ok := release.AsError(err); ok && e.Rule == release.RuleInventory {
 				code = DoctorPayloadModified
 			}
-			rep.found(code, r.Dir, "%s: %v; run piship repair %s to restore the release's files", what, strings.TrimPrefix(err.Error(), receipt.CodeIntegrity+": "), id)
+			msg := err.Error()
+			if c, ok := err.(errcode.Coder); ok && c.ErrorCode() == receipt.CodeIntegrity {
+				msg = strings.TrimPrefix(msg, c.ErrorCode()+": ") // the finding has a code of its own
+			}
+			rep.found(code, r.Dir, "%s: %s; run piship repair %s to restore the release's files", what, msg, id)
 		}
 	}
 	return len(rep.Found) == n
