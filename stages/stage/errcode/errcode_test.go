@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"go/build"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -134,5 +137,45 @@ func TestErrorfSaysTheCodeOnce(t *testing.T) {
 		if got := c.err.Error(); got != c.want {
 			t.Errorf("got  %q\nwant %q", got, c.want)
 		}
+	}
+}
+
+// No code is written as a literal outside this package: a Go file (tests
+// and comments aside) that spells "CONFIG_INVALID" or "CONFIG_INVALID: ..."
+// in a string names errcode.ConfigInvalid instead, so every code has one
+// declaration, one exit code and one line in docs/errors.md.
+func TestCodesAreDeclaredOnlyHere(t *testing.T) {
+	var alt []string
+	for _, d := range All() {
+		alt = append(alt, d.Code)
+	}
+	lit := regexp.MustCompile(`"(` + strings.Join(alt, "|") + `)(: |")`)
+	root := "../../.."
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); n == "testdata" || n == "node_modules" || strings.HasPrefix(n, ".") && p != root {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") || filepath.Dir(p) == filepath.Join(root, "stages", "stage", "errcode") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if code, _, _ := strings.Cut(line, "//"); lit.MatchString(code) {
+				t.Errorf("%s:%d writes a code as a literal: use stages/stage/errcode's constant\n\t%s", p, i+1, strings.TrimSpace(line))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
