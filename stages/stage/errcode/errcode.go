@@ -206,8 +206,9 @@ func hasCode(err error, code string) bool {
 }
 
 // Newf returns an *Error with the code and a message formatted exactly
-// like fmt.Errorf (a %w verb is unwrapped by errors.Is and errors.As): what
-// fmt.Errorf("CODE: "+format, args...) printed, with the code as a value.
+// like fmt.Errorf (a %w verb is unwrapped by errors.Is and errors.As),
+// without Errorf's rules: its text is the code, ": " and what
+// fmt.Errorf(format, args...) prints, the code now a value.
 func Newf(code, format string, args ...any) *Error {
 	werr := fmt.Errorf(format, args...)
 	return &Error{Code: code, Msg: werr.Error(), Err: errors.Unwrap(werr)}
