@@ -74,6 +74,8 @@ func (e *Error) Error() string {
 // ErrorCode returns the code (errcode.Coder).
 func (e *Error) ErrorCode() string { return e.Code }
 
+var _ errcode.Coder = (*Error)(nil)
+
 // IsIntegrity reports whether err is (or wraps) a refused archive, and returns it.
 func IsIntegrity(err error) (*Error, bool) {
 	var e *Error

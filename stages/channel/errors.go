@@ -53,6 +53,8 @@ func (e *Error) Unwrap() error { return e.Err }
 // ErrorCode returns the code (errcode.Coder).
 func (e *Error) ErrorCode() string { return e.Code }
 
+var _ errcode.Coder = (*Error)(nil)
+
 // ErrUpToDate is CheckUpgrade's answer when the candidate is the current
 // version: there is nothing to update.
 var ErrUpToDate = errors.New("already at the newest version")

@@ -52,6 +52,8 @@ func (e *GateError) Code() string {
 // ErrorCode is Code (errcode.Coder).
 func (e *GateError) ErrorCode() string { return e.Code() }
 
+var _ errcode.Coder = (*GateError)(nil)
+
 func (e *GateError) Error() string {
 	line := func(v Violation) string {
 		if v.Package == "" {

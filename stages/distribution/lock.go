@@ -451,6 +451,8 @@ type LockError struct {
 // ErrorCode is LOCK_INVALID (errcode.Coder).
 func (e *LockError) ErrorCode() string { return errcode.LockInvalid }
 
+var _ errcode.Coder = (*LockError)(nil)
+
 func (e *LockError) Error() string {
 	hint := "run piship lock " + e.Dir
 	switch {

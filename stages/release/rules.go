@@ -94,6 +94,8 @@ func (e *Error) Error() string {
 // ErrorCode is INTEGRITY_FAILED (errcode.Coder).
 func (e *Error) ErrorCode() string { return CodeIntegrity }
 
+var _ errcode.Coder = (*Error)(nil)
+
 // AsError returns the *Error in err's chain.
 func AsError(err error) (*Error, bool) {
 	var e *Error

@@ -48,6 +48,8 @@ func (e *Error) Unwrap() error { return e.Err }
 // ErrorCode returns the code (errcode.Coder).
 func (e *Error) ErrorCode() string { return e.Code }
 
+var _ errcode.Coder = (*Error)(nil)
+
 // HasReason reports whether err is (or wraps) an *Error with reason r.
 func HasReason(err error, r Reason) bool {
 	var e *Error

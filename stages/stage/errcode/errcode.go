@@ -145,6 +145,8 @@ func (e *Error) Unwrap() error { return e.Err }
 // ErrorCode returns the code.
 func (e *Error) ErrorCode() string { return e.Code }
 
+var _ Coder = (*Error)(nil)
+
 // New returns an *Error with the code and the message.
 func New(code, msg string) *Error { return &Error{Code: code, Msg: msg} }
 
