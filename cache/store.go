@@ -78,9 +78,20 @@ type StoreStats struct {
 // PISHIP_STORE=hardlink turns it on.
 const DefaultStoreMode = StoreOff
 
+// StoreModeError is a PISHIP_STORE value OpenStore refuses: a configuration
+// error (the caller gives it its code, CONFIG_INVALID; cache links no
+// code). OpenStore's other errors are a cache home it cannot find.
+type StoreModeError struct {
+	Mode string
+	Msg  string
+}
+
+func (e *StoreModeError) Error() string { return e.Msg }
+
 // OpenStore resolves the store from PISHIP_STORE (off|hardlink; default
 // DefaultStoreMode) and PISHIP_STORE_HOME (default <cache home>/store). It returns
-// nil, nil when the store is off. copy and clone, which REFERENCE also
+// nil, nil when the store is off; home.OpenStore gives its errors their
+// codes. copy and clone, which REFERENCE also
 // names, are refused: placing a file by copying it is the create and write
 // an install does anyway, plus a read, so neither can be faster than no
 // store for an install that already holds the bytes.
@@ -97,15 +108,15 @@ func OpenStore(getenv func(string) string) (*Store, error) {
 		return nil, nil
 	case StoreHardlink:
 	case "copy", "clone":
-		return nil, fmt.Errorf("CONFIG_INVALID: PISHIP_STORE=%s is not offered: a copy or clone of an object costs what writing the file does; use hardlink or off", mode)
+		return nil, &StoreModeError{Mode: mode, Msg: fmt.Sprintf("PISHIP_STORE=%s is not offered: a copy or clone of an object costs what writing the file does; use hardlink or off", mode)}
 	default:
-		return nil, fmt.Errorf("CONFIG_INVALID: PISHIP_STORE=%q: want off or hardlink", mode)
+		return nil, &StoreModeError{Mode: mode, Msg: fmt.Sprintf("PISHIP_STORE=%q: want off or hardlink", mode)}
 	}
 	dir := getenv("PISHIP_STORE_HOME")
 	if dir == "" {
 		home, err := Home(getenv)
 		if err != nil {
-			return nil, fmt.Errorf("CONFIG_UNAVAILABLE: %v (or set PISHIP_STORE=off)", err)
+			return nil, fmt.Errorf("%v (or set PISHIP_STORE=off)", err)
 		}
 		dir = filepath.Join(home, "store")
 	} else if d, err := filepath.Abs(dir); err == nil {

@@ -32,6 +32,7 @@ import (
 
 	"piship.dev/piship/cache"
 	"piship.dev/piship/graph"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // Status is where a stage ended up.
@@ -181,7 +182,7 @@ const MaxParallelism = 1024
 // 1 to MaxParallelism; anything else is CONFIG_INVALID.
 func CheckParallelism(n int) error {
 	if n < 0 || n > MaxParallelism {
-		return fmt.Errorf("CONFIG_INVALID: --parallelism %d is out of range: give 1 to %d stages at once (0 or no flag: the number of CPUs)", n, MaxParallelism)
+		return errcode.Newf(errcode.ConfigInvalid, "--parallelism %d is out of range: give 1 to %d stages at once (0 or no flag: the number of CPUs)", n, MaxParallelism)
 	}
 	return nil
 }

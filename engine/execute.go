@@ -18,6 +18,7 @@ import (
 	"piship.dev/piship/graph"
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/stages/stage/errcode"
 	"piship.dev/piship/tracing"
 )
 
@@ -80,7 +81,7 @@ func (s *scheduler) runStage(ctx context.Context, span trace.Span, st *graph.Sta
 	}()
 	cfg, undecided, diags := s.scope.EvalStage(st, s.outputs, s.gone)
 	if diags.HasErrors() {
-		return diag.NewError("CONFIG_INVALID", diags)
+		return diag.NewError(errcode.ConfigInvalid, diags)
 	}
 	if len(undecided) > 0 && span.IsRecording() {
 		// An always stage runs without the attributes it cannot decide

@@ -9,6 +9,7 @@ import (
 	"piship.dev/piship/graph"
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // PlanStep is one stage of a dry run: its position in the start order and
@@ -71,7 +72,7 @@ func (s *scheduler) planStep(st *graph.Stage) PlanStep {
 	}
 	cfg, _, diags := s.scope.EvalStage(st, s.outputs, s.gone)
 	if diags.HasErrors() {
-		step.Cache, step.Note = "unknown", diag.NewError("CONFIG_INVALID", diags).Error()
+		step.Cache, step.Note = "unknown", diag.NewError(errcode.ConfigInvalid, diags).Error()
 		return step
 	}
 	inv := &stage.Invocation{Pipeline: s.g.Name, Name: st.Name, Dir: s.g.Dir, Config: cfg, Getenv: s.opts.Getenv}

@@ -14,6 +14,7 @@ import (
 
 	"piship.dev/piship/graph"
 	"piship.dev/piship/graph/diag"
+	"piship.dev/piship/stages/stage/errcode"
 	"piship.dev/piship/tracing"
 )
 
@@ -148,7 +149,7 @@ func (s *scheduler) dispatch() {
 		if st.When != nil {
 			run, undecided, diags := s.scope.EvalWhen(st, s.outputs, s.gone)
 			if diags.HasErrors() {
-				s.failWithoutRunning(st, diag.NewError("CONFIG_INVALID", diags))
+				s.failWithoutRunning(st, diag.NewError(errcode.ConfigInvalid, diags))
 				continue
 			}
 			if len(undecided) > 0 {

@@ -17,6 +17,7 @@ import (
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 type funcTable map[string]function.Function
@@ -168,13 +169,13 @@ func (g *Graph) NewScope(values map[string]cty.Value) (*Scope, error) {
 		}
 	}
 	if len(problems) > 0 {
-		return nil, fmt.Errorf("CONFIG_INVALID: %s: %s", g.File, strings.Join(problems, "; "))
+		return nil, errcode.Newf(errcode.ConfigInvalid, "%s: %s", g.File, strings.Join(problems, "; "))
 	}
 	sc := &Scope{g: g, inputs: cty.ObjectVal(vals)}
 	ctx := &hcl.EvalContext{Functions: g.funcs, Variables: map[string]cty.Value{"input": sc.inputs}}
 	locals, diags := g.evalLocals(ctx)
 	if diags.HasErrors() {
-		return nil, diag.NewError("CONFIG_INVALID", diags)
+		return nil, diag.NewError(errcode.ConfigInvalid, diags)
 	}
 	sc.locals = locals
 	sc.base = &hcl.EvalContext{Functions: g.funcs, Variables: map[string]cty.Value{"input": sc.inputs, "local": sc.locals}}

@@ -11,6 +11,7 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 
 	"piship.dev/piship/graph/diag"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // ParseInput converts a --input value for the named input. A string input
@@ -36,7 +37,7 @@ func (g *Graph) ParseInput(name, raw string) (cty.Value, error) {
 			// The nesting bound keeps its own words: the value is
 			// refused before parsing.
 			if strings.Contains(d.Summary, "nesting too deep") {
-				return cty.NilVal, fmt.Errorf("--input %s: %s: %s", name, strings.TrimPrefix(d.Summary, "CONFIG_INVALID: "), d.Detail)
+				return cty.NilVal, fmt.Errorf("--input %s: %s: %s", name, strings.TrimPrefix(d.Summary, errcode.ConfigInvalid+": "), d.Detail)
 			}
 		}
 		return cty.NilVal, badInput(name, raw, ty, "")

@@ -34,7 +34,7 @@ func DoctorAll(ctx context.Context, c Config, stdout io.Writer, id string, asJSO
 	}
 	homes, err := receipt.ResolveHomes(c.Getenv)
 	if err != nil {
-		return c.usage("%v", err)
+		return c.usageOf(err)
 	}
 	ids, err := receipt.IDs(homes.Install)
 	if err != nil {

@@ -2,7 +2,6 @@ package pipelines
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/zclconf/go-cty/cty"
@@ -10,6 +9,7 @@ import (
 	"piship.dev/piship/engine"
 	"piship.dev/piship/graph"
 	"piship.dev/piship/graph/diag"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // Prepared is a pipeline loaded for `piship run` with its inputs parsed.
@@ -24,7 +24,7 @@ type Prepared struct {
 func Prepare(c Config, arg, dir string, inputs []string) (*Prepared, int) {
 	src, err := Find(arg, dir)
 	if err != nil {
-		return nil, c.usage("%v", err)
+		return nil, c.usageOf(err)
 	}
 	g, ok := LoadOne(c.Stderr, c.Getenv, src)
 	if !ok {
@@ -32,7 +32,7 @@ func Prepare(c Config, arg, dir string, inputs []string) (*Prepared, int) {
 	}
 	values, err := ParseInputs(g, inputs)
 	if err != nil {
-		return nil, c.usage("%v", err)
+		return nil, c.usageOf(err)
 	}
 	return &Prepared{Graph: g, inputs: values}, ExitOK
 }
@@ -56,10 +56,10 @@ func ParseInputs(g *graph.Graph, raw []string) (map[string]cty.Value, error) {
 	for _, kv := range raw {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, fmt.Errorf("CONFIG_INVALID: --input %q: write name=value", kv)
+			return nil, errcode.Newf(errcode.ConfigInvalid, "--input %q: write name=value", kv)
 		}
 		if first, dup := given[k]; dup {
-			return nil, fmt.Errorf("CONFIG_INVALID: --input %s is given twice (%q, then %q): give each input once", k, first, kv)
+			return nil, errcode.Newf(errcode.ConfigInvalid, "--input %s is given twice (%q, then %q): give each input once", k, first, kv)
 		}
 		given[k] = kv
 		if err := declared(g, k); err != nil {
@@ -67,7 +67,7 @@ func ParseInputs(g *graph.Graph, raw []string) (map[string]cty.Value, error) {
 		}
 		val, err := g.ParseInput(k, v)
 		if err != nil {
-			return nil, fmt.Errorf("CONFIG_INVALID: %v", err)
+			return nil, errcode.Newf(errcode.ConfigInvalid, "%v", err)
 		}
 		values[k] = val
 	}
@@ -85,12 +85,12 @@ func declared(g *graph.Graph, name string) error {
 		names[i] = in.Name
 	}
 	if s := diag.Suggest(name, names); s != "" {
-		return fmt.Errorf("CONFIG_INVALID: --input %s: pipeline %q has no input %q; did you mean --input %s=...?", name, g.Name, name, s)
+		return errcode.Newf(errcode.ConfigInvalid, "--input %s: pipeline %q has no input %q; did you mean --input %s=...?", name, g.Name, name, s)
 	}
 	if len(names) == 0 {
-		return fmt.Errorf("CONFIG_INVALID: --input %s: pipeline %q takes no inputs", name, g.Name)
+		return errcode.Newf(errcode.ConfigInvalid, "--input %s: pipeline %q takes no inputs", name, g.Name)
 	}
-	return fmt.Errorf("CONFIG_INVALID: --input %s: pipeline %q has no input %q; its inputs are %s", name, g.Name, name, strings.Join(names, ", "))
+	return errcode.Newf(errcode.ConfigInvalid, "--input %s: pipeline %q has no input %q; its inputs are %s", name, g.Name, name, strings.Join(names, ", "))
 }
 
 // runBuiltin loads the built-in pipeline name (a file of that name in
@@ -99,7 +99,7 @@ func declared(g *graph.Graph, name string) error {
 func runBuiltin(ctx context.Context, c Config, name string, inputs map[string]cty.Value) Outcome {
 	src, err := Find(name, "")
 	if err != nil {
-		return Outcome{Code: c.usage("%v", err)}
+		return Outcome{Code: c.usageOf(err)}
 	}
 	g, ok := LoadOne(c.Stderr, c.Getenv, src)
 	if !ok {

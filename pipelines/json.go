@@ -22,6 +22,7 @@ import (
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/stages/stage/errcode"
 	"piship.dev/piship/stages/tuf"
 	"piship.dev/piship/stages/verify"
 )
@@ -108,7 +109,7 @@ func (f *FailureLog) Error(code int, msg string) ErrorInfo {
 		return *f.last
 	}
 	if code == ExitUsage {
-		return ErrorInfo{Code: "USAGE_INVALID", Message: msg}
+		return ErrorInfo{Code: errcode.UsageInvalid, Message: msg}
 	}
 	return ErrorInfo{Code: "FAILED", Message: msg}
 }

@@ -2,13 +2,13 @@ package pipelines
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"path/filepath"
 
 	"piship.dev/piship/cache"
 	"piship.dev/piship/stages"
 	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // PinPiPackages installs the vendored Pi packages of l (through the
@@ -21,7 +21,7 @@ func PinPiPackages(ctx context.Context, getenv func(string) string, log io.Write
 	}
 	home, err := cache.Home(getenv)
 	if err != nil {
-		return fmt.Errorf("CONFIG_UNAVAILABLE: %v", err)
+		return errcode.Newf(errcode.ConfigUnavailable, "%v", err)
 	}
 	rt := cache.OpenRuntime(home)
 	roots := map[string]string{}

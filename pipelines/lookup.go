@@ -15,6 +15,7 @@ import (
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/graph"
 	"piship.dev/piship/stages"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // Source is one pipeline file: on disk or embedded in the binary.
@@ -47,7 +48,7 @@ func Find(arg, dir string) (*Source, error) {
 		return &Source{Name: "embedded:pipelines/" + arg + ".hcl", Dir: cwd, Src: b}, nil
 	}
 	tried = append(tried, "embedded:pipelines/"+arg+".hcl")
-	return nil, fmt.Errorf("CONFIG_INVALID: no pipeline %q (looked in %s); pass a file path or one of: %s",
+	return nil, errcode.Newf(errcode.ConfigInvalid, "no pipeline %q (looked in %s); pass a file path or one of: %s",
 		arg, strings.Join(tried, ", "), strings.Join(EmbeddedNames(), ", "))
 }
 
@@ -57,7 +58,7 @@ func FindFile(file string) (*Source, error) {
 	if name, ok := strings.CutPrefix(file, "embedded:pipelines/"); ok {
 		b, err := fs.ReadFile(FS, name)
 		if err != nil {
-			return nil, fmt.Errorf("CONFIG_INVALID: no built-in pipeline %s in this piship (%v); pass --pipeline the file that ran", file, err)
+			return nil, errcode.Newf(errcode.ConfigInvalid, "no built-in pipeline %s in this piship (%v); pass --pipeline the file that ran", file, err)
 		}
 		cwd, _ := os.Getwd()
 		return &Source{Name: file, Dir: cwd, Src: b}, nil
@@ -69,7 +70,7 @@ func FindFile(file string) (*Source, error) {
 func ReadSource(path string) (*Source, error) {
 	b, err := atomicfs.ReadRegular(path, 0)
 	if err != nil {
-		return nil, fmt.Errorf("CONFIG_INVALID: cannot read pipeline file: %v", err)
+		return nil, errcode.Newf(errcode.ConfigInvalid, "cannot read pipeline file: %v", err)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -150,7 +151,7 @@ func Collect(args []string, builtin bool) ([]*Source, error) {
 		}
 		if len(out) == 0 {
 			cwd, _ := os.Getwd()
-			return nil, fmt.Errorf("CONFIG_INVALID: no pipeline files (*.hcl) in %s or its pipelines/ directory: "+
+			return nil, errcode.Newf(errcode.ConfigInvalid, "no pipeline files (*.hcl) in %s or its pipelines/ directory: "+
 				"run piship validate in a directory that has them, pass files or directories, or --builtin for the built-in pipelines", cwd)
 		}
 		return out, nil
@@ -158,7 +159,7 @@ func Collect(args []string, builtin bool) ([]*Source, error) {
 	for _, a := range args {
 		info, err := os.Stat(a)
 		if err != nil {
-			return nil, fmt.Errorf("CONFIG_INVALID: %v", err)
+			return nil, errcode.Newf(errcode.ConfigInvalid, "%v", err)
 		}
 		if info.IsDir() {
 			s, err := dirSources(a)

@@ -9,6 +9,7 @@ import (
 
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // checkDistribution loads the distribution in dir before a command runs
@@ -24,7 +25,7 @@ func checkDistribution(c Config, command, dir string) (code int, ok bool) {
 	}
 	WriteDiags(c.Stderr, c.Getenv, nil, diags)
 	n := errorCount(diags)
-	return c.usage("CONFIG_INVALID: the distribution in %s has %s; fix %s and run `piship %s` again",
+	return c.usage(errcode.ConfigInvalid, "the distribution in %s has %s; fix %s and run `piship %s` again",
 		dir, canon.Count(n, "error"), itThem(n), command), false
 }
 

@@ -21,6 +21,7 @@ import (
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages"
 	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/stages/stage/errcode"
 	"piship.dev/piship/tracing"
 	"piship.dev/piship/tracing/otlp"
 )
@@ -92,8 +93,14 @@ func (c Config) stageEnv(k string) string {
 }
 
 // usage prints a usage or configuration error and returns ExitUsage.
-func (c Config) usage(format string, a ...any) int {
-	fmt.Fprintf(c.Stderr, "piship: "+format+"\n", a...)
+func (c Config) usage(code, format string, a ...any) int {
+	fmt.Fprintf(c.Stderr, "piship: %v\n", errcode.Newf(code, format, a...))
+	return ExitUsage
+}
+
+// usageOf is usage for an error that carries its code.
+func (c Config) usageOf(err error) int {
+	fmt.Fprintf(c.Stderr, "piship: %v\n", err)
 	return ExitUsage
 }
 
@@ -137,7 +144,7 @@ func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value
 	warn := &switchWriter{w: c.Stderr}
 	prov, ctx, err := tracing.Setup(parent, tracing.Options{Exporter: otlp.Exporter, ServiceName: "piship", ServiceVersion: c.ServiceVersion, Getenv: c.Getenv, SpanProcessors: c.SpanProcessors, Warn: warn})
 	if err != nil {
-		return Outcome{Graph: g, Code: c.usage("CONFIG_INVALID: %v", err)}
+		return Outcome{Graph: g, Code: c.usage(errcode.ConfigInvalid, "%v", err)}
 	}
 	opts.Tracer = prov.Tracer()
 	progress := c.newProgress(g)
@@ -163,7 +170,7 @@ func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value
 		root.SetAttributes(attribute.Int(tracing.AttrExitCode, ExitUsage))
 		root.End()
 		_ = prov.Shutdown(context.WithoutCancel(parent))
-		return Outcome{Graph: g, Code: c.usage("%v", err)}
+		return Outcome{Graph: g, Code: c.usageOf(err)}
 	}
 	runErr := res.Err()
 	code := ExitOK
@@ -342,7 +349,7 @@ func writeTraceFile(path string, spans []sdktrace.ReadOnlySpan) error {
 // Errors are TIMINGS_FAILED naming the file.
 func WriteTimingsFile(path string, spans []sdktrace.ReadOnlySpan, deps map[string][]string) error {
 	if err := writeTimings(path, spans, deps); err != nil {
-		return fmt.Errorf("TIMINGS_FAILED: cannot write the timings page %s: %w; check that its directory exists and is writable", path, err)
+		return errcode.Newf(errcode.TimingsFailed, "cannot write the timings page %s: %w; check that its directory exists and is writable", path, err)
 	}
 	return nil
 }

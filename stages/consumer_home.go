@@ -2,7 +2,6 @@ package stages
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // What the consumer kinds (install, update_check, download, rollback,
@@ -123,7 +123,7 @@ func keepLauncherFrom(src, installHome string) (string, error) {
 	}
 	if state != launcherCurrent {
 		if err := atomicfs.WriteFileAll(dst, data, 0o755); err != nil {
-			return state, fmt.Errorf("CONFIG_UNAVAILABLE: cannot keep the launcher in %s: %v", filepath.Dir(dst), err)
+			return state, errcode.Newf(errcode.ConfigUnavailable, "cannot keep the launcher in %s: %v", filepath.Dir(dst), err)
 		}
 	}
 	if st, ok := stamp(); ok {

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // Doctor verifies an installation, repairs what it can and reclaims what
@@ -51,7 +51,7 @@ func (Doctor) Run(ctx context.Context, inv *stage.Invocation, cfg DoctorConfig) 
 	if err != nil {
 		return DoctorOutputs{}, err
 	}
-	if o.Store, err = cache.OpenStore(inv.Getenv); err != nil {
+	if o.Store, err = home.OpenStore(inv.Getenv); err != nil {
 		return DoctorOutputs{}, err
 	}
 	rep, err := home.Doctor(ctx, o, cfg.ID, reclaimBudget(inv, 5*time.Second))
@@ -99,9 +99,9 @@ func DamageError(rep home.DoctorReport) error {
 	for _, d := range rep.Repaired {
 		done = append(done, d.Code+" "+d.Path+": "+d.Detail)
 	}
-	msg := fmt.Sprintf("INTEGRITY_FAILED: %s: doctor found %d problem(s): %s", rep.ID, len(rep.Found), strings.Join(found, "; "))
+	msg := fmt.Sprintf("%s: doctor found %d problem(s): %s", rep.ID, len(rep.Found), strings.Join(found, "; "))
 	if len(done) > 0 {
 		msg += "; repaired: " + strings.Join(done, "; ")
 	}
-	return fmt.Errorf("%s; run piship doctor %s again to check, and reinstall the release for what was not repaired", msg, rep.ID)
+	return errcode.Newf(errcode.IntegrityFailed, "%s; run piship doctor %s again to check, and reinstall the release for what was not repaired", msg, rep.ID)
 }

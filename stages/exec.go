@@ -17,6 +17,7 @@ import (
 	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/proc"
 	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/stages/stage/errcode"
 	"piship.dev/piship/tracing/phase"
 )
 
@@ -62,12 +63,12 @@ func checkExec(inv *stage.Invocation, c ExecConfig) (dir string, timeout time.Du
 	}
 	dir = stage.Resolve(inv.Dir, c.Dir)
 	if len(c.Command) == 0 || c.Command[0] == "" {
-		return "", 0, errors.New("CONFIG_INVALID: command is empty: give at least the program, e.g. command = [\"make\"]")
+		return "", 0, errcode.New(errcode.ConfigInvalid, "command is empty: give at least the program, e.g. command = [\"make\"]")
 	}
 	if t := c.Timeout; t != "" {
 		d, err := time.ParseDuration(t)
 		if err != nil || d <= 0 {
-			return "", 0, fmt.Errorf("CONFIG_INVALID: timeout %q is not a positive duration such as \"30s\" or \"5m\"", t)
+			return "", 0, errcode.Newf(errcode.ConfigInvalid, "timeout %q is not a positive duration such as \"30s\" or \"5m\"", t)
 		}
 		timeout = d
 	}
@@ -82,7 +83,7 @@ func (Exec) CacheSpec(inv *stage.Invocation, c ExecConfig) (stage.CacheSpec, boo
 	}
 	files, err := ExpandFiles(dir, c.Inputs)
 	if err != nil {
-		return stage.CacheSpec{}, false, fmt.Errorf("CONFIG_INVALID: inputs: %v", err)
+		return stage.CacheSpec{}, false, errcode.Newf(errcode.ConfigInvalid, "inputs: %v", err)
 	}
 	outs := make([]string, len(c.Outputs))
 	for i, o := range c.Outputs {
@@ -134,20 +135,20 @@ func (Exec) Run(ctx context.Context, inv *stage.Invocation, c ExecConfig) (ExecO
 		var exitErr *exec.ExitError
 		switch {
 		case ctx.Err() == context.DeadlineExceeded:
-			return ExecOutputs{}, fmt.Errorf("%s: %s timed out after %s%s: raise the stage's timeout, or find why it hangs", CodeExecTimeout, c.Command[0], timeout, tailNote(stderr.String()))
+			return ExecOutputs{}, errcode.Newf(CodeExecTimeout, "%s timed out after %s%s: raise the stage's timeout, or find why it hangs", c.Command[0], timeout, tailNote(stderr.String()))
 		case ctx.Err() != nil:
 			return ExecOutputs{}, fmt.Errorf("%s was stopped", c.Command[0])
 		case errors.As(runErr, &exitErr):
-			return ExecOutputs{}, fmt.Errorf("%s: %s exited with status %d%s", CodeExecFailed, c.Command[0], code, tailNote(stderr.String()))
+			return ExecOutputs{}, errcode.Newf(CodeExecFailed, "%s exited with status %d%s", c.Command[0], code, tailNote(stderr.String()))
 		default:
-			return ExecOutputs{}, fmt.Errorf("%s: cannot run %s: %v: install it, or give its path as the first word of command", CodeExecFailed, c.Command[0], runErr)
+			return ExecOutputs{}, errcode.Newf(CodeExecFailed, "cannot run %s: %v: install it, or give its path as the first word of command", c.Command[0], runErr)
 		}
 	}
 	hashes := map[string]string{}
 	for _, o := range c.Outputs {
 		sum, err := cache.HashFile(stage.Resolve(dir, o))
 		if err != nil {
-			return ExecOutputs{}, fmt.Errorf("%s: declared output %s was not written by the command: %v: write it, or take it out of outputs", CodeExecFailed, o, err)
+			return ExecOutputs{}, errcode.Newf(CodeExecFailed, "declared output %s was not written by the command: %v: write it, or take it out of outputs", o, err)
 		}
 		hashes[o] = sum
 	}
@@ -163,8 +164,8 @@ func (Exec) Run(ctx context.Context, inv *stage.Invocation, c ExecConfig) (ExecO
 // command failed (a non-zero status, it could not start, an output it
 // declares is missing), or it ran past its timeout.
 const (
-	CodeExecFailed  = "EXEC_FAILED"
-	CodeExecTimeout = "EXEC_TIMEOUT"
+	CodeExecFailed  = errcode.ExecFailed
+	CodeExecTimeout = errcode.ExecTimeout
 )
 
 // tailNote returns the last lines of stderr for an error message.

@@ -85,7 +85,7 @@ func (Install) Run(ctx context.Context, inv *stage.Invocation, cfg InstallConfig
 			return err
 		}
 	}
-	store, err := cache.OpenStore(inv.Getenv)
+	store, err := home.OpenStore(inv.Getenv)
 	if err != nil {
 		return InstallOutputs{}, err
 	}

@@ -18,6 +18,7 @@ import (
 	"piship.dev/piship/stages/payload"
 	nodeplatform "piship.dev/piship/stages/platform"
 	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // PiPackages places the distribution's vendored Pi packages into the
@@ -169,15 +170,15 @@ func InstallPiPackage(ctx context.Context, rt *cache.Runtime, distDir string, p 
 	dir := filepath.Join(distDir, filepath.FromSlash(p.Dir))
 	pj, err := os.ReadFile(filepath.Join(dir, "package.json"))
 	if err != nil {
-		return nil, false, fmt.Errorf("CONFIG_INVALID: Pi package %s: %v", p.Name, err)
+		return nil, false, errcode.Newf(errcode.ConfigInvalid, "Pi package %s: %v", p.Name, err)
 	}
 	pl, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
 	if err != nil {
-		return nil, false, fmt.Errorf("CONFIG_INVALID: Pi package %s: %v", p.Name, err)
+		return nil, false, errcode.Newf(errcode.ConfigInvalid, "Pi package %s: %v", p.Name, err)
 	}
 	nodeV, npmV, err := npm.Versions(ctx)
 	if err != nil {
-		return nil, false, fmt.Errorf("CONFIG_UNAVAILABLE: node and npm are needed to install Pi package %s: %v", p.Name, err)
+		return nil, false, errcode.Newf(errcode.ConfigUnavailable, "node and npm are needed to install Pi package %s: %v", p.Name, err)
 	}
 	key, inputs := buildstate.InstallKey(p.Dir, pj, pl, nodeV, npmV)
 	e, err := rt.Get(key, false)

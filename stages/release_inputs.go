@@ -2,7 +2,6 @@ package stages
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"piship.dev/piship/stages/buildstate"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // ReleaseInputs is the first stage of a release: the same decoding, lock
@@ -90,7 +90,7 @@ func SourceDateEpoch(getenv func(string) string) (int64, error) {
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 0 {
-		return 0, fmt.Errorf("CONFIG_INVALID: SOURCE_DATE_EPOCH=%q is not a number of seconds since 1970", v)
+		return 0, errcode.Newf(errcode.ConfigInvalid, "SOURCE_DATE_EPOCH=%q is not a number of seconds since 1970", v)
 	}
 	return n, nil
 }

@@ -18,6 +18,7 @@ import (
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // Resources copies the distribution's resources and pinned tools into the
@@ -59,7 +60,7 @@ func (Resources) Run(ctx context.Context, inv *stage.Invocation, c ResourcesConf
 	for _, r := range d.Resources {
 		files, err := ExpandFiles(d.Dir, []string{r})
 		if err != nil {
-			return ResourcesOutputs{}, fmt.Errorf("CONFIG_INVALID: resource %s: %v", r, err)
+			return ResourcesOutputs{}, errcode.Newf(errcode.ConfigInvalid, "resource %s: %v", r, err)
 		}
 		for _, f := range files {
 			if err := payload.CopyPath(filepath.Join(d.Dir, filepath.FromSlash(f)), filepath.Join(dest, filepath.FromSlash(f))); err != nil {
@@ -93,7 +94,7 @@ func placeTool(ctx context.Context, distDir, name, source, want, dst string) err
 	}
 	sum := sha256.Sum256(data)
 	if got := hex.EncodeToString(sum[:]); !strings.EqualFold(got, want) {
-		return fmt.Errorf("INTEGRITY_FAILED: tool %s (%s) has sha256 %s, the distribution pins %s: check the source, then update the pin and run piship lock", name, source, got, want)
+		return errcode.Newf(errcode.IntegrityFailed, "tool %s (%s) has sha256 %s, the distribution pins %s: check the source, then update the pin and run piship lock", name, source, got, want)
 	}
 	return atomicfs.WriteFileAll(dst, data, 0o755)
 }
@@ -107,11 +108,11 @@ func download(ctx context.Context, url string) ([]byte, error) {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("NETWORK_DENIED: cannot download %s: %v", url, err)
+		return nil, errcode.Newf(errcode.NetworkDenied, "cannot download %s: %v", url, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("NETWORK_DENIED: %s answered %s", url, resp.Status)
+		return nil, errcode.Newf(errcode.NetworkDenied, "%s answered %s", url, resp.Status)
 	}
 	return io.ReadAll(io.LimitReader(resp.Body, 1<<30))
 }

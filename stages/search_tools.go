@@ -2,7 +2,6 @@ package stages
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 
@@ -10,6 +9,7 @@ import (
 	"piship.dev/piship/stages/buildstate"
 	"piship.dev/piship/stages/searchtools"
 	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/stages/stage/errcode"
 	"piship.dev/piship/tracing/phase"
 )
 
@@ -53,7 +53,7 @@ func (SearchTools) Run(ctx context.Context, inv *stage.Invocation, c SearchTools
 	home := c.CacheHome
 	if home == "" {
 		if home, err = cache.Home(nil); err != nil {
-			return out, fmt.Errorf("CONFIG_UNAVAILABLE: %v", err)
+			return out, errcode.Newf(errcode.ConfigUnavailable, "%v", err)
 		}
 	}
 	target := c.Platform + "-" + c.Arch

@@ -16,6 +16,7 @@ import (
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/sbom"
 	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // runtimeCacheAt opens the runtime cache under home, or under
@@ -45,7 +46,7 @@ func runtimeCacheAt(inv *stage.Invocation, home string) (*cache.Runtime, error) 
 	if home == "" {
 		h, err := cache.Home(inv.Getenv)
 		if err != nil {
-			return nil, fmt.Errorf("CONFIG_UNAVAILABLE: %v", err)
+			return nil, errcode.Newf(errcode.ConfigUnavailable, "%v", err)
 		}
 		home = h
 	}

@@ -3,13 +3,13 @@ package stages
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"piship.dev/piship/stages/audit"
 	"piship.dev/piship/stages/npm"
 	"piship.dev/piship/stages/release/releasejson"
 	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // Signatures verifies the npm registry signatures of the locked packages.
@@ -50,9 +50,9 @@ func (Signatures) Run(ctx context.Context, inv *stage.Invocation, cfg Signatures
 	summary, _ := json.Marshal(releasejson.SignatureSummary{Verdict: rep.Verdict, Missing: missing, Reason: rep.Reason})
 	switch {
 	case rep.Verdict == "failed":
-		return SignaturesOutputs{}, fmt.Errorf("POLICY_DENIED: registry signatures failed: %s", rep.Reason)
+		return SignaturesOutputs{}, errcode.Newf(errcode.PolicyDenied, "registry signatures failed: %s", rep.Reason)
 	case rep.Verdict == "unavailable" && !d.Signatures.AllowUnavailable:
-		return SignaturesOutputs{}, fmt.Errorf("POLICY_DENIED: registry signatures unavailable: %s (set signatures { allow_unavailable = true } to release anyway; release.json records it)", rep.Reason)
+		return SignaturesOutputs{}, errcode.Newf(errcode.PolicyDenied, "registry signatures unavailable: %s (set signatures { allow_unavailable = true } to release anyway; release.json records it)", rep.Reason)
 	}
 	return SignaturesOutputs{Verdict: rep.Verdict, Report: string(summary)}, nil
 }

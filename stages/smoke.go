@@ -25,6 +25,7 @@ import (
 	"piship.dev/piship/stages/proc"
 	"piship.dev/piship/stages/release/releasejson"
 	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/stages/stage/errcode"
 	"piship.dev/piship/tracing/phase"
 	"piship.dev/piship/tracing/spankey"
 )
@@ -112,7 +113,7 @@ func (Smoke) Run(ctx context.Context, inv *stage.Invocation, cfg SmokeConfig) (S
 		}
 	}
 	if len(diags) > 0 {
-		return SmokeOutputs{}, diag.NewError("SMOKE_FAILED", diags)
+		return SmokeOutputs{}, diag.NewError(errcode.SmokeFailed, diags)
 	}
 	return SmokeOutputs{Results: string(data), Passed: len(results), Failed: 0}, nil
 }

@@ -96,7 +96,7 @@ func (UpdateCheck) Run(ctx context.Context, inv *stage.Invocation, cfg UpdateChe
 		ch = "stable"
 	}
 	if src == "" {
-		return none, receipt.Errorf("UPDATE_FAILED", "%s names no update source: pass --from DIR|URL", id)
+		return none, receipt.Errorf(receipt.CodeUpdate, "%s names no update source: pass --from DIR|URL", id)
 	}
 	limits, err := channel.ParseLimits(cfg.Timeout, cfg.MaxTime)
 	if err != nil {
@@ -143,7 +143,7 @@ func refuseChannelV1(ctx context.Context, src, ch string, limits channel.Limits,
 	if ferr != nil || !bytes.Contains(doc, []byte(`"piship-channel/v1"`)) {
 		return err
 	}
-	return receipt.Errorf("UPDATE_FAILED", "%s holds %s.json of schema piship-channel/v1 and no TUF metadata/: piship-channel/v1 was replaced by TUF repositories: publish with `piship repo init` and `piship repo add`, and build releases with updates.root_sha256", src, ch)
+	return receipt.Errorf(receipt.CodeUpdate, "%s holds %s.json of schema piship-channel/v1 and no TUF metadata/: piship-channel/v1 was replaced by TUF repositories: publish with `piship repo init` and `piship repo add`, and build releases with updates.root_sha256", src, ch)
 }
 
 // readActiveLock reads the receipt of id and the lock of its active
@@ -166,11 +166,11 @@ func readActiveLock(ctx context.Context, o home.Options, id string) (*receipt.Re
 	}
 	active := r.Find(r.Active)
 	if active == nil {
-		return nil, nil, receipt.Errorf("UPDATE_FAILED", "%s has no active release in its receipt: reinstall it", id)
+		return nil, nil, receipt.Errorf(receipt.CodeUpdate, "%s has no active release in its receipt: reinstall it", id)
 	}
 	raw, err := atomicfs.ReadRegular(filepath.Join(active.Payload, distribution.LockFileName), 0)
 	if err != nil {
-		return nil, nil, receipt.Errorf("UPDATE_FAILED", "cannot read the active release's lock: %v", err)
+		return nil, nil, receipt.Errorf(receipt.CodeUpdate, "cannot read the active release's lock: %v", err)
 	}
 	return r, raw, nil
 }

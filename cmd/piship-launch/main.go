@@ -15,6 +15,7 @@ import (
 
 	"piship.dev/piship/stages/home/launch"
 	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 func main() {
@@ -46,10 +47,7 @@ func run(args []string) int {
 		// The start was refused: the exit-code rule decides (2 for a usage
 		// or configuration error, as piship launch and every command).
 		fmt.Fprintf(os.Stderr, "%s: %v\n", id, err)
-		code = 1
-		if receipt.IsUsageCode(receipt.CodeOf(err)) {
-			code = 2
-		}
+		code = errcode.Exit(err)
 	}
 	return code
 }

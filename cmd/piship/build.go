@@ -13,6 +13,7 @@ import (
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/pipelines"
 	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 func lockCmd(e *env) *cobra.Command {
@@ -38,7 +39,7 @@ func runLock(e *env, dir string) int {
 	d, diags := distribution.Load(dir)
 	if diags.HasErrors() {
 		printDiags(e, distFiles(dir), diags)
-		return usageErr(e, "CONFIG_INVALID: %s has errors; fix them and run piship lock again", filepath.Join(dir, distribution.FileName))
+		return usageErr(e, errcode.ConfigInvalid, "%s has errors; fix them and run piship lock again", filepath.Join(dir, distribution.FileName))
 	}
 	l, err := distribution.ComputeLock(d)
 	if err != nil {

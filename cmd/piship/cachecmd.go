@@ -9,6 +9,8 @@ import (
 	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/pipelines"
+	homes "piship.dev/piship/stages/home"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 func cacheCmd(e *env) *cobra.Command {
@@ -52,19 +54,19 @@ func runCachePrune(e *env, maxSize, maxAge string, asJSON bool) int {
 	if maxSize != "" {
 		s, err := cache.ParseSize(maxSize)
 		if err != nil {
-			return usageErr(e, "CONFIG_INVALID: --max-size: %v", err)
+			return usageErr(e, errcode.ConfigInvalid, "--max-size: %v", err)
 		}
 		size = s
 	}
 	home, err := cache.Home(e.getenv)
 	if err != nil {
-		return fail(e, fmt.Errorf("CONFIG_UNAVAILABLE: %v", err))
+		return fail(e, errcode.Newf(errcode.ConfigUnavailable, "%v", err))
 	}
 	a := cache.OpenActions(home)
 	if maxAge != "" {
 		d, err := cache.ParseAge(maxAge)
 		if err != nil {
-			return usageErr(e, "CONFIG_INVALID: --max-age: %v", err)
+			return usageErr(e, errcode.ConfigInvalid, "--max-age: %v", err)
 		}
 		age = d
 	}
@@ -79,7 +81,7 @@ func runCachePrune(e *env, maxSize, maxAge string, asJSON bool) int {
 	}
 	// The store's objects nothing links any more (doctor does the same for
 	// one installation; after the last uninstall only this reaches them).
-	store, err := cache.OpenStore(e.getenv)
+	store, err := homes.OpenStore(e.getenv)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "piship: cache prune: %v\n", err)
 		return exitFailed

@@ -57,7 +57,7 @@ func runKeygen(e *env, file, id string, force bool) int {
 	if id == "" {
 		id = keyName(file)
 		if msg := channel.CheckKeyID(id); msg != "" {
-			return usageErr(e, "%s: %s has no name piship can use as the key's (%q: %s): give one with --id NAME", codeUsage, file, id, strings.TrimSuffix(msg, "."))
+			return usageErr(e, codeUsage, "%s has no name piship can use as the key's (%q: %s): give one with --id NAME", file, id, strings.TrimSuffix(msg, "."))
 		}
 		chosen = " (named after the file; --id NAME names it otherwise)"
 	}

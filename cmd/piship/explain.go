@@ -10,6 +10,7 @@ import (
 
 	"piship.dev/piship/cache"
 	"piship.dev/piship/pipelines"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 func explainCmd(e *env) *cobra.Command {
@@ -44,26 +45,26 @@ attribute, the tool or kind version ...) and the named inputs of each key. Witho
 
 func runExplain(e *env, stage, pipeline, file string, asJSON bool) int {
 	if pipeline != "" && file != "" {
-		return usageErr(e, "USAGE_INVALID: --pipeline and --file both name a pipeline: give one")
+		return usageErr(e, errcode.UsageInvalid, "--pipeline and --file both name a pipeline: give one")
 	}
 	if file != "" {
 		abs, err := filepath.Abs(file)
 		if err != nil {
-			return usageErr(e, "CONFIG_INVALID: --file %s: %v", file, err)
+			return usageErr(e, errcode.ConfigInvalid, "--file %s: %v", file, err)
 		}
 		file = abs
 		// A missing file is a typo, not a pipeline that never ran.
 		if _, err := pipelines.ReadSource(file); err != nil {
-			return usageErr(e, "%v", err)
+			return usageErrOf(e, err)
 		}
 	}
 	home, err := cache.Home(e.getenv)
 	if err != nil {
-		return fail(e, fmt.Errorf("CONFIG_UNAVAILABLE: %v", err))
+		return fail(e, errcode.Newf(errcode.ConfigUnavailable, "%v", err))
 	}
 	runs, err := cache.OpenExplain(home).Runs(pipeline, file)
 	if err != nil {
-		return fail(e, fmt.Errorf("CACHE_UNREADABLE: %v", err))
+		return fail(e, errcode.Newf(errcode.CacheUnreadable, "%v", err))
 	}
 	var run *cache.RunRecord
 	for _, r := range runs {
@@ -83,7 +84,7 @@ func runExplain(e *env, stage, pipeline, file string, asJSON bool) int {
 		if stage != "" {
 			what += " with a stage " + stage
 		}
-		return usageErr(e, "CONFIG_INVALID: no recorded run of %s under %s: run it first (piship run, build or release record every run)", what, filepath.Join(home, "explain"))
+		return usageErr(e, errcode.ConfigInvalid, "no recorded run of %s under %s: run it first (piship run, build or release record every run)", what, filepath.Join(home, "explain"))
 	}
 	doc := pipelines.ExplainJSON(run, stage)
 	if asJSON {

@@ -45,7 +45,7 @@ func runInit(e *env, dir string, o scaffold.Options) int {
 		fmt.Fprintf(e.stdout, "wrote %s\n", filepath.Join(dir, filepath.FromSlash(f)))
 	}
 	if err != nil {
-		return usageErr(e, "%v", err)
+		return usageErrOf(e, err)
 	}
 	name, _ := scaffold.ID(dir, o)
 	fmt.Fprintf(e.stdout, "\nNext: lock and build it, run the built program, and release it (which runs its smoke tests):\n  piship lock %[1]s && piship build %[1]s\n  %[2]s\n  piship release %[1]s\n",

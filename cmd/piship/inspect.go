@@ -19,6 +19,7 @@ import (
 	"piship.dev/piship/stages"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 func validateCmd(e *env) *cobra.Command {
@@ -52,7 +53,7 @@ func runValidate(e *env, args []string, builtin, asJSON bool) int {
 		return fail(e, err)
 	}
 	if len(srcs) == 0 {
-		return usageErr(e, "CONFIG_INVALID: no pipeline files found in %s; pass files or directories that hold *.hcl", strings.Join(args, ", "))
+		return usageErr(e, errcode.ConfigInvalid, "no pipeline files found in %s; pass files or directories that hold *.hcl", strings.Join(args, ", "))
 	}
 	v := pipelines.Validate(e.stderr, e.getenv, srcs)
 	code := exitOK
@@ -128,7 +129,7 @@ func runGraph(e *env, arg, format, dir string) int {
 	case "mermaid":
 		err = g.WriteMermaid(e.stdout)
 	default:
-		return usageErr(e, "%s: unknown --format %q: use dot or mermaid", codeUsage, format)
+		return usageErr(e, codeUsage, "unknown --format %q: use dot or mermaid", format)
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "piship: %v\n", err)
@@ -168,7 +169,7 @@ required or optional) and outputs. piship stages distribution documents distribu
 func runStages(e *env, pos []string, asJSON bool) int {
 	reg := stages.Default()
 	if asJSON && len(pos) == 1 && pos[0] == "distribution" {
-		return usageErr(e, "%s: piship stages distribution has no JSON form; run it without --json", codeUsage)
+		return usageErr(e, codeUsage, "piship stages distribution has no JSON form; run it without --json")
 	}
 	if asJSON {
 		var kinds []stage.Kind
@@ -179,7 +180,7 @@ func runStages(e *env, pos []string, asJSON bool) int {
 		for _, n := range names {
 			k, ok := reg.Lookup(n)
 			if !ok {
-				return usageErr(e, "%s: unknown stage kind %q%s; kinds: %s", codeUsage, n, kindHint(n), strings.Join(reg.Names(), ", "))
+				return usageErr(e, codeUsage, "unknown stage kind %q%s; kinds: %s", n, kindHint(n), strings.Join(reg.Names(), ", "))
 			}
 			kinds = append(kinds, k)
 		}
@@ -203,7 +204,7 @@ func runStages(e *env, pos []string, asJSON bool) int {
 		}
 		k, ok := reg.Lookup(pos[0])
 		if !ok {
-			return usageErr(e, "%s: unknown stage kind %q%s; kinds: %s", codeUsage, pos[0], kindHint(pos[0]), strings.Join(reg.Names(), ", "))
+			return usageErr(e, codeUsage, "unknown stage kind %q%s; kinds: %s", pos[0], kindHint(pos[0]), strings.Join(reg.Names(), ", "))
 		}
 		fmt.Fprintf(&b, "stage %q \"<name>\" (version %s)\n  %s\n\nAttributes (then those every stage takes):\n", k.Name(), k.Version(), k.Doc())
 		// Copies: sorting must not reorder the kind's own declarations.

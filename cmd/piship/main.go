@@ -29,7 +29,7 @@ import (
 
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/pipelines"
-	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // Exit codes.
@@ -361,7 +361,7 @@ func done(code int) error {
 
 // codeUsage is the error code of a command line piship cannot take: an
 // unknown command or flag, a missing or extra argument, a bad flag value.
-const codeUsage = "USAGE_INVALID"
+const codeUsage = errcode.UsageInvalid
 
 // dispatch runs the command line args and returns piship's exit code. A
 // command's own outcome is its exit code; anything cobra refuses (the
@@ -407,7 +407,7 @@ func dispatchText(e *env, args []string) (*cobra.Command, int) {
 	if errors.As(err, &ec) {
 		return c, int(ec)
 	}
-	if receipt.CodeOf(err) != "" {
+	if errcode.Of(err) != "" {
 		fmt.Fprintf(e.stderr, "piship: %v\n", err)
 		return c, pipelines.ExitCode(err)
 	}
@@ -420,7 +420,7 @@ func usageFailure(e *env, c *cobra.Command, err error) int {
 	if c == nil {
 		c = newRoot(e)
 	}
-	err = fmt.Errorf("%s: %w", codeUsage, err)
+	err = errcode.Newf(codeUsage, "%w", err)
 	msg := strings.TrimRight(err.Error(), "\n")
 	if strings.Contains(msg, "\n") {
 		msg += "\n" // after a suggestion list
@@ -495,9 +495,16 @@ func rangeArgs(minN, maxN int) cobra.PositionalArgs {
 	}
 }
 
-// usageErr prints a usage error and returns exitUsage.
-func usageErr(e *env, format string, a ...any) int {
-	fmt.Fprintf(e.stderr, "piship: "+format+"\n", a...)
+// usageErr prints a usage or configuration error with its code (USAGE_INVALID,
+// CONFIG_INVALID or LOCK_INVALID) and returns exitUsage.
+func usageErr(e *env, code, format string, a ...any) int {
+	fmt.Fprintf(e.stderr, "piship: %v\n", errcode.Newf(code, format, a...))
+	return exitUsage
+}
+
+// usageErrOf is usageErr for an error that carries its code.
+func usageErrOf(e *env, err error) int {
+	fmt.Fprintf(e.stderr, "piship: %v\n", err)
 	return exitUsage
 }
 

@@ -102,7 +102,7 @@ func (f *progressFlag) Set(s string) error {
 func dryRunPlan(e *env, cfg pipelines.Config, p *pipelines.Prepared) int {
 	steps, err := p.Plan(cfg)
 	if err != nil {
-		return usageErr(e, "%v", err)
+		return usageErrOf(e, err)
 	}
 	g := p.Graph
 	var b strings.Builder
@@ -165,7 +165,7 @@ func printDiags(e *env, files map[string]*hcl.File, diags hcl.Diagnostics) {
 func loadOne(e *env, arg, dir string) *graph.Graph {
 	src, err := pipelines.Find(arg, dir)
 	if err != nil {
-		usageErr(e, "%v", err)
+		usageErrOf(e, err)
 		return nil
 	}
 	g, _ := pipelines.LoadOne(e.stderr, e.getenv, src)

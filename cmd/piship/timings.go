@@ -10,6 +10,7 @@ import (
 
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/pipelines"
+	"piship.dev/piship/stages/stage/errcode"
 	"piship.dev/piship/tracing"
 )
 
@@ -49,20 +50,20 @@ type timingsOpts struct {
 
 func runTimings(e *env, path string, o timingsOpts) int {
 	if o.out == "" {
-		return usageErr(e, "USAGE_INVALID: piship timings needs -o FILE.html, the page to write")
+		return usageErr(e, errcode.UsageInvalid, "piship timings needs -o FILE.html, the page to write")
 	}
 	f, err := atomicfs.OpenRegular(path)
 	if err != nil {
-		return usageErr(e, "CONFIG_INVALID: %s: cannot read the trace file: %v", path, err)
+		return usageErr(e, errcode.ConfigInvalid, "%s: cannot read the trace file: %v", path, err)
 	}
 	spans, err := tracing.ReadOTLPJSON(f)
 	f.Close()
 	if err != nil {
-		return usageErr(e, "CONFIG_INVALID: %s: %v; pass the file a run wrote with --trace-file", path, err)
+		return usageErr(e, errcode.ConfigInvalid, "%s: %v; pass the file a run wrote with --trace-file", path, err)
 	}
 	name, root, err := tracing.PipelineRoot(spans)
 	if errors.Is(err, tracing.ErrNoPipeline) {
-		return usageErr(e, "CONFIG_INVALID: %s: %v; a piship-launch trace (PISHIP_TRACE_FILE) has phases, not stages: read it with PISHIP_DEBUG_TIMING=1", path, err)
+		return usageErr(e, errcode.ConfigInvalid, "%s: %v; a piship-launch trace (PISHIP_TRACE_FILE) has phases, not stages: read it with PISHIP_DEBUG_TIMING=1", path, err)
 	}
 	deps, code := timingsDeps(e, path, name, tracing.PipelineFileOf(root), spans, o)
 	if code != exitOK {
@@ -94,7 +95,7 @@ func timingsDeps(e *env, path, name, file string, spans []sdktrace.ReadOnlySpan,
 	}
 	if err != nil {
 		if o.pipeline != "" {
-			return nil, usageErr(e, "%v", err)
+			return nil, usageErrOf(e, err)
 		}
 		fmt.Fprintf(e.stderr, "piship: warning: the critical path is not marked: %v\n", err)
 		return nil, exitOK
@@ -104,7 +105,7 @@ func timingsDeps(e *env, path, name, file string, spans []sdktrace.ReadOnlySpan,
 		return nil, exitUsage // LoadOne named the CONFIG_INVALID problem
 	}
 	if g.Name != name {
-		return nil, usageErr(e, "CONFIG_INVALID: %s: the trace is of pipeline %s, but %s holds pipeline %s; pass --pipeline the file that ran",
+		return nil, usageErr(e, errcode.ConfigInvalid, "%s: the trace is of pipeline %s, but %s holds pipeline %s; pass --pipeline the file that ran",
 			path, name, src.Name, g.Name)
 	}
 	deps := g.DepNames()
@@ -115,7 +116,7 @@ func timingsDeps(e *env, path, name, file string, spans []sdktrace.ReadOnlySpan,
 		}
 	}
 	if len(unknown) > 0 {
-		return nil, usageErr(e, "CONFIG_INVALID: %s: %s has no stage %s that the trace ran (it changed since, or is another file); pass --pipeline the file that ran",
+		return nil, usageErr(e, errcode.ConfigInvalid, "%s: %s has no stage %s that the trace ran (it changed since, or is another file); pass --pipeline the file that ran",
 			path, src.Name, strings.Join(unknown, ", "))
 	}
 	return deps, exitOK

@@ -82,7 +82,7 @@ func runRepoInit(e *env, dir string, keyFlags, thresholdFlags []string) int {
 	for _, f := range keyFlags {
 		role, file, err := roleValue("--key", f, "FILE")
 		if err != nil {
-			return usageErr(e, "%s: %v", codeUsage, err)
+			return usageErr(e, codeUsage, "%v", err)
 		}
 		k, err := tuf.ReadKey(file)
 		if err != nil {
@@ -97,8 +97,7 @@ func runRepoInit(e *env, dir string, keyFlags, thresholdFlags []string) int {
 		}
 	}
 	if len(missing) > 0 {
-		return usageErr(e, "%s: piship repo init needs a key for every role; none for %s: add --key %s=FILE (piship keygen makes one)",
-			codeUsage, strings.Join(missing, ", "), missing[0])
+		return usageErr(e, codeUsage, "piship repo init needs a key for every role; none for %s: add --key %s=FILE (piship keygen makes one)", strings.Join(missing, ", "), missing[0])
 	}
 	th, code := thresholdsOf(e, thresholdFlags)
 	if code != exitOK {
@@ -246,7 +245,7 @@ func runRepoRotateRoot(e *env, dir string, keyFiles, newKeyFlags, thresholdFlags
 	for _, f := range newKeyFlags {
 		role, file, err := roleValue("--new-key", f, "FILE")
 		if err != nil {
-			return usageErr(e, "%s: %v", codeUsage, err)
+			return usageErr(e, codeUsage, "%v", err)
 		}
 		k, err := tuf.ReadKey(file)
 		if err != nil {
@@ -296,10 +295,10 @@ fast-forwarded on change.`,
 
 func runRepoRotateKey(e *env, dir, role string, newKeyFiles []string, threshold int, keyFiles []string) int {
 	if !isRole(role) {
-		return usageErr(e, "%s: --role %q: a role is %s", codeUsage, role, strings.Join(tufRoles, ", "))
+		return usageErr(e, codeUsage, "--role %q: a role is %s", role, strings.Join(tufRoles, ", "))
 	}
 	if threshold < 0 {
-		return usageErr(e, "%s: --threshold %d: a threshold is at least 1", codeUsage, threshold)
+		return usageErr(e, codeUsage, "--threshold %d: a threshold is at least 1", threshold)
 	}
 	signers, code := readKeys(e, "repo rotate-key", keyFiles)
 	if code != exitOK {
@@ -462,11 +461,11 @@ func thresholdsOf(e *env, flags []string) (tuf.Roles[int], int) {
 	for _, f := range flags {
 		role, v, err := roleValue("--threshold", f, "N")
 		if err != nil {
-			return nil, usageErr(e, "%s: %v", codeUsage, err)
+			return nil, usageErr(e, codeUsage, "%v", err)
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			return nil, usageErr(e, "%s: --threshold %s: N is a whole number of keys, at least 1", codeUsage, f)
+			return nil, usageErr(e, codeUsage, "--threshold %s: N is a whole number of keys, at least 1", f)
 		}
 		th[role] = n
 	}

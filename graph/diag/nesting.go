@@ -6,6 +6,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // MaxNesting is how deeply an HCL file or expression may nest before it
@@ -58,7 +60,7 @@ func CheckNesting(src []byte, filename string, start hcl.Pos) hcl.Diagnostics {
 		r := rangeAt(src, filename, start, i)
 		return hcl.Diagnostics{{
 			Severity: hcl.DiagError,
-			Summary:  "CONFIG_INVALID: nesting too deep",
+			Summary:  errcode.ConfigInvalid + ": nesting too deep",
 			Detail: fmt.Sprintf("%s nests more than %d levels deep here (brackets, strings and templates, unary operators, conditionals and splats each count): "+
 				"piship refuses it before parsing, as the parser would exhaust the stack; flatten the expression, e.g. into locals.", filename, MaxNesting),
 			Subject: &r,

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // FileRange is the subject of a diagnostic about a whole file rather than
@@ -142,6 +144,11 @@ type Error struct {
 func NewError(code string, diags hcl.Diagnostics) *Error {
 	return &Error{Code: code, Diags: Sort(diags)}
 }
+
+// ErrorCode returns the code (errcode.Coder).
+func (e *Error) ErrorCode() string { return e.Code }
+
+var _ errcode.Coder = (*Error)(nil)
 
 func (e *Error) Error() string {
 	var first *hcl.Diagnostic

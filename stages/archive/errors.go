@@ -3,14 +3,16 @@ package archive
 import (
 	"errors"
 	"fmt"
+
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // CodeIntegrity is the user-facing error code of a corrupt or hostile archive.
-const CodeIntegrity = "INTEGRITY_FAILED"
+const CodeIntegrity = errcode.IntegrityFailed
 
 // CodeInvalid is the code of a tree Write refuses to archive (a path an
 // install would refuse, a symlink): the release is wrong, not an archive.
-const CodeInvalid = "CONFIG_INVALID"
+const CodeInvalid = errcode.ConfigInvalid
 
 // Rule names the archive rule an entry or stream broke.
 type Rule string
@@ -68,6 +70,11 @@ func (e *Error) Error() string {
 	}
 	return fmt.Sprintf("%s: archive entry %d %q refused (%s): %s", e.Code, e.Index, e.Entry, e.Rule, e.Detail)
 }
+
+// ErrorCode returns the code (errcode.Coder).
+func (e *Error) ErrorCode() string { return e.Code }
+
+var _ errcode.Coder = (*Error)(nil)
 
 // IsIntegrity reports whether err is (or wraps) a refused archive, and returns it.
 func IsIntegrity(err error) (*Error, bool) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"piship.dev/piship/cache/canon"
 	par "piship.dev/piship/cache/parallel"
 	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // ReportSchema identifies vulnerabilities.json.
@@ -116,7 +116,7 @@ func Audit(ctx context.Context, pkgs []Package, pol distribution.Audit, o Option
 		failOn = distribution.SeverityHigh
 	}
 	if distribution.SeverityRank(failOn) == 0 {
-		return nil, fmt.Errorf("CONFIG_INVALID: audit.fail_on %q is not one of %s", failOn, strings.Join(distribution.Severities, ", "))
+		return nil, errcode.Newf(errcode.ConfigInvalid, "audit.fail_on %q is not one of %s", failOn, strings.Join(distribution.Severities, ", "))
 	}
 	sources := pol.Sources
 	if len(sources) == 0 {
@@ -124,7 +124,7 @@ func Audit(ctx context.Context, pkgs []Package, pol distribution.Audit, o Option
 	}
 	for _, s := range sources {
 		if s != distribution.SourceNPM && !strings.HasPrefix(s, distribution.SourceOSVPrefix) {
-			return nil, fmt.Errorf("CONFIG_INVALID: audit source %q is neither %q nor %s<path>", s, distribution.SourceNPM, distribution.SourceOSVPrefix)
+			return nil, errcode.Newf(errcode.ConfigInvalid, "audit source %q is neither %q nor %s<path>", s, distribution.SourceNPM, distribution.SourceOSVPrefix)
 		}
 	}
 
@@ -306,7 +306,7 @@ func (r *Report) Failure() error {
 		}
 		for _, s := range r.Sources {
 			if s.Verdict == Unavailable {
-				return fmt.Errorf("POLICY_DENIED: vulnerability audit: the source %s is unavailable: %s; a release needs every audit source to answer (or audit.allow_unavailable = true in %s)",
+				return errcode.Newf(errcode.PolicyDenied, "vulnerability audit: the source %s is unavailable: %s; a release needs every audit source to answer (or audit.allow_unavailable = true in %s)",
 					s.Name, s.Reason, distribution.FileName)
 			}
 		}
@@ -318,7 +318,7 @@ func (r *Report) Failure() error {
 		}
 	}
 	if len(failing) == 0 {
-		return fmt.Errorf("POLICY_DENIED: vulnerability audit verdict %q", r.Verdict)
+		return errcode.Newf(errcode.PolicyDenied, "vulnerability audit verdict %q", r.Verdict)
 	}
 	f := failing[0]
 	what := f.ID
@@ -330,16 +330,16 @@ func (r *Report) Failure() error {
 	}
 	var msg string
 	if f.AllowExpired != "" {
-		msg = fmt.Sprintf("POLICY_DENIED: vulnerability audit: the allow entry for %s expired on %s, and %s@%s is still affected by %s: %s severity, at or above audit.fail_on %q; upgrade the package, or renew the entry's expires if the reason (%q) still holds",
+		msg = fmt.Sprintf("vulnerability audit: the allow entry for %s expired on %s, and %s@%s is still affected by %s: %s severity, at or above audit.fail_on %q; upgrade the package, or renew the entry's expires if the reason (%q) still holds",
 			f.ID, f.AllowExpired, f.Package, f.Version, what, f.Severity, r.FailOn, f.AllowReason)
 	} else {
-		msg = fmt.Sprintf("POLICY_DENIED: vulnerability audit: %s@%s is affected by %s: %s severity, at or above audit.fail_on %q; upgrade the package, or accept the advisory with an allow %q block (reason, expires) in the audit block of %s",
+		msg = fmt.Sprintf("vulnerability audit: %s@%s is affected by %s: %s severity, at or above audit.fail_on %q; upgrade the package, or accept the advisory with an allow %q block (reason, expires) in the audit block of %s",
 			f.Package, f.Version, what, f.Severity, r.FailOn, f.ID, distribution.FileName)
 	}
 	if n := len(failing) - 1; n > 0 {
 		msg += fmt.Sprintf(" (and %d more failing %s in vulnerabilities.json)", n, canon.Noun(n, "finding"))
 	}
-	return errors.New(msg)
+	return errcode.New(errcode.PolicyDenied, msg)
 }
 
 // Marshal returns the canonical bytes of the report: keys sorted,

@@ -18,6 +18,7 @@ import (
 	par "piship.dev/piship/cache/parallel"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/npm"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // SignatureSchema identifies a SignatureReport.
@@ -70,9 +71,9 @@ func (r *SignatureReport) Failure(allowUnavailable bool) error {
 	case r.Verdict == Passed, r.Verdict == Unavailable && allowUnavailable:
 		return nil
 	case r.Verdict == Unavailable:
-		return fmt.Errorf("POLICY_DENIED: registry signatures cannot be checked: %s; a release needs them (or signatures.allow_unavailable = true in %s)", r.Reason, distribution.FileName)
+		return errcode.Newf(errcode.PolicyDenied, "registry signatures cannot be checked: %s; a release needs them (or signatures.allow_unavailable = true in %s)", r.Reason, distribution.FileName)
 	}
-	return fmt.Errorf("INTEGRITY_FAILED: registry signatures: %s", r.Reason)
+	return errcode.Newf(errcode.IntegrityFailed, "registry signatures: %s", r.Reason)
 }
 
 // Marshal returns the canonical JSON of the report: keys sorted, two-space

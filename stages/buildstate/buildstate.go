@@ -19,6 +19,7 @@ import (
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/npm"
 	nodeplatform "piship.dev/piship/stages/platform"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // State is what dist_inputs and release_inputs both derive from a
@@ -65,7 +66,7 @@ func Load(ctx context.Context, dir string) (*State, error) {
 	}
 	pjBytes, err := atomicfs.ReadRegular(filepath.Join(runtimeDir, "package.json"), 0)
 	if err != nil {
-		return nil, fmt.Errorf("CONFIG_INVALID: %v", err)
+		return nil, errcode.Newf(errcode.ConfigInvalid, "%v", err)
 	}
 	platform, arch := nodeplatform.Host()
 	host := platform + "-" + arch
@@ -74,7 +75,7 @@ func Load(ctx context.Context, dir string) (*State, error) {
 	}
 	nodeV, npmV, err := npm.Versions(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("CONFIG_UNAVAILABLE: node and npm are needed to build: %v", err)
+		return nil, errcode.Newf(errcode.ConfigUnavailable, "node and npm are needed to build: %v", err)
 	}
 	tool := cache.ToolDigest()
 	st := &State{Dist: d, Lock: lock, PackageLock: pl, LockBytes: lockBytes, RuntimeDir: runtimeDir, Platform: platform, Arch: arch}
@@ -147,7 +148,7 @@ func (st *State) RecordKeyInputs(rt *cache.Runtime) error {
 func LoadManifest(dir string) (*distribution.Distribution, error) {
 	d, diags := distribution.Load(dir)
 	if diags.HasErrors() {
-		return nil, diag.NewError("CONFIG_INVALID", diags)
+		return nil, diag.NewError(errcode.ConfigInvalid, diags)
 	}
 	return d, nil
 }
@@ -171,7 +172,7 @@ func LoadWithPackageLock(dir string) (*distribution.Distribution, *distribution.
 	}
 	pl, raw, err := distribution.ReadPackageLock(filepath.Join(d.RuntimeDir(), "package-lock.json"))
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("CONFIG_INVALID: %v", err)
+		return nil, nil, nil, errcode.Newf(errcode.ConfigInvalid, "%v", err)
 	}
 	return d, pl, raw, nil
 }

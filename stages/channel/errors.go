@@ -3,14 +3,16 @@ package channel
 import (
 	"errors"
 	"fmt"
+
+	"piship.dev/piship/stages/stage/errcode"
 )
 
-// The error codes users see.
+// The error codes users see (declared in stages/stage/errcode).
 const (
-	CodeConfigInvalid   = "CONFIG_INVALID"
-	CodeUpdateFailed    = "UPDATE_FAILED"
-	CodeNetworkDenied   = "NETWORK_DENIED"
-	CodeIntegrityFailed = "INTEGRITY_FAILED"
+	CodeConfigInvalid   = errcode.ConfigInvalid
+	CodeUpdateFailed    = errcode.UpdateFailed
+	CodeNetworkDenied   = errcode.NetworkDenied
+	CodeIntegrityFailed = errcode.IntegrityFailed
 )
 
 // Reason says which check refused a channel or an update (Error.Reason).
@@ -47,6 +49,11 @@ type Error struct {
 func (e *Error) Error() string { return e.Code + ": " + e.Msg }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// ErrorCode returns the code (errcode.Coder).
+func (e *Error) ErrorCode() string { return e.Code }
+
+var _ errcode.Coder = (*Error)(nil)
 
 // ErrUpToDate is CheckUpgrade's answer when the candidate is the current
 // version: there is nothing to update.

@@ -13,6 +13,7 @@ import (
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/npm"
 	"piship.dev/piship/stages/platform"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // Violation is one broken release rule.
@@ -41,12 +42,17 @@ type GateError struct {
 // else POLICY_DENIED.
 func (e *GateError) Code() string {
 	for _, v := range e.Violations {
-		if v.Code == "CONFIG_INVALID" {
+		if v.Code == errcode.ConfigInvalid {
 			return v.Code
 		}
 	}
-	return "POLICY_DENIED"
+	return errcode.PolicyDenied
 }
+
+// ErrorCode is Code (errcode.Coder).
+func (e *GateError) ErrorCode() string { return e.Code() }
+
+var _ errcode.Coder = (*GateError)(nil)
 
 func (e *GateError) Error() string {
 	line := func(v Violation) string {
@@ -122,23 +128,23 @@ func Gates(d *Distribution, pl *PackageLock, registry, hostTarget string) error 
 	hints := map[string]string{}
 
 	if !slices.Contains(d.Release.Targets, hostTarget) {
-		add("POLICY_DENIED", "target", "",
+		add(errcode.PolicyDenied, "target", "",
 			"this host is %s but release.targets (%s) is %s: a release is built on the target it is for, since npm installs the host's platform-specific packages; build on %s, or add %q to release.targets if this host is a target",
 			hostTarget, d.Pos("release.targets"), quoteList(d.Release.Targets), orList(d.Release.Targets), hostTarget)
 	}
 	if pl.LockfileVersion != 3 {
-		add("CONFIG_INVALID", "lockfile", "",
+		add(errcode.ConfigInvalid, "lockfile", "",
 			"%s has lockfileVersion %d; piship reads version 3: regenerate it with `npm install --package-lock-only --ignore-scripts --lockfile-version 3`", lockShown, pl.LockfileVersion)
 	}
 	if key, _, ok := splitPackagePath(d.Runtime.Entry); ok {
 		p, found := pl.Packages[key]
 		switch {
 		case !found:
-			add("CONFIG_INVALID", "entry", "",
+			add(errcode.ConfigInvalid, "entry", "",
 				"runtime.entry %q (%s) is in package %s, which %s does not install: add the package to %s's dependencies and update the lock, or fix the entry",
 				d.Runtime.Entry, d.Pos("runtime.entry"), key, lockShown, d.shown(path.Join(d.Runtime.Dir, "package.json")))
 		case p.Dev:
-			add("CONFIG_INVALID", "entry", "",
+			add(errcode.ConfigInvalid, "entry", "",
 				"runtime.entry %q (%s) is in %s, a dev dependency, which npm ci --omit=dev does not install: move it to dependencies",
 				d.Runtime.Entry, d.Pos("runtime.entry"), describePkg(key, p))
 		}
@@ -165,7 +171,7 @@ func Gates(d *Distribution, pl *PackageLock, registry, hostTarget string) error 
 				target = p.Resolved
 			}
 			if target != "" && !insideDir(d.Dir, filepath.Join(rtDir, filepath.FromSlash(target))) {
-				add("POLICY_DENIED", "path", key, "%s points at %s, outside the distribution directory %s: everything a release installs is locked inside it",
+				add(errcode.PolicyDenied, "path", key, "%s points at %s, outside the distribution directory %s: everything a release installs is locked inside it",
 					who, target, d.ShownDir())
 			}
 		} else if !p.InBundle {
@@ -173,7 +179,7 @@ func Gates(d *Distribution, pl *PackageLock, registry, hostTarget string) error 
 			switch r := p.Resolved; {
 			case r == "":
 				if !npmAllowed {
-					add("POLICY_DENIED", "source", key,
+					add(errcode.PolicyDenied, "source", key,
 						"%s has no resolved URL, so npm fetches it from its configured registry, and release.sources (%s) does not allow \"npm\"", who, d.Pos("release.sources"))
 				}
 			case strings.HasPrefix(r, "file:"):
@@ -186,12 +192,12 @@ func Gates(d *Distribution, pl *PackageLock, registry, hostTarget string) error 
 					target = filepath.Join(rtDir, target)
 				}
 				if !insideDir(d.Dir, target) {
-					add("POLICY_DENIED", "path", key, "%s is resolved from %s, outside the distribution directory %s: vendor the tarball inside it (e.g. %s/vendor/) and update the lock",
+					add(errcode.PolicyDenied, "path", key, "%s is resolved from %s, outside the distribution directory %s: vendor the tarball inside it (e.g. %s/vendor/) and update the lock",
 						who, r, d.ShownDir(), d.Runtime.Dir)
 				}
 			default:
 				if !underAny(r, prefixes) {
-					add("POLICY_DENIED", "source", key, "%s is resolved from %s, not from an allowed source", who, r)
+					add(errcode.PolicyDenied, "source", key, "%s is resolved from %s, not from an allowed source", who, r)
 					h := fmt.Sprintf("Allowed sources (release.sources, %s): %s", d.Pos("release.sources"), describeSources(d.Release.Sources, registry))
 					if npmAllowed && strings.HasPrefix(r, npm.DefaultRegistry) && withSlash(registry) != npm.DefaultRegistry {
 						h += fmt.Sprintf("; the lock was written against %s: regenerate it with npm configured for %s, or add %q to release.sources", npm.DefaultRegistry, registry, npm.DefaultRegistry)
@@ -203,7 +209,7 @@ func Gates(d *Distribution, pl *PackageLock, registry, hostTarget string) error 
 		if p.HasInstallScript && !p.Dev && !p.Link {
 			name := PackageName(key, p)
 			if !allowed[name] {
-				add("POLICY_DENIED", "install-script", key, "%s declares an install script and is not in runtime.allow_install_scripts", who)
+				add(errcode.PolicyDenied, "install-script", key, "%s declares an install script and is not in runtime.allow_install_scripts", who)
 				hints["install-script"] = fmt.Sprintf("piship never runs install scripts (npm ci --ignore-scripts): check that each such package works without its script, then list it in runtime.allow_install_scripts (%s)",
 					d.Pos("runtime.allow_install_scripts"))
 			}
@@ -224,7 +230,7 @@ func Gates(d *Distribution, pl *PackageLock, registry, hostTarget string) error 
 
 func checkIntegrity(p LockPackage, who, key string, add func(code, rule, pkg, format string, args ...any)) {
 	if p.Integrity == "" {
-		add("POLICY_DENIED", "integrity", key,
+		add(errcode.PolicyDenied, "integrity", key,
 			"%s has no integrity in the lock, so npm cannot verify what it installs: regenerate the lock (npm install --package-lock-only --ignore-scripts) so it records a sha512 integrity", who)
 		return
 	}
@@ -235,12 +241,12 @@ func checkIntegrity(p LockPackage, who, key string, add func(code, rule, pkg, fo
 			if b, err := base64.StdEncoding.DecodeString(strings.SplitN(digest, "?", 2)[0]); err == nil && len(b) == 64 {
 				return
 			}
-			add("POLICY_DENIED", "integrity", key, "%s has a malformed sha512 integrity %q", who, h)
+			add(errcode.PolicyDenied, "integrity", key, "%s has a malformed sha512 integrity %q", who, h)
 			return
 		}
 		algos = append(algos, algo)
 	}
-	add("POLICY_DENIED", "integrity", key,
+	add(errcode.PolicyDenied, "integrity", key,
 		"%s has only a %s integrity; a release needs sha512 (sha1 is broken): use a version of the package published with a sha512 digest, or replace it",
 		who, strings.Join(algos, "+"))
 }

@@ -18,6 +18,7 @@ import (
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // LockFileName is the lock beside distribution.hcl.
@@ -159,7 +160,7 @@ func ComputeLock(d *Distribution) (*Lock, error) {
 	rt := d.RuntimeDir()
 	pj, err := atomicfs.ReadRegular(filepath.Join(rt, "package.json"), 0)
 	if err != nil {
-		return nil, fmt.Errorf("CONFIG_INVALID: runtime (%s): %v", d.Pos("runtime.dir"), err)
+		return nil, errcode.Newf(errcode.ConfigInvalid, "runtime (%s): %v", d.Pos("runtime.dir"), err)
 	}
 	l.Runtime.PackageJSONSHA256 = canon.SHA256Hex(pj)
 	pl, raw, err := ReadPackageLock(filepath.Join(rt, "package-lock.json"))
@@ -195,10 +196,10 @@ func ComputeLock(d *Distribution) (*Lock, error) {
 		if !t.IsURL() {
 			sum, err := hashFile(filepath.Join(d.Dir, filepath.FromSlash(t.Source)))
 			if err != nil {
-				return nil, fmt.Errorf("CONFIG_INVALID: tool %q (%s): %v", name, d.Pos("tools."+name+".source"), err)
+				return nil, errcode.Newf(errcode.ConfigInvalid, "tool %q (%s): %v", name, d.Pos("tools."+name+".source"), err)
 			}
 			if sum != t.SHA256 {
-				return nil, fmt.Errorf("POLICY_DENIED: tool %q (%s): %s has sha256 %s but %s pins %s; if this file is the one to ship, set sha256 = %q and run piship lock %s",
+				return nil, errcode.Newf(errcode.PolicyDenied, "tool %q (%s): %s has sha256 %s but %s pins %s; if this file is the one to ship, set sha256 = %q and run piship lock %s",
 					name, d.Pos("tools."+name+".sha256"), d.shown(t.Source), sum, FileName, t.SHA256, sum, d.ShownDir())
 			}
 		}
@@ -275,7 +276,7 @@ func (l *Lock) UpdateRoot() (string, error) {
 	}
 	pin, msg := CheckRootPin(u.RootSHA256)
 	if msg != "" {
-		return "", fmt.Errorf("UPDATE_FAILED: the lock of %q pins no TUF root (updates.rootSha256 %q): it was built for piship-channel/v1, which was replaced by TUF repositories; install a release built with updates.root_sha256", id, u.RootSHA256)
+		return "", errcode.Newf(errcode.UpdateFailed, "the lock of %q pins no TUF root (updates.rootSha256 %q): it was built for piship-channel/v1, which was replaced by TUF repositories; install a release built with updates.root_sha256", id, u.RootSHA256)
 	}
 	return pin, nil
 }
@@ -307,9 +308,9 @@ func listTree(d *Distribution, r, key, what string) ([]string, error) {
 	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			if p == root && errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("CONFIG_INVALID: %s %s (%s) does not exist", what, d.shown(r), d.Pos(key))
+				return errcode.Newf(errcode.ConfigInvalid, "%s %s (%s) does not exist", what, d.shown(r), d.Pos(key))
 			}
-			return fmt.Errorf("CONFIG_INVALID: %s %s (%s): %v", what, d.shown(r), d.Pos(key), err)
+			return errcode.Newf(errcode.ConfigInvalid, "%s %s (%s): %v", what, d.shown(r), d.Pos(key), err)
 		}
 		rel, _ := filepath.Rel(d.Dir, p)
 		rel = filepath.ToSlash(rel)
@@ -317,9 +318,9 @@ func listTree(d *Distribution, r, key, what string) ([]string, error) {
 		case t.IsDir():
 			return nil
 		case t&fs.ModeSymlink != 0:
-			return fmt.Errorf("CONFIG_INVALID: %s %s (%s): %s is a symbolic link; only regular files are locked: replace it with what it points to", what, r, d.Pos(key), d.shown(rel))
+			return errcode.Newf(errcode.ConfigInvalid, "%s %s (%s): %s is a symbolic link; only regular files are locked: replace it with what it points to", what, r, d.Pos(key), d.shown(rel))
 		case !t.IsRegular():
-			return fmt.Errorf("CONFIG_INVALID: %s %s (%s): %s is not a regular file", what, r, d.Pos(key), d.shown(rel))
+			return errcode.Newf(errcode.ConfigInvalid, "%s %s (%s): %s is not a regular file", what, r, d.Pos(key), d.shown(rel))
 		}
 		out = append(out, rel)
 		return nil
@@ -332,7 +333,7 @@ func listTree(d *Distribution, r, key, what string) ([]string, error) {
 func hashFiles(dir string, files []string) ([]string, error) {
 	sums, err := payload.HashFiles(context.Background(), dir, files)
 	if err != nil {
-		return nil, fmt.Errorf("CONFIG_INVALID: %v", err)
+		return nil, errcode.Newf(errcode.ConfigInvalid, "%v", err)
 	}
 	return sums, nil
 }
@@ -447,20 +448,25 @@ type LockError struct {
 	Changes []string
 }
 
+// ErrorCode is LOCK_INVALID (errcode.Coder).
+func (e *LockError) ErrorCode() string { return errcode.LockInvalid }
+
+var _ errcode.Coder = (*LockError)(nil)
+
 func (e *LockError) Error() string {
 	hint := "run piship lock " + e.Dir
 	switch {
 	case e.Missing:
-		return fmt.Sprintf("LOCK_INVALID: %s is missing: %s", e.Path, hint)
+		return fmt.Sprintf("%s: %s is missing: %s", errcode.LockInvalid, e.Path, hint)
 	case e.Reason != "":
-		return fmt.Sprintf("LOCK_INVALID: %s %s: %s", e.Path, e.Reason, hint)
+		return fmt.Sprintf("%s: %s %s: %s", errcode.LockInvalid, e.Path, e.Reason, hint)
 	}
 	const show = 10
 	changes := e.Changes
 	if len(changes) > show {
 		changes = append(changes[:show:show], fmt.Sprintf("and %d more", len(e.Changes)-show))
 	}
-	return fmt.Sprintf("LOCK_INVALID: %s is stale: changed since it was written: %s: %s", e.Path, strings.Join(changes, ", "), hint)
+	return fmt.Sprintf("%s: %s is stale: changed since it was written: %s: %s", errcode.LockInvalid, e.Path, strings.Join(changes, ", "), hint)
 }
 
 // ReadLock reads dir/piship.lock and returns it with its raw bytes. A

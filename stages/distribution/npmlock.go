@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // PackageLock is the part of an npm package-lock.json (lockfileVersion 3)
@@ -154,13 +155,13 @@ func ReadPackageLock(file string) (*PackageLock, []byte, error) {
 	raw, err := atomicfs.ReadRegular(file, 0)
 	if err != nil {
 		if os.IsNotExist(err) {
-			return nil, nil, fmt.Errorf("CONFIG_INVALID: %s does not exist: create it with `npm install --package-lock-only --ignore-scripts` in its directory", file)
+			return nil, nil, errcode.Newf(errcode.ConfigInvalid, "%s does not exist: create it with `npm install --package-lock-only --ignore-scripts` in its directory", file)
 		}
-		return nil, nil, fmt.Errorf("CONFIG_INVALID: %v", err)
+		return nil, nil, errcode.Newf(errcode.ConfigInvalid, "%v", err)
 	}
 	pl, err := ParsePackageLock(raw)
 	if err != nil {
-		return nil, nil, fmt.Errorf("CONFIG_INVALID: %s: %v", file, err)
+		return nil, nil, errcode.Newf(errcode.ConfigInvalid, "%s: %v", file, err)
 	}
 	return pl, raw, nil
 }

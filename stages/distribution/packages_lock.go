@@ -12,6 +12,7 @@ import (
 
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // LockPiPackage pins a vendored Pi package: its project's inputs, the
@@ -51,15 +52,15 @@ func lockPackages(d *Distribution, l *Lock) error {
 		key := "package." + p.Name
 		pj, err := atomicfs.ReadRegular(filepath.Join(dir, "package.json"), 0)
 		if err != nil {
-			return fmt.Errorf("CONFIG_INVALID: package %q (%s): %v: the package's npm project needs a package.json depending on %s", p.Name, d.Pos(key), err, p.Name)
+			return errcode.Newf(errcode.ConfigInvalid, "package %q (%s): %v: the package's npm project needs a package.json depending on %s", p.Name, d.Pos(key), err, p.Name)
 		}
 		pl, raw, err := ReadPackageLock(filepath.Join(dir, "package-lock.json"))
 		if err != nil {
-			return fmt.Errorf("CONFIG_INVALID: package %q (%s): %v", p.Name, d.Pos(key), err)
+			return errcode.Newf(errcode.ConfigInvalid, "package %q (%s): %v", p.Name, d.Pos(key), err)
 		}
 		e, ok := pl.Packages["node_modules/"+p.Name]
 		if !ok || e.Version == "" {
-			return fmt.Errorf("CONFIG_INVALID: package %q (%s): %s does not install node_modules/%s: make %s depend on it (npm install --package-lock-only %s@<version> in %s)",
+			return errcode.Newf(errcode.ConfigInvalid, "package %q (%s): %s does not install node_modules/%s: make %s depend on it (npm install --package-lock-only %s@<version> in %s)",
 				p.Name, d.Pos(key), d.shown(path.Join(p.Dir, "package-lock.json")), p.Name, d.shown(path.Join(p.Dir, "package.json")), p.Name, d.shown(p.Dir))
 		}
 		// piship never runs install scripts: a package of this tree that
@@ -67,7 +68,7 @@ func lockPackages(d *Distribution, l *Lock) error {
 		for _, k := range slices.Sorted(maps.Keys(pl.Packages)) {
 			e := pl.Packages[k]
 			if name := PackageName(k, e); e.HasInstallScript && !e.Dev && !e.Link && !slices.Contains(p.AllowInstallScripts, name) {
-				return fmt.Errorf("POLICY_DENIED: package %q (%s): %s in its lock declares an install script, which piship never runs (npm ci --ignore-scripts): check that it works without it, then list %q in the package block's allow_install_scripts",
+				return errcode.Newf(errcode.PolicyDenied, "package %q (%s): %s in its lock declares an install script, which piship never runs (npm ci --ignore-scripts): check that it works without it, then list %q in the package block's allow_install_scripts",
 					p.Name, d.Pos(key), k, name)
 			}
 		}
@@ -128,21 +129,21 @@ func ExtensionEntries(name, root string) (PiManifest, []string, error) {
 		err = json.Unmarshal(raw, &m)
 	}
 	if err != nil {
-		return m, nil, fmt.Errorf("CONFIG_INVALID: Pi package %s: cannot read its package.json: %v", name, err)
+		return m, nil, errcode.Newf(errcode.ConfigInvalid, "Pi package %s: cannot read its package.json: %v", name, err)
 	}
 	if m.Pi == nil || len(m.Pi.Extensions) == 0 {
-		return m, nil, fmt.Errorf("CONFIG_INVALID: Pi package %s %s lists no extensions in its package.json (\"pi\": {\"extensions\": [\"./index.ts\"]}): piship vendors packages whose extension entry files it can pin", name, m.Version)
+		return m, nil, errcode.Newf(errcode.ConfigInvalid, "Pi package %s %s lists no extensions in its package.json (\"pi\": {\"extensions\": [\"./index.ts\"]}): piship vendors packages whose extension entry files it can pin", name, m.Version)
 	}
 	var out []string
 	for _, e := range m.Pi.Extensions {
 		p := path.Clean(strings.TrimPrefix(e, "./"))
 		ext := path.Ext(p)
 		if strings.ContainsAny(e, "*?[{!\\") || !filepath.IsLocal(filepath.FromSlash(p)) || !slices.Contains([]string{".ts", ".js", ".mjs", ".cjs", ".mts", ".cts"}, ext) {
-			return m, nil, fmt.Errorf("CONFIG_INVALID: Pi package %s %s: extension %q is not a plain path to a .ts or .js file in the package: piship pins each extension entry file, so directories and globs are not vendored", name, m.Version, e)
+			return m, nil, errcode.Newf(errcode.ConfigInvalid, "Pi package %s %s: extension %q is not a plain path to a .ts or .js file in the package: piship pins each extension entry file, so directories and globs are not vendored", name, m.Version, e)
 		}
 		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(p)))
 		if err != nil || !fi.Mode().IsRegular() {
-			return m, nil, fmt.Errorf("CONFIG_INVALID: Pi package %s %s: extension %q is not a regular file of the installed package (%v)", name, m.Version, e, err)
+			return m, nil, errcode.Newf(errcode.ConfigInvalid, "Pi package %s %s: extension %q is not a regular file of the installed package (%v)", name, m.Version, e, err)
 		}
 		if !slices.Contains(out, p) {
 			out = append(out, p)
@@ -159,7 +160,7 @@ func PinExtensions(l *Lock, roots map[string]string) error {
 	for i, p := range l.Packages {
 		root, ok := roots[p.Name]
 		if !ok {
-			return fmt.Errorf("CONFIG_INVALID: Pi package %s was not installed", p.Name)
+			return errcode.Newf(errcode.ConfigInvalid, "Pi package %s was not installed", p.Name)
 		}
 		files, err := PackageFiles(p.Name, root)
 		if err != nil {
@@ -178,13 +179,13 @@ func PackageFiles(name, root string) ([]LockFile, error) {
 		return nil, err
 	}
 	if m.Name != name {
-		return nil, fmt.Errorf("CONFIG_INVALID: the package installed as %s names itself %q in its package.json", name, m.Name)
+		return nil, errcode.Newf(errcode.ConfigInvalid, "the package installed as %s names itself %q in its package.json", name, m.Name)
 	}
 	var out []LockFile
 	for _, rel := range append([]string{"package.json"}, entries...) {
 		sum, err := hashFile(filepath.Join(root, filepath.FromSlash(rel)))
 		if err != nil {
-			return nil, fmt.Errorf("CONFIG_INVALID: Pi package %s: %v", name, err)
+			return nil, errcode.Newf(errcode.ConfigInvalid, "Pi package %s: %v", name, err)
 		}
 		out = append(out, LockFile{Path: rel, SHA256: sum})
 	}
@@ -202,7 +203,7 @@ func CheckPackageFiles(p LockPiPackage, root, shownDir string) error {
 	if jsonEqual(got, want) {
 		return nil
 	}
-	return fmt.Errorf("LOCK_INVALID: Pi package %s %s installs package.json and extension files %s, and piship.lock pins %s: run piship lock %s", p.Name, p.Version, fileList(got), fileList(want), shownDir)
+	return errcode.Newf(errcode.LockInvalid, "Pi package %s %s installs package.json and extension files %s, and piship.lock pins %s: run piship lock %s", p.Name, p.Version, fileList(got), fileList(want), shownDir)
 }
 
 func fileList(fs []LockFile) string {

@@ -13,6 +13,7 @@ import (
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/release"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // installed is what the checks of a freshly written version learned.
@@ -96,7 +97,7 @@ func checkExpectedKey(id, version, expect string, l *distribution.Lock) error {
 	}
 	want, msg := distribution.CheckRootPin(expect)
 	if msg != "" {
-		return receipt.Errorf("CONFIG_INVALID", "--expect-root %q: %s", expect, msg)
+		return receipt.Errorf(receipt.CodeConfigInvalid, "--expect-root %q: %s", expect, msg)
 	}
 	have := "none"
 	if l.Updates != nil && l.Updates.RootSHA256 != "" {
@@ -105,7 +106,7 @@ func checkExpectedKey(id, version, expect string, l *distribution.Lock) error {
 		}
 		have = l.Updates.RootSHA256
 	}
-	return receipt.Errorf("POLICY_DENIED", "%s %s does not pin the expected root %s for updates (its lock pins: %s): another distribution's repository or a replaced root; refusing to install it",
+	return receipt.Errorf(errcode.PolicyDenied, "%s %s does not pin the expected root %s for updates (its lock pins: %s): another distribution's repository or a replaced root; refusing to install it",
 		id, version, want, have)
 }
 

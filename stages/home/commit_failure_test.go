@@ -3,7 +3,6 @@ package home
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 
 	"piship.dev/piship/stages/home/launch"
 	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // A failure at commit time (issue 13, defect 8) leaves nothing of the new
@@ -45,7 +45,7 @@ func TestCommitFailuresLeaveNoCopies(t *testing.T) {
 				return func(o *InstallOptions) {
 					o.BeforeCommit = func() error {
 						perr := &fs.PathError{Op: "write", Path: filepath.Join(e.homes.Install, "launcher", "piship-launch"), Err: syscall.ENOSPC}
-						return fmt.Errorf("CONFIG_UNAVAILABLE: cannot keep the launcher in %s: %v", filepath.Join(e.homes.Install, "launcher"), perr)
+						return errcode.Newf(errcode.ConfigUnavailable, "cannot keep the launcher in %s: %v", filepath.Join(e.homes.Install, "launcher"), perr)
 					}
 				}
 			},

@@ -22,6 +22,7 @@ import (
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/release"
+	"piship.dev/piship/stages/stage/errcode"
 	"piship.dev/piship/stages/tuf"
 	"piship.dev/piship/tracing/phase"
 )
@@ -315,7 +316,10 @@ func checkTUF(rep *DoctorReport, home, id string, now time.Time) {
 		// root, as it would without the directory.
 		return
 	case err != nil:
-		msg := strings.TrimPrefix(err.Error(), "UPDATE_FAILED: ")
+		msg := err.Error()
+		if te, ok := err.(*tuf.Error); ok {
+			msg = te.Msg // the finding has a code of its own
+		}
 		rep.found(DoctorTrustInvalid, dir, "%s; doctor does not repair trust metadata: run piship update %s, which re-fetches it and verifies it from the trusted root (or, if root.json is the damaged one, remove %s so the next update starts from the root the lock pins)", msg, id, dir)
 	}
 	for _, r := range st.ExpiringWithin(now, TrustWarnWithin) {
@@ -608,7 +612,11 @@ func (o *Options) checkRelease(ctx context.Context, rep *DoctorReport, id, role 
 			if e, ok := release.AsError(err); ok && e.Rule == release.RuleInventory {
 				code = DoctorPayloadModified
 			}
-			rep.found(code, r.Dir, "%s: %v; run piship repair %s to restore the release's files", what, strings.TrimPrefix(err.Error(), receipt.CodeIntegrity+": "), id)
+			msg := err.Error()
+			if c, ok := err.(errcode.Coder); ok && c.ErrorCode() == receipt.CodeIntegrity {
+				msg = strings.TrimPrefix(msg, c.ErrorCode()+": ") // the finding has a code of its own
+			}
+			rep.found(code, r.Dir, "%s: %s; run piship repair %s to restore the release's files", what, msg, id)
 		}
 	}
 	return len(rep.Found) == n

@@ -2,6 +2,7 @@ package home
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,7 +12,23 @@ import (
 	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/stage/errcode"
 )
+
+// OpenStore is cache.OpenStore with its errors' codes: CONFIG_INVALID for
+// a PISHIP_STORE value it refuses, CONFIG_UNAVAILABLE for a cache home it
+// cannot find.
+func OpenStore(getenv func(string) string) (*cache.Store, error) {
+	s, err := cache.OpenStore(getenv)
+	if err == nil {
+		return s, nil
+	}
+	var me *cache.StoreModeError
+	if errors.As(err, &me) {
+		return nil, errcode.Newf(errcode.ConfigInvalid, "%w", err)
+	}
+	return nil, errcode.Newf(errcode.ConfigUnavailable, "%w", err)
+}
 
 // Options are what every operation of this package shares.
 type Options struct {

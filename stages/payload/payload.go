@@ -23,6 +23,7 @@ import (
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
 	par "piship.dev/piship/cache/parallel"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // File is one regular file of a payload.
@@ -45,7 +46,7 @@ func Walk(root string) ([]File, error) {
 		rel, _ := filepath.Rel(root, p)
 		rel = filepath.ToSlash(rel)
 		if !d.Type().IsRegular() {
-			return fmt.Errorf("CONFIG_INVALID: payload file %s is a %s, not a regular file: payloads hold only files and directories", rel, kindOf(d.Type()))
+			return errcode.Newf(errcode.ConfigInvalid, "payload file %s is a %s, not a regular file: payloads hold only files and directories", rel, kindOf(d.Type()))
 		}
 		info, err := d.Info()
 		if err != nil {
@@ -230,11 +231,11 @@ var ErrNotEmpty = errors.New("destination exists and is not empty")
 func Verify(ctx context.Context, root string) error {
 	var want map[string]string
 	if err := canon.ReadJSON(filepath.Join(root, filepath.FromSlash(InventoryName)), &want); err != nil {
-		return fmt.Errorf("INTEGRITY_FAILED: %s has no readable inventory: %v", root, err)
+		return errcode.Newf(errcode.IntegrityFailed, "%s has no readable inventory: %v", root, err)
 	}
 	got, _, err := Inventory(ctx, root, nil)
 	if err != nil {
-		return fmt.Errorf("INTEGRITY_FAILED: %v", err)
+		return errcode.Newf(errcode.IntegrityFailed, "%v", err)
 	}
 	var diffs []string
 	for p, sum := range want {
@@ -256,5 +257,5 @@ func Verify(ctx context.Context, root string) error {
 	if len(diffs) > 5 {
 		diffs = append(diffs[:5], fmt.Sprintf("and %d more", len(diffs)-5))
 	}
-	return fmt.Errorf("INTEGRITY_FAILED: %s does not match its inventory: %s", root, strings.Join(diffs, ", "))
+	return errcode.Newf(errcode.IntegrityFailed, "%s does not match its inventory: %s", root, strings.Join(diffs, ", "))
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // Staging is a payload under construction: a directory inside the output
@@ -35,7 +36,7 @@ var (
 // of earlier builds, and creates a fresh staging directory.
 func Begin(ctx context.Context, out, id string) (*Staging, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		return nil, fmt.Errorf("CONFIG_UNAVAILABLE: cannot create output directory %s: %v", out, err)
+		return nil, errcode.Newf(errcode.ConfigUnavailable, "cannot create output directory %s: %v", out, err)
 	}
 	lock, err := lockFile(ctx, filepath.Join(out, "."+id+".build.lock"))
 	if err != nil {

@@ -29,6 +29,7 @@ import (
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/release/releasejson"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // Rule names one rule of a valid release. It is the name of the
@@ -49,7 +50,7 @@ const (
 	RuleBindings  Rule = "release-matches-payload" // release.json binds payload/, the inventory's and the lock's digests and the file count
 	RuleIdentity  Rule = "identity"                // the archive's name, release.json, the lock and target.json name one id, version, command and target
 	RuleSigned    Rule = "signed-entry"            // the lock is the one the signed TUF target an update chose claims (its lockSha256)
-	CodeIntegrity      = receipt.CodeIntegrity     // the code of every release rule's refusal
+	CodeIntegrity      = errcode.IntegrityFailed   // the code of every release rule's refusal
 )
 
 // Required files, release-relative slash paths.
@@ -89,6 +90,11 @@ type Error struct {
 func (e *Error) Error() string {
 	return fmt.Sprintf("%s: release refused (%s): %s: %s", CodeIntegrity, e.Rule, e.File, e.Detail)
 }
+
+// ErrorCode is INTEGRITY_FAILED (errcode.Coder).
+func (e *Error) ErrorCode() string { return CodeIntegrity }
+
+var _ errcode.Coder = (*Error)(nil)
 
 // AsError returns the *Error in err's chain.
 func AsError(err error) (*Error, bool) {

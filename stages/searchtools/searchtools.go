@@ -32,6 +32,7 @@ import (
 
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // DirName is the cache directory of the archives, under the piship cache.
@@ -61,41 +62,41 @@ func Fetch(ctx context.Context, cacheHome string, a distribution.SearchArchive) 
 		}
 		os.Remove(file)
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return "", false, fmt.Errorf("CONFIG_UNAVAILABLE: cannot read %s: %v", file, err)
+		return "", false, errcode.Newf(errcode.ConfigUnavailable, "cannot read %s: %v", file, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return "", false, fmt.Errorf("CONFIG_UNAVAILABLE: cannot create %s: %v", filepath.Dir(file), err)
+		return "", false, errcode.Newf(errcode.ConfigUnavailable, "cannot create %s: %v", filepath.Dir(file), err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.URL, nil)
 	if err != nil {
-		return "", false, fmt.Errorf("CONFIG_INVALID: %s: %v", a.URL, err)
+		return "", false, errcode.Newf(errcode.ConfigInvalid, "%s: %v", a.URL, err)
 	}
 	resp, err := Client.Do(req)
 	if err != nil {
-		return "", false, fmt.Errorf("NETWORK_DENIED: cannot download %s: %v: put the archive (sha256 %s) at %s to release offline", a.URL, err, a.SHA256, file)
+		return "", false, errcode.Newf(errcode.NetworkDenied, "cannot download %s: %v: put the archive (sha256 %s) at %s to release offline", a.URL, err, a.SHA256, file)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return "", false, fmt.Errorf("NETWORK_DENIED: %s answered %s: put the archive (sha256 %s) at %s to release offline", a.URL, resp.Status, a.SHA256, file)
+		return "", false, errcode.Newf(errcode.NetworkDenied, "%s answered %s: put the archive (sha256 %s) at %s to release offline", a.URL, resp.Status, a.SHA256, file)
 	}
 	f, err := atomicfs.Create(file, 0o644, atomicfs.Options{})
 	if err != nil {
-		return "", false, fmt.Errorf("CONFIG_UNAVAILABLE: %v", err)
+		return "", false, errcode.Newf(errcode.ConfigUnavailable, "%v", err)
 	}
 	defer f.Abort()
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(resp.Body, MaxArchive+1))
 	if err != nil {
-		return "", false, fmt.Errorf("NETWORK_DENIED: downloading %s: %v", a.URL, err)
+		return "", false, errcode.Newf(errcode.NetworkDenied, "downloading %s: %v", a.URL, err)
 	}
 	if n > MaxArchive {
-		return "", false, fmt.Errorf("INTEGRITY_FAILED: %s is larger than %d bytes: check the URL", a.URL, MaxArchive)
+		return "", false, errcode.Newf(errcode.IntegrityFailed, "%s is larger than %d bytes: check the URL", a.URL, MaxArchive)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != a.SHA256 {
-		return "", false, fmt.Errorf("INTEGRITY_FAILED: %s has sha256 %s, distribution.hcl pins %s: nothing was kept; check the asset, then update the pin and run piship lock", a.URL, got, a.SHA256)
+		return "", false, errcode.Newf(errcode.IntegrityFailed, "%s has sha256 %s, distribution.hcl pins %s: nothing was kept; check the asset, then update the pin and run piship lock", a.URL, got, a.SHA256)
 	}
 	if err := f.Commit(); err != nil {
-		return "", false, fmt.Errorf("CONFIG_UNAVAILABLE: %v", err)
+		return "", false, errcode.Newf(errcode.ConfigUnavailable, "%v", err)
 	}
 	return file, false, nil
 }
@@ -183,7 +184,7 @@ func Executable(file, format, name string) ([]byte, error) {
 func Place(ctx context.Context, cacheHome string, t distribution.SearchTool, target, dest string) (int64, bool, error) {
 	a, ok := t.Archives[target]
 	if !ok {
-		return 0, false, fmt.Errorf("CONFIG_INVALID: search_tools.%s has no archive for %s: add the upstream asset for it", t.Name, target)
+		return 0, false, errcode.Newf(errcode.ConfigInvalid, "search_tools.%s has no archive for %s: add the upstream asset for it", t.Name, target)
 	}
 	file, cached, err := Fetch(ctx, cacheHome, a)
 	if err != nil {
@@ -192,7 +193,7 @@ func Place(ctx context.Context, cacheHome string, t distribution.SearchTool, tar
 	exe := t.Executable(target)
 	data, err := Executable(file, a.Format(), exe)
 	if err != nil {
-		return 0, cached, fmt.Errorf("INTEGRITY_FAILED: search tool %s (%s): %v: check search_tools.%s.%s", t.Name, a.URL, err, t.Name, target)
+		return 0, cached, errcode.Newf(errcode.IntegrityFailed, "search tool %s (%s): %v: check search_tools.%s.%s", t.Name, a.URL, err, t.Name, target)
 	}
 	if err := atomicfs.WriteFileAll(filepath.Join(dest, "tools", exe), data, 0o755); err != nil {
 		return 0, cached, err

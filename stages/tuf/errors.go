@@ -3,12 +3,14 @@ package tuf
 import (
 	"errors"
 	"fmt"
+
+	"piship.dev/piship/stages/stage/errcode"
 )
 
-// The error codes users see (the same words as stages/channel's).
+// The error codes users see (declared in stages/stage/errcode).
 const (
-	CodeConfigInvalid = "CONFIG_INVALID"
-	CodeUpdateFailed  = "UPDATE_FAILED"
+	CodeConfigInvalid = errcode.ConfigInvalid
+	CodeUpdateFailed  = errcode.UpdateFailed
 )
 
 // Reason says which TUF check refused an update (Error.Reason), so the
@@ -42,6 +44,11 @@ type Error struct {
 func (e *Error) Error() string { return e.Code + ": " + e.Msg }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// ErrorCode returns the code (errcode.Coder).
+func (e *Error) ErrorCode() string { return e.Code }
+
+var _ errcode.Coder = (*Error)(nil)
 
 // HasReason reports whether err is (or wraps) an *Error with reason r.
 func HasReason(err error, r Reason) bool {

@@ -22,6 +22,7 @@ import (
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/release/releasejson"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // Check is one verification step.
@@ -49,7 +50,7 @@ func (r *Report) Err() error {
 			if c.File != "" {
 				where = " (" + c.File + ")"
 			}
-			return fmt.Errorf("INTEGRITY_FAILED: verify-release: check %s failed%s: %s", c.Name, where, c.Detail)
+			return errcode.Newf(errcode.IntegrityFailed, "verify-release: check %s failed%s: %s", c.Name, where, c.Detail)
 		}
 	}
 	return nil
@@ -86,10 +87,10 @@ func Release(ctx context.Context, source string, o Options) (*Report, error) {
 	v := &verifier{r: r}
 	info, err := os.Stat(source)
 	if err != nil {
-		return nil, fmt.Errorf("CONFIG_INVALID: %v", err)
+		return nil, errcode.Newf(errcode.ConfigInvalid, "%v", err)
 	}
 	if !info.IsDir() && !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("CONFIG_INVALID: %v", &atomicfs.NotRegularError{Path: source, Mode: info.Mode()})
+		return nil, errcode.Newf(errcode.ConfigInvalid, "%v", &atomicfs.NotRegularError{Path: source, Mode: info.Mode()})
 	}
 	if info.IsDir() {
 		v.dir = source

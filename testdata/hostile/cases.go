@@ -12,6 +12,7 @@ import (
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/platform"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // Version is the version every case's archive claims to be; the installed
@@ -22,7 +23,7 @@ const (
 )
 
 // IntegrityFailed is the code every case of the corpus expects today.
-const IntegrityFailed = "INTEGRITY_FAILED"
+const IntegrityFailed = errcode.IntegrityFailed
 
 // Gen is where a case writes its archive.
 type Gen struct {

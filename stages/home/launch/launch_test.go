@@ -292,8 +292,9 @@ func TestRunContextCancel(t *testing.T) {
 func TestImportsStayTiny(t *testing.T) {
 	const self = "piship.dev/piship/stages/home/"
 	allowed := map[string]bool{self + "receipt": true, "piship.dev/piship/stages/platform": true,
-		"piship.dev/piship/cache/atomicfs": true, "piship.dev/piship/cache/canon": true, "piship.dev/piship/stages/proc": true}
-	for _, dir := range []string{".", "../receipt", "../../platform", "../../../cache/atomicfs", "../../../cache/canon", "../../proc"} {
+		"piship.dev/piship/cache/atomicfs": true, "piship.dev/piship/cache/canon": true, "piship.dev/piship/stages/proc": true,
+		"piship.dev/piship/stages/stage/errcode": true}
+	for _, dir := range []string{".", "../receipt", "../../platform", "../../../cache/atomicfs", "../../../cache/canon", "../../proc", "../../stage/errcode"} {
 		for _, goos := range []string{"linux", "darwin", "windows", "freebsd"} {
 			ctx := build.Default
 			ctx.GOOS = goos

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"piship.dev/piship/stages/proc"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -285,9 +286,11 @@ func TestRetainedVersion(t *testing.T) {
 }
 
 // Errorf says a code once: not again when the wrapped error starts with it
-// or carries it further in, while a different inner code stays.
+// or carries it further in, while a different inner code stays. The inner
+// error carries its code as a value (errcode.Coder): no code is read out
+// of a message.
 func TestErrorfSaysTheCodeOnce(t *testing.T) {
-	inner := errors.New("INTEGRITY_FAILED: archive refused at entry 1 (truncated): it ends early")
+	inner := errcode.New(CodeIntegrity, "archive refused at entry 1 (truncated): it ends early")
 	for _, c := range []struct {
 		err  *Error
 		want string
