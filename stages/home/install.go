@@ -112,8 +112,7 @@ func Install(ctx context.Context, o InstallOptions) (_ *InstallResult, err error
 
 	// A recorded release of the same bytes is activated as it stands, once
 	// it is checked as doctor checks it: a damaged one (a file, a mode,
-	// its record) is not reused but installed again below, its directory
-	// moved aside first.
+	// its record) is not reused but installed again below.
 	intact := func(r *receipt.Release) bool {
 		damage := o.recordedDamage(ctx, id, r)
 		for _, d := range damage {
@@ -156,18 +155,22 @@ func Install(ctx context.Context, o InstallOptions) (_ *InstallResult, err error
 	// change places in one exchange, so a kill never leaves the receipt
 	// naming a directory that is gone).
 	placeAt := dest
-	if _, err := os.Lstat(dest); err == nil && len(res.Damaged) > 0 && swapSupported {
-		if err := o.refuseIfRunning(id, s.version, res.Damaged[0]); err != nil {
-			return nil, err
+	// A refusal to replace a damaged copy that runs names what helps.
+	damagedHint := func(err error) error {
+		if len(res.Damaged) == 0 {
+			return err
+		}
+		return fmt.Errorf("%w; the installed copy is damaged (%s): piship repair %s restores it while it runs when only modes or missing files are damaged", err, res.Damaged[0], id)
+	}
+	if _, err := os.Lstat(dest); err == nil && len(res.Damaged) > 0 && swap.Supported {
+		if err := o.refuseIfRunning(id, s.version, "installing it again"); err != nil {
+			return nil, damagedHint(err)
 		}
 		placeAt = filepath.Join(appDir, receipt.StagingPrefix+s.version+"-"+receipt.RandomHex(4))
 	} else if err == nil {
 		moved, err := o.moveAside(ctx, id, s.version, dest)
 		if err != nil {
-			if len(res.Damaged) > 0 {
-				return nil, fmt.Errorf("%w; the installed copy is damaged (%s): piship repair %s restores it while it runs when only modes or missing files are damaged", err, res.Damaged[0], id)
-			}
-			return nil, err
+			return nil, damagedHint(err)
 		}
 		res.MovedAside = moved
 		o.logf("%s %s: moved the directory standing at %s aside to %s", id, s.version, dest, moved)
@@ -441,22 +444,15 @@ func place(ctx context.Context, o *InstallOptions, s *source, dest string) (*arc
 	}
 }
 
-// swapSupported says whether this platform exchanges two directories in
-// one step (swap.Exchange); elsewhere a damaged recorded copy is moved
-// aside before the release is written again (moveAside).
-var swapSupported = !errors.Is(swap.Exchange("", ""), swap.ErrUnsupported)
-
 // refuseIfRunning refuses to replace the recorded copy of id version
-// while a start of that version holds a lease on it.
-func (o *InstallOptions) refuseIfRunning(id, version, damage string) error {
-	live, err := receipt.LiveLeases(o.Homes.Install, id)
+// (doing what) while a start of that version holds a lease on it.
+func (o *Options) refuseIfRunning(id, version, what string) error {
+	live, err := receipt.LiveLeasesOf(o.Homes.Install, id, version)
 	if err != nil {
 		return err
 	}
-	for _, l := range live {
-		if l.Version == version {
-			return receipt.Errorf(receipt.CodeUnavailable, "%s %s is running (pid %d on %s): quit it before installing it again; the installed copy is damaged (%s): piship repair %s restores it while it runs when only modes or missing files are damaged", id, version, l.PID, l.Host, damage, id)
-		}
+	if len(live) > 0 {
+		return receipt.Errorf(receipt.CodeUnavailable, "%s %s is running (pid %d on %s): quit it before %s", id, version, live[0].PID, live[0].Host, what)
 	}
 	return nil
 }
@@ -501,14 +497,8 @@ func (o *Options) moveAside(ctx context.Context, id, version, dest string) (stri
 		}
 	}
 	if referenced {
-		live, err := receipt.LiveLeases(home, id)
-		if err != nil {
+		if err := o.refuseIfRunning(id, version, "installing other bytes of the same version"); err != nil {
 			return "", err
-		}
-		for _, l := range live {
-			if l.Version == version {
-				return "", receipt.Errorf(receipt.CodeUnavailable, "%s %s is running (pid %d on %s): quit it before installing other bytes of the same version", id, version, l.PID, l.Host)
-			}
 		}
 	}
 	aside := filepath.Join(receipt.AppDir(home, id), receipt.RetainedPrefix+version+"-"+receipt.RandomHex(4))

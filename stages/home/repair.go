@@ -140,15 +140,13 @@ func Repair(ctx context.Context, o Options, id, from string) (*RepairResult, err
 		return res, nil
 	}
 
-	live, err := receipt.LiveLeases(home, id)
+	live, err := receipt.LiveLeasesOf(home, id, rec.Version)
 	if err != nil {
 		return nil, err
 	}
 	var running []string
 	for _, l := range live {
-		if l.Version == rec.Version {
-			running = append(running, l.String())
-		}
+		running = append(running, l.String())
 	}
 	if len(running) > 0 {
 		var present []string

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -216,6 +217,13 @@ func listLeasesIn(root string) ([]Lease, error) {
 		}
 	}
 	return out, nil
+}
+
+// LiveLeasesOf returns the live leases of id's version: the starts that
+// may have its files open.
+func LiveLeasesOf(installHome, id, version string) ([]Lease, error) {
+	live, err := LiveLeases(installHome, id)
+	return slices.DeleteFunc(live, func(l Lease) bool { return l.Version != version }), err
 }
 
 // LiveLeases returns the live leases of id.
