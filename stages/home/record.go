@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/home/launch"
 	"piship.dev/piship/stages/home/receipt"
 )
 
@@ -23,20 +25,20 @@ type recordDrift struct {
 	Fields         []string
 }
 
-// lockDrift compares r's entry and command with its installed lock's, the
-// rule launch applies too. It says nothing (nil) when they agree, and
+// lockDrift compares r's entry and command with its installed lock's, as
+// a start reads them (launch.LockNames). It says nothing (nil) when they agree, and
 // when the lock is not the one installed or does not parse: that is
 // LOCK_MODIFIED, found by its digest, and restoring the lock comes first.
 func lockDrift(r *receipt.Release) *recordDrift {
 	raw, err := readSmall(filepath.Join(r.Payload, distribution.LockFileName))
-	if err != nil || r.LockSHA256 != "" && !strings.EqualFold(sha256Hex(raw), r.LockSHA256) {
+	if err != nil || r.LockSHA256 != "" && !strings.EqualFold(canon.SHA256Hex(raw), r.LockSHA256) {
 		return nil
 	}
-	l, err := distribution.ParseLock(raw)
+	entry, command, err := launch.LockNames(raw)
 	if err != nil {
 		return nil
 	}
-	d := &recordDrift{Entry: l.Runtime.Entry, Command: l.Distribution.Command}
+	d := &recordDrift{Entry: entry, Command: command}
 	if r.Entry != d.Entry {
 		d.Fields = append(d.Fields, fmt.Sprintf("entry %q (the lock's is %q)", r.Entry, d.Entry))
 	}

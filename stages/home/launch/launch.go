@@ -415,6 +415,18 @@ func register(ctx context.Context, installHome, id string, wait time.Duration, m
 const maxLock = 16 << 20
 
 // launchLock is what a start reads of the lock once its digest matched.
+// LockNames is what a lock says a release record must name: the entry
+// node runs and the command its shim is called by, read as a start reads
+// them (checkTrust refuses a record naming anything else). Doctor and
+// repair hold a record to this same reading.
+func LockNames(lock []byte) (entry, command string, err error) {
+	var l launchLock
+	if err := json.Unmarshal(lock, &l); err != nil {
+		return "", "", err
+	}
+	return l.Runtime.Entry, l.Distribution.Command, nil
+}
+
 type launchLock struct {
 	// Distribution.Command and Runtime.Entry are what the receipt's
 	// record must name: an edited record is refused.
