@@ -112,22 +112,11 @@ func copyFile(from, to string) error {
 // renames leaves no store, and the next update starts again from the root
 // the lock pins and verifies forward, so nothing unverified is trusted.
 func commitStage(trustDir, stage string) error {
-	if _, err := os.Lstat(trustDir); errors.Is(err, os.ErrNotExist) {
-		return os.Rename(stage, trustDir)
+	prev, err := CommitStaged(trustDir, stage)
+	if err != nil || prev == "" {
+		return err
 	}
-	err := swap.Exchange(stage, trustDir)
-	if err != nil {
-		aside := stage + ".old"
-		if rerr := os.Rename(trustDir, aside); rerr != nil {
-			return fmt.Errorf("exchange: %v; rename aside: %w", err, rerr)
-		}
-		if rerr := os.Rename(stage, trustDir); rerr != nil {
-			_ = os.Rename(aside, trustDir)
-			return rerr
-		}
-		stage = aside
-	}
-	return os.RemoveAll(stage)
+	return os.RemoveAll(prev)
 }
 
 // CommitStaged puts a store Update left staged (UpdateOptions.Defer,
@@ -141,12 +130,13 @@ func CommitStaged(trustDir, stage string) (prev string, err error) {
 	if _, err := os.Lstat(trustDir); errors.Is(err, os.ErrNotExist) {
 		return "", os.Rename(stage, trustDir)
 	}
-	if err := swap.Exchange(stage, trustDir); err == nil {
+	xerr := swap.Exchange(stage, trustDir)
+	if xerr == nil {
 		return stage, nil
 	}
 	aside := stage + ".old"
 	if err := os.Rename(trustDir, aside); err != nil {
-		return "", err
+		return "", fmt.Errorf("exchange: %v; rename aside: %w", xerr, err)
 	}
 	if err := os.Rename(stage, trustDir); err != nil {
 		_ = os.Rename(aside, trustDir)
