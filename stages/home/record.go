@@ -2,6 +2,7 @@ package home
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -25,13 +26,28 @@ type recordDrift struct {
 	Fields         []string
 }
 
+// errLockModified: payload/piship.lock is not the lock the record holds
+// the digest of.
+var errLockModified = errors.New("the lock is not the one installed")
+
+// installedLock reads r's payload/piship.lock and holds it to the digest
+// the record holds (an older record holds none: the lock is then taken as
+// it stands); another lock is errLockModified.
+func installedLock(r *receipt.Release) ([]byte, error) {
+	raw, err := readSmall(filepath.Join(r.Payload, distribution.LockFileName))
+	if err == nil && r.LockSHA256 != "" && !strings.EqualFold(canon.SHA256Hex(raw), r.LockSHA256) {
+		return nil, errLockModified
+	}
+	return raw, err
+}
+
 // lockDrift compares r's entry and command with its installed lock's, as
 // a start reads them (launch.LockNames). It says nothing (nil) when they agree, and
 // when the lock is not the one installed or does not parse: that is
 // LOCK_MODIFIED, found by its digest, and restoring the lock comes first.
 func lockDrift(r *receipt.Release) *recordDrift {
-	raw, err := readSmall(filepath.Join(r.Payload, distribution.LockFileName))
-	if err != nil || r.LockSHA256 != "" && !strings.EqualFold(canon.SHA256Hex(raw), r.LockSHA256) {
+	raw, err := installedLock(r)
+	if err != nil {
 		return nil
 	}
 	entry, command, err := launch.LockNames(raw)
@@ -63,6 +79,26 @@ func (o *Options) checkRecord(rep *DoctorReport, id, role string, r *receipt.Rel
 	return false
 }
 
+// drifted is a record of the receipt and what its lock says instead.
+type drifted struct {
+	rec   *receipt.Release
+	drift *recordDrift
+}
+
+// driftedRecords returns the records of the active and previous release
+// (inside apps/<id>/) whose entry or command is not their lock's.
+func driftedRecords(home, id string, rc *receipt.Receipt) []drifted {
+	var out []drifted
+	for _, v := range []string{rc.Active, rc.Previous} {
+		if r := rc.Find(v); r != nil && receipt.CheckInside(home, id, r) == nil {
+			if d := lockDrift(r); d != nil {
+				out = append(out, drifted{r, d})
+			}
+		}
+	}
+	return out
+}
+
 // restoreRecords gives every record of active and previous whose entry or
 // command drifted from its lock the lock's, in one receipt write under
 // the launch gate (the receipt is replaced atomically: a kill leaves the
@@ -82,16 +118,9 @@ func (o *Options) restoreRecords(ctx context.Context, id string) ([]string, erro
 	}
 	var done []string
 	var oldCommand string
-	for _, v := range []string{rc.Active, rc.Previous} {
-		r := rc.Find(v)
-		if r == nil || receipt.CheckInside(home, id, r) != nil {
-			continue
-		}
-		d := lockDrift(r)
-		if d == nil {
-			continue
-		}
-		if v == rc.Active && r.Command != d.Command {
+	for _, dr := range driftedRecords(home, id, rc) {
+		r, d := dr.rec, dr.drift
+		if r.Version == rc.Active && r.Command != d.Command {
 			oldCommand = r.Command
 		}
 		done = append(done, fmt.Sprintf("%s %s: %s", id, r.Version, strings.Join(d.Fields, " and ")))

@@ -129,13 +129,8 @@ func Repair(ctx context.Context, o Options, id, from string) (*RepairResult, err
 	// records' entry and command (against their locks) are restored
 	// after the files; whether there is anything to do is known now.
 	modes := modeFindings(o.runSurface(id, rc))
-	drift := false
-	for _, v := range []string{rc.Active, rc.Previous} {
-		if r := rc.Find(v); r != nil && receipt.CheckInside(home, id, r) == nil && lockDrift(r) != nil {
-			drift = true
-		}
-	}
-	if len(damaged) == 0 && len(unexpected) == 0 && len(modes) == 0 && !drift {
+	drift := driftedRecords(home, id, rc)
+	if len(damaged) == 0 && len(unexpected) == 0 && len(modes) == 0 && len(drift) == 0 {
 		o.progressf("%s %s: nothing to repair", id, rec.Version)
 		return res, nil
 	}
@@ -296,7 +291,7 @@ func expectedFiles(ctx context.Context, rec *receipt.Release, have map[string]st
 		if sums, err = parseChecksums(data, rec.ReleaseSHA256); err != nil {
 			return nil, err
 		}
-		want[release.ChecksumsName] = sha256Hex(data)
+		want[release.ChecksumsName] = canon.SHA256Hex(data)
 	} else {
 		want[release.ChecksumsName] = have[release.ChecksumsName]
 	}
@@ -331,8 +326,6 @@ func parseChecksums(data []byte, releaseSHA string) (map[string]string, error) {
 	}
 	return out, nil
 }
-
-func sha256Hex(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
 
 // repairSource is where a repair's good copies come from, opened on first
 // use: a directory (a release directory or a payload), or an archive
@@ -462,7 +455,7 @@ func (s *repairSource) read(ctx context.Context, p, sum string) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
-	if got := sha256Hex(data); got != sum {
+	if got := canon.SHA256Hex(data); got != sum {
 		return nil, receipt.Errorf(receipt.CodeIntegrity, "%s: %s is not the installed release's (sha256 %s, want %s): repair from the archive of %s %s", s.shown, p, got, sum, s.id, s.rec.Version)
 	}
 	return data, nil

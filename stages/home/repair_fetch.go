@@ -6,7 +6,6 @@ import (
 	"errors"
 	"path/filepath"
 
-	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home/receipt"
@@ -29,13 +28,12 @@ func (s *repairSource) fetchFromRepository(ctx context.Context, none error) (str
 	if rec.ArchiveSHA256 == "" {
 		return "", none // a directory install: no archive was ever published for it
 	}
-	lockPath := filepath.Join(rec.Payload, distribution.LockFileName)
-	raw, err := atomicfs.ReadRegular(lockPath, 0)
+	raw, err := installedLock(rec)
+	if errors.Is(err, errLockModified) {
+		return "", receipt.Errorf(receipt.CodeUnavailable, "no archive of %s %s is kept, and its lock %s is damaged, so its update repository is not known: run piship repair %s --from <its archive, or its release directory>", s.id, rec.Version, filepath.Join(rec.Payload, distribution.LockFileName), s.id)
+	}
 	if err != nil {
 		return "", receipt.Errorf(receipt.CodeUnavailable, "no archive of %s %s is kept, and the lock that names its update repository cannot be read (%v): run piship repair %s --from <its archive, or its release directory>", s.id, rec.Version, err, s.id)
-	}
-	if rec.LockSHA256 != "" && sha256Hex(raw) != rec.LockSHA256 {
-		return "", receipt.Errorf(receipt.CodeUnavailable, "no archive of %s %s is kept, and its lock %s is damaged, so its update repository is not known: run piship repair %s --from <its archive, or its release directory>", s.id, rec.Version, lockPath, s.id)
 	}
 	lock, err := distribution.ParseLock(raw)
 	if err != nil {

@@ -42,17 +42,7 @@ const ReleaseSchema = releasejson.Schema
 const maxMeta = 4 << 20
 
 func readSmall(path string) ([]byte, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	if fi.Size() > maxMeta {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxMeta)
-	}
-	return atomicfs.ReadRegular(path, 0)
+	return atomicfs.ReadRegular(path, maxMeta)
 }
 
 // readReleaseID reads the identity release.json claims; whether the
