@@ -332,23 +332,21 @@ func checkSmoke(id string, rel *receipt.Release, t *lockSmoke, code int, out str
 // verifyAtLaunch: Node checks a cached entry against its source file, not
 // against the lock. A compile cache the user set (or disabled) is theirs.
 func compileCache(stateDir string, rel *receipt.Release, verify, smoke bool, getenv func(string) string) (kv, why string, err error) {
-	on := compileCacheByDefault(smoke)
+	on, off := compileCacheByDefault(smoke), "off by default for a smoke start ("+EnvPishipCompileCache+"=1 turns it on)"
 	switch v := getenv(EnvPishipCompileCache); v {
 	case "":
 	case "1":
 		on = true
 	case "0":
-		on = false
+		on, off = false, EnvPishipCompileCache+"=0"
 	default:
 		return "", "", receipt.Errorf(receipt.CodeConfigInvalid, "%s=%q: use 1 (a compile cache in the state directory) or 0 (none), or unset it for the default", EnvPishipCompileCache, v)
 	}
 	switch {
 	case getenv(EnvCompileCache) != "" || getenv("NODE_DISABLE_COMPILE_CACHE") != "":
 		return "", "set by the environment", nil
-	case !on && getenv(EnvPishipCompileCache) == "0":
-		return "", EnvPishipCompileCache + "=0", nil
 	case !on:
-		return "", "off by default for a smoke start (" + EnvPishipCompileCache + "=1 turns it on)", nil
+		return "", off, nil
 	case stateDir == "":
 		return "", "no state directory", nil
 	case verify:
@@ -414,7 +412,6 @@ func register(ctx context.Context, installHome, id string, wait time.Duration, m
 // maxLock bounds the lock read at launch.
 const maxLock = 16 << 20
 
-// launchLock is what a start reads of the lock once its digest matched.
 // LockNames is what a lock says a release record must name: the entry
 // node runs and the command its shim is called by, read as a start reads
 // them (checkTrust refuses a record naming anything else). Doctor and
@@ -427,6 +424,7 @@ func LockNames(lock []byte) (entry, command string, err error) {
 	return l.Runtime.Entry, l.Distribution.Command, nil
 }
 
+// launchLock is what a start reads of the lock once its digest matched.
 type launchLock struct {
 	// Distribution.Command and Runtime.Entry are what the receipt's
 	// record must name: an edited record is refused.
