@@ -238,13 +238,15 @@ func (s *scheduler) finish(r *StageResult) {
 			r.Outputs = map[string]cty.Value{}
 		}
 		s.outputs[st.Index] = r.Outputs
-	} else if s.gone[st.Index] = true; s.pos[st.Index] < s.failPos {
-		p := s.pos[st.Index]
-		s.failPos = p
-		if s.firstFailed == nil {
-			s.firstFailed = st
+	} else {
+		s.gone[st.Index] = true
+		if p := s.pos[st.Index]; p < s.failPos {
+			s.failPos = p
+			if s.firstFailed == nil {
+				s.firstFailed = st
+			}
+			s.recomputeNeeded()
 		}
-		s.recomputeNeeded()
 	}
 	s.emit(Event{Kind: EventFinished, Pipeline: s.g.Name, Stage: st, Result: r})
 	s.settle(st)
