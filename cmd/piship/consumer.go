@@ -311,10 +311,10 @@ func runRepair(e *env, id, from string, asJSON bool, progress progressFlag) int 
 	}
 	var parts []string
 	if n := len(res.Modes); n > 0 {
-		parts = append(parts, fmt.Sprintf("the mode of %d %s", n, map[bool]string{true: "path", false: "paths"}[n == 1]))
+		parts = append(parts, "the mode of "+canon.Count(n, "path"))
 	}
 	if n := len(res.Records); n > 0 {
-		parts = append(parts, fmt.Sprintf("%d receipt %s from the lock", n, map[bool]string{true: "record", false: "records"}[n == 1]))
+		parts = append(parts, canon.Count(n, "receipt record")+" from the lock")
 	}
 	if len(parts) > 0 {
 		fmt.Fprintf(e.stdout, "repaired %s %s: restored %s\n", id, res.Version, strings.Join(parts, " and "))
