@@ -108,6 +108,10 @@ type Options struct {
 	Log io.Writer
 	// Getenv is the environment stages see; nil means os.Getenv.
 	Getenv func(string) string
+	// QuietProgress gives the stages io.Discard as their Progress (the
+	// lines about what they are doing), for a command that prints its own
+	// result instead; their warnings still go to Log.
+	QuietProgress bool
 	// RecordEveryRun records the run for `piship explain` even when no
 	// stage looked up a cache (explain then says the run had no cacheable
 	// stages instead of explaining an older run). Off, such a run writes

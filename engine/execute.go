@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"runtime/debug"
 	"time"
 
@@ -97,7 +98,10 @@ func (s *scheduler) runStage(ctx context.Context, span trace.Span, st *graph.Sta
 		log.span = span // its lines become the span's events
 	}
 	defer log.flush() // after the cleanup below
-	inv := &stage.Invocation{Pipeline: s.g.Name, Name: st.Name, Dir: s.g.Dir, Config: cfg, Log: log, Getenv: s.opts.Getenv}
+	inv := &stage.Invocation{Pipeline: s.g.Name, Name: st.Name, Dir: s.g.Dir, Config: cfg, Log: log, Progress: log, Getenv: s.opts.Getenv}
+	if s.opts.QuietProgress {
+		inv.Progress = io.Discard
+	}
 	inv.OnCacheLookup = s.kindLookups(ctx, st, r)
 	if c, ok := st.Kind.(stage.Cleaner); ok {
 		defer func() {

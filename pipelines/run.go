@@ -67,8 +67,9 @@ type Config struct {
 	// ResultOnly is a consumer command's default (install, update,
 	// rollback, doctor): with Progress empty, no stage progress is printed
 	// and the stages leave out their lines about what they are doing
-	// (stages.ProgressLinesEnv), since the command prints its own short
-	// result; warnings, diagnostics and the failing verdict still print.
+	// (engine.Options.QuietProgress), since the command prints its own
+	// short result; warnings, diagnostics and the failing verdict still
+	// print.
 	// --progress (Progress set) shows the progress as for any pipeline.
 	ResultOnly bool
 }
@@ -80,14 +81,8 @@ func (c Config) resultOnly() bool { return c.ResultOnly && c.Progress == "" }
 // stageEnv is the environment the stages see: the run's, with the shipped
 // binary under stages.SelfBinaryEnv (never the process's variable).
 func (c Config) stageEnv(k string) string {
-	switch k {
-	case stages.SelfBinaryEnv:
+	if k == stages.SelfBinaryEnv {
 		return c.SelfBinary
-	case stages.ProgressLinesEnv:
-		if c.resultOnly() {
-			return "0"
-		}
-		return "1"
 	}
 	return c.Getenv(k)
 }
@@ -108,7 +103,7 @@ func (c Config) usageOf(err error) int {
 // notice on stderr when it is off), the tool digest when anything is
 // cacheable, the stages' environment.
 func (c Config) Options(g *graph.Graph, values map[string]cty.Value) engine.Options {
-	opts := engine.Options{Parallelism: c.Parallelism, Inputs: values, Getenv: c.stageEnv, RecordEveryRun: c.RecordEveryRun}
+	opts := engine.Options{Parallelism: c.Parallelism, Inputs: values, Getenv: c.stageEnv, RecordEveryRun: c.RecordEveryRun, QuietProgress: c.resultOnly()}
 	if home, err := cache.Home(c.Getenv); err != nil {
 		fmt.Fprintf(c.Stderr, "piship: action cache off: %v\n", err)
 	} else {

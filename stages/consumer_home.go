@@ -2,7 +2,6 @@ package stages
 
 import (
 	"bytes"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,14 +19,6 @@ import (
 // What the consumer kinds (install, update_check, download, rollback,
 // doctor) share: the homes they work in and the launcher the shims run.
 
-// ProgressLinesEnv names, in the run's environment (inv.Getenv), whether
-// the consumer kinds write home's lines about what they are doing
-// (extracting, activated, rolled back: home.Options.Progress) to the
-// stage's log: "0" leaves them out, as a consumer command does by default
-// (it prints its own result; pipelines.Config.ResultOnly), anything else
-// writes them. The run sets it, never the process's variable.
-const ProgressLinesEnv = "PISHIP_PROGRESS_LINES"
-
 // homeOptions resolves the three homes from the run's environment and the
 // launcher the command shims run: the piship-launch kept in the install
 // home (it starts in ~2 ms), else this binary's `launch` command. Only
@@ -38,10 +29,9 @@ func homeOptions(inv *stage.Invocation) (home.Options, error) {
 	if err != nil {
 		return home.Options{}, err
 	}
-	o := home.Options{Homes: homes, Log: inv.Log}
-	if inv.Getenv(ProgressLinesEnv) == "0" {
-		o.Progress = io.Discard
-	}
+	// home's lines about what it is doing (extracting, activated, rolled
+	// back) are the stage's progress; its warnings the stage's log.
+	o := home.Options{Homes: homes, Log: inv.Log, Progress: inv.Progress}
 	if src := launcherBeside(); src != "" {
 		o.Launcher = keptLauncher(src, homes.Install)
 	} else if exe, err := os.Executable(); err == nil {

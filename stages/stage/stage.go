@@ -141,6 +141,12 @@ type Invocation struct {
 	Config cty.Value
 	// Log receives the stage's human-readable messages; never nil.
 	Log io.Writer
+	// Progress receives its lines about what it is doing (extracting,
+	// activated): Log, or io.Discard when the run prints no progress
+	// (engine.Options.QuietProgress: a consumer command prints its own
+	// result). Warnings go to Log. nil (a kind run outside the engine)
+	// means Log.
+	Progress io.Writer
 	// Getenv reads the run's environment (PISHIP_CACHE_HOME ...); never
 	// nil. Kinds use it instead of os.Getenv so a run's settings are
 	// explicit.
