@@ -171,15 +171,26 @@ func Audit(ctx context.Context, pkgs []Package, pol distribution.Audit, o Option
 		anyFails = anyFails || sr.Verdict == Failed
 		r.Sources = append(r.Sources, sr)
 	}
+	r.Verdict = verdictOf(anyFails, anyUnavailable)
+	return r, nil
+}
+
+// verdictOf is the rule of a report's verdict: failed when a finding
+// fails, else unavailable when a source was, else passed. Audit writes it
+// and Disagreements holds a report read back to it.
+func verdictOf(anyFails, anyUnavailable bool) string {
 	switch {
 	case anyFails:
-		r.Verdict = Failed
+		return Failed
 	case anyUnavailable:
-		r.Verdict = Unavailable
-	default:
-		r.Verdict = Passed
+		return Unavailable
 	}
-	return r, nil
+	return Passed
+}
+
+// fails is the rule of a finding: at or above failOn and not allowed.
+func fails(severity, failOn string, allowed bool) bool {
+	return !allowed && rank(severity) >= rank(failOn)
 }
 
 // outcome is what one source gave: findings, or why it is unavailable.
@@ -250,7 +261,7 @@ func rank(sev string) int { return distribution.SeverityRank(sev) }
 // applyPolicy decides whether f fails: at or above failOn and not accepted
 // by a current allow entry naming its id or an alias.
 func applyPolicy(f *Finding, failOn string, allow []distribution.Allow, now time.Time) {
-	f.Fails = rank(f.Severity) >= rank(failOn)
+	f.Fails = fails(f.Severity, failOn, false)
 	for _, a := range allow {
 		if !strings.EqualFold(a.ID, f.ID) && !containsFold(f.Aliases, a.ID) {
 			continue
@@ -438,7 +449,7 @@ func (r *Report) Disagreements(allowed func(Finding) bool) []string {
 		if f.Allowed && !allowed(f) {
 			out = append(out, fmt.Sprintf("finding %s (%s@%s) says allowed, and no allow entry of the policy names it", f.ID, f.Package, f.Version))
 		}
-		want := rank(f.Severity) >= rank(r.FailOn) && !f.Allowed
+		want := fails(f.Severity, r.FailOn, f.Allowed)
 		if f.Fails != want {
 			out = append(out, fmt.Sprintf("finding %s (%s@%s, %s) says fails %t under failOn %s", f.ID, f.Package, f.Version, f.Severity, f.Fails, r.FailOn))
 		}
@@ -454,13 +465,7 @@ func (r *Report) Disagreements(allowed func(Finding) bool) []string {
 			out = append(out, fmt.Sprintf("counts an unknown severity %q", sev))
 		}
 	}
-	verdict := Passed
-	switch {
-	case anyFails:
-		verdict = Failed
-	case slices.ContainsFunc(r.Sources, func(s SourceResult) bool { return s.Verdict == Unavailable }):
-		verdict = Unavailable
-	}
+	verdict := verdictOf(anyFails, slices.ContainsFunc(r.Sources, func(s SourceResult) bool { return s.Verdict == Unavailable }))
 	if r.Verdict != verdict {
 		var fails []string
 		for sev, n := range counts {
