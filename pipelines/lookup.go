@@ -43,11 +43,10 @@ func Find(arg, dir string) (*Source, error) {
 		}
 		tried = append(tried, p)
 	}
-	if b, err := fs.ReadFile(FS, arg+".hcl"); err == nil {
-		cwd, _ := os.Getwd()
-		return &Source{Name: "embedded:pipelines/" + arg + ".hcl", Dir: cwd, Src: b}, nil
+	if src, err := embedded(arg + ".hcl"); err == nil {
+		return src, nil
 	}
-	tried = append(tried, "embedded:pipelines/"+arg+".hcl")
+	tried = append(tried, embeddedPrefix+arg+".hcl")
 	return nil, errcode.Newf(errcode.ConfigInvalid, "no pipeline %q (looked in %s); pass a file path or one of: %s",
 		arg, strings.Join(tried, ", "), strings.Join(EmbeddedNames(), ", "))
 }
@@ -55,15 +54,29 @@ func Find(arg, dir string) (*Source, error) {
 // FindFile reads the pipeline file a run recorded (engine.PipelineFile):
 // embedded:pipelines/NAME.hcl is the built-in one, anything else a path.
 func FindFile(file string) (*Source, error) {
-	if name, ok := strings.CutPrefix(file, "embedded:pipelines/"); ok {
-		b, err := fs.ReadFile(FS, name)
+	if name, ok := strings.CutPrefix(file, embeddedPrefix); ok {
+		src, err := embedded(name)
 		if err != nil {
 			return nil, errcode.Newf(errcode.ConfigInvalid, "no built-in pipeline %s in this piship (%v); pass --pipeline the file that ran", file, err)
 		}
-		cwd, _ := os.Getwd()
-		return &Source{Name: file, Dir: cwd, Src: b}, nil
+		return src, nil
 	}
 	return ReadSource(file)
+}
+
+// embeddedPrefix names a built-in pipeline file: the Name of its Source,
+// and the file a run of it records (engine.PipelineFile).
+const embeddedPrefix = "embedded:pipelines/"
+
+// embedded is the built-in pipeline file name (NAME.hcl); its relative
+// paths resolve against the working directory.
+func embedded(name string) (*Source, error) {
+	b, err := fs.ReadFile(FS, name)
+	if err != nil {
+		return nil, err
+	}
+	cwd, _ := os.Getwd()
+	return &Source{Name: embeddedPrefix + name, Dir: cwd, Src: b}, nil
 }
 
 // ReadSource reads a pipeline file from disk.
