@@ -2,8 +2,9 @@ package tuf
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
+
+	"piship.dev/piship/cache/atomicfs"
 )
 
 // KeyNamesFile is the file beside metadata/ in which a repository keeps
@@ -27,7 +28,7 @@ const keyNamesSchema = "piship-tuf-key-names/v1"
 // when none were recorded).
 func (r *Repository) KeyNames() map[string]string {
 	var d keyNamesDoc
-	b, err := os.ReadFile(filepath.Join(r.Dir, KeyNamesFile))
+	b, err := atomicfs.ReadRegular(filepath.Join(r.Dir, KeyNamesFile), MaxRootBytes)
 	if err != nil || json.Unmarshal(b, &d) != nil || d.Names == nil {
 		return map[string]string{}
 	}

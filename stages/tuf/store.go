@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/atomicfs/swap"
 	"piship.dev/piship/stages/proc"
 )
@@ -88,7 +89,7 @@ func newStage(trustDir string) (string, error) {
 }
 
 func copyFile(from, to string) error {
-	in, err := os.Open(from)
+	in, err := atomicfs.OpenRegular(from)
 	if err != nil {
 		return err
 	}

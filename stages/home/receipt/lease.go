@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/proc"
 )
 
@@ -243,7 +244,7 @@ func LiveLeases(installHome, id string) ([]Lease, error) {
 
 func readLease(path, version string, now time.Time) Lease {
 	l := Lease{Path: path, Version: version}
-	data, err := os.ReadFile(path)
+	data, err := atomicfs.ReadRegular(path, 1<<20) // a pipe there must not hang every start
 	if err == nil {
 		err = json.Unmarshal(data, &l)
 		l.Path = path
