@@ -16,6 +16,7 @@ import (
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // Validation is what Validate found.
@@ -72,7 +73,7 @@ func Format(stdout, stderr io.Writer, getenv func(string) string, paths []string
 	for _, p := range paths {
 		info, err := os.Stat(p)
 		if err != nil {
-			fmt.Fprintf(stderr, "piship: CONFIG_INVALID: %v\n", err)
+			printFailure(stderr, errcode.ConfigInvalid, "%v", err)
 			return ExitUsage
 		}
 		if !info.IsDir() {
@@ -95,7 +96,7 @@ func Format(stdout, stderr io.Writer, getenv func(string) string, paths []string
 			return nil
 		})
 		if err != nil {
-			fmt.Fprintf(stderr, "piship: CONFIG_INVALID: %v\n", err)
+			printFailure(stderr, errcode.ConfigInvalid, "%v", err)
 			return ExitUsage
 		}
 	}
@@ -104,14 +105,14 @@ func Format(stdout, stderr io.Writer, getenv func(string) string, paths []string
 	for _, p := range targets {
 		src, err := atomicfs.ReadRegular(p, 0)
 		if err != nil {
-			fmt.Fprintf(stderr, "piship: CONFIG_INVALID: %v\n", err)
+			printFailure(stderr, errcode.ConfigInvalid, "%v", err)
 			return ExitUsage
 		}
 		// Refuse to format a file that does not parse: hclwrite would
 		// otherwise produce something that looks fine and means nothing.
 		if _, diags := diag.ParseConfig(src, p, hcl.InitialPos); diags.HasErrors() {
 			WriteDiags(stderr, getenv, map[string]*hcl.File{p: {Bytes: src}}, diags)
-			fmt.Fprintf(stderr, "piship: CONFIG_INVALID: %s does not parse (%s); fix %s, then format it\n", p, canon.Count(errorCount(diags), "error"), itThem(errorCount(diags)))
+			printFailure(stderr, errcode.ConfigInvalid, "%s does not parse (%s); fix %s, then format it", p, canon.Count(errorCount(diags), "error"), itThem(errorCount(diags)))
 			code = ExitUsage
 			continue
 		}
@@ -137,7 +138,7 @@ func Format(stdout, stderr io.Writer, getenv func(string) string, paths []string
 		fmt.Fprintln(stdout, p)
 	}
 	if code != ExitOK {
-		fmt.Fprintln(stderr, "piship: CONFIG_INVALID: fix the files that do not parse and run piship fmt again")
+		printFailure(stderr, errcode.ConfigInvalid, "fix the files that do not parse and run piship fmt again")
 		return code
 	}
 	if check && unformatted > 0 {

@@ -1,7 +1,6 @@
 package pipelines
 
 import (
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -117,7 +116,7 @@ func LoadOne(stderr io.Writer, getenv func(string) string, src *Source) (*graph.
 	WriteDiags(stderr, getenv, files, diags)
 	if diags.HasErrors() {
 		n := errorCount(diags)
-		fmt.Fprintf(stderr, "piship: CONFIG_INVALID: %s has %s; fix %s and run again\n", src.Name, canon.Count(n, "error"), itThem(n))
+		printFailure(stderr, errcode.ConfigInvalid, "%s has %s; fix %s and run again", src.Name, canon.Count(n, "error"), itThem(n))
 		return nil, false
 	}
 	if len(graphs) != 1 {
@@ -125,7 +124,7 @@ func LoadOne(stderr io.Writer, getenv func(string) string, src *Source) (*graph.
 		for i, g := range graphs {
 			names[i] = g.Name
 		}
-		fmt.Fprintf(stderr, "piship: CONFIG_INVALID: %s holds %s (%s); a runnable file holds exactly one\n", src.Name, canon.Count(len(graphs), "pipeline"), strings.Join(names, ", "))
+		printFailure(stderr, errcode.ConfigInvalid, "%s holds %s (%s); a runnable file holds exactly one", src.Name, canon.Count(len(graphs), "pipeline"), strings.Join(names, ", "))
 		return nil, false
 	}
 	return graphs[0], true

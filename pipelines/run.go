@@ -89,8 +89,14 @@ func (c Config) stageEnv(k string) string {
 
 // usage prints a usage or configuration error and returns ExitUsage.
 func (c Config) usage(code, format string, a ...any) int {
-	fmt.Fprintf(c.Stderr, "piship: %v\n", errcode.Newf(code, format, a...))
+	printFailure(c.Stderr, code, format, a...)
 	return ExitUsage
+}
+
+// printFailure prints a coded failure line, "piship: CODE: message", as
+// every command prints one.
+func printFailure(w io.Writer, code, format string, a ...any) {
+	fmt.Fprintf(w, "piship: %v\n", errcode.Newf(code, format, a...))
 }
 
 // usageOf is usage for an error that carries its code.

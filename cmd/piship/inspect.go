@@ -58,8 +58,8 @@ func runValidate(e *env, args []string, builtin, asJSON bool) int {
 	v := pipelines.Validate(e.stderr, e.getenv, srcs)
 	code := exitOK
 	if v.Failed > 0 {
-		fmt.Fprintf(e.stderr, "piship: CONFIG_INVALID: %d of %s %s errors; fix them and run `piship validate` again\n",
-			v.Failed, canon.Count(len(srcs), "file"), canon.Verb(v.Failed, "has", "have"))
+		fmt.Fprintf(e.stderr, "piship: %v\n", errcode.Newf(errcode.ConfigInvalid, "%s %s errors; fix them and run `piship validate` again",
+			canon.Of(v.Failed, len(srcs), "file"), canon.Verb(v.Failed, "has", "have")))
 		code = exitUsage
 	}
 	switch {

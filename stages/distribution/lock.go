@@ -286,7 +286,7 @@ func (l *Lock) UpdateRoot() (string, error) {
 // repository on first use (--from included). It says what the publisher
 // adds to distribution.hcl and the commands that make the repository.
 func NoUpdatesError(id, version string) error {
-	return fmt.Errorf(`UPDATE_FAILED: distribution %[1]q has no updates block: release %[2]s pins no TUF root, and piship trusts no update repository on first use (--from included)
+	return errcode.Newf(errcode.UpdateFailed, `distribution %[1]q has no updates block: release %[2]s pins no TUF root, and piship trusts no update repository on first use (--from included)
 To make %[1]s updatable, its publisher makes a repository and pins its root in distribution.hcl:
   piship keygen root.pem && piship keygen targets.pem && piship keygen online.pem
   piship repo init REPO --key root=root.pem --key targets=targets.pem --key snapshot=online.pem --key timestamp=online.pem

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"go/build"
+	"go/scanner"
+	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -149,7 +151,13 @@ func TestCodesAreDeclaredOnlyHere(t *testing.T) {
 	for _, d := range All() {
 		alt = append(alt, d.Code)
 	}
-	lit := regexp.MustCompile(`"(` + strings.Join(alt, "|") + `)(: |")`)
+	// A code in a string literal: the whole string, a string that starts
+	// with "CODE: " (a message errcode should carry), or one that prints
+	// "piship: CODE: " (a failure line). Prose naming a code ("a stale lock
+	// is LOCK_INVALID") is not one; comments and identifiers are not
+	// strings (go/scanner).
+	codes := strings.Join(alt, "|")
+	lit := regexp.MustCompile(`^(` + codes + `)($|: )|piship: (` + codes + `): `)
 	root := "../../.."
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -164,13 +172,23 @@ func TestCodesAreDeclaredOnlyHere(t *testing.T) {
 		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") || filepath.Dir(p) == filepath.Join(root, "stages", "stage", "errcode") {
 			return nil
 		}
-		b, err := os.ReadFile(p)
+		src, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		for i, line := range strings.Split(string(b), "\n") {
-			if code, _, _ := strings.Cut(line, "//"); lit.MatchString(code) {
-				t.Errorf("%s:%d writes a code as a literal: use stages/stage/errcode's constant\n\t%s", p, i+1, strings.TrimSpace(line))
+		fset := token.NewFileSet()
+		var sc scanner.Scanner
+		sc.Init(fset.AddFile(p, -1, len(src)), src, nil, 0)
+		for {
+			pos, tok, text := sc.Scan()
+			if tok == token.EOF {
+				break
+			}
+			if tok != token.STRING {
+				continue
+			}
+			if s, err := strconv.Unquote(text); err == nil && lit.MatchString(s) {
+				t.Errorf("%s writes a code in a string literal: use stages/stage/errcode's constant (errcode.Newf, usageErr)\n\t%s", fset.Position(pos), text)
 			}
 		}
 		return nil
