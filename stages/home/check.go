@@ -2,12 +2,10 @@ package home
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/distribution"
@@ -114,12 +112,10 @@ func checkExpectedKey(id, version, expect string, l *distribution.Lock) error {
 // lock is not the one the signed TUF target claims (the signed-entry rule
 // of a fresh extraction, release.Check).
 func checkSignedLock(s *source, signed, recorded string) error {
-	if signed == "" || strings.EqualFold(signed, recorded) {
-		return nil
+	if err := release.CheckSignedLock(recorded, signed); err != nil {
+		return integrityf("%s %s: %w: nothing was installed; report it to the publisher", s.id, s.version, err)
 	}
-	err := &release.Error{Rule: release.RuleSigned, File: release.LockPath,
-		Detail: fmt.Sprintf("the lock's sha256 is %s, and the signed TUF target claims %s", recorded, signed)}
-	return integrityf("%s %s: %w: nothing was installed; the repository signs another release under this version, report it to the publisher", s.id, s.version, err)
+	return nil
 }
 
 // checkReusedKey runs checkExpectedKey on the lock of a recorded release.

@@ -397,13 +397,21 @@ func Check(in Input) *Checked {
 	}
 	out.Identity = id
 	if in.SignedLock != "" && out.LockSHA256 != "" {
-		var problems []string
-		if !strings.EqualFold(in.SignedLock, out.LockSHA256) {
-			problems = append(problems, fmt.Sprintf("the lock's sha256 is %s, and the signed TUF target claims %s: the repository signs another release under this version", out.LockSHA256, in.SignedLock))
-		}
-		c.result(RuleSigned, LockPath, problems)
+		err := CheckSignedLock(out.LockSHA256, in.SignedLock)
+		c.out.Results = append(c.out.Results, Result{Rule: RuleSigned, File: LockPath, Err: err})
 	}
 	return out
+}
+
+// CheckSignedLock is the signed-entry rule: the lock's digest is the one
+// the signed TUF target an update chose claims (signed "" claims none).
+// Check applies it to a fresh extraction, install to a recorded release
+// an update would reuse.
+func CheckSignedLock(lockSHA256, signed string) *Error {
+	if signed == "" || strings.EqualFold(signed, lockSHA256) {
+		return nil
+	}
+	return &Error{Rule: RuleSigned, File: LockPath, Detail: fmt.Sprintf("the lock's sha256 is %s, and the signed TUF target claims %s: the repository signs another release under this version", lockSHA256, signed)}
 }
 
 // checksumProblems compares checksums.txt with the release's files.
