@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"runtime"
 	"runtime/debug"
 	"sort"
@@ -241,7 +243,9 @@ func runStages(e *env, pos []string, asJSON bool) int {
 // writeColumns writes rows as a table: every column but the last padded
 // to its widest cell plus two spaces, so the columns line up whatever the
 // longest name (dist_inputs, release_metadata).
-func writeColumns(b *strings.Builder, indent string, rows [][]string) {
+func writeColumns(w io.Writer, indent string, rows [][]string) {
+	b := bufio.NewWriter(w)
+	defer b.Flush()
 	var widths []int
 	for _, r := range rows {
 		for i, c := range r[:len(r)-1] {

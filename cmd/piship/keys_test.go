@@ -51,7 +51,7 @@ func TestKeysAreNamedAndShownByName(t *testing.T) {
 	hex := regexp.MustCompile(`[0-9a-f]{64}`)
 	for role, names := range map[string]string{"root": "root", "targets": "targets", "snapshot": "online-2026", "timestamp": "online-2026"} {
 		line := regexp.MustCompile(`(?m)^  ` + role + ` +version 1 .*$`).FindString(out)
-		if !strings.HasSuffix(line, "1 of 1 keys: "+names) || hex.MatchString(line) {
+		if !strings.HasSuffix(line, "1 of 1 key: "+names) || hex.MatchString(line) {
 			t.Errorf("repo status shows the %s role as %q, want its key by name (%s)\n%s", role, line, names, out)
 		}
 	}

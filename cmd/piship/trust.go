@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/pipelines"
 	"piship.dev/piship/stages/tuf"
 )
@@ -416,16 +417,14 @@ func printRepoStatus(w io.Writer, d pipelines.RepoStatusDoc) {
 				ids, names = append(ids, id), append(names, cmp.Or(name, "(unnamed)"))
 			}
 		}
-		fmt.Fprintf(w, "  %-9s version %-4d expires %s  %d of %d keys: %s\n", r.Role, r.Version, r.Expires, r.Threshold, len(r.KeyIDs), strings.Join(shown, " "))
+		fmt.Fprintf(w, "  %-9s version %-4d expires %s  %s: %s\n", r.Role, r.Version, r.Expires, canon.Of(r.Threshold, len(r.KeyIDs), "key"), strings.Join(shown, " "))
 	}
 	fmt.Fprintln(w, "keys (name, TUF key id: what repo revoke --key-id takes):")
-	width := 0
-	for _, n := range names {
-		width = max(width, len(n))
-	}
+	rows := make([][]string, len(ids))
 	for i, id := range ids {
-		fmt.Fprintf(w, "  %-*s %s\n", width, names[i], id)
+		rows[i] = []string{names[i], id}
 	}
+	writeColumns(w, "  ", rows)
 	if len(d.Releases) == 0 {
 		fmt.Fprintln(w, "no releases")
 	}
