@@ -15,6 +15,7 @@ import (
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/engine"
 	"piship.dev/piship/stages"
+	"piship.dev/piship/stages/consumer"
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/stage"
@@ -85,11 +86,11 @@ var (
 	releaseInventory = reads[stages.InventoryOutputs]("release", "inventory")
 	releaseArchive   = reads[stages.ArchiveOutputs]("release", "archive")
 
-	installInstall = reads[stages.InstallOutputs]("install", "install")
-	updateCheck    = reads[stages.UpdateCheckOutputs]("update", "check")
-	updateInstall  = reads[stages.InstallOutputs]("update", "install")
-	rollbackStage  = reads[stages.RollbackOutputs]("rollback", "rollback")
-	doctorStage    = reads[stages.DoctorOutputs]("doctor", "doctor")
+	installInstall = reads[consumer.InstallOutputs]("install", "install")
+	updateCheck    = reads[consumer.UpdateCheckOutputs]("update", "check")
+	updateInstall  = reads[consumer.InstallOutputs]("update", "install")
+	rollbackStage  = reads[consumer.RollbackOutputs]("rollback", "rollback")
+	doctorStage    = reads[consumer.DoctorOutputs]("doctor", "doctor")
 )
 
 // finish turns a finished run into its typed result: nil and the exit code
@@ -368,7 +369,7 @@ func Doctor(ctx context.Context, c Config, id string) (*Doctored, int) {
 		return nil, code
 	}
 	if d != nil && d.report.Damaged() {
-		fmt.Fprintln(c.Stderr, stages.DamageError(d.report))
+		fmt.Fprintln(c.Stderr, home.DamageError(d.report))
 		code = max(code, ExitFailed)
 	}
 	return d, code

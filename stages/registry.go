@@ -4,11 +4,14 @@
 // lives in the domain packages under stages/ (which never import this one).
 package stages
 
-import "piship.dev/piship/stages/stage"
+import (
+	"piship.dev/piship/stages/consumer"
+	"piship.dev/piship/stages/stage"
+)
 
 // Default returns a registry with every built-in kind.
 func Default() *stage.Registry {
-	return stage.NewRegistry(
+	kinds := []stage.Kind{
 		// generic
 		stage.Define(Exec{}),
 		stage.Define(Digest{}),
@@ -38,12 +41,7 @@ func Default() *stage.Registry {
 		stage.Define(Checksums{}),
 		stage.Define(Archive{}),
 		stage.Define(ReleasePublish{}),
-
-		// consumer
-		stage.Define(Install{}),
-		stage.Define(UpdateCheck{}),
-		stage.Define(Download{}),
-		stage.Define(Rollback{}),
-		stage.Define(Doctor{}),
-	)
+	}
+	// consumer: what an end user's machine runs (cmd/piship-install links only those)
+	return stage.NewRegistry(append(kinds, consumer.Kinds()...)...)
 }

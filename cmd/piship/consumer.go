@@ -283,16 +283,16 @@ missing files goes ahead and one that would replace or remove a present file is 
 }
 
 func runRepair(e *env, id, from string, asJSON bool, progress progressFlag) int {
-	homes, err := receipt.ResolveHomes(e.getenv)
+	o, progressDone, err := homeOptions(e, "repair", progress)
 	if err != nil {
 		return fail(e, err)
 	}
 	if from != "" {
 		if from, err = filepath.Abs(from); err != nil {
+			progressDone()
 			return fail(e, err)
 		}
 	}
-	o, progressDone := homeOptions(e, "repair", homes, progress)
 	res, err := home.Repair(e.ctx, o, id, from)
 	progressDone()
 	if err != nil {
@@ -347,11 +347,10 @@ left). The same as piship uninstall ID --purge.`,
 }
 
 func runUninstall(e *env, id string, purge, asJSON bool, progress progressFlag) int {
-	homes, err := receipt.ResolveHomes(e.getenv)
+	o, progressDone, err := homeOptions(e, map[bool]string{true: "purge", false: "uninstall"}[purge], progress)
 	if err != nil {
 		return fail(e, err)
 	}
-	o, progressDone := homeOptions(e, map[bool]string{true: "purge", false: "uninstall"}[purge], homes, progress)
 	var res *home.UninstallResult
 	if purge {
 		res, err = home.Purge(e.ctx, o, id)
@@ -429,19 +428,19 @@ func homeProgressFlag(c *cobra.Command, progress *progressFlag) {
 }
 
 // homeOptions are the home.Options of a consumer command that runs no
-// pipeline (what): warnings on stderr, and the lines about what it is
-// doing only with --progress, rendered in its mode with the warnings;
-// call done when the command has finished.
-func homeOptions(e *env, what string, homes receipt.Homes, progress progressFlag) (o home.Options, done func()) {
-	o = home.Options{Homes: homes, Log: e.stderr, Progress: io.Discard, Getenv: e.getenv}
-	if progress == "" {
-		return o, func() {}
+// pipeline (what), built as the kinds build theirs (home.ForEnv): warnings
+// on stderr, and the lines about what it is doing only with --progress,
+// rendered in its mode with the warnings; call done when the command has
+// finished.
+func homeOptions(e *env, what string, progress progressFlag) (o home.Options, done func(), err error) {
+	if o, err = home.ForEnv(e.getenv, e.stderr, io.Discard); err != nil || progress == "" {
+		return o, func() {}, err
 	}
 	// Warnings too, so they never cut the live view and become JSON
 	// events in json mode, as a pipeline's stage messages do.
 	o.Progress, done = pipelines.LogProgress(e.config(runConfig{progress: progress}), what)
 	o.Log = o.Progress
-	return o, done
+	return o, done, nil
 }
 
 // installedIDs completes an ID argument with the distributions installed

@@ -221,3 +221,23 @@ type InstallResult struct {
 	// written.
 	UpToDate bool
 }
+
+// ForEnv is the one way a consumer command or kind builds its Options: the
+// homes getenv names, the launcher the command shims run (the piship-launch
+// kept in the install home when one stands beside this binary, it starts in
+// ~2 ms; else this binary's `launch` command), warnings to log and the
+// lines about what it is doing to progress. Only install keeps the launcher
+// there (KeepLauncher); the others just name it.
+func ForEnv(getenv func(string) string, log, progress io.Writer) (Options, error) {
+	homes, err := receipt.ResolveHomes(getenv)
+	if err != nil {
+		return Options{}, err
+	}
+	o := Options{Homes: homes, Log: log, Progress: progress, Getenv: getenv}
+	if src := launcherBeside(); src != "" {
+		o.Launcher = keptLauncher(src, homes.Install)
+	} else if exe, err := os.Executable(); err == nil {
+		o.Launcher = exe
+	}
+	return o, nil
+}

@@ -1,44 +1,21 @@
-package stages
+package home
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
 
 	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/atomicfs"
-	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/home/receipt"
-	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/stages/stage/errcode"
 )
 
-// What the consumer kinds (install, update_check, download, rollback,
-// doctor) share: the homes they work in and the launcher the shims run.
-
-// homeOptions resolves the three homes from the run's environment and the
-// launcher the command shims run: the piship-launch kept in the install
-// home (it starts in ~2 ms), else this binary's `launch` command. Only
-// install puts the launcher there (keepLauncher); rollback, doctor and
-// update's check just name it.
-func homeOptions(inv *stage.Invocation) (home.Options, error) {
-	homes, err := receipt.ResolveHomes(inv.Getenv)
-	if err != nil {
-		return home.Options{}, err
-	}
-	// home's lines about what it is doing (extracting, activated, rolled
-	// back) are the stage's progress; its warnings the stage's log.
-	o := home.Options{Homes: homes, Log: inv.Log, Progress: inv.Progress}
-	if src := launcherBeside(); src != "" {
-		o.Launcher = keptLauncher(src, homes.Install)
-	} else if exe, err := os.Executable(); err == nil {
-		o.Launcher = exe
-	}
-	return o, nil
-}
+// The launcher the command shims run: the piship-launch beside the running
+// piship, kept in the install home so shims never depend on where piship
+// runs from, and its states as doctor reports them.
 
 // launcherBeside returns the piship-launch binary beside this piship, or "".
 func launcherBeside() string {
@@ -61,13 +38,13 @@ func keptLauncher(src, installHome string) string {
 	return filepath.Join(receipt.LauncherDir(installHome), filepath.Base(src))
 }
 
-// keepLauncher copies the launcher beside this piship into the install
+// KeepLauncher copies the launcher beside this piship into the install
 // home unless the same bytes stand there already. Install calls it before
 // writing shims that name the kept launcher. Comparing the two 3 MB files
 // took ~3 ms of every install, so a stamp beside the kept launcher records
 // both files' identities (cache.FileIdentity: any change to either file
 // changes its change time) when they were last found equal.
-func keepLauncher(installHome string) error {
+func KeepLauncher(installHome string) error {
 	src := launcherBeside()
 	if src == "" {
 		return nil
@@ -140,10 +117,10 @@ func keptAlready(src, dst string) bool {
 	return err == nil && string(b) == st
 }
 
-// launcherSpace is what keepLauncher may write into installHome: the
+// LauncherSpace is what KeepLauncher may write into installHome: the
 // launcher's size, unless the stamp says the same bytes are kept already
 // (install's free space check counts it).
-func launcherSpace(installHome string) int64 {
+func LauncherSpace(installHome string) int64 {
 	src := launcherBeside()
 	if src == "" || keptAlready(src, keptLauncher(src, installHome)) {
 		return 0
@@ -155,12 +132,30 @@ func launcherSpace(installHome string) int64 {
 	return fi.Size()
 }
 
-// reclaimBudget reads PISHIP_RECLAIM_BUDGET_MS (default def).
-func reclaimBudget(inv *stage.Invocation, def time.Duration) time.Duration {
-	if v := inv.Getenv("PISHIP_RECLAIM_BUDGET_MS"); v != "" {
-		if ms, err := strconv.Atoi(v); err == nil && ms > 0 {
-			return time.Duration(ms) * time.Millisecond
-		}
+// CheckKeptLauncher refreshes the kept launcher of a report's active
+// installation and records what it found: an outdated one (piship was
+// updated since the install) is replaced as a routine refresh; a missing or
+// modified one is damage, and replaced too.
+func CheckKeptLauncher(rep *DoctorReport, installHome string) {
+	src := launcherBeside()
+	if src == "" || rep.Active == "" {
+		return
 	}
-	return def
+	kept := keptLauncher(src, installHome)
+	if _, err := os.Stat(filepath.Dir(kept)); err != nil {
+		return
+	}
+	state, err := keepLauncherFrom(src, installHome)
+	switch state {
+	case launcherOutdated:
+		rep.Repaired = append(rep.Repaired, DoctorItem{Code: DoctorLauncherOutdated, Path: kept, Detail: "replaced by the piship-launch beside this piship (piship was updated since it was kept)"})
+	case launcherModified, launcherMissing:
+		rep.Found = append(rep.Found, DoctorItem{Code: DoctorLauncherModified, Path: kept,
+			Detail: map[string]string{launcherModified: "the kept launcher is not the one piship kept: something changed it", launcherMissing: "the kept launcher is missing: the command shims do not run"}[state]})
+	}
+	if err != nil {
+		rep.Found = append(rep.Found, DoctorItem{Code: DoctorLauncherModified, Path: kept, Detail: fmt.Sprintf("could not be replaced: %v", err)})
+	} else if state == launcherModified || state == launcherMissing {
+		rep.Repaired = append(rep.Repaired, DoctorItem{Code: DoctorLauncherModified, Path: kept, Detail: "replaced by the piship-launch beside this piship"})
+	}
 }

@@ -1,16 +1,11 @@
-package stages
+package consumer
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/stage"
-	"piship.dev/piship/stages/stage/errcode"
 )
 
 // Doctor verifies an installation, repairs what it can and reclaims what
@@ -58,50 +53,13 @@ func (Doctor) Run(ctx context.Context, inv *stage.Invocation, cfg DoctorConfig) 
 	if err != nil {
 		return DoctorOutputs{}, err
 	}
-	// The kept launcher (the shims name it): an outdated one (piship was
-	// updated since the install) is replaced as a routine refresh; a
-	// missing or modified one is damage, and replaced too.
-	if src := launcherBeside(); src != "" && rep.Active != "" {
-		if _, serr := os.Stat(filepath.Dir(keptLauncher(src, o.Homes.Install))); serr == nil {
-			kept := keptLauncher(src, o.Homes.Install)
-			state, err := keepLauncherFrom(src, o.Homes.Install)
-			switch state {
-			case launcherOutdated:
-				rep.Repaired = append(rep.Repaired, home.DoctorItem{Code: home.DoctorLauncherOutdated, Path: kept, Detail: "replaced by the piship-launch beside this piship (piship was updated since it was kept)"})
-			case launcherModified, launcherMissing:
-				rep.Found = append(rep.Found, home.DoctorItem{Code: home.DoctorLauncherModified, Path: kept,
-					Detail: map[string]string{launcherModified: "the kept launcher is not the one piship kept: something changed it", launcherMissing: "the kept launcher is missing: the command shims do not run"}[state]})
-			}
-			if err != nil {
-				rep.Found = append(rep.Found, home.DoctorItem{Code: home.DoctorLauncherModified, Path: kept, Detail: fmt.Sprintf("could not be replaced: %v", err)})
-			} else if state == launcherModified || state == launcherMissing {
-				rep.Repaired = append(rep.Repaired, home.DoctorItem{Code: home.DoctorLauncherModified, Path: kept, Detail: "replaced by the piship-launch beside this piship"})
-			}
-		}
-	}
+	home.CheckKeptLauncher(rep, o.Homes.Install)
 	out := DoctorOutputs{Report: *rep, Verified: rep.Verified, Problems: []string{}}
 	for _, f := range rep.Found {
 		out.Problems = append(out.Problems, f.String())
 	}
 	if rep.Damaged() && (cfg.FailOnDamage == nil || *cfg.FailOnDamage) {
-		return DoctorOutputs{}, DamageError(*rep)
+		return DoctorOutputs{}, home.DamageError(*rep)
 	}
 	return out, nil
-}
-
-// DamageError is the INTEGRITY_FAILED error of a report that found
-// damage: what was found and what was repaired, and what to do.
-func DamageError(rep home.DoctorReport) error {
-	var found, done []string
-	for _, f := range rep.Found {
-		found = append(found, f.String())
-	}
-	for _, d := range rep.Repaired {
-		done = append(done, d.Code+" "+d.Path+": "+d.Detail)
-	}
-	msg := fmt.Sprintf("%s: doctor found %d problem(s): %s", rep.ID, len(rep.Found), strings.Join(found, "; "))
-	if len(done) > 0 {
-		msg += "; repaired: " + strings.Join(done, "; ")
-	}
-	return errcode.Newf(errcode.IntegrityFailed, "%s; run piship doctor %s again to check, and reinstall the release for what was not repaired", msg, rep.ID)
 }
