@@ -29,7 +29,9 @@ export PISHIP_NODE22 ?= $(NODE22_DIR)/package/bin/node
 GIT_COMMIT      := $(shell git rev-parse HEAD 2>/dev/null)
 GIT_DATE        := $(shell git log -1 --format=%cI 2>/dev/null)
 GIT_MODIFIED    := $(if $(shell git status --porcelain --untracked-files=no 2>/dev/null | head -1),true)
-VERSION_LDFLAGS := -X main.commit=$(GIT_COMMIT) -X main.commitDate=$(GIT_DATE) -X main.commitModified=$(GIT_MODIFIED)
+# make build stamps the commit into the shared CLI (both binaries print it).
+CLI_PKG := piship.dev/piship/cmd/internal/cli
+VERSION_LDFLAGS := -X $(CLI_PKG).commit=$(GIT_COMMIT) -X $(CLI_PKG).commitDate=$(GIT_DATE) -X $(CLI_PKG).commitModified=$(GIT_MODIFIED)
 
 build:
 	$(GO) build -trimpath -ldflags='-s -w $(VERSION_LDFLAGS)' -o bin/ ./cmd/piship ./cmd/piship-launch

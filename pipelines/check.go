@@ -16,6 +16,7 @@ import (
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/stages/stage/errcode"
 )
 
@@ -30,7 +31,7 @@ type Validation struct {
 
 // Validate parses every source (a distribution.hcl as a distribution, the
 // rest as pipeline files), printing the diagnostics to stderr.
-func Validate(stderr io.Writer, getenv func(string) string, srcs []*Source) Validation {
+func Validate(stderr io.Writer, getenv func(string) string, kinds *stage.Registry, srcs []*Source) Validation {
 	var v Validation
 	for _, src := range srcs {
 		if filepath.Base(src.Name) == distribution.FileName {
@@ -45,7 +46,7 @@ func Validate(stderr io.Writer, getenv func(string) string, srcs []*Source) Vali
 			}
 			continue
 		}
-		graphs, files, diags := src.Parse()
+		graphs, files, diags := src.Parse(kinds)
 		WriteDiags(stderr, getenv, files, diags)
 		v.Diags = append(v.Diags, diags...)
 		if diags.HasErrors() {

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"piship.dev/piship/stages"
 )
 
 // hclRange is hcl's own range format (file:3,22-22), which piship never
@@ -19,7 +21,7 @@ func testConfig(t *testing.T, stderr *bytes.Buffer) Config {
 	home := t.TempDir()
 	env := map[string]string{"PISHIP_CACHE_HOME": filepath.Join(home, "cache"), "PISHIP_PROGRESS": "0", "NO_COLOR": "1",
 		"PISHIP_INSTALL_HOME": filepath.Join(home, "install"), "PISHIP_BIN_HOME": filepath.Join(home, "bin"), "PISHIP_STATE_HOME": filepath.Join(home, "state")}
-	return Config{Stderr: stderr, Getenv: func(k string) string { return env[k] }}
+	return Config{Stderr: stderr, Getenv: func(k string) string { return env[k] }, Kinds: stages.Default()}
 }
 
 func writeTestFile(t *testing.T, dir, name, src string) string {
@@ -40,7 +42,7 @@ func validateCLI(t *testing.T, c Config, args ...string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := Validate(c.Stderr, c.Getenv, srcs); v.Failed > 0 {
+	if v := Validate(c.Stderr, c.Getenv, stages.Default(), srcs); v.Failed > 0 {
 		return ExitUsage
 	}
 	return ExitOK

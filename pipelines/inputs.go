@@ -26,7 +26,7 @@ func Prepare(c Config, arg, dir string, inputs []string) (*Prepared, int) {
 	if err != nil {
 		return nil, c.usageOf(err)
 	}
-	g, ok := LoadOne(c.Stderr, c.Getenv, src)
+	g, ok := LoadOne(c.Stderr, c.Getenv, c.Kinds, src)
 	if !ok {
 		return nil, ExitUsage
 	}
@@ -101,7 +101,7 @@ func runBuiltin(ctx context.Context, c Config, name string, inputs map[string]ct
 	if err != nil {
 		return Outcome{Code: c.usageOf(err)}
 	}
-	g, ok := LoadOne(c.Stderr, c.Getenv, src)
+	g, ok := LoadOne(c.Stderr, c.Getenv, c.Kinds, src)
 	if !ok {
 		return Outcome{Code: ExitUsage}
 	}

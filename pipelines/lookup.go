@@ -13,7 +13,7 @@ import (
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/graph"
-	"piship.dev/piship/stages"
+	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/stages/stage/errcode"
 )
 
@@ -104,15 +104,16 @@ func EmbeddedNames() []string {
 	return names
 }
 
-// Parse parses src against the built-in stage kinds.
-func (src *Source) Parse() ([]*graph.Graph, map[string]*hcl.File, hcl.Diagnostics) {
-	return graph.Parse(src.Src, src.Name, src.Dir, stages.Default())
+// Parse parses src against kinds (stages.Default for piship, the consumer
+// kinds for the end-user installer).
+func (src *Source) Parse(kinds *stage.Registry) ([]*graph.Graph, map[string]*hcl.File, hcl.Diagnostics) {
+	return graph.Parse(src.Src, src.Name, src.Dir, kinds)
 }
 
 // LoadOne parses src and requires exactly one pipeline in it. Diagnostics
 // go to stderr (see WriteDiags); ok is false when there were errors.
-func LoadOne(stderr io.Writer, getenv func(string) string, src *Source) (*graph.Graph, bool) {
-	graphs, files, diags := src.Parse()
+func LoadOne(stderr io.Writer, getenv func(string) string, kinds *stage.Registry, src *Source) (*graph.Graph, bool) {
+	graphs, files, diags := src.Parse(kinds)
 	WriteDiags(stderr, getenv, files, diags)
 	if diags.HasErrors() {
 		n := errorCount(diags)

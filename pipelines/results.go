@@ -14,9 +14,9 @@ import (
 
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/engine"
-	"piship.dev/piship/stages"
 	"piship.dev/piship/stages/consumer"
 	"piship.dev/piship/stages/home"
+	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/tracing"
@@ -69,22 +69,66 @@ func (rd reader[O]) from(o *outputs) (O, bool) {
 	return zero, false
 }
 
-// The stages the commands read, by pipeline, each into its kind's own
-// outputs struct: one declaration, and TestReadersMatchTheEmbeddedPipelines
-// fails if a stage is renamed or changes kind.
-var (
-	buildInputs    = reads[stages.DistInputsOutputs]("build", "inputs")
-	buildInventory = reads[stages.InventoryOutputs]("build", "inventory")
-	buildRuntime   = reads[stages.NpmInstallOutputs]("build", "runtime")
-	buildBundle    = reads[stages.BundleOutputs]("build", "bundle")
+// What the commands read of the build side's stages: the subset of each
+// kind's outputs (cty tags) they use, declared here so a run of the
+// end-user installer links no build kind; TestReadersMatchTheEmbeddedPipelines
+// holds every field to the kind's declaration.
+type (
+	distInputsRead struct {
+		ID      string `cty:"id"`
+		Version string `cty:"version"`
+		Out     string `cty:"out"`
+		Final   string `cty:"final"`
+		Reuse   string `cty:"reuse"`
+		Bundle  bool   `cty:"bundle"`
+		Strip   bool   `cty:"strip"`
+	}
+	inventoryRead struct {
+		Files int   `cty:"files"`
+		Bytes int64 `cty:"bytes"`
+	}
+	runtimeRead struct {
+		Entry  string `cty:"entry"`
+		Hit    bool   `cty:"hit"`
+		Linked int    `cty:"linked"`
+		Copied int    `cty:"copied"`
+		Digest string `cty:"digest"`
+	}
+	bundleRead struct {
+		Hit bool `cty:"hit"`
+	}
+	releaseInputsRead struct {
+		ID       string `cty:"id"`
+		Version  string `cty:"version"`
+		Name     string `cty:"name"`
+		Releases string `cty:"releases"`
+	}
+	releasePublishRead struct {
+		Path  string               `cty:"path"`
+		Tools []release.ToolDigest `cty:"tools"`
+	}
+	archiveRead struct {
+		SHA256 string `cty:"sha256"`
+		Bytes  int64  `cty:"bytes"`
+	}
+)
 
-	releaseInputs    = reads[stages.ReleaseInputsOutputs]("release", "inputs")
-	releaseEntry     = reads[stages.NpmInstallOutputs]("release", "runtime_entry")
-	releaseRuntime   = reads[stages.NpmInstallOutputs]("release", "runtime")
-	releaseBundle    = reads[stages.BundleOutputs]("release", "bundle")
-	releasePublish   = reads[stages.ReleasePublishOutputs]("release", "publish")
-	releaseInventory = reads[stages.InventoryOutputs]("release", "inventory")
-	releaseArchive   = reads[stages.ArchiveOutputs]("release", "archive")
+// The stages the commands read, by pipeline: one declaration each, and
+// TestReadersMatchTheEmbeddedPipelines fails if a stage is renamed or
+// changes kind. The consumer side reads its kinds' own outputs structs.
+var (
+	buildInputs    = reads[distInputsRead]("build", "inputs")
+	buildInventory = reads[inventoryRead]("build", "inventory")
+	buildRuntime   = reads[runtimeRead]("build", "runtime")
+	buildBundle    = reads[bundleRead]("build", "bundle")
+
+	releaseInputs    = reads[releaseInputsRead]("release", "inputs")
+	releaseEntry     = reads[runtimeRead]("release", "runtime_entry")
+	releaseRuntime   = reads[runtimeRead]("release", "runtime")
+	releaseBundle    = reads[bundleRead]("release", "bundle")
+	releasePublish   = reads[releasePublishRead]("release", "publish")
+	releaseInventory = reads[inventoryRead]("release", "inventory")
+	releaseArchive   = reads[archiveRead]("release", "archive")
 
 	installInstall = reads[consumer.InstallOutputs]("install", "install")
 	updateCheck    = reads[consumer.UpdateCheckOutputs]("update", "check")
@@ -154,8 +198,8 @@ func Build(ctx context.Context, c Config, a BuildArgs) (*Built, int) {
 		in, _ := buildInputs.from(out)
 		b := &Built{ID: in.ID, Version: in.Version, Final: in.Final, Bundled: in.Bundle, Stripped: in.Strip, Reuse: in.Reuse, Total: o.Total}
 		if in.Reuse == "all" {
-			var st stages.Stamp
-			if err := canon.ReadJSON(stages.StampPath(in.Out, in.ID), &st); err == nil {
+			var st payload.Stamp
+			if err := canon.ReadJSON(payload.StampPath(in.Out, in.ID), &st); err == nil {
 				b.Files, b.Bytes = int64(st.Files), st.Bytes
 			}
 			return b

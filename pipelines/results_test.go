@@ -10,6 +10,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"piship.dev/piship/graph"
+	"piship.dev/piship/stages"
 )
 
 // zero is a value of type t with every list, set and map holding one
@@ -57,7 +58,7 @@ func TestReadersMatchTheEmbeddedPipelines(t *testing.T) {
 			}
 			var stderr bytes.Buffer
 			var ok bool
-			if g, ok = LoadOne(&stderr, func(string) string { return "" }, src); !ok {
+			if g, ok = LoadOne(&stderr, func(string) string { return "" }, stages.Default(), src); !ok {
 				t.Fatalf("%s: %s", r.pipeline, stderr.String())
 			}
 			loaded[r.pipeline] = g

@@ -19,11 +19,10 @@ import (
 	"piship.dev/piship/engine"
 	"piship.dev/piship/graph"
 	"piship.dev/piship/graph/diag"
-	"piship.dev/piship/stages"
+	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/stages/stage/errcode"
 	"piship.dev/piship/tracing"
-	"piship.dev/piship/tracing/otlp"
 )
 
 // Exit codes a run ends with; piship exits with them.
@@ -72,6 +71,14 @@ type Config struct {
 	// print.
 	// --progress (Progress set) shows the progress as for any pipeline.
 	ResultOnly bool
+	// Kinds resolves the pipelines' stage blocks: stages.Default() for
+	// piship, consumer.Registry() for the end-user installer, which links
+	// no build kind.
+	Kinds *stage.Registry
+	// Exporter makes the exporter the OTEL_EXPORTER_OTLP_* variables ask
+	// for: tracing/otlp's for piship (http/protobuf, grpc, http/json),
+	// tracing.JSONExporter for the installer (http/json, no gRPC linked).
+	Exporter tracing.ExporterFunc
 }
 
 // resultOnly reports whether a run prints no progress (ResultOnly without
@@ -79,9 +86,9 @@ type Config struct {
 func (c Config) resultOnly() bool { return c.ResultOnly && c.Progress == "" }
 
 // stageEnv is the environment the stages see: the run's, with the shipped
-// binary under stages.SelfBinaryEnv (never the process's variable).
+// binary under release.SelfBinaryEnv (never the process's variable).
 func (c Config) stageEnv(k string) string {
-	if k == stages.SelfBinaryEnv {
+	if k == release.SelfBinaryEnv {
 		return c.SelfBinary
 	}
 	return c.Getenv(k)
@@ -143,7 +150,7 @@ func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value
 	// SDK's batch export fails mid-run): it goes through the progress log
 	// then, so the view redraws below it instead of leaving a stale copy.
 	warn := &switchWriter{w: c.Stderr}
-	prov, ctx, err := tracing.Setup(parent, tracing.Options{Exporter: otlp.Exporter, ServiceName: "piship", ServiceVersion: c.ServiceVersion, Getenv: c.Getenv, SpanProcessors: c.SpanProcessors, Warn: warn})
+	prov, ctx, err := tracing.Setup(parent, tracing.Options{Exporter: c.Exporter, ServiceName: "piship", ServiceVersion: c.ServiceVersion, Getenv: c.Getenv, SpanProcessors: c.SpanProcessors, Warn: warn})
 	if err != nil {
 		return Outcome{Graph: g, Code: c.usage(errcode.ConfigInvalid, "%v", err)}
 	}
@@ -253,10 +260,11 @@ func (c Config) progressMode() engine.ProgressMode {
 }
 
 // underlying is the writer stderr ends in: a --json command's stderr is
-// a FailureLog in front of the terminal.
+// a writer in front of the terminal (the CLI's failure log) that says
+// what it writes to.
 func underlying(w io.Writer) io.Writer {
-	if f, ok := w.(*FailureLog); ok {
-		return f.W
+	if f, ok := w.(interface{ Underlying() io.Writer }); ok {
+		return f.Underlying()
 	}
 	return w
 }

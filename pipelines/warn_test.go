@@ -11,6 +11,7 @@ import (
 
 	"piship.dev/piship/graph"
 	"piship.dev/piship/stages"
+	"piship.dev/piship/tracing/otlp"
 )
 
 // A collector that refuses the spans while the run goes on (a batch is
@@ -40,7 +41,7 @@ func TestExportWarningGoesThroughTheProgressView(t *testing.T) {
 	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": srv.URL, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", "PISHIP_CACHE_HOME": t.TempDir()}
 	var stderr bytes.Buffer
 	o := Execute(context.Background(), gs[0], nil, Config{Stderr: &stderr, Getenv: func(k string) string { return env[k] },
-		Parallelism: 1, Progress: "json"})
+		Parallelism: 1, Progress: "json", Exporter: otlp.Exporter})
 	if o.Code != ExitOK {
 		t.Fatalf("exit %d:\n%s", o.Code, stderr.String())
 	}

@@ -65,18 +65,6 @@ type DistInputsOutputs struct {
 	SearchTools int `cty:"search_tools" doc:"bundled search tools (the search_tools block); 0: the search_tools stage does not apply"`
 }
 
-// Stamp is <out>/<id>.piship-build.json: what decided the payload's bytes.
-type Stamp struct {
-	Key        string `json:"key"`
-	RuntimeKey string `json:"runtimeKey"`
-	Inventory  string `json:"inventory"` // sha256 of metadata/inventory.json
-	Files      int    `json:"files"`
-	Bytes      int64  `json:"bytes"`
-}
-
-// StampPath is where the stamp of a build stands.
-func StampPath(out, id string) string { return filepath.Join(out, id+".piship-build.json") }
-
 // Run implements stage.Typed.
 func (DistInputs) Run(ctx context.Context, inv *stage.Invocation, c DistInputsConfig) (DistInputsOutputs, error) {
 	st, err := buildstate.Load(ctx, stage.Resolve(inv.Dir, c.Distribution))
@@ -144,11 +132,11 @@ func recordKeyInputs(inv *stage.Invocation, st *buildstate.State, home string) {
 // reuseMode compares the stamp with the keys. The payload is reused only if
 // it still stands with the inventory the stamp recorded.
 func reuseMode(out, id, key, runtimeKey string) string {
-	b, err := os.ReadFile(StampPath(out, id))
+	b, err := os.ReadFile(payload.StampPath(out, id))
 	if err != nil {
 		return "none"
 	}
-	var st Stamp
+	var st payload.Stamp
 	if json.Unmarshal(b, &st) != nil {
 		return "none"
 	}

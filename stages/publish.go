@@ -57,18 +57,18 @@ func (Publish) Run(ctx context.Context, inv *stage.Invocation, c PublishConfig) 
 	if !ok {
 		return PublishOutputs{}, fmt.Errorf("no open staging directory %s: publish runs in the same build as dist_inputs", dir)
 	}
-	stamp := Stamp{
+	stamp := payload.Stamp{
 		Key: c.Key, RuntimeKey: c.RuntimeKey,
 		Inventory: c.InventorySHA256, Files: int(c.Files), Bytes: c.Bytes,
 	}
 	// The stamp goes first: a build killed between the two renames leaves
 	// a stamp whose inventory does not match, which the next build ignores.
-	os.Remove(StampPath(st.Out, st.ID))
+	os.Remove(payload.StampPath(st.Out, st.ID))
 	if err := st.Publish(); err != nil {
 		return PublishOutputs{}, fmt.Errorf("cannot publish %s: %v", st.Final, err)
 	}
 	data, _ := canon.JSON(stamp)
-	if err := atomicfs.WriteFileAll(StampPath(st.Out, st.ID), data, 0o644); err != nil {
+	if err := atomicfs.WriteFileAll(payload.StampPath(st.Out, st.ID), data, 0o644); err != nil {
 		return PublishOutputs{}, err
 	}
 	q, _ := canon.JSON(Qualification{Qualification: "unqualified-local", Audit: "none"})

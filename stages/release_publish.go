@@ -54,7 +54,7 @@ func (ReleasePublish) Run(ctx context.Context, inv *stage.Invocation, cfg Releas
 	}
 	var tools []release.ToolDigest
 	if cfg.ShipTools && cfg.Target == platform.HostTarget() {
-		shipped, err := shipTools(filepath.Join(staging, name), inv.Getenv(SelfBinaryEnv))
+		shipped, err := shipTools(filepath.Join(staging, name), inv.Getenv(release.SelfBinaryEnv))
 		if err != nil {
 			return ReleasePublishOutputs{}, fmt.Errorf("cannot put the piship binaries into the release: %v", err)
 		}
@@ -89,12 +89,6 @@ func (ReleasePublish) Run(ctx context.Context, inv *stage.Invocation, cfg Releas
 	}
 	return ReleasePublishOutputs{Path: final, Archive: filepath.Join(releases, name+".tar.gz"), Tools: tools}, nil
 }
-
-// SelfBinaryEnv names, in the run's environment (inv.Getenv), the path of
-// the piship binary releases ship: the running piship command, as its
-// main passes it to the run (not tests that run the CLI in-process, whose
-// executable is a test binary). Empty ships nothing.
-const SelfBinaryEnv = "PISHIP_SELF_BINARY"
 
 // shipTools copies the running piship binary, and piship-launch from
 // beside it when present, into releaseDir (mode 0755), hashing each as it

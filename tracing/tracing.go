@@ -167,8 +167,6 @@ type Provider struct {
 
 // Environment variables read by Setup.
 const (
-	envEndpoint        = "OTEL_EXPORTER_OTLP_ENDPOINT"
-	envTracesEndpoint  = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
 	envBSPMaxQueueSize = "OTEL_BSP_MAX_QUEUE_SIZE"
 	envTraceParent     = "TRACEPARENT"
 	envTraceState      = "TRACESTATE"

@@ -41,14 +41,14 @@ func TestDeepNestingIsConfigInvalid(t *testing.T) {
 		{"validate", filepath.Join(dist, "distribution.hcl")},
 		{"lock", dist},
 	} {
-		code, _, stderr := cli(t, nil, args...)
+		code, _, stderr := piship(t, nil, args...)
 		wantConfigInvalid(t, strings.Join(args[:len(args)-1], " "), code, stderr, "nesting too deep", "nests more than 256 levels", ":3:")
 		if len(stderr) > 10_000 {
 			t.Errorf("%v: %d bytes of stderr", args[0], len(stderr))
 		}
 	}
 	typed := writeFile(t, dir, "typed.hcl", "pipeline \"typed\" {\n  input \"n\" {\n    type = list(any)\n  }\n  stage \"exec\" \"a\" {\n    command = [\"true\"]\n  }\n}\n")
-	code, _, stderr := cli(t, nil, "run", typed, "--dry-run", "--input", "n="+strings.Repeat("[", n)+strings.Repeat("]", n))
+	code, _, stderr := piship(t, nil, "run", typed, "--dry-run", "--input", "n="+strings.Repeat("[", n)+strings.Repeat("]", n))
 	wantConfigInvalid(t, "run --input", code, stderr, "--input n", "nesting too deep")
 }
 
@@ -59,19 +59,19 @@ func TestParallelismBound(t *testing.T) {
 	dir := t.TempDir()
 	p := writeFile(t, dir, "p.hcl", "pipeline \"p\" {\n  stage \"exec\" \"a\" {\n    command = [\"true\"]\n  }\n}\n")
 	for _, n := range []string{"1000000000", "5000", "1025", "-1"} {
-		code, _, stderr := cli(t, nil, "run", p, "--parallelism", n)
+		code, _, stderr := piship(t, nil, "run", p, "--parallelism", n)
 		wantConfigInvalid(t, "run --parallelism "+n, code, stderr, "--parallelism "+n+" is out of range", "1 to 1024")
-		code, _, stderr = cli(t, nil, "run", p, "--dry-run", "--parallelism", n)
+		code, _, stderr = piship(t, nil, "run", p, "--dry-run", "--parallelism", n)
 		wantConfigInvalid(t, "run --dry-run --parallelism "+n, code, stderr, "--parallelism "+n+" is out of range")
 	}
 	homes := map[string]string{
 		"PISHIP_INSTALL_HOME": filepath.Join(dir, "install"), "PISHIP_BIN_HOME": filepath.Join(dir, "bin"),
 		"PISHIP_STATE_HOME": filepath.Join(dir, "state"),
 	}
-	code, _, stderr := cli(t, homes, "rollback", "hello", "--parallelism", "5000")
+	code, _, stderr := piship(t, homes, "rollback", "hello", "--parallelism", "5000")
 	wantConfigInvalid(t, "rollback --parallelism 5000", code, stderr, "--parallelism 5000 is out of range")
 	for _, n := range []string{"0", "1", "1024"} {
-		if code, _, stderr := cli(t, nil, "run", p, "--parallelism", n); code != exitOK {
+		if code, _, stderr := piship(t, nil, "run", p, "--parallelism", n); code != exitOK {
 			t.Errorf("--parallelism %s: exit %d\n%s", n, code, stderr)
 		}
 	}
@@ -81,9 +81,9 @@ func TestParallelismBound(t *testing.T) {
 // one silently winning.
 func TestDuplicateInputRefused(t *testing.T) {
 	p := writeFile(t, t.TempDir(), "p.hcl", "pipeline \"p\" {\n  input \"word\" {\n    type = string\n  }\n  stage \"exec\" \"a\" {\n    command = [\"echo\", input.word]\n  }\n}\n")
-	code, _, stderr := cli(t, nil, "run", p, "--dry-run", "--input", "word=a", "--input", "word=b")
+	code, _, stderr := piship(t, nil, "run", p, "--dry-run", "--input", "word=a", "--input", "word=b")
 	wantConfigInvalid(t, "duplicate --input", code, stderr, `--input word is given twice ("word=a", then "word=b")`, "give each input once")
-	if code, _, stderr := cli(t, nil, "run", p, "--dry-run", "--input", "word=a"); code != exitOK {
+	if code, _, stderr := piship(t, nil, "run", p, "--dry-run", "--input", "word=a"); code != exitOK {
 		t.Errorf("one --input: exit %d\n%s", code, stderr)
 	}
 }

@@ -5,9 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"piship.dev/piship/cmd/internal/cli"
+
 	"github.com/hashicorp/hcl/v2"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
@@ -16,10 +17,10 @@ import (
 	"piship.dev/piship/stages/stage/errcode"
 )
 
-func lockCmd(e *env) *cobra.Command {
+func lockCmd(e *cli.Env) *cobra.Command {
 	return &cobra.Command{
 		Use:     "lock DIST",
-		GroupID: groupDist,
+		GroupID: cli.GroupDist,
 		Short:   "write DIST/piship.lock from distribution.hcl, the npm lock, resources and tools",
 		Long: `Reads DIST/distribution.hcl, the runtime's package-lock.json, the resources and the tools
 and writes DIST/piship.lock: what build and release check before they run (a lock that no
@@ -27,48 +28,48 @@ longer matches is LOCK_INVALID: run piship lock again). With package blocks, eac
 package is installed from its own lock (through the runtime cache, as a build does) and its
 package.json and extension entry files are pinned by sha256.`,
 		Example: "  piship lock testdata/distributions/hello",
-		Args:    exactArgs("DIST"),
+		Args:    cli.ExactArgs("DIST"),
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(runLock(e, args[0]))
+			return cli.Done(runLock(e, args[0]))
 		},
 	}
 }
 
 // runLock writes DIST/piship.lock.
-func runLock(e *env, dir string) int {
+func runLock(e *cli.Env, dir string) int {
 	d, diags := distribution.Load(dir)
 	if diags.HasErrors() {
 		printDiags(e, distFiles(dir), diags)
-		return usageErr(e, errcode.ConfigInvalid, "%s has errors; fix them and run piship lock again", filepath.Join(dir, distribution.FileName))
+		return cli.UsageErr(e, errcode.ConfigInvalid, "%s has errors; fix them and run piship lock again", filepath.Join(dir, distribution.FileName))
 	}
 	l, err := distribution.ComputeLock(d)
 	if err != nil {
-		return fail(e, err)
+		return cli.Fail(e, err)
 	}
-	if err := pipelines.PinPiPackages(e.ctx, e.getenv, e.stderr, d, l); err != nil {
-		return fail(e, err)
+	if err := PinPiPackages(e.Ctx, e.Getenv, e.Stderr, d, l); err != nil {
+		return cli.Fail(e, err)
 	}
 	if err := distribution.WriteLock(d, l); err != nil {
-		fmt.Fprintf(e.stderr, "piship: cannot write the lock: %v\n", err)
-		return exitFailed
+		fmt.Fprintf(e.Stderr, "piship: cannot write the lock: %v\n", err)
+		return cli.ExitFailed
 	}
 	pi := ""
 	if n := len(l.Packages); n > 0 {
 		pi = ", " + canon.Count(n, "Pi package")
 	}
-	fmt.Fprintf(e.stdout, "locked %s %s: %s (%s, %s, %s%s)\n",
+	fmt.Fprintf(e.Stdout, "locked %s %s: %s (%s, %s, %s%s)\n",
 		d.ID, d.Version, filepath.Join(d.Dir, "piship.lock"), canon.Count(l.Runtime.Packages, "package"),
 		canon.Count(len(l.Resources), "resource file"), canon.Count(len(l.Tools), "tool"), pi)
-	return exitOK
+	return cli.ExitOK
 }
 
-func buildCmd(e *env) *cobra.Command {
+func buildCmd(e *cli.Env) *cobra.Command {
 	var out string
 	var rebuild, asJSON, noFootprint bool
-	var rc runConfig
+	var rc cli.RunConfig
 	c := &cobra.Command{
 		Use:     "build DIST",
-		GroupID: groupDist,
+		GroupID: cli.GroupDist,
 		Short:   "build a distribution's payload (the built-in build pipeline)",
 		Long: `Runs the built-in pipeline build.hcl on the distribution directory DIST: lock check, npm ci
 into the runtime cache, prune, strip, bundle, resources, inventory, publish. The payload is
@@ -76,25 +77,25 @@ renamed to OUT/<id> only when complete; an unchanged rebuild reuses it. The last
 what was built: files, size, cache hits and the time.`,
 		Example: `  piship build testdata/distributions/hello
   piship build ./mydist --out /tmp/out --rebuild`,
-		Args: exactArgs("DIST"),
+		Args: cli.ExactArgs("DIST"),
 		RunE: func(c *cobra.Command, args []string) error {
 			dist, outDir := absArgs(args[0], out)
-			b, code := pipelines.Build(e.ctx, e.devConfig(rc), pipelines.BuildArgs{Distribution: dist, Out: outDir, Rebuild: rebuild, NoFootprint: noFootprint})
+			b, code := pipelines.Build(e.Ctx, e.DevConfig(rc), pipelines.BuildArgs{Distribution: dist, Out: outDir, Rebuild: rebuild, NoFootprint: noFootprint})
 			if b == nil {
-				return done(code)
+				return cli.Done(code)
 			}
 			if asJSON {
-				printJSON(e, b.JSON())
+				cli.PrintJSON(e, buildJSON(b))
 			}
-			fmt.Fprintln(e.stderr, buildSummary(b))
-			return done(code)
+			fmt.Fprintln(e.Stderr, buildSummary(b))
+			return cli.Done(code)
 		},
 	}
-	jsonFlag(c, &asJSON)
+	cli.JSONFlag(c, &asJSON)
 	c.Flags().StringVar(&out, "out", "", "output `DIR` (default: DIST/dist)")
 	c.Flags().BoolVar(&rebuild, "rebuild", false, "ignore the build stamp and rebuild the payload")
 	c.Flags().BoolVar(&noFootprint, "no-footprint", false, "keep every vendored Pi package file as installed: no closure bundled, no dependency shared, nothing pretranspiled (the footprint's baseline)")
-	runFlags(c.Flags(), &rc)
+	cli.RunFlags(c.Flags(), &rc)
 	return c
 }
 
@@ -123,7 +124,7 @@ func buildSummary(b *pipelines.Built) string {
 		form += ", stripped"
 	}
 	return fmt.Sprintf("%s %s: %s (%s): %s, %s; %s; %.2f s",
-		b.ID, b.Version, b.Final, form, canon.Count(b.Files, "file"), humanBytes(b.Bytes), strings.Join(how, ", "), b.Total.Seconds())
+		b.ID, b.Version, b.Final, form, canon.Count(b.Files, "file"), pipelines.HumanBytes(b.Bytes), strings.Join(how, ", "), b.Total.Seconds())
 }
 
 // distFiles returns distribution.hcl's source for diagnostic snippets.
@@ -134,26 +135,6 @@ func distFiles(dir string) map[string]*hcl.File {
 		return nil
 	}
 	return map[string]*hcl.File{path: {Bytes: src}}
-}
-
-// runFlags adds the run options every pipeline command takes.
-func runFlags(fs *pflag.FlagSet, rc *runConfig) {
-	runFlagsWith(fs, rc, "progress on stderr: auto (tty on a terminal, plain otherwise), tty, plain or json (default: PISHIP_PROGRESS=1/0, else auto)")
-}
-
-// consumerRunFlags are runFlags for the consumer commands that run a
-// pipeline (install, update, rollback, doctor): they print a short result
-// and no stage progress unless --progress asks for it.
-func consumerRunFlags(fs *pflag.FlagSet, rc *runConfig) {
-	rc.resultOnly = true
-	runFlagsWith(fs, rc, "show the stages' progress on stderr: auto (tty on a terminal, plain otherwise), tty, plain or json (default: none, only the result)")
-}
-
-func runFlagsWith(fs *pflag.FlagSet, rc *runConfig, progressHelp string) {
-	fs.StringVar(&rc.timings, "timings", "", "write the run's timings report to `FILE` (one self-contained HTML page: stages on a time axis, the critical path, cache hits and failures)")
-	fs.IntVar(&rc.parallelism, "parallelism", 0, "`N` stages that may run at once, 1 to 1024 (default: number of CPUs)")
-	fs.StringVar(&rc.traceFile, "trace-file", "", "write the run's spans to `FILE` as OTLP JSON")
-	fs.Var(&rc.progress, "progress", progressHelp)
 }
 
 // absArgs makes a `COMMAND DIST` command line's paths absolute (out

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"piship.dev/piship/cache/canon"
+	"piship.dev/piship/cmd/internal/cli"
 	"piship.dev/piship/cmd/piship/internal/fixture"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/tracing"
@@ -22,7 +23,7 @@ import (
 // own environment.
 func TestMain(m *testing.M) {
 	if os.Getenv("PISHIP_TEST_MAIN") == "1" {
-		os.Exit(realMain("")) // a test binary: its releases ship no piship
+		os.Exit(cli.Main(program, "")) // a test binary: its releases ship no piship
 	}
 	code := m.Run()
 	fixture.Cleanup() // the binaries the benchmarks built
@@ -57,7 +58,7 @@ func setBundle(t testing.TB, env map[string]string, dir string, bundle bool) {
 	if err := fixture.SetBundle(dir, bundle); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, stderr := cli(t, env, "lock", dir); code != exitOK {
+	if code, _, stderr := piship(t, env, "lock", dir); code != exitOK {
 		t.Fatalf("lock: %s", stderr)
 	}
 }
@@ -180,11 +181,11 @@ func TestUnchangedRebuildRunsNoHeavyStage(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "resources", "motd.txt"), []byte("changed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, stderr := cli(t, env, "build", dir); code != exitUsage || !strings.Contains(stderr, "LOCK_INVALID") ||
+	if code, _, stderr := piship(t, env, "build", dir); code != exitUsage || !strings.Contains(stderr, "LOCK_INVALID") ||
 		!strings.Contains(stderr, "resources/motd.txt") || !strings.Contains(stderr, "run piship lock") {
 		t.Fatalf("stale lock: exit %d\n%s", code, stderr)
 	}
-	if code, _, stderr := cli(t, env, "lock", dir); code != exitOK {
+	if code, _, stderr := piship(t, env, "lock", dir); code != exitOK {
 		t.Fatal(stderr)
 	}
 	rec2 := tracetest.NewSpanRecorder()
@@ -236,7 +237,7 @@ func TestCorruptedRuntimeCacheEntryIsRebuilt(t *testing.T) {
 				os.WriteFile(filepath.Join(entries[0], "node_modules", "hello-format", "extra.js"), []byte("x"), 0o644)
 			}
 			out := filepath.Join(t.TempDir(), "out")
-			code, _, stderr := cli(t, env, "build", dir, "--out", out)
+			code, _, stderr := piship(t, env, "build", dir, "--out", out)
 			if code != exitOK {
 				t.Fatalf("build: %s", stderr)
 			}
@@ -271,7 +272,7 @@ func TestStaleLockCleanupDoesNotFail(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, cmd := range []string{"build", "release"} {
-		code, _, stderr := cli(t, env, cmd, dir, "--progress", "plain")
+		code, _, stderr := piship(t, env, cmd, dir, "--progress", "plain")
 		if code != exitUsage || !strings.Contains(stderr, "LOCK_INVALID") {
 			t.Fatalf("%s with a stale lock: exit %d, want %d with LOCK_INVALID:\n%s", cmd, code, exitUsage, stderr)
 		}

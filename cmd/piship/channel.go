@@ -8,15 +8,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"piship.dev/piship/cmd/internal/cli"
 	"piship.dev/piship/stages/channel"
 )
 
-func keygenCmd(e *env) *cobra.Command {
+func keygenCmd(e *cli.Env) *cobra.Command {
 	var id string
 	var force bool
 	c := &cobra.Command{
 		Use:     "keygen FILE [--id NAME]",
-		GroupID: groupDist,
+		GroupID: cli.GroupDist,
 		Short:   "make an Ed25519 key for a TUF repository role",
 		Long: `Writes a new Ed25519 private key to FILE (mode 0600, refused if FILE exists unless --force)
 and prints its public key and fingerprint. The key's NAME (--id; default: FILE's name
@@ -31,9 +32,9 @@ take these files (--key ROLE=FILE, --key FILE).`,
 		Example: `  piship keygen root.pem && piship keygen targets.pem && piship keygen online.pem
   piship repo init /srv/hello --key root=root.pem --key targets=targets.pem --key snapshot=online.pem --key timestamp=online.pem
   piship keygen release-2027.pem --id release-2027`,
-		Args: exactArgs("FILE"),
+		Args: cli.ExactArgs("FILE"),
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(runKeygen(e, args[0], id, force))
+			return cli.Done(runKeygen(e, args[0], id, force))
 		},
 	}
 	c.Flags().StringVar(&id, "id", "", "the key's `NAME`, recorded in the file and shown by piship's messages and repo status (default: FILE's name without its extension)")
@@ -52,25 +53,25 @@ func keyName(file string) string {
 }
 
 // runKeygen makes an Ed25519 signing key for a TUF repository role.
-func runKeygen(e *env, file, id string, force bool) int {
+func runKeygen(e *cli.Env, file, id string, force bool) int {
 	chosen := ""
 	if id == "" {
 		id = keyName(file)
 		if msg := channel.CheckKeyID(id); msg != "" {
-			return usageErr(e, codeUsage, "%s has no name piship can use as the key's (%q: %s): give one with --id NAME", file, id, strings.TrimSuffix(msg, "."))
+			return cli.UsageErr(e, cli.CodeUsage, "%s has no name piship can use as the key's (%q: %s): give one with --id NAME", file, id, strings.TrimSuffix(msg, "."))
 		}
 		chosen = " (named after the file; --id NAME names it otherwise)"
 	}
 	priv, err := channel.GenerateKey(id)
 	if err != nil {
-		return fail(e, err)
+		return cli.Fail(e, err)
 	}
 	if err := channel.WritePrivateKey(file, id, priv, force); err != nil {
-		return fail(e, err)
+		return cli.Fail(e, err)
 	}
 	pub := priv.Public().(ed25519.PublicKey)
-	fmt.Fprintf(e.stdout, "key %s%s written to %s (private, 0600)\npublic key: %s\nfingerprint: %s\n",
+	fmt.Fprintf(e.Stdout, "key %s%s written to %s (private, 0600)\npublic key: %s\nfingerprint: %s\n",
 		id, chosen, file, channel.PublicKeyBase64(pub), channel.Fingerprint(pub))
-	fmt.Fprintf(e.stdout, "\nA TUF repository takes one key per role: piship repo init DIR --key root=ROOT.pem --key targets=TARGETS.pem --key snapshot=ONLINE.pem --key timestamp=ONLINE.pem\n")
-	return exitOK
+	fmt.Fprintf(e.Stdout, "\nA TUF repository takes one key per role: piship repo init DIR --key root=ROOT.pem --key targets=TARGETS.pem --key snapshot=ONLINE.pem --key timestamp=ONLINE.pem\n")
+	return cli.ExitOK
 }

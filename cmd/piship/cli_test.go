@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"piship.dev/piship/cmd/internal/cli"
 )
 
 // everyCommand walks piship's command tree from the root: every command a
@@ -19,7 +21,7 @@ import (
 func everyCommand(t *testing.T) []*cobra.Command {
 	t.Helper()
 	var out bytes.Buffer
-	root := newRoot(&env{ctx: context.Background(), stdout: &out, stderr: &out, getenv: func(string) string { return "" }})
+	root := cli.NewRoot(&env{Ctx: context.Background(), Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, Program: program})
 	root.InitDefaultCompletionCmd()
 	var all []*cobra.Command
 	var walk func(c *cobra.Command)
@@ -50,7 +52,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 	for _, c := range everyCommand(t) {
 		words := cmdWords(c)
 		name := strings.Join(append([]string{"piship"}, words...), " ")
-		code, stdout, stderr := cli(t, nil, append(words, "--help")...)
+		code, stdout, stderr := piship(t, nil, append(words, "--help")...)
 		if code != exitOK || stderr != "" {
 			t.Errorf("%s --help: exit %d, stderr %q", name, code, stderr)
 			continue
@@ -67,7 +69,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		if !strings.Contains(stdout, "  -h, --help ") {
 			t.Errorf("%s --help does not list its flags:\n%s", name, stdout)
 		}
-		hcode, hout, herr := cli(t, nil, append([]string{"help"}, words...)...)
+		hcode, hout, herr := piship(t, nil, append([]string{"help"}, words...)...)
 		if hcode != exitOK || hout != stdout || herr != "" {
 			t.Errorf("piship help %s (exit %d) differs from %s --help:\n%s\n----\n%s%s", strings.Join(words, " "), hcode, name, hout, stdout, herr)
 		}
@@ -77,14 +79,14 @@ func TestEveryCommandHasHelp(t *testing.T) {
 // --version, -v and version print the module version, the commit (or
 // "commit unknown"), the Go version and the platform.
 func TestVersionForms(t *testing.T) {
-	_, want, _ := cli(t, nil, "version")
+	_, want, _ := piship(t, nil, "version")
 	lines := strings.Split(strings.TrimSuffix(want, "\n"), "\n")
 	if len(lines) != 3 || !strings.HasPrefix(lines[0], "piship ") ||
 		!(strings.HasPrefix(lines[1], "commit ")) || !strings.Contains(lines[2], "go1.") || !strings.Contains(lines[2], "/") {
 		t.Fatalf("version:\n%s", want)
 	}
 	for _, args := range [][]string{{"--version"}, {"-v"}} {
-		if code, out, stderr := cli(t, nil, args...); code != exitOK || out != want {
+		if code, out, stderr := piship(t, nil, args...); code != exitOK || out != want {
 			t.Errorf("%v: exit %d\n%s%s", args, code, out, stderr)
 		}
 	}
@@ -137,7 +139,7 @@ func TestMistakes(t *testing.T) {
 		{"unknown stage kind", []string{"stages", "exce"}, exitUsage, "USAGE_INVALID", []string{`did you mean "exec"?`}},
 		{"file that does not parse", []string{"fmt", broken}, exitUsage, "CONFIG_INVALID", []string{broken + ":"}},
 	} {
-		code, stdout, stderr := cli(t, nil, c.args...)
+		code, stdout, stderr := piship(t, nil, c.args...)
 		if code != c.exit || !strings.Contains(stderr, c.code+": ") {
 			t.Errorf("%s: piship %v: exit %d, want %d with %s:\n%s%s", c.name, c.args, code, c.exit, c.code, stdout, stderr)
 			continue
@@ -197,7 +199,7 @@ func TestExitCodeRuleEveryCommand(t *testing.T) {
 		"completion": true, "bash": true, "zsh": true, "fish": true, "powershell": true}
 	for _, c := range everyCommand(t) {
 		words := cmdWords(c)
-		code, _, stderr := cli(t, nil, append(words, "--no-such-flag")...)
+		code, _, stderr := piship(t, nil, append(words, "--no-such-flag")...)
 		if code != exitUsage || !strings.Contains(stderr, "USAGE_INVALID: unknown flag: --no-such-flag") {
 			t.Errorf("%s --no-such-flag: exit %d, want 2 with USAGE_INVALID:\n%s", c.CommandPath(), code, stderr)
 		}
@@ -213,7 +215,7 @@ func TestExitCodeRuleEveryCommand(t *testing.T) {
 			t.Errorf("%s: no configuration error in the table", c.CommandPath())
 			continue
 		}
-		code, stdout, stderr := cli(t, overlap, args...)
+		code, stdout, stderr := piship(t, overlap, args...)
 		if code != exitUsage || !strings.Contains(stderr, "CONFIG_INVALID: ") {
 			t.Errorf("piship %v: exit %d, want 2 with CONFIG_INVALID:\n%s%s", args, code, stdout, stderr)
 		}
@@ -223,12 +225,12 @@ func TestExitCodeRuleEveryCommand(t *testing.T) {
 // Everything after launch's ID is the app's, flags included; before it,
 // --help is piship's.
 func TestLaunchPassesItsArguments(t *testing.T) {
-	code, stdout, _ := cli(t, nil, "launch", "--help")
+	code, stdout, _ := piship(t, nil, "launch", "--help")
 	if code != exitOK || !strings.Contains(stdout, "Usage:\n  piship launch ID [--] [ARGS...]") {
 		t.Fatalf("launch --help: exit %d\n%s", code, stdout)
 	}
 	var got []string
-	c := launchCmd(&env{ctx: context.Background(), stdout: os.Stdout, stderr: os.Stderr, getenv: func(string) string { return "" }})
+	c := cli.LaunchCmd(&env{Ctx: context.Background(), Stdout: os.Stdout, Stderr: os.Stderr, Getenv: func(string) string { return "" }, Program: program})
 	c.RunE = func(_ *cobra.Command, args []string) error { got = args; return nil }
 	for _, args := range [][]string{
 		{"hello", "--help"}, {"hello", "--", "--help", "-x"}, {"hello", "-v", "--out", "x", "--", "y"}, {"--", "hello", "--json"},
@@ -249,7 +251,7 @@ func TestLaunchPassesItsArguments(t *testing.T) {
 	// The shim's own command line: its arguments reach the app untouched
 	// (runLaunch drops the one "--" after the ID).
 	homes := map[string]string{"PISHIP_INSTALL_HOME": t.TempDir()}
-	if code, _, stderr := cli(t, homes, "launch", "hello", "--", "--no-such-flag"); code != exitFailed || strings.Contains(stderr, "USAGE_INVALID") ||
+	if code, _, stderr := piship(t, homes, "launch", "hello", "--", "--no-such-flag"); code != exitFailed || strings.Contains(stderr, "USAGE_INVALID") ||
 		!strings.Contains(stderr, "hello is not installed") {
 		t.Errorf("launch hello -- --no-such-flag: exit %d\n%s", code, stderr)
 	}
@@ -275,7 +277,7 @@ func TestBashCompletion(t *testing.T) {
 	if err := os.Symlink(self, filepath.Join(bin, "piship")); err != nil {
 		t.Fatal(err)
 	}
-	code, script, stderr := cli(t, nil, "completion", "bash")
+	code, script, stderr := piship(t, nil, "completion", "bash")
 	if code != exitOK {
 		t.Fatalf("completion bash: exit %d\n%s", code, stderr)
 	}
@@ -346,11 +348,11 @@ printf '%s\n' "${COMPREPLY[@]}"`
 func TestValidateAndFmtTakeTheCurrentDirectory(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
-	code, _, stderr := cli(t, nil, "validate")
+	code, _, stderr := piship(t, nil, "validate")
 	if code != exitUsage || !strings.Contains(stderr, "CONFIG_INVALID: no pipeline files (*.hcl) in "+dir) || !strings.Contains(stderr, "--builtin") {
 		t.Fatalf("validate in an empty directory: exit %d\n%s", code, stderr)
 	}
-	code, stdout, stderr := cli(t, nil, "validate", "--builtin")
+	code, stdout, stderr := piship(t, nil, "validate", "--builtin")
 	if code != exitOK || !strings.HasPrefix(stdout, "ok: ") || !strings.Contains(stdout, " in 7 files") {
 		t.Fatalf("validate --builtin: exit %d\n%s%s", code, stdout, stderr)
 	}
@@ -360,26 +362,26 @@ func TestValidateAndFmtTakeTheCurrentDirectory(t *testing.T) {
 	writeFile(t, dir, "deep/er/c.hcl", strings.ReplaceAll(unformatted, `"p"`, `"c"`))
 	writeFile(t, dir, ".hidden/d.hcl", unformatted)
 	writeFile(t, dir, "node_modules/x/e.hcl", unformatted)
-	code, stdout, stderr = cli(t, nil, "validate")
+	code, stdout, stderr = piship(t, nil, "validate")
 	if code != exitOK || stdout != "ok: 2 pipelines and distributions in 2 files\n" {
 		t.Fatalf("validate in the directory: exit %d\n%s%s", code, stdout, stderr)
 	}
-	code, stdout, _ = cli(t, nil, "fmt", "--check")
+	code, stdout, _ = piship(t, nil, "fmt", "--check")
 	want := "a.hcl\n" + filepath.Join("deep", "er", "c.hcl") + "\n" + filepath.Join("pipelines", "b.hcl") + "\n"
 	if code != exitFailed || stdout != want {
 		t.Fatalf("fmt --check: exit %d, listed\n%s\nwant\n%s", code, stdout, want)
 	}
-	if code, stdout, stderr := cli(t, nil, "fmt"); code != exitOK || stdout != want {
+	if code, stdout, stderr := piship(t, nil, "fmt"); code != exitOK || stdout != want {
 		t.Fatalf("fmt: exit %d\n%s%s", code, stdout, stderr)
 	}
-	if code, stdout, _ := cli(t, nil, "fmt", "--check"); code != exitOK || stdout != "" {
+	if code, stdout, _ := piship(t, nil, "fmt", "--check"); code != exitOK || stdout != "" {
 		t.Fatalf("fmt --check after fmt: exit %d\n%s", code, stdout)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, ".hidden", "d.hcl")); string(b) != unformatted {
 		t.Fatal("fmt changed a file in a hidden directory")
 	}
 	writeFile(t, dir, "a.hcl", "pipeline \"p\" {\n  stage \"exce\" \"a\" {\n    command = [\"true\"]\n  }\n}\n")
-	if code, _, stderr := cli(t, nil, "validate"); code != exitUsage || !strings.Contains(stderr, "a.hcl:2:") || !strings.Contains(stderr, "CONFIG_INVALID") {
+	if code, _, stderr := piship(t, nil, "validate"); code != exitUsage || !strings.Contains(stderr, "a.hcl:2:") || !strings.Contains(stderr, "CONFIG_INVALID") {
 		t.Fatalf("validate with an error in the directory: exit %d\n%s", code, stderr)
 	}
 }

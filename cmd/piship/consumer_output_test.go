@@ -47,11 +47,11 @@ func TestConsumerCommandsPrintTheirResult(t *testing.T) {
 	}
 	// keygen without --id names the key after its file.
 	key := filepath.Join(root, "release.pem")
-	if code, out, stderr := cli(t, env, "keygen", key); code != exitOK || !strings.HasPrefix(out, "key release (named after the file") {
+	if code, out, stderr := piship(t, env, "keygen", key); code != exitOK || !strings.HasPrefix(out, "key release (named after the file") {
 		t.Fatalf("keygen: %d %s%s", code, out, stderr)
 	}
 	repoDir := filepath.Join(root, "repo")
-	code, out, stderr := cli(t, env, "repo", "init", repoDir, "--key", "root="+key, "--key", "targets="+key, "--key", "snapshot="+key, "--key", "timestamp="+key)
+	code, out, stderr := piship(t, env, "repo", "init", repoDir, "--key", "root="+key, "--key", "targets="+key, "--key", "snapshot="+key, "--key", "timestamp="+key)
 	pin := regexp.MustCompile(`(?m)^  root_sha256 = "(sha256:[0-9a-f]{64})"$`).FindStringSubmatch(out)
 	if code != exitOK || pin == nil {
 		t.Fatalf("repo init prints no root_sha256 line to paste: %d\n%s%s", code, out, stderr)
@@ -64,10 +64,10 @@ func TestConsumerCommandsPrintTheirResult(t *testing.T) {
 			hcl, _ := os.ReadFile(p)
 			writeFile(t, dir, "distribution.hcl", fixture.WithUpdates(string(hcl), v, repoDir, pin[1]))
 		}
-		if code, _, stderr := cli(t, env, "lock", dir); code != exitOK {
+		if code, _, stderr := piship(t, env, "lock", dir); code != exitOK {
 			t.Fatalf("lock: %s", stderr)
 		}
-		if code, _, stderr := cli(t, env, "release", dir); code != exitOK {
+		if code, _, stderr := piship(t, env, "release", dir); code != exitOK {
 			t.Fatalf("release %s: %s", v, stderr)
 		}
 		matches, _ := filepath.Glob(filepath.Join(dir, "dist", "releases", "hello-*.tar.gz"))
@@ -76,7 +76,7 @@ func TestConsumerCommandsPrintTheirResult(t *testing.T) {
 		}
 		archives[v] = matches[0]
 	}
-	if code, _, stderr := cli(t, env, "repo", "add", repoDir, archives["1.0.0"], archives["1.0.1"], "--key", key); code != exitOK {
+	if code, _, stderr := piship(t, env, "repo", "add", repoDir, archives["1.0.0"], archives["1.0.1"], "--key", key); code != exitOK {
 		t.Fatalf("repo add: %s", stderr)
 	}
 	misnamed := filepath.Join(root, "notarelease.tar.gz")
@@ -173,7 +173,7 @@ func TestConsumerCommandsPrintTheirResult(t *testing.T) {
 			if c.before != nil {
 				c.before(t)
 			}
-			code, stdout, stderr := cli(t, env, c.args...)
+			code, stdout, stderr := piship(t, env, c.args...)
 			all := stdout + stderr
 			if code != c.code {
 				t.Fatalf("piship %s: exit %d, want %d\n%s", strings.Join(c.args, " "), code, c.code, all)

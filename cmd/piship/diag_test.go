@@ -24,12 +24,12 @@ func TestBuildPrintsDiagnosticsAsValidateDoes(t *testing.T) {
 		"    4 |   name    = Hello\n" +
 		"      |             ^^^^^\n" +
 		"  Variables may not be used here: distribution.hcl is static; write the value itself.\n\n"
-	code, _, stderr := cli(t, nil, "validate", file)
+	code, _, stderr := piship(t, nil, "validate", file)
 	if code != exitUsage || !strings.HasPrefix(stderr, want) {
 		t.Fatalf("validate: exit %d\n%s\nwant it to start with\n%s", code, stderr, want)
 	}
 	for _, cmd := range []string{"build", "release", "lock"} {
-		code, _, stderr := cli(t, buildEnv(t), cmd, dir)
+		code, _, stderr := piship(t, buildEnv(t), cmd, dir)
 		if code != exitUsage || !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, "CONFIG_INVALID") {
 			t.Errorf("%s: exit %d, want %d and validate's diagnostic, then CONFIG_INVALID:\n%s", cmd, code, exitUsage, stderr)
 		}

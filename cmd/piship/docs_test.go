@@ -14,6 +14,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/spf13/cobra"
+
+	"piship.dev/piship/cmd/internal/cli"
 )
 
 // fragmentMarker, on the line right before a ```hcl fence, marks an
@@ -189,7 +191,7 @@ func resolve(root *cobra.Command, words []string) (*cobra.Command, []string, str
 // have fails here.
 func TestDocsCommandsRun(t *testing.T) {
 	var out bytes.Buffer
-	root := newRoot(&env{ctx: context.Background(), stdout: &out, stderr: &out, getenv: func(string) string { return "" }})
+	root := cli.NewRoot(&env{Ctx: context.Background(), Stdout: &out, Stderr: &out, Getenv: func(string) string { return "" }, Program: program})
 	root.InitDefaultCompletionCmd()
 	root.InitDefaultHelpCmd()
 
@@ -213,7 +215,7 @@ func TestDocsCommandsRun(t *testing.T) {
 					name = "distribution.hcl"
 				}
 				p := writeFile(t, t.TempDir(), name, b.body)
-				if code, stdout, stderr := cli(t, nil, "validate", p); code != exitOK {
+				if code, stdout, stderr := piship(t, nil, "validate", p); code != exitOK {
 					t.Errorf("%s: piship validate on the example: exit %d\n%s%s%s", where, code, b.body, stdout, stderr)
 				}
 			case "sh", "bash", "shell", "console":
@@ -249,7 +251,7 @@ func TestDocsCommandsRun(t *testing.T) {
 		named[key] = true
 		help, ok := helps[key]
 		if !ok {
-			code, stdout, stderr := cli(t, nil, append(path, "--help")...)
+			code, stdout, stderr := piship(t, nil, append(path, "--help")...)
 			if code != exitOK || stderr != "" {
 				t.Errorf("%s: piship %s --help: exit %d\n%s", dc.where, key, code, stderr)
 			}

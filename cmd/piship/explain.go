@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"piship.dev/piship/cmd/internal/cli"
+
 	"github.com/spf13/cobra"
 
 	"piship.dev/piship/cache"
@@ -13,12 +15,12 @@ import (
 	"piship.dev/piship/stages/stage/errcode"
 )
 
-func explainCmd(e *env) *cobra.Command {
+func explainCmd(e *cli.Env) *cobra.Command {
 	var pipeline, file string
 	var asJSON bool
 	c := &cobra.Command{
 		Use:     "explain [STAGE]",
-		GroupID: groupPipeline,
+		GroupID: cli.GroupPipeline,
 		Short:   "say why the stages of the last run ran or came from cache",
 		Long: `Reads the record of the last run of a pipeline (kept under PISHIP_CACHE_HOME/explain) and
 prints, for every stage or for STAGE, whether its cache lookups hit or missed, why a miss
@@ -28,43 +30,43 @@ attribute, the tool or kind version ...) and the named inputs of each key. Witho
 		Example: `  piship explain
   piship explain bundle --pipeline build
   piship explain compile --file pipelines/check.hcl --json`,
-		Args: rangeArgs(0, 1),
+		Args: cli.RangeArgs(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			stage := ""
 			if len(args) == 1 {
 				stage = args[0]
 			}
-			return done(runExplain(e, stage, pipeline, file, asJSON))
+			return cli.Done(runExplain(e, stage, pipeline, file, asJSON))
 		},
 	}
 	c.Flags().StringVar(&pipeline, "pipeline", "", "explain the last run of the pipeline called `NAME` (build, release, or a file's pipeline name)")
 	c.Flags().StringVar(&file, "file", "", "explain the last run of the pipeline file `F`")
-	jsonFlag(c, &asJSON)
+	cli.JSONFlag(c, &asJSON)
 	return c
 }
 
-func runExplain(e *env, stage, pipeline, file string, asJSON bool) int {
+func runExplain(e *cli.Env, stage, pipeline, file string, asJSON bool) int {
 	if pipeline != "" && file != "" {
-		return usageErr(e, errcode.UsageInvalid, "--pipeline and --file both name a pipeline: give one")
+		return cli.UsageErr(e, errcode.UsageInvalid, "--pipeline and --file both name a pipeline: give one")
 	}
 	if file != "" {
 		abs, err := filepath.Abs(file)
 		if err != nil {
-			return usageErr(e, errcode.ConfigInvalid, "--file %s: %v", file, err)
+			return cli.UsageErr(e, errcode.ConfigInvalid, "--file %s: %v", file, err)
 		}
 		file = abs
 		// A missing file is a typo, not a pipeline that never ran.
 		if _, err := pipelines.ReadSource(file); err != nil {
-			return usageErrOf(e, err)
+			return cli.UsageErrOf(e, err)
 		}
 	}
-	home, err := cache.Home(e.getenv)
+	home, err := cache.Home(e.Getenv)
 	if err != nil {
-		return fail(e, errcode.Newf(errcode.ConfigUnavailable, "%v", err))
+		return cli.Fail(e, errcode.Newf(errcode.ConfigUnavailable, "%v", err))
 	}
 	runs, err := cache.OpenExplain(home).Runs(pipeline, file)
 	if err != nil {
-		return fail(e, errcode.Newf(errcode.CacheUnreadable, "%v", err))
+		return cli.Fail(e, errcode.Newf(errcode.CacheUnreadable, "%v", err))
 	}
 	var run *cache.RunRecord
 	for _, r := range runs {
@@ -84,20 +86,20 @@ func runExplain(e *env, stage, pipeline, file string, asJSON bool) int {
 		if stage != "" {
 			what += " with a stage " + stage
 		}
-		return usageErr(e, errcode.ConfigInvalid, "no recorded run of %s under %s: run it first (piship run, build or release record every run)", what, filepath.Join(home, "explain"))
+		return cli.UsageErr(e, errcode.ConfigInvalid, "no recorded run of %s under %s: run it first (piship run, build or release record every run)", what, filepath.Join(home, "explain"))
 	}
-	doc := pipelines.ExplainJSON(run, stage)
+	doc := ExplainJSON(run, stage)
 	if asJSON {
-		printJSON(e, doc)
-		return exitOK
+		cli.PrintJSON(e, doc)
+		return cli.ExitOK
 	}
-	writeAll(e.stdout, explainText(doc))
-	return exitOK
+	pipelines.WriteAll(e.Stdout, explainText(doc))
+	return cli.ExitOK
 }
 
 // explainText prints one block per stage: the verdict, and for each lookup
 // the cache, the key, why it missed, and the key's named inputs.
-func explainText(d pipelines.ExplainDoc) string {
+func explainText(d ExplainDoc) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "pipeline %s (%s), run finished %s\n", d.Pipeline, d.File, d.Finished)
 	if !d.Cacheable {

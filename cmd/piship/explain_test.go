@@ -50,7 +50,7 @@ func TestMissReasonNamesWhatChanged(t *testing.T) {
 	}
 	run := func() string {
 		t.Helper()
-		code, stdout, stderr := cli(t, vars, "run", hcl)
+		code, stdout, stderr := piship(t, vars, "run", hcl)
 		if code != exitOK {
 			t.Fatalf("run: exit %d\n%s%s", code, stdout, stderr)
 		}
@@ -58,7 +58,7 @@ func TestMissReasonNamesWhatChanged(t *testing.T) {
 	}
 	dryRun := func() string {
 		t.Helper()
-		code, stdout, stderr := cli(t, vars, "run", "--dry-run", hcl)
+		code, stdout, stderr := piship(t, vars, "run", "--dry-run", hcl)
 		if code != exitOK {
 			t.Fatalf("run --dry-run: exit %d\n%s%s", code, stdout, stderr)
 		}
@@ -67,7 +67,7 @@ func TestMissReasonNamesWhatChanged(t *testing.T) {
 	// explained is the compile stage's reason as piship explain --json has it.
 	explained := func() (cacheVerdict, reason string) {
 		t.Helper()
-		code, stdout, stderr := cli(t, vars, "explain", "compile", "--file", hcl, "--json")
+		code, stdout, stderr := piship(t, vars, "explain", "compile", "--file", hcl, "--json")
 		if code != exitOK {
 			t.Fatalf("explain: exit %d\n%s%s", code, stdout, stderr)
 		}
@@ -183,11 +183,11 @@ func TestExplainExplainsTheLastRun(t *testing.T) {
 }
 `)
 	for _, p := range []string{cached, plain} {
-		if code, _, stderr := cli(t, vars, "run", p); code != exitOK {
+		if code, _, stderr := piship(t, vars, "run", p); code != exitOK {
 			t.Fatalf("run %s: exit %d\n%s", p, code, stderr)
 		}
 	}
-	code, stdout, stderr := cli(t, vars, "explain")
+	code, stdout, stderr := piship(t, vars, "explain")
 	if code != exitOK {
 		t.Fatalf("explain: exit %d\n%s", code, stderr)
 	}
@@ -196,7 +196,7 @@ func TestExplainExplainsTheLastRun(t *testing.T) {
 		!strings.Contains(stdout, "exec hello: passed, no cache") || strings.Contains(stdout, "compile") {
 		t.Errorf("explain after a run without cacheable stages:\n%s", stdout)
 	}
-	code, stdout, _ = cli(t, vars, "explain", "--json")
+	code, stdout, _ = piship(t, vars, "explain", "--json")
 	var doc struct {
 		Pipeline  string
 		Cacheable *bool
@@ -205,7 +205,7 @@ func TestExplainExplainsTheLastRun(t *testing.T) {
 		t.Errorf("explain --json: exit %d, %v:\n%s", code, err, stdout)
 	}
 	// The earlier run is still there by name, and cacheable.
-	if code, stdout, _ := cli(t, vars, "explain", "--pipeline", "cached"); code != exitOK || strings.Contains(stdout, "no cacheable stages") ||
+	if code, stdout, _ := piship(t, vars, "explain", "--pipeline", "cached"); code != exitOK || strings.Contains(stdout, "no cacheable stages") ||
 		!strings.Contains(stdout, "exec compile: passed, ran (cache miss)") {
 		t.Errorf("explain --pipeline cached: exit %d\n%s", code, stdout)
 	}
@@ -218,11 +218,11 @@ func TestExplainReleaseRebuild(t *testing.T) {
 	env := buildEnv(t)
 	dir := copyDist(t, "hello")
 	for _, args := range [][]string{{"release", dir}, {"release", dir, "--rebuild"}} {
-		if code, _, stderr := cli(t, env, args...); code != exitOK {
+		if code, _, stderr := piship(t, env, args...); code != exitOK {
 			t.Fatalf("%v: exit %d\n%s", args, code, stderr)
 		}
 	}
-	code, stdout, stderr := cli(t, env, "explain", "--pipeline", "release", "--json")
+	code, stdout, stderr := piship(t, env, "explain", "--pipeline", "release", "--json")
 	if code != exitOK {
 		t.Fatalf("explain: exit %d\n%s", code, stderr)
 	}

@@ -91,7 +91,7 @@ func TestNamedPipesAreRefused(t *testing.T) {
 func TestLaunchOfAnInvalidIDExitsTwo(t *testing.T) {
 	dir := t.TempDir()
 	env := map[string]string{"PISHIP_INSTALL_HOME": filepath.Join(dir, "i"), "PISHIP_BIN_HOME": filepath.Join(dir, "b"), "PISHIP_STATE_HOME": filepath.Join(dir, "s")}
-	code, _, stderr := cli(t, env, "launch", "../../x")
+	code, _, stderr := piship(t, env, "launch", "../../x")
 	if code != exitUsage || !strings.Contains(stderr, "CONFIG_INVALID: ") {
 		t.Errorf("piship launch ../../x: exit %d, want %d with CONFIG_INVALID:\n%s", code, exitUsage, stderr)
 	}

@@ -3,16 +3,17 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"piship.dev/piship/cmd/internal/cli"
 	"piship.dev/piship/pipelines"
 )
 
 // fmtCmd rewrites pipeline files in canonical HCL style; with --check it
 // lists the files that would change and exits 1 if there are any.
-func fmtCmd(e *env) *cobra.Command {
+func fmtCmd(e *cli.Env) *cobra.Command {
 	var check bool
 	c := &cobra.Command{
 		Use:     "fmt [FILE|DIR...]",
-		GroupID: groupPipeline,
+		GroupID: cli.GroupPipeline,
 		Short:   "format pipeline files (every *.hcl under the current directory without arguments)",
 		Long: `Rewrites HCL files in canonical style and lists each file it changed. A directory means every
 *.hcl under it, recursively (hidden directories and node_modules skipped); no argument means
@@ -22,9 +23,9 @@ formatting and exits 1 when there are any.`,
 		Example: `  piship fmt
   piship fmt --check
   piship fmt pipelines/check.hcl`,
-		Args: rangeArgs(0, -1),
+		Args: cli.RangeArgs(0, -1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(pipelines.Format(e.stdout, e.stderr, e.getenv, args, check))
+			return cli.Done(pipelines.Format(e.Stdout, e.Stderr, e.Getenv, args, check))
 		},
 	}
 	c.Flags().BoolVar(&check, "check", false, "list files that are not formatted; change nothing (exit 1 if any)")

@@ -6,14 +6,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"piship.dev/piship/cmd/internal/cli"
 	"piship.dev/piship/stages/scaffold"
 )
 
-func initCmd(e *env) *cobra.Command {
+func initCmd(e *cli.Env) *cobra.Command {
 	var id, version string
 	c := &cobra.Command{
 		Use:     "init [DIR]",
-		GroupID: groupDist,
+		GroupID: cli.GroupDist,
 		Short:   "scaffold a new distribution that lock, build and release accept at once",
 		Long: `Writes a new distribution into DIR (default: the current directory): distribution.hcl
 with every block commented, app/ (a dependency-free Node program), runtime/ (its package.json,
@@ -23,13 +24,13 @@ version is 0.1.0 unless --version gives one. Nothing
 is overwritten: a file in the way is CONFIG_INVALID and nothing is written.`,
 		Example: `  piship init hello && piship lock hello && piship build hello
   piship init . --id my-tool --version 1.0.0`,
-		Args: rangeArgs(0, 1),
+		Args: cli.RangeArgs(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			dir := "."
 			if len(args) == 1 {
 				dir = args[0]
 			}
-			return done(runInit(e, dir, scaffold.Options{ID: id, Version: version}))
+			return cli.Done(runInit(e, dir, scaffold.Options{ID: id, Version: version}))
 		},
 	}
 	c.Flags().StringVar(&id, "id", "", "distribution id, also its command (default: DIR's name)")
@@ -39,17 +40,17 @@ is overwritten: a file in the way is CONFIG_INVALID and nothing is written.`,
 
 // runInit scaffolds a new distribution into dir and prints the files it
 // wrote and the next commands.
-func runInit(e *env, dir string, o scaffold.Options) int {
+func runInit(e *cli.Env, dir string, o scaffold.Options) int {
 	files, err := scaffold.Write(dir, o)
 	for _, f := range files {
-		fmt.Fprintf(e.stdout, "wrote %s\n", filepath.Join(dir, filepath.FromSlash(f)))
+		fmt.Fprintf(e.Stdout, "wrote %s\n", filepath.Join(dir, filepath.FromSlash(f)))
 	}
 	if err != nil {
-		return usageErrOf(e, err)
+		return cli.UsageErrOf(e, err)
 	}
 	name, _ := scaffold.ID(dir, o)
-	fmt.Fprintf(e.stdout, "\nNext: lock and build it, run the built program, and release it (which runs its smoke tests):\n  piship lock %[1]s && piship build %[1]s\n  %[2]s\n  piship release %[1]s\n",
+	fmt.Fprintf(e.Stdout, "\nNext: lock and build it, run the built program, and release it (which runs its smoke tests):\n  piship lock %[1]s && piship build %[1]s\n  %[2]s\n  piship release %[1]s\n",
 		dir, filepath.Join(dir, "dist", name, "bin", name))
-	fmt.Fprintf(e.stdout, "Before you hand out a release, make it updatable: the commented updates block in %s says how.\n", filepath.Join(dir, "distribution.hcl"))
-	return exitOK
+	fmt.Fprintf(e.Stdout, "Before you hand out a release, make it updatable: the commented updates block in %s says how.\n", filepath.Join(dir, "distribution.hcl"))
+	return cli.ExitOK
 }

@@ -19,7 +19,7 @@ func TestInitBuildsAndPassesItsSmokeTests(t *testing.T) {
 	t.Setenv("npm_config_offline", "true") // the scaffold needs no network
 	env := buildEnv(t)
 	dir := filepath.Join(t.TempDir(), "greeter")
-	code, stdout, stderr := cli(t, env, "init", dir)
+	code, stdout, stderr := piship(t, env, "init", dir)
 	if code != exitOK {
 		t.Fatalf("init: exit %d\n%s", code, stderr)
 	}
@@ -29,7 +29,7 @@ func TestInitBuildsAndPassesItsSmokeTests(t *testing.T) {
 			t.Errorf("init's output lacks %q:\n%s", want, stdout)
 		}
 	}
-	if code, _, stderr := cli(t, env, "lock", dir); code != exitOK {
+	if code, _, stderr := piship(t, env, "lock", dir); code != exitOK {
 		t.Fatalf("lock: exit %d\n%s", code, stderr)
 	}
 	mustBuild(t, env, dir)
@@ -62,22 +62,22 @@ func TestInitBuildsAndPassesItsSmokeTests(t *testing.T) {
 func TestInitRefusesAnExistingFileAndABadID(t *testing.T) {
 	env := buildEnv(t)
 	dir := filepath.Join(t.TempDir(), "greeter")
-	if code, _, stderr := cli(t, env, "init", dir); code != exitOK {
+	if code, _, stderr := piship(t, env, "init", dir); code != exitOK {
 		t.Fatalf("init: exit %d\n%s", code, stderr)
 	}
-	code, stdout, stderr := cli(t, env, "init", dir)
+	code, stdout, stderr := piship(t, env, "init", dir)
 	if code != exitUsage || stdout != "" || !strings.Contains(stderr, "CONFIG_INVALID: ") ||
 		!strings.Contains(stderr, "already has .gitignore, app/bin/cli.js, app/package.json, distribution.hcl") ||
 		!strings.Contains(stderr, "run it on an empty or new directory") {
 		t.Fatalf("init over a scaffold: exit %d\n%s%s", code, stdout, stderr)
 	}
 	bad := filepath.Join(t.TempDir(), "Greeter")
-	code, stdout, stderr = cli(t, env, "init", bad)
+	code, stdout, stderr = piship(t, env, "init", bad)
 	if code != exitUsage || stdout != "" || !strings.Contains(stderr, `CONFIG_INVALID: the directory name "Greeter" is not a distribution id`) ||
 		!strings.Contains(stderr, `(e.g. "greeter"), or give the id with --id`) {
 		t.Fatalf("init Greeter: exit %d\n%s%s", code, stdout, stderr)
 	}
-	if code, stdout, stderr := cli(t, env, "init", bad, "--id", "greeter"); code != exitOK || !strings.Contains(stdout, "piship lock "+bad) {
+	if code, stdout, stderr := piship(t, env, "init", bad, "--id", "greeter"); code != exitOK || !strings.Contains(stdout, "piship lock "+bad) {
 		t.Fatalf("init Greeter --id greeter: exit %d\n%s%s", code, stdout, stderr)
 	}
 }

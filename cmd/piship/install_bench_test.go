@@ -515,7 +515,7 @@ func ibProfileInstall(b *testing.B, out string, vars map[string]string, arc stri
 		b.Fatal(err)
 	}
 	start := time.Now()
-	code, _, stderr := cli(b, mergeEnv(vars, "PISHIP_PROGRESS", "0"), "install", arc)
+	code, _, stderr := piship(b, mergeEnv(vars, "PISHIP_PROGRESS", "0"), "install", arc)
 	d := time.Since(start)
 	pprof.StopCPUProfile()
 	if code != exitOK {

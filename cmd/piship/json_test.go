@@ -108,7 +108,7 @@ func sameShape(path string, want, got any) []string {
 // the error example, of the error form with that schema.
 func checkDoc(t *testing.T, env map[string]string, schema string, doc any, want int, args ...string) map[string]any {
 	t.Helper()
-	code, stdout, stderr := cli(t, env, args...)
+	code, stdout, stderr := piship(t, env, args...)
 	if code != want {
 		t.Errorf("piship %s: exit %d, want %d\n%s", strings.Join(args, " "), code, want, stderr)
 	}
@@ -182,11 +182,11 @@ func TestJSONMatchesDocs(t *testing.T) {
 	// Two versions of hello that pin one TUF repository's root (one key
 	// for every role), released.
 	key := filepath.Join(root, "release.pem")
-	if code, out, stderr := cli(t, env, "keygen", key, "--id", "k1"); code != exitOK {
+	if code, out, stderr := piship(t, env, "keygen", key, "--id", "k1"); code != exitOK {
 		t.Fatalf("keygen: %d %s%s", code, out, stderr)
 	}
 	repoDir := filepath.Join(root, "repo")
-	code, out, stderr := cli(t, env, "repo", "init", repoDir, "--key", "root="+key, "--key", "targets="+key, "--key", "snapshot="+key, "--key", "timestamp="+key)
+	code, out, stderr := piship(t, env, "repo", "init", repoDir, "--key", "root="+key, "--key", "targets="+key, "--key", "snapshot="+key, "--key", "timestamp="+key)
 	pin := regexp.MustCompile(`root 1 sha256:([0-9a-f]{64})`).FindStringSubmatch(out)
 	if code != exitOK || pin == nil {
 		t.Fatalf("repo init: %d %s%s", code, out, stderr)
@@ -198,7 +198,7 @@ func TestJSONMatchesDocs(t *testing.T) {
 		p := filepath.Join(dir, "distribution.hcl")
 		hcl, _ := os.ReadFile(p)
 		writeFile(t, dir, "distribution.hcl", fixture.WithUpdates(string(hcl), v, "https://updates.example.invalid/hello/", "sha256:"+pin[1]))
-		if code, _, stderr := cli(t, env, "lock", dir); code != exitOK {
+		if code, _, stderr := piship(t, env, "lock", dir); code != exitOK {
 			t.Fatalf("lock: %s", stderr)
 		}
 		if v == "1.0.0" {
@@ -245,7 +245,7 @@ func TestJSONMatchesDocs(t *testing.T) {
 	}
 
 	// The same two releases in the TUF repository.
-	if code, _, stderr := cli(t, env, "repo", "add", repoDir, archives["1.0.0"], archives["1.0.1"], "--key", key); code != exitOK {
+	if code, _, stderr := piship(t, env, "repo", "add", repoDir, archives["1.0.0"], archives["1.0.1"], "--key", key); code != exitOK {
 		t.Fatalf("repo add: %s", stderr)
 	}
 	if st := ok("piship-repo-status/v1", exitOK, "repo", "status", repoDir); st["dir"] != repoDir {
@@ -288,7 +288,7 @@ func TestJSONMatchesDocs(t *testing.T) {
 	if d := ok("piship-doctor/v1", exitOK, "doctor", "hello"); !hasRoles(d, 4) || fmt.Sprint(d["warnings"]) != "[]" {
 		t.Errorf("doctor --json with trust/hello/: tuf %v, warnings %v", d["tuf"], d["warnings"])
 	}
-	if code, out, stderr := cli(t, env, "doctor", "hello"); code != exitOK ||
+	if code, out, stderr := piship(t, env, "doctor", "hello"); code != exitOK ||
 		!regexp.MustCompile(`(?m)^  tuf trust: \S+trust/hello: root 1 \(expires [0-9T:Z-]+\), timestamp 2 \(expires [0-9T:Z-]+\), snapshot 2 \(expires [0-9T:Z-]+\), targets 2 \(expires [0-9T:Z-]+\)$`).MatchString(out) {
 		t.Errorf("doctor hello with trust/hello/: exit %d\n%s%s", code, out, stderr)
 	}

@@ -15,7 +15,7 @@ import (
 // distribution.hcl takes as it is.
 func TestKeysAreNamedAndShownByName(t *testing.T) {
 	dir := t.TempDir()
-	code, help, _ := cli(t, nil, "keygen", "--help")
+	code, help, _ := piship(t, nil, "keygen", "--help")
 	if code != exitOK || !strings.Contains(help, "piship keygen FILE [--id NAME]") || strings.Contains(help, "(required)") ||
 		!strings.Contains(help, "a root key that only signs root") || !strings.Contains(help, "a targets key that\nsigns releases") ||
 		!strings.Contains(help, "--key root=root.pem --key targets=targets.pem") {
@@ -26,7 +26,7 @@ func TestKeysAreNamedAndShownByName(t *testing.T) {
 		if k.id != "" {
 			args = append(args, "--id", k.id)
 		}
-		code, out, stderr := cli(t, nil, args...)
+		code, out, stderr := piship(t, nil, args...)
 		first, _, _ := strings.Cut(out, "\n")
 		want := "key " + k.name + " written to "
 		if k.id == "" {
@@ -37,14 +37,14 @@ func TestKeysAreNamedAndShownByName(t *testing.T) {
 		}
 	}
 	repo := filepath.Join(dir, "repo")
-	code, out, stderr := cli(t, nil, "repo", "init", repo, "--key", "root="+filepath.Join(dir, "root.pem"), "--key", "targets="+filepath.Join(dir, "targets.pem"),
+	code, out, stderr := piship(t, nil, "repo", "init", repo, "--key", "root="+filepath.Join(dir, "root.pem"), "--key", "targets="+filepath.Join(dir, "targets.pem"),
 		"--key", "snapshot="+filepath.Join(dir, "o.pem"), "--key", "timestamp="+filepath.Join(dir, "o.pem"))
 	sum := regexp.MustCompile(`root 1 sha256:([0-9a-f]{64})`).FindStringSubmatch(out)
 	if code != exitOK || sum == nil || !strings.Contains(out, "\n  root_sha256 = \"sha256:"+sum[1]+"\"\n") {
 		t.Fatalf("repo init prints no root_sha256 line to paste: exit %d\n%s%s", code, out, stderr)
 	}
 
-	code, out, stderr = cli(t, nil, "repo", "status", repo)
+	code, out, stderr = piship(t, nil, "repo", "status", repo)
 	if code != exitOK {
 		t.Fatalf("repo status: exit %d\n%s", code, stderr)
 	}
@@ -61,7 +61,7 @@ func TestKeysAreNamedAndShownByName(t *testing.T) {
 			t.Errorf("repo status does not list key %s with its TUF key id:\n%s", name, out)
 		}
 	}
-	_, js, _ := cli(t, nil, "repo", "status", repo, "--json")
+	_, js, _ := piship(t, nil, "repo", "status", repo, "--json")
 	var doc struct {
 		Roles []struct {
 			Role     string   `json:"role"`
@@ -84,11 +84,11 @@ func TestKeysAreNamedAndShownByName(t *testing.T) {
 // it starts at.
 func TestInitWritesACommentedUpdatesBlock(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "greeter")
-	code, out, stderr := cli(t, nil, "init", dir, "--version", "1.0.0")
+	code, out, stderr := piship(t, nil, "init", dir, "--version", "1.0.0")
 	if code != exitOK || !strings.Contains(out, "make it updatable: the commented updates block in "+filepath.Join(dir, "distribution.hcl")) {
 		t.Fatalf("init: exit %d\n%s%s", code, out, stderr)
 	}
-	if code, _, stderr := cli(t, nil, "init", filepath.Join(t.TempDir(), "g"), "--version", "1.0"); code != exitUsage ||
+	if code, _, stderr := piship(t, nil, "init", filepath.Join(t.TempDir(), "g"), "--version", "1.0"); code != exitUsage ||
 		!strings.Contains(stderr, `CONFIG_INVALID: --version "1.0": `) {
 		t.Errorf("init --version 1.0: exit %d\n%s", code, stderr)
 	}

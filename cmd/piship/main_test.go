@@ -9,15 +9,17 @@ import (
 	"testing"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"piship.dev/piship/cmd/internal/cli"
 )
 
-// cli runs piship in-process with a clean environment plus env.
-func cli(t testing.TB, env map[string]string, args ...string) (code int, stdout, stderr string) {
+// piship runs piship in-process with a clean environment plus env.
+func piship(t testing.TB, env map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	return cliTraced(t, nil, env, args...)
 }
 
-// cliTraced is cli whose runs also give their spans to spans (an
+// cliTraced is piship whose runs also give their spans to spans (an
 // independent recorder, tracetest.SpanRecorder).
 func cliTraced(t testing.TB, spans []sdktrace.SpanProcessor, vars map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
@@ -34,7 +36,7 @@ func cliTraced(t testing.TB, spans []sdktrace.SpanProcessor, vars map[string]str
 		}
 		return ""
 	}
-	code = dispatch(&env{ctx: context.Background(), stdout: &out, stderr: &errb, getenv: getenv, spans: spans}, args)
+	code = cli.Dispatch(&env{Ctx: context.Background(), Stdout: &out, Stderr: &errb, Getenv: getenv, Spans: spans, Program: program}, args)
 	return code, out.String(), errb.String()
 }
 
@@ -61,7 +63,7 @@ func TestValidateCycleExits2WithEveryEdge(t *testing.T) {
   }
 }
 `)
-	code, _, stderr := cli(t, nil, "validate", p)
+	code, _, stderr := piship(t, nil, "validate", p)
 	if code != exitUsage {
 		t.Fatalf("exit %d, want 2; stderr:\n%s", code, stderr)
 	}
@@ -83,7 +85,7 @@ func TestValidateUndeclaredOutput(t *testing.T) {
   stage "exec" "b" { command = [stage.a.exitcode] }
 }
 `)
-	code, _, stderr := cli(t, nil, "validate", p)
+	code, _, stderr := piship(t, nil, "validate", p)
 	if code != exitUsage {
 		t.Fatalf("exit %d, want 2", code)
 	}
@@ -94,7 +96,7 @@ func TestValidateUndeclaredOutput(t *testing.T) {
 }
 
 func TestValidateEmbeddedAndDirectory(t *testing.T) {
-	code, stdout, stderr := cli(t, nil, "validate", "../../pipelines")
+	code, stdout, stderr := piship(t, nil, "validate", "../../pipelines")
 	if code != exitOK || !strings.HasPrefix(stdout, "ok: ") {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
@@ -113,7 +115,7 @@ func TestRunFailureLastLineNamesFirstFailingVerdict(t *testing.T) {
   verdicts = [stage.sigs, stage.tests]
 }
 `)
-	code, _, stderr := cli(t, map[string]string{"PISHIP_PROGRESS": "0"}, "run", p)
+	code, _, stderr := piship(t, map[string]string{"PISHIP_PROGRESS": "0"}, "run", p)
 	if code != exitFailed {
 		t.Fatalf("exit %d, want 1\n%s", code, stderr)
 	}
@@ -139,20 +141,20 @@ func TestRunInputsDryRunAndUsage(t *testing.T) {
   }
 }
 `)
-	if code, _, stderr := cli(t, nil, "run", p); code != exitUsage || !strings.Contains(stderr, `input "word" is required`) {
+	if code, _, stderr := piship(t, nil, "run", p); code != exitUsage || !strings.Contains(stderr, `input "word" is required`) {
 		t.Fatalf("missing input: exit %d\n%s", code, stderr)
 	}
-	if code, _, stderr := cli(t, nil, "run", p, "--input", "nope=1", "--input", "word=x"); code != exitUsage || !strings.Contains(stderr, `no input "nope"`) {
+	if code, _, stderr := piship(t, nil, "run", p, "--input", "nope=1", "--input", "word=x"); code != exitUsage || !strings.Contains(stderr, `no input "nope"`) {
 		t.Fatalf("unknown input: exit %d\n%s", code, stderr)
 	}
-	code, stdout, stderr := cli(t, nil, "run", p, "--dry-run", "--input", "word=hi")
+	code, stdout, stderr := piship(t, nil, "run", p, "--dry-run", "--input", "word=hi")
 	if code != exitOK || !strings.Contains(stdout, "exec say") || !strings.Contains(stdout, "cache: miss") {
 		t.Fatalf("dry run: exit %d\n%s%s", code, stdout, stderr)
 	}
-	if code, _, _ := cli(t, nil, "bogus"); code != exitUsage {
+	if code, _, _ := piship(t, nil, "bogus"); code != exitUsage {
 		t.Fatalf("unknown command exit %d", code)
 	}
-	if code, _, _ := cli(t, nil, "run", "no-such-pipeline"); code != exitUsage {
+	if code, _, _ := piship(t, nil, "run", "no-such-pipeline"); code != exitUsage {
 		t.Fatalf("unknown pipeline exit %d", code)
 	}
 }
@@ -163,33 +165,33 @@ func TestGraphFormats(t *testing.T) {
   stage "exec" "b" { command = [stage.a.stdout] }
 }
 `)
-	code, dot, _ := cli(t, nil, "graph", p)
+	code, dot, _ := piship(t, nil, "graph", p)
 	if code != exitOK || !strings.Contains(dot, `"a" -> "b";`) {
 		t.Fatalf("dot: %d\n%s", code, dot)
 	}
-	code, mer, _ := cli(t, nil, "graph", p, "--format", "mermaid")
+	code, mer, _ := piship(t, nil, "graph", p, "--format", "mermaid")
 	if code != exitOK || !strings.Contains(mer, "s0 --> s1") {
 		t.Fatalf("mermaid: %d\n%s", code, mer)
 	}
-	_, again, _ := cli(t, nil, "graph", p, "--format", "mermaid")
+	_, again, _ := piship(t, nil, "graph", p, "--format", "mermaid")
 	if again != mer {
 		t.Fatal("graph output is not stable")
 	}
 }
 
 func TestStagesAndFmt(t *testing.T) {
-	code, out, _ := cli(t, nil, "stages", "exec")
+	code, out, _ := piship(t, nil, "stages", "exec")
 	if code != exitOK || !strings.Contains(out, "command") || !strings.Contains(out, "exit_code") {
 		t.Fatalf("stages exec: %d\n%s", code, out)
 	}
 	p := writeFile(t, t.TempDir(), "f.hcl", "pipeline \"f\" {\nstage \"exec\" \"a\" {\ncommand=[\"true\"]\n}\n}\n")
-	if code, out, _ := cli(t, nil, "fmt", "--check", p); code != exitFailed || !strings.Contains(out, p) {
+	if code, out, _ := piship(t, nil, "fmt", "--check", p); code != exitFailed || !strings.Contains(out, p) {
 		t.Fatalf("fmt --check on unformatted: %d %s", code, out)
 	}
-	if code, _, stderr := cli(t, nil, "fmt", p); code != exitOK {
+	if code, _, stderr := piship(t, nil, "fmt", p); code != exitOK {
 		t.Fatalf("fmt: %d %s", code, stderr)
 	}
-	if code, _, _ := cli(t, nil, "fmt", "--check", p); code != exitOK {
+	if code, _, _ := piship(t, nil, "fmt", "--check", p); code != exitOK {
 		t.Fatalf("fmt --check after fmt: %d", code)
 	}
 	b, _ := os.ReadFile(p)
@@ -199,7 +201,7 @@ func TestStagesAndFmt(t *testing.T) {
 }
 
 func TestValidateAndDocumentDistributions(t *testing.T) {
-	code, stdout, stderr := cli(t, nil, "validate", "../../testdata/distributions/hello/distribution.hcl", "../../testdata/distributions/pi")
+	code, stdout, stderr := piship(t, nil, "validate", "../../testdata/distributions/hello/distribution.hcl", "../../testdata/distributions/pi")
 	if code != exitOK || !strings.HasPrefix(stdout, "ok: 2 ") {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
@@ -210,12 +212,19 @@ func TestValidateAndDocumentDistributions(t *testing.T) {
   comand  = "x"
 }
 `)
-	code, _, stderr = cli(t, nil, "validate", p)
+	code, _, stderr = piship(t, nil, "validate", p)
 	if code != exitUsage || !strings.Contains(stderr, p+":4:3: error:") || !strings.Contains(stderr, `Did you mean "command"?`) {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
-	code, stdout, _ = cli(t, nil, "stages", "distribution")
+	code, stdout, _ = piship(t, nil, "stages", "distribution")
 	if code != exitOK || !strings.Contains(stdout, "verify_at_launch") {
 		t.Fatalf("stages distribution: %d\n%s", code, stdout)
 	}
 }
+
+// Exit codes as the tests expect them (README: 0 ok, 1 failed, 2 usage).
+const (
+	exitOK     = cli.ExitOK
+	exitFailed = cli.ExitFailed
+	exitUsage  = cli.ExitUsage
+)

@@ -352,7 +352,7 @@ func TestProgressJSONMatchesDocs(t *testing.T) {
 }
 `)
 	// PISHIP_PROGRESS=0 asks for plain lines: the flag wins.
-	code, _, stderr := cli(t, map[string]string{"PISHIP_PROGRESS": "0", "PISHIP_CACHE_HOME": filepath.Join(dir, "cache")}, "run", "--progress", "json", p)
+	code, _, stderr := piship(t, map[string]string{"PISHIP_PROGRESS": "0", "PISHIP_CACHE_HOME": filepath.Join(dir, "cache")}, "run", "--progress", "json", p)
 	if code != exitFailed {
 		t.Fatalf("exit %d, want 1\n%s", code, stderr)
 	}
@@ -388,7 +388,7 @@ func TestProgressJSONMatchesDocs(t *testing.T) {
 // A --progress value piship does not know is USAGE_INVALID, exit 2,
 // naming the choices, before anything runs.
 func TestProgressFlagRefusesUnknownMode(t *testing.T) {
-	code, _, stderr := cli(t, nil, "build", "nowhere", "--progress", "fancy")
+	code, _, stderr := piship(t, nil, "build", "nowhere", "--progress", "fancy")
 	if code != exitUsage || !strings.Contains(stderr, "USAGE_INVALID") || !strings.Contains(stderr, "auto (tty on a terminal, plain otherwise), tty, plain or json") {
 		t.Fatalf("exit %d, want 2 with USAGE_INVALID and the choices:\n%s", code, stderr)
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"piship.dev/piship/cmd/internal/cli"
+
 	"github.com/spf13/cobra"
 
 	"piship.dev/piship/cache/canon"
@@ -12,13 +14,13 @@ import (
 	"piship.dev/piship/stages/verify"
 )
 
-func releaseCmd(e *env) *cobra.Command {
+func releaseCmd(e *cli.Env) *cobra.Command {
 	var out, channel string
 	var rebuild, asJSON, noFootprint bool
-	var rc runConfig
+	var rc cli.RunConfig
 	c := &cobra.Command{
 		Use:     "release DIST",
-		GroupID: groupDist,
+		GroupID: cli.GroupDist,
 		Short:   "qualify and ship a distribution as a reproducible release",
 		Long: `Runs the built-in pipeline release.hcl on DIST: the audit, registry signatures, SBOM and
 notices beside the build, the smoke tests against the payload, the verdicts in the fixed
@@ -27,66 +29,66 @@ and a reproducible <id>-<version>-<target>.tar.gz in OUT/releases/.
 PISHIP_RELEASE_NO_CACHE=1 equals --rebuild.`,
 		Example: `  piship release testdata/distributions/hello --out /tmp/out
   piship release ./mydist --channel beta --rebuild`,
-		Args: exactArgs("DIST"),
+		Args: cli.ExactArgs("DIST"),
 		RunE: func(c *cobra.Command, args []string) error {
 			distDir, outDir := absArgs(args[0], out)
-			noCache := rebuild || e.getenv("PISHIP_RELEASE_NO_CACHE") == "1"
-			r, code := pipelines.Release(e.ctx, e.devConfig(rc), pipelines.ReleaseArgs{Distribution: distDir, Out: outDir, Channel: channel, NoCache: noCache, NoFootprint: noFootprint})
+			noCache := rebuild || e.Getenv("PISHIP_RELEASE_NO_CACHE") == "1"
+			r, code := pipelines.Release(e.Ctx, e.DevConfig(rc), pipelines.ReleaseArgs{Distribution: distDir, Out: outDir, Channel: channel, NoCache: noCache, NoFootprint: noFootprint})
 			if r == nil {
-				return done(code)
+				return cli.Done(code)
 			}
-			fmt.Fprintln(e.stderr, "runtime cache: "+r.RuntimeCache)
+			fmt.Fprintln(e.Stderr, "runtime cache: "+r.RuntimeCache)
 			if r.BuildInfoErr != nil {
-				fmt.Fprintf(e.stderr, "piship: build-info: %v\n", r.BuildInfoErr)
+				fmt.Fprintf(e.Stderr, "piship: build-info: %v\n", r.BuildInfoErr)
 			}
-			fmt.Fprintf(e.stderr, "%s: %s (%s, archive %s, sha256 %s) in %.2f s\n",
-				r.Name, r.Path, canon.Count(r.Files, "file"), humanBytes(r.ArchiveBytes), r.SHA256, r.Total.Seconds())
+			fmt.Fprintf(e.Stderr, "%s: %s (%s, archive %s, sha256 %s) in %.2f s\n",
+				r.Name, r.Path, canon.Count(r.Files, "file"), pipelines.HumanBytes(r.ArchiveBytes), r.SHA256, r.Total.Seconds())
 			if asJSON {
-				printJSON(e, r.JSON())
+				cli.PrintJSON(e, releaseJSON(r))
 			}
-			return done(code)
+			return cli.Done(code)
 		},
 	}
-	jsonFlag(c, &asJSON)
+	cli.JSONFlag(c, &asJSON)
 	c.Flags().StringVar(&out, "out", "", "output `DIR` (default: DIST/dist); releases go to DIR/releases/")
 	c.Flags().BoolVar(&rebuild, "rebuild", false, "ignore the runtime and bundle caches: run npm ci and the bundler again (also PISHIP_RELEASE_NO_CACHE=1)")
 	c.Flags().StringVar(&channel, "channel", "stable", "update `CHANNEL` recorded in release.json")
 	c.Flags().BoolVar(&noFootprint, "no-footprint", false, "keep every vendored Pi package file as installed: no closure bundled, no dependency shared (the footprint's baseline; the report still records each decision)")
-	runFlags(c.Flags(), &rc)
+	cli.RunFlags(c.Flags(), &rc)
 	return c
 }
 
-func verifyReleaseCmd(e *env) *cobra.Command {
+func verifyReleaseCmd(e *cli.Env) *cobra.Command {
 	var sum string
 	var asJSON bool
 	c := &cobra.Command{
 		Use:     "verify-release ARCHIVE|DIR",
-		GroupID: groupDist,
+		GroupID: cli.GroupDist,
 		Short:   "verify a release as a consumer would trust it",
 		Long: `Extracts the release archive (or the archive of a release directory) under the archive
 rules, applies the release rules and checks the SBOM, the notices and the verdicts, one line
 per check. Exit 1 when a check failed, naming it and its file.`,
 		Example: `  piship verify-release /tmp/out/releases/hello-1.0.0-linux-x64.tar.gz
   piship verify-release /tmp/out/releases --sha256 0f3a...`,
-		Args: exactArgs("ARCHIVE|DIR"),
+		Args: cli.ExactArgs("ARCHIVE|DIR"),
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(runVerifyRelease(e, args[0], sum, asJSON))
+			return cli.Done(runVerifyRelease(e, args[0], sum, asJSON))
 		},
 	}
 	c.Flags().StringVar(&sum, "sha256", "", "expected sha256 of the archive (`HEX`)")
-	jsonFlag(c, &asJSON)
+	cli.JSONFlag(c, &asJSON)
 	return c
 }
 
 // runVerifyRelease checks a release archive or directory.
-func runVerifyRelease(e *env, path, sum string, asJSON bool) int {
+func runVerifyRelease(e *cli.Env, path, sum string, asJSON bool) int {
 	start := time.Now()
-	rep, err := verify.Release(e.ctx, path, verify.Options{SHA256: sum})
+	rep, err := verify.Release(e.Ctx, path, verify.Options{SHA256: sum})
 	if err != nil {
-		return fail(e, err)
+		return cli.Fail(e, err)
 	}
 	if asJSON {
-		printJSON(e, pipelines.VerifyReleaseJSON(rep, path))
+		cli.PrintJSON(e, VerifyReleaseJSON(rep, path))
 	} else {
 		for _, c := range rep.Checks {
 			mark := "ok  "
@@ -97,13 +99,13 @@ func runVerifyRelease(e *env, path, sum string, asJSON bool) int {
 			if c.Detail != "" {
 				line += ": " + c.Detail
 			}
-			fmt.Fprintln(e.stdout, strings.TrimRight(line, " "))
+			fmt.Fprintln(e.Stdout, strings.TrimRight(line, " "))
 		}
 	}
 	if err := rep.Err(); err != nil {
-		fmt.Fprintln(e.stderr, err)
-		return exitFailed
+		fmt.Fprintln(e.Stderr, err)
+		return cli.ExitFailed
 	}
-	fmt.Fprintf(e.stderr, "verified %s (%s) in %.2f s\n", rep.Release, canon.Count(len(rep.Checks), "check"), time.Since(start).Seconds())
-	return exitOK
+	fmt.Fprintf(e.Stderr, "verified %s (%s) in %.2f s\n", rep.Release, canon.Count(len(rep.Checks), "check"), time.Since(start).Seconds())
+	return cli.ExitOK
 }

@@ -18,7 +18,7 @@ const helloRelease = "hello-1.0.0-linux-x64"
 
 func mustRelease(t testing.TB, env map[string]string, args ...string) string {
 	t.Helper()
-	code, _, stderr := cli(t, env, append([]string{"release"}, args...)...)
+	code, _, stderr := piship(t, env, append([]string{"release"}, args...)...)
 	if code != exitOK {
 		t.Fatalf("release %v: exit %d\n%s", args, code, stderr)
 	}
@@ -46,12 +46,12 @@ func TestReleaseHelloAndVerify(t *testing.T) {
 	side, _ := os.ReadFile(archive + ".sha256")
 	sum := strings.Fields(string(side))[0]
 	for _, args := range [][]string{{archive}, {archive, "--sha256", sum}, {filepath.Join(releases, helloRelease)}} {
-		code, stdout, stderr := cli(t, env, append([]string{"verify-release"}, args...)...)
+		code, stdout, stderr := piship(t, env, append([]string{"verify-release"}, args...)...)
 		if code != exitOK {
 			t.Fatalf("verify-release %v: exit %d\n%s%s", args, code, stdout, stderr)
 		}
 	}
-	if code, _, stderr := cli(t, env, "verify-release", archive, "--sha256", strings.Repeat("0", 64)); code != exitFailed ||
+	if code, _, stderr := piship(t, env, "verify-release", archive, "--sha256", strings.Repeat("0", 64)); code != exitFailed ||
 		!strings.Contains(stderr, "check archive-digest failed") {
 		t.Fatalf("wrong --sha256 accepted: %d %s", code, stderr)
 	}
@@ -61,7 +61,7 @@ func TestReleaseHelloAndVerify(t *testing.T) {
 	}
 	// An unqualified build is refused.
 	mustBuild(t, env, dir)
-	code, stdout, _ := cli(t, env, "verify-release", filepath.Join(dir, "dist", "hello"))
+	code, stdout, _ := piship(t, env, "verify-release", filepath.Join(dir, "dist", "hello"))
 	if code != exitFailed || !strings.Contains(stdout, "unqualified local build") {
 		t.Fatalf("verify-release of a build: %d\n%s", code, stdout)
 	}
@@ -174,10 +174,10 @@ func TestFailingVerdictsStopTheRelease(t *testing.T) {
 			if tc.smoke {
 				breakSmoke(t, dir)
 			}
-			if code, _, stderr := cli(t, env, "lock", dir); code != exitOK {
+			if code, _, stderr := piship(t, env, "lock", dir); code != exitOK {
 				t.Fatal(stderr)
 			}
-			code, _, stderr := cli(t, env, "release", dir)
+			code, _, stderr := piship(t, env, "release", dir)
 			if code != exitFailed {
 				t.Fatalf("exit %d\n%s", code, stderr)
 			}
@@ -274,7 +274,7 @@ func TestVerifyReleaseCatchesTampering(t *testing.T) {
 			b, _ := os.ReadFile(filepath.Join(releases, helloRelease+".tar.gz"))
 			os.WriteFile(rel+".tar.gz", b, 0o644)
 			target := tc.tamper(t, rel)
-			code, stdout, stderr := cli(t, env, "verify-release", target)
+			code, stdout, stderr := piship(t, env, "verify-release", target)
 			if code != exitFailed {
 				t.Fatalf("tampering not caught: exit %d\n%s%s", code, stdout, stderr)
 			}

@@ -2,10 +2,10 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"slices"
 	"strconv"
 	"strings"
+
+	"piship.dev/piship/cmd/internal/cli"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/spf13/cobra"
@@ -16,11 +16,11 @@ import (
 	"piship.dev/piship/pipelines"
 )
 
-func runCmd(e *env) *cobra.Command {
+func runCmd(e *cli.Env) *cobra.Command {
 	var o runOpts
 	c := &cobra.Command{
 		Use:     "run PIPELINE",
-		GroupID: groupPipeline,
+		GroupID: cli.GroupPipeline,
 		Short:   "run a pipeline",
 		Long: `Runs PIPELINE: a path to an .hcl file holding one pipeline, or a name looked up as NAME.hcl
 in --pipelines DIR, then ./pipelines, then the pipelines built into piship. Stages start
@@ -30,16 +30,16 @@ verdicts and runs nothing.`,
 		Example: `  piship run demo --input source=$PWD
   piship run pipelines/check.hcl --input source=. --parallelism 4 --trace-file run.json
   piship run check --dry-run`,
-		Args:              exactArgs("PIPELINE"),
+		Args:              cli.ExactArgs("PIPELINE"),
 		ValidArgsFunction: pipelineNames,
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(runPipeline(e, args[0], o))
+			return cli.Done(runPipeline(e, args[0], o))
 		},
 	}
 	c.Flags().StringArrayVar(&o.inputs, "input", nil, "set an input, `NAME=VALUE` (repeatable)")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the start order and cache verdicts; run nothing")
 	c.Flags().StringVar(&o.dir, "pipelines", "", "`DIR` to look up pipeline names in (before ./pipelines and the built-in ones)")
-	runFlags(c.Flags(), &o.rc)
+	cli.RunFlags(c.Flags(), &o.rc)
 	return c
 }
 
@@ -48,14 +48,14 @@ type runOpts struct {
 	inputs []string
 	dryRun bool
 	dir    string
-	rc     runConfig
+	rc     cli.RunConfig
 }
 
-func runPipeline(e *env, name string, o runOpts) int {
-	if err := engine.CheckParallelism(o.rc.parallelism); err != nil {
-		return fail(e, err)
+func runPipeline(e *cli.Env, name string, o runOpts) int {
+	if err := engine.CheckParallelism(o.rc.Parallelism); err != nil {
+		return cli.Fail(e, err)
 	}
-	cfg := e.devConfig(o.rc)
+	cfg := e.DevConfig(o.rc)
 	p, code := pipelines.Prepare(cfg, name, o.dir, o.inputs)
 	if p == nil {
 		return code
@@ -63,7 +63,7 @@ func runPipeline(e *env, name string, o runOpts) int {
 	if o.dryRun {
 		return dryRunPlan(e, cfg, p)
 	}
-	out := p.Run(e.ctx, cfg)
+	out := p.Run(e.Ctx, cfg)
 	if !out.OK() {
 		return out.Code
 	}
@@ -71,38 +71,10 @@ func runPipeline(e *env, name string, o runOpts) int {
 	return out.Code
 }
 
-// runConfig holds the run options of `run` and the commands that run a
-// built-in pipeline (`build`).
-type runConfig struct {
-	timings     string // --timings FILE.html
-	parallelism int
-	traceFile   string
-	progress    progressFlag
-	// resultOnly: a consumer command (consumerRunFlags), which prints no
-	// progress without --progress (pipelines.Config.ResultOnly).
-	resultOnly bool
-}
-
-// progressFlag is --progress: one of pipelines.ProgressModes, checked
-// when the command line is parsed, so a bad value is USAGE_INVALID (exit
-// 2) before anything runs.
-type progressFlag string
-
-func (f *progressFlag) String() string { return string(*f) }
-func (f *progressFlag) Type() string   { return "MODE" }
-
-func (f *progressFlag) Set(s string) error {
-	if !slices.Contains(pipelines.ProgressModes, s) {
-		return fmt.Errorf("use auto (tty on a terminal, plain otherwise), tty, plain or json")
-	}
-	*f = progressFlag(s)
-	return nil
-}
-
-func dryRunPlan(e *env, cfg pipelines.Config, p *pipelines.Prepared) int {
+func dryRunPlan(e *cli.Env, cfg pipelines.Config, p *pipelines.Prepared) int {
 	steps, err := p.Plan(cfg)
 	if err != nil {
-		return usageErrOf(e, err)
+		return cli.UsageErrOf(e, err)
 	}
 	g := p.Graph
 	var b strings.Builder
@@ -130,13 +102,13 @@ func dryRunPlan(e *env, cfg pipelines.Config, p *pipelines.Prepared) int {
 		}
 		fmt.Fprintf(&b, "verdicts: %s\n", strings.Join(names, ", "))
 	}
-	writeAll(e.stdout, b.String())
-	return exitOK
+	pipelines.WriteAll(e.Stdout, b.String())
+	return cli.ExitOK
 }
 
 // printSummary prints one line: what ran, what the cache served, what was
 // skipped.
-func printSummary(e *env, res *engine.Result) {
+func printSummary(e *cli.Env, res *engine.Result) {
 	var ran, cached, skipped int
 	for _, r := range res.Stages {
 		switch {
@@ -152,27 +124,24 @@ func printSummary(e *env, res *engine.Result) {
 	if skipped > 0 {
 		parts = append(parts, strconv.Itoa(skipped)+" skipped")
 	}
-	fmt.Fprintf(e.stderr, "%s: ok (%s: %s)\n", res.Pipeline, canon.Count(len(res.Stages), "stage"), strings.Join(parts, ", "))
+	fmt.Fprintf(e.Stderr, "%s: ok (%s: %s)\n", res.Pipeline, canon.Count(len(res.Stages), "stage"), strings.Join(parts, ", "))
 }
 
 // printDiags prints HCL diagnostics to stderr (see pipelines.WriteDiags).
-func printDiags(e *env, files map[string]*hcl.File, diags hcl.Diagnostics) {
-	pipelines.WriteDiags(e.stderr, e.getenv, files, diags)
+func printDiags(e *cli.Env, files map[string]*hcl.File, diags hcl.Diagnostics) {
+	pipelines.WriteDiags(e.Stderr, e.Getenv, files, diags)
 }
 
 // loadOne finds and loads the pipeline arg (dir: --pipelines); nil when it
 // cannot, the problem printed.
-func loadOne(e *env, arg, dir string) *graph.Graph {
+func loadOne(e *cli.Env, arg, dir string) *graph.Graph {
 	src, err := pipelines.Find(arg, dir)
 	if err != nil {
-		usageErrOf(e, err)
+		cli.UsageErrOf(e, err)
 		return nil
 	}
-	g, _ := pipelines.LoadOne(e.stderr, e.getenv, src)
+	g, _ := pipelines.LoadOne(e.Stderr, e.Getenv, e.Program.Kinds(), src)
 	return g
 }
 
-// writeAll is io.WriteString that ignores a closed stdout.
-func writeAll(w io.Writer, s string) { pipelines.WriteAll(w, s) }
-
-func humanBytes(n int64) string { return pipelines.HumanBytes(n) }
+// cli.WriteAll is io.WriteString that ignores a closed stdout.

@@ -61,7 +61,7 @@ func section(out, head string) []string {
 // longest name, and every kind lists the attributes every stage takes
 // (when, always, depends_on) with the kind's own.
 func TestStagesColumnsAlignAndListEveryAttribute(t *testing.T) {
-	code, out, stderr := cli(t, nil, "stages")
+	code, out, stderr := piship(t, nil, "stages")
 	if code != exitOK {
 		t.Fatalf("stages: exit %d\n%s", code, stderr)
 	}
@@ -72,7 +72,7 @@ func TestStagesColumnsAlignAndListEveryAttribute(t *testing.T) {
 	sameColumns(t, "piship stages", kinds, 1)
 
 	for _, kind := range stages.Default().Names() {
-		code, out, stderr := cli(t, nil, "stages", kind)
+		code, out, stderr := piship(t, nil, "stages", kind)
 		if code != exitOK {
 			t.Fatalf("stages %s: exit %d\n%s", kind, code, stderr)
 		}

@@ -63,20 +63,20 @@ func TestInstallsShareTheStore(t *testing.T) {
 		t.Error("bin/hello is shared: only node_modules files are stored")
 	}
 
-	code, stdout, stderr := cli(t, homeEnv("two"), "doctor", "hello")
+	code, stdout, stderr := piship(t, homeEnv("two"), "doctor", "hello")
 	if code != exitOK || !strings.Contains(stdout, "store: "+filepath.Join(env["PISHIP_CACHE_HOME"], "store")+": 5 objects, 0 no longer linked removed") {
 		t.Errorf("doctor: exit %d\n%s%s", code, stdout, stderr)
 	}
 
 	// Objects are kept for a day after nothing links them.
-	code, stdout, stderr = cli(t, homeEnv("two"), "cache", "prune")
+	code, stdout, stderr = piship(t, homeEnv("two"), "cache", "prune")
 	if code != exitOK || !strings.Contains(stdout, "store: 5 objects, removed 0 no longer linked") {
 		t.Errorf("cache prune: exit %d\n%s%s", code, stdout, stderr)
 	}
 	if out := install(homeEnv("three", "PISHIP_STORE", "off")); strings.Contains(out, "linked") {
 		t.Errorf("PISHIP_STORE=off linked files:\n%s", out)
 	}
-	code, _, stderr = cli(t, homeEnv("four", "PISHIP_STORE", "copy"), "install", arc)
+	code, _, stderr = piship(t, homeEnv("four", "PISHIP_STORE", "copy"), "install", arc)
 	if code == exitOK || !strings.Contains(stderr, "CONFIG_INVALID: PISHIP_STORE=copy is not offered") {
 		t.Errorf("PISHIP_STORE=copy: exit %d\n%s", code, stderr)
 	}

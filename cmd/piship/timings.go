@@ -9,16 +9,17 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/cmd/internal/cli"
 	"piship.dev/piship/pipelines"
 	"piship.dev/piship/stages/stage/errcode"
 	"piship.dev/piship/tracing"
 )
 
-func timingsCmd(e *env) *cobra.Command {
+func timingsCmd(e *cli.Env) *cobra.Command {
 	var o timingsOpts
 	c := &cobra.Command{
 		Use:     "timings TRACE",
-		GroupID: groupPipeline,
+		GroupID: cli.GroupPipeline,
 		Short:   "write the timings report (HTML) of a run from its --trace-file",
 		Long: `Reads TRACE, the OTLP JSON file a run wrote with --trace-file, and writes the run's timings
 report to OUT: one self-contained HTML page (no external assets) with the stages on a time
@@ -32,9 +33,9 @@ file has moved. A trace of an older piship names only the pipeline, which is the
 as piship run does (--pipelines DIR, then ./pipelines, then the built-in ones).`,
 		Example: `  piship release ./hello --trace-file run.json && piship timings run.json -o timings.html
   piship timings run.json -o timings.html --pipeline ./ci/check.hcl`,
-		Args: exactArgs("TRACE"),
+		Args: cli.ExactArgs("TRACE"),
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(runTimings(e, args[0], o))
+			return cli.Done(runTimings(e, args[0], o))
 		},
 	}
 	c.Flags().StringVarP(&o.out, "out", "o", "", "write the HTML page to `FILE` (required)")
@@ -48,41 +49,41 @@ type timingsOpts struct {
 	out, pipeline, dir string
 }
 
-func runTimings(e *env, path string, o timingsOpts) int {
+func runTimings(e *cli.Env, path string, o timingsOpts) int {
 	if o.out == "" {
-		return usageErr(e, errcode.UsageInvalid, "piship timings needs -o FILE.html, the page to write")
+		return cli.UsageErr(e, errcode.UsageInvalid, "piship timings needs -o FILE.html, the page to write")
 	}
 	f, err := atomicfs.OpenRegular(path)
 	if err != nil {
-		return usageErr(e, errcode.ConfigInvalid, "%s: cannot read the trace file: %v", path, err)
+		return cli.UsageErr(e, errcode.ConfigInvalid, "%s: cannot read the trace file: %v", path, err)
 	}
 	spans, err := tracing.ReadOTLPJSON(f)
 	f.Close()
 	if err != nil {
-		return usageErr(e, errcode.ConfigInvalid, "%s: %v; pass the file a run wrote with --trace-file", path, err)
+		return cli.UsageErr(e, errcode.ConfigInvalid, "%s: %v; pass the file a run wrote with --trace-file", path, err)
 	}
 	name, root, err := tracing.PipelineRoot(spans)
 	if errors.Is(err, tracing.ErrNoPipeline) {
-		return usageErr(e, errcode.ConfigInvalid, "%s: %v; a piship-launch trace (PISHIP_TRACE_FILE) has phases, not stages: read it with PISHIP_DEBUG_TIMING=1", path, err)
+		return cli.UsageErr(e, errcode.ConfigInvalid, "%s: %v; a piship-launch trace (PISHIP_TRACE_FILE) has phases, not stages: read it with PISHIP_DEBUG_TIMING=1", path, err)
 	}
 	deps, code := timingsDeps(e, path, name, tracing.PipelineFileOf(root), spans, o)
-	if code != exitOK {
+	if code != cli.ExitOK {
 		return code
 	}
 	if err := pipelines.WriteTimingsFile(o.out, spans, deps); err != nil {
-		return fail(e, err)
+		return cli.Fail(e, err)
 	}
-	fmt.Fprintf(e.stdout, "wrote %s: timings of pipeline %s\n", o.out, name)
-	return exitOK
+	fmt.Fprintf(e.Stdout, "wrote %s: timings of pipeline %s\n", o.out, name)
+	return cli.ExitOK
 }
 
 // timingsDeps are the dependency edges of the pipeline that wrote the
 // trace: --pipeline when given, else the file the trace records
 // (piship.pipeline.file), else (a trace without it) the name looked up as
 // piship run does. An explicit --pipeline must be found and match the trace;
-// the default may fail, and the page then says the critical path is
+// the default may cli.Fail, and the page then says the critical path is
 // unknown rather than guess it (nil deps).
-func timingsDeps(e *env, path, name, file string, spans []sdktrace.ReadOnlySpan, o timingsOpts) (map[string][]string, int) {
+func timingsDeps(e *cli.Env, path, name, file string, spans []sdktrace.ReadOnlySpan, o timingsOpts) (map[string][]string, int) {
 	var src *pipelines.Source
 	var err error
 	switch {
@@ -95,17 +96,17 @@ func timingsDeps(e *env, path, name, file string, spans []sdktrace.ReadOnlySpan,
 	}
 	if err != nil {
 		if o.pipeline != "" {
-			return nil, usageErrOf(e, err)
+			return nil, cli.UsageErrOf(e, err)
 		}
-		fmt.Fprintf(e.stderr, "piship: warning: the critical path is not marked: %v\n", err)
-		return nil, exitOK
+		fmt.Fprintf(e.Stderr, "piship: warning: the critical path is not marked: %v\n", err)
+		return nil, cli.ExitOK
 	}
-	g, ok := pipelines.LoadOne(e.stderr, e.getenv, src)
+	g, ok := pipelines.LoadOne(e.Stderr, e.Getenv, e.Program.Kinds(), src)
 	if !ok {
-		return nil, exitUsage // LoadOne named the CONFIG_INVALID problem
+		return nil, cli.ExitUsage // LoadOne named the CONFIG_INVALID problem
 	}
 	if g.Name != name {
-		return nil, usageErr(e, errcode.ConfigInvalid, "%s: the trace is of pipeline %s, but %s holds pipeline %s; pass --pipeline the file that ran",
+		return nil, cli.UsageErr(e, errcode.ConfigInvalid, "%s: the trace is of pipeline %s, but %s holds pipeline %s; pass --pipeline the file that ran",
 			path, name, src.Name, g.Name)
 	}
 	deps := g.DepNames()
@@ -116,8 +117,8 @@ func timingsDeps(e *env, path, name, file string, spans []sdktrace.ReadOnlySpan,
 		}
 	}
 	if len(unknown) > 0 {
-		return nil, usageErr(e, errcode.ConfigInvalid, "%s: %s has no stage %s that the trace ran (it changed since, or is another file); pass --pipeline the file that ran",
+		return nil, cli.UsageErr(e, errcode.ConfigInvalid, "%s: %s has no stage %s that the trace ran (it changed since, or is another file); pass --pipeline the file that ran",
 			path, src.Name, strings.Join(unknown, ", "))
 	}
-	return deps, exitOK
+	return deps, cli.ExitOK
 }

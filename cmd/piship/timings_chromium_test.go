@@ -94,7 +94,7 @@ func TestTimingsReportInChromium(t *testing.T) {
 
 	// The same page from the trace file (the run's trace ID and all).
 	out := filepath.Join(t.TempDir(), "again.html")
-	if code, _, stderr := cli(t, nil, "timings", trace, "-o", out); code != exitOK {
+	if code, _, stderr := piship(t, nil, "timings", trace, "-o", out); code != exitOK {
 		t.Fatalf("timings: exit %d\n%s", code, stderr)
 	}
 	if again, _ := os.ReadFile(out); string(again) != string(html) {

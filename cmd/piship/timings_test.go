@@ -27,7 +27,7 @@ func TestTimingsCommand(t *testing.T) {
 	renamed := writeFile(t, dir, "renamed.hcl", "pipeline \"tp\" {\n  stage \"exec\" \"first\" { command = [\"true\"] }\n}\n")
 	page := filepath.Join(dir, "run.html")
 	trace := filepath.Join(dir, "run.json")
-	code, _, stderr := cli(t, map[string]string{"PISHIP_PROGRESS": "0"}, "run", p, "--timings", page, "--trace-file", trace)
+	code, _, stderr := piship(t, map[string]string{"PISHIP_PROGRESS": "0"}, "run", p, "--timings", page, "--trace-file", trace)
 	if code != exitFailed {
 		t.Fatalf("run: exit %d, want 1\n%s", code, stderr)
 	}
@@ -42,7 +42,7 @@ func TestTimingsCommand(t *testing.T) {
 	// The trace records the file that ran (issue 29 point 7): timings
 	// reads the edges from it, though by name tp is nowhere to be found.
 	out := filepath.Join(dir, "t.html")
-	code, _, stderr = cli(t, nil, "timings", trace, "-o", out)
+	code, _, stderr = piship(t, nil, "timings", trace, "-o", out)
 	if code != exitOK || stderr != "" || readText(t, out) != html {
 		t.Fatalf("timings of a trace that records its file: exit %d, or a page unlike --timings'\n%s", code, stderr)
 	}
@@ -50,11 +50,11 @@ func TestTimingsCommand(t *testing.T) {
 	// name: a page without a critical path, and a warning saying how to
 	// get one.
 	noFile := writeFile(t, dir, "nofile.json", strings.ReplaceAll(readText(t, trace), `"piship.pipeline.file"`, `"x.unrelated"`))
-	code, _, stderr = cli(t, nil, "timings", noFile, "-o", out)
+	code, _, stderr = piship(t, nil, "timings", noFile, "-o", out)
 	if code != exitOK || !strings.Contains(stderr, "warning: the critical path is not marked") || !strings.Contains(readText(t, out), "Critical path not marked") {
 		t.Fatalf("timings without the pipeline: exit %d\n%s", code, stderr)
 	}
-	if code, _, stderr = cli(t, nil, "timings", trace, "-o", out, "--pipeline", p); code != exitOK || readText(t, out) != html {
+	if code, _, stderr = piship(t, nil, "timings", trace, "-o", out, "--pipeline", p); code != exitOK || readText(t, out) != html {
 		t.Fatalf("timings --pipeline: exit %d, or a page unlike --timings'\n%s", code, stderr)
 	}
 	for _, tc := range []struct {
@@ -65,7 +65,7 @@ func TestTimingsCommand(t *testing.T) {
 		{[]string{"--pipeline", renamed}, "has no stage second that the trace ran"},
 		{[]string{"--pipeline", filepath.Join(dir, "gone.hcl")}, "CONFIG_INVALID: cannot read pipeline file"},
 	} {
-		code, _, stderr := cli(t, nil, append([]string{"timings", trace, "-o", out}, tc.args...)...)
+		code, _, stderr := piship(t, nil, append([]string{"timings", trace, "-o", out}, tc.args...)...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("timings %v: exit %d, want 2 with %q\n%s", tc.args, code, tc.want, stderr)
 		}
@@ -74,19 +74,19 @@ func TestTimingsCommand(t *testing.T) {
 	// A launcher trace is OTLP JSON too, but of phases: refused by name.
 	launch := writeFile(t, dir, "launch.json", `{"resourceSpans":[{"resource":{"attributes":[]},"scopeSpans":[{"scope":{"name":"piship-launch"},"spans":[
 {"traceId":"4bf92f3577b34da6a3ce929d0e0e4736","spanId":"00f067aa0ba902b7","name":"launch hello","kind":1,"startTimeUnixNano":"1700000000000000000","endTimeUnixNano":"1700000000050000000","attributes":[],"status":{}}]}]}]}`)
-	if code, _, stderr := cli(t, nil, "timings", launch, "-o", out); code != exitUsage || !strings.Contains(stderr, "CONFIG_INVALID: "+launch+": no pipeline root span") ||
+	if code, _, stderr := piship(t, nil, "timings", launch, "-o", out); code != exitUsage || !strings.Contains(stderr, "CONFIG_INVALID: "+launch+": no pipeline root span") ||
 		!strings.Contains(stderr, "piship-launch") {
 		t.Errorf("a launcher trace: exit %d\n%s", code, stderr)
 	}
-	if code, _, stderr := cli(t, nil, "timings", page, "-o", out); code != exitUsage || !strings.Contains(stderr, "CONFIG_INVALID: "+page+": not JSON of an OTLP trace") {
+	if code, _, stderr := piship(t, nil, "timings", page, "-o", out); code != exitUsage || !strings.Contains(stderr, "CONFIG_INVALID: "+page+": not JSON of an OTLP trace") {
 		t.Errorf("an HTML file as the trace: exit %d\n%s", code, stderr)
 	}
 	unwritable := filepath.Join(dir, "no-such-dir", "t.html")
-	if code, _, stderr := cli(t, nil, "timings", trace, "-o", unwritable); code != exitFailed ||
+	if code, _, stderr := piship(t, nil, "timings", trace, "-o", unwritable); code != exitFailed ||
 		!strings.Contains(stderr, "TIMINGS_FAILED: cannot write the timings page "+unwritable) {
 		t.Errorf("an unwritable -o: exit %d\n%s", code, stderr)
 	}
-	if code, _, stderr := cli(t, nil, "timings", trace); code != exitUsage || !strings.Contains(stderr, "USAGE_INVALID: piship timings needs -o FILE.html") {
+	if code, _, stderr := piship(t, nil, "timings", trace); code != exitUsage || !strings.Contains(stderr, "USAGE_INVALID: piship timings needs -o FILE.html") {
 		t.Errorf("no -o: exit %d\n%s", code, stderr)
 	}
 }
@@ -115,11 +115,11 @@ func TestTimingsUsesTheRecordedFile(t *testing.T) {
 }
 `)
 	trace := filepath.Join(dir, "run.json")
-	if code, _, stderr := cli(t, map[string]string{"PISHIP_PROGRESS": "0"}, "run", p, "--trace-file", trace); code != exitOK {
+	if code, _, stderr := piship(t, map[string]string{"PISHIP_PROGRESS": "0"}, "run", p, "--trace-file", trace); code != exitOK {
 		t.Fatalf("run: exit %d\n%s", code, stderr)
 	}
 	out := filepath.Join(dir, "t.html")
-	code, stdout, stderr := cli(t, nil, "timings", trace, "-o", out)
+	code, stdout, stderr := piship(t, nil, "timings", trace, "-o", out)
 	if code != exitOK || stderr != "" || !strings.Contains(stdout, "timings of pipeline build") ||
 		!strings.Contains(readText(t, out), `data-stage="exec link" data-cache="none" data-verdict="passed" data-critical="true"`) {
 		t.Fatalf("timings: exit %d\n%s%s", code, stdout, stderr)

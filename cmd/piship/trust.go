@@ -15,10 +15,11 @@ import (
 	"strings"
 	"time"
 
+	"piship.dev/piship/cmd/internal/cli"
+
 	"github.com/spf13/cobra"
 
 	"piship.dev/piship/cache/canon"
-	"piship.dev/piship/pipelines"
 	"piship.dev/piship/stages/tuf"
 )
 
@@ -26,10 +27,10 @@ import (
 // messages list them.
 var tufRoles = []string{tuf.RoleRoot, tuf.RoleTargets, tuf.RoleSnapshot, tuf.RoleTimestamp}
 
-func repoCmd(e *env) *cobra.Command {
+func repoCmd(e *cli.Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:     "repo COMMAND",
-		GroupID: groupDist,
+		GroupID: cli.GroupDist,
 		Short:   "publish releases through a TUF repository (init, add, refresh, rotate-root, rotate-key, revoke, status)",
 		Long: `Makes and signs a distribution's update repository on The Update Framework (TUF): root,
 targets, snapshot and timestamp metadata with consistent snapshots, servable by any static
@@ -44,7 +45,7 @@ piship update reads these repositories: a release built with updates.root_sha256
   piship repo status /srv/hello`,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return fmt.Errorf("unknown command %q for %q%s", args[0], c.CommandPath(), suggestFor(c, args))
+				return fmt.Errorf("unknown command %q for %q%s", args[0], c.CommandPath(), cli.SuggestFor(c, args))
 			}
 			return fmt.Errorf("%s needs a command: usage: piship repo init|add|refresh|rotate-root|rotate-key|revoke|status DIR [flags]", c.CommandPath())
 		},
@@ -53,7 +54,7 @@ piship update reads these repositories: a release built with updates.root_sha256
 	return c
 }
 
-func repoInitCmd(e *env) *cobra.Command {
+func repoInitCmd(e *cli.Env) *cobra.Command {
 	var keys, thresholds []string
 	c := &cobra.Command{
 		Use:   "init DIR --key ROLE=FILE...",
@@ -67,9 +68,9 @@ Root and targets keys belong offline (people, hardware); snapshot and timestamp 
 the online ones the scheduled refresh uses.`,
 		Example: `  piship repo init /srv/hello --key root=root.pem --key targets=release.pem --key snapshot=online.pem --key timestamp=online.pem
   piship repo init /srv/hello --key root=r1.pem --key root=r2.pem --threshold root=2 --key targets=t.pem --key snapshot=o.pem --key timestamp=o.pem`,
-		Args: exactArgs("DIR"),
+		Args: cli.ExactArgs("DIR"),
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(runRepoInit(e, args[0], keys, thresholds))
+			return cli.Done(runRepoInit(e, args[0], keys, thresholds))
 		},
 	}
 	c.Flags().StringArrayVar(&keys, "key", nil, "`ROLE=FILE`: a key of ROLE (root, targets, snapshot, timestamp), a piship keygen PEM file (repeatable; required)")
@@ -78,16 +79,16 @@ the online ones the scheduled refresh uses.`,
 	return c
 }
 
-func runRepoInit(e *env, dir string, keyFlags, thresholdFlags []string) int {
+func runRepoInit(e *cli.Env, dir string, keyFlags, thresholdFlags []string) int {
 	o := tuf.InitOptions{Keys: tuf.Roles[[]tuf.Key]{}, Thresholds: tuf.Roles[int]{}}
 	for _, f := range keyFlags {
 		role, file, err := roleValue("--key", f, "FILE")
 		if err != nil {
-			return usageErr(e, codeUsage, "%v", err)
+			return cli.UsageErr(e, cli.CodeUsage, "%v", err)
 		}
 		k, err := tuf.ReadKey(file)
 		if err != nil {
-			return failIn(e, "repo init", err)
+			return cli.FailIn(e, "repo init", err)
 		}
 		o.Keys[role] = append(o.Keys[role], k)
 	}
@@ -98,30 +99,30 @@ func runRepoInit(e *env, dir string, keyFlags, thresholdFlags []string) int {
 		}
 	}
 	if len(missing) > 0 {
-		return usageErr(e, codeUsage, "piship repo init needs a key for every role; none for %s: add --key %s=FILE (piship keygen makes one)", strings.Join(missing, ", "), missing[0])
+		return cli.UsageErr(e, cli.CodeUsage, "piship repo init needs a key for every role; none for %s: add --key %s=FILE (piship keygen makes one)", strings.Join(missing, ", "), missing[0])
 	}
 	th, code := thresholdsOf(e, thresholdFlags)
-	if code != exitOK {
+	if code != cli.ExitOK {
 		return code
 	}
 	o.Thresholds = th
 	r, err := tuf.Init(dir, o)
 	if err != nil {
-		return failIn(e, "repo init", err)
+		return cli.FailIn(e, "repo init", err)
 	}
 	root, err := r.RootBytes(1)
 	if err != nil {
-		return failIn(e, "repo init", err)
+		return cli.FailIn(e, "repo init", err)
 	}
 	sum := tuf.RootSHA256(root)
-	fmt.Fprintf(e.stdout, "repository %s made: %s\nroot 1 sha256:%s\n", dir, versions(r), sum)
-	fmt.Fprintf(e.stdout, "\nPin it in the updates block of distribution.hcl (source: where %s is served, or its directory), then piship lock and piship release:\n", dir)
-	fmt.Fprintf(e.stdout, "  root_sha256 = \"sha256:%s\"\n", sum)
-	fmt.Fprintf(e.stdout, "Publish a release with piship repo add %s ARCHIVE --key TARGETS.pem --key ONLINE.pem; an install can pin the root too: piship install ARCHIVE --expect-root sha256:%s\n", dir, sum)
-	return exitOK
+	fmt.Fprintf(e.Stdout, "repository %s made: %s\nroot 1 sha256:%s\n", dir, versions(r), sum)
+	fmt.Fprintf(e.Stdout, "\nPin it in the updates block of distribution.hcl (source: where %s is served, or its directory), then piship lock and piship release:\n", dir)
+	fmt.Fprintf(e.Stdout, "  root_sha256 = \"sha256:%s\"\n", sum)
+	fmt.Fprintf(e.Stdout, "Publish a release with piship repo add %s ARCHIVE --key TARGETS.pem --key ONLINE.pem; an install can pin the root too: piship install ARCHIVE --expect-root sha256:%s\n", dir, sum)
+	return cli.ExitOK
 }
 
-func repoAddCmd(e *env) *cobra.Command {
+func repoAddCmd(e *cli.Env) *cobra.Command {
 	var keys []string
 	var ch string
 	c := &cobra.Command{
@@ -135,9 +136,9 @@ and timestamp keys (each file signs the roles it holds). A release already publi
 never replaced.`,
 		Example: `  piship repo add /srv/hello out/releases/hello-1.0.0-linux-x64.tar.gz --key release.pem --key online.pem
   piship repo add /srv/hello a.tar.gz b.tar.gz --channel beta --key release.pem --key online.pem`,
-		Args: rangeArgs(2, -1),
+		Args: cli.RangeArgs(2, -1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(runRepoAdd(e, args[0], args[1:], ch, keys))
+			return cli.Done(runRepoAdd(e, args[0], args[1:], ch, keys))
 		},
 	}
 	c.Flags().StringVar(&ch, "channel", "stable", "`CHANNEL` to publish on")
@@ -146,34 +147,34 @@ never replaced.`,
 	return c
 }
 
-func runRepoAdd(e *env, dir string, archives []string, ch string, keyFiles []string) int {
+func runRepoAdd(e *cli.Env, dir string, archives []string, ch string, keyFiles []string) int {
 	keys, code := readKeys(e, "repo add", keyFiles)
-	if code != exitOK {
+	if code != cli.ExitOK {
 		return code
 	}
 	r, err := tuf.Open(dir)
 	if err != nil {
-		return failIn(e, "repo add", err)
+		return cli.FailIn(e, "repo add", err)
 	}
 	var rels []tuf.Release
 	for _, a := range archives {
 		rel, err := tuf.ReleaseOf(a, ch)
 		if err != nil {
-			return failIn(e, "repo add", err)
+			return cli.FailIn(e, "repo add", err)
 		}
 		rels = append(rels, rel)
 	}
 	if err := r.AddReleases(rels, keys, keys, keys); err != nil {
-		return failIn(e, "repo add", err)
+		return cli.FailIn(e, "repo add", err)
 	}
 	for _, rel := range rels {
-		fmt.Fprintf(e.stdout, "published %s %s for %s on %s\n", tuf.TargetPath(ch, rel.Archive), rel.Version, rel.Target, ch)
+		fmt.Fprintf(e.Stdout, "published %s %s for %s on %s\n", tuf.TargetPath(ch, rel.Archive), rel.Version, rel.Target, ch)
 	}
-	fmt.Fprintf(e.stdout, "repository %s: %s\n", dir, versions(r))
-	return exitOK
+	fmt.Fprintf(e.Stdout, "repository %s: %s\n", dir, versions(r))
+	return cli.ExitOK
 }
 
-func repoRefreshCmd(e *env) *cobra.Command {
+func repoRefreshCmd(e *cli.Env) *cobra.Command {
 	var keys []string
 	c := &cobra.Command{
 		Use:   "refresh DIR --key FILE...",
@@ -183,9 +184,9 @@ expiry, changing nothing else. Installations refuse an expired timestamp (a repl
 metadata works only until then), so the timestamp is short-lived (14 days) and this is what
 CI runs on a schedule, daily or weekly, with the online snapshot and timestamp keys.`,
 		Example: `  piship repo refresh /srv/hello --key online.pem`,
-		Args:    exactArgs("DIR"),
+		Args:    cli.ExactArgs("DIR"),
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(runRepoRefresh(e, args[0], keys))
+			return cli.Done(runRepoRefresh(e, args[0], keys))
 		},
 	}
 	c.Flags().StringArrayVar(&keys, "key", nil, "signing key `FILE` (repeatable: the snapshot and timestamp keys; required)")
@@ -193,23 +194,23 @@ CI runs on a schedule, daily or weekly, with the online snapshot and timestamp k
 	return c
 }
 
-func runRepoRefresh(e *env, dir string, keyFiles []string) int {
+func runRepoRefresh(e *cli.Env, dir string, keyFiles []string) int {
 	keys, code := readKeys(e, "repo refresh", keyFiles)
-	if code != exitOK {
+	if code != cli.ExitOK {
 		return code
 	}
 	r, err := tuf.Open(dir)
 	if err != nil {
-		return failIn(e, "repo refresh", err)
+		return cli.FailIn(e, "repo refresh", err)
 	}
 	if err := r.Refresh(keys, keys); err != nil {
-		return failIn(e, "repo refresh", err)
+		return cli.FailIn(e, "repo refresh", err)
 	}
-	fmt.Fprintf(e.stdout, "repository %s refreshed: %s; timestamp expires %s\n", dir, versions(r), r.Timestamp.Signed.Expires.UTC().Format(time.RFC3339))
-	return exitOK
+	fmt.Fprintf(e.Stdout, "repository %s refreshed: %s; timestamp expires %s\n", dir, versions(r), r.Timestamp.Signed.Expires.UTC().Format(time.RFC3339))
+	return cli.ExitOK
 }
 
-func repoRotateRootCmd(e *env) *cobra.Command {
+func repoRotateRootCmd(e *cli.Env) *cobra.Command {
 	var keys, newKeys, thresholds, revoke []string
 	c := &cobra.Command{
 		Use:   "rotate-root DIR --key FILE... [--new-key ROLE=FILE...] [--threshold ROLE=N] [--revoke KEYID...]",
@@ -224,9 +225,9 @@ new keys in the same command, so installations trusting root N follow without a 
 		Example: `  piship repo rotate-root /srv/hello --key root.pem --new-key root=root-2027.pem
   piship repo rotate-root /srv/hello --key root.pem --key online.pem --new-key targets=release-2027.pem
   piship repo rotate-root /srv/hello --key root.pem`,
-		Args: exactArgs("DIR"),
+		Args: cli.ExactArgs("DIR"),
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(runRepoRotateRoot(e, args[0], keys, newKeys, thresholds, revoke))
+			return cli.Done(runRepoRotateRoot(e, args[0], keys, newKeys, thresholds, revoke))
 		},
 	}
 	c.Flags().StringArrayVar(&keys, "key", nil, "signing key `FILE` (repeatable: root N's root keys, and the online keys of the roles signed again; required)")
@@ -237,33 +238,33 @@ new keys in the same command, so installations trusting root N follow without a 
 	return c
 }
 
-func runRepoRotateRoot(e *env, dir string, keyFiles, newKeyFlags, thresholdFlags, revoke []string) int {
+func runRepoRotateRoot(e *cli.Env, dir string, keyFiles, newKeyFlags, thresholdFlags, revoke []string) int {
 	signers, code := readKeys(e, "repo rotate-root", keyFiles)
-	if code != exitOK {
+	if code != cli.ExitOK {
 		return code
 	}
 	change := tuf.RootChange{Keys: tuf.Roles[[]ed25519.PublicKey]{}, Revoke: revoke}
 	for _, f := range newKeyFlags {
 		role, file, err := roleValue("--new-key", f, "FILE")
 		if err != nil {
-			return usageErr(e, codeUsage, "%v", err)
+			return cli.UsageErr(e, cli.CodeUsage, "%v", err)
 		}
 		k, err := tuf.ReadKey(file)
 		if err != nil {
-			return failIn(e, "repo rotate-root", err)
+			return cli.FailIn(e, "repo rotate-root", err)
 		}
 		change.Keys[role] = append(change.Keys[role], k.Private.Public().(ed25519.PublicKey))
 		signers = append(signers, k)
 	}
 	th, code := thresholdsOf(e, thresholdFlags)
-	if code != exitOK {
+	if code != cli.ExitOK {
 		return code
 	}
 	change.Thresholds = th
 	return rotate(e, "repo rotate-root", dir, change, signers)
 }
 
-func repoRotateKeyCmd(e *env) *cobra.Command {
+func repoRotateKeyCmd(e *cli.Env) *cobra.Command {
 	var keys, newKeys []string
 	var role string
 	var threshold int
@@ -279,9 +280,9 @@ installation pushed ahead by the attacker recovers only when the keys of the rol
 fast-forwarded on change.`,
 		Example: `  piship repo rotate-key /srv/hello --role targets --new-key release-2027.pem --key root.pem --key online.pem
   piship repo rotate-key /srv/hello --role timestamp --new-key online-2027.pem --key root.pem --key online.pem`,
-		Args: exactArgs("DIR"),
+		Args: cli.ExactArgs("DIR"),
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(runRepoRotateKey(e, args[0], role, newKeys, threshold, keys))
+			return cli.Done(runRepoRotateKey(e, args[0], role, newKeys, threshold, keys))
 		},
 	}
 	c.Flags().StringVar(&role, "role", "", "`ROLE` whose keys change: targets, snapshot, timestamp or root (required)")
@@ -294,19 +295,19 @@ fast-forwarded on change.`,
 	return c
 }
 
-func runRepoRotateKey(e *env, dir, role string, newKeyFiles []string, threshold int, keyFiles []string) int {
+func runRepoRotateKey(e *cli.Env, dir, role string, newKeyFiles []string, threshold int, keyFiles []string) int {
 	if !isRole(role) {
-		return usageErr(e, codeUsage, "--role %q: a role is %s", role, strings.Join(tufRoles, ", "))
+		return cli.UsageErr(e, cli.CodeUsage, "--role %q: a role is %s", role, strings.Join(tufRoles, ", "))
 	}
 	if threshold < 0 {
-		return usageErr(e, codeUsage, "--threshold %d: a threshold is at least 1", threshold)
+		return cli.UsageErr(e, cli.CodeUsage, "--threshold %d: a threshold is at least 1", threshold)
 	}
 	signers, code := readKeys(e, "repo rotate-key", keyFiles)
-	if code != exitOK {
+	if code != cli.ExitOK {
 		return code
 	}
 	newKeys, code := readKeys(e, "repo rotate-key", newKeyFiles)
-	if code != exitOK {
+	if code != cli.ExitOK {
 		return code
 	}
 	change := tuf.RootChange{Keys: tuf.Roles[[]ed25519.PublicKey]{}}
@@ -319,7 +320,7 @@ func runRepoRotateKey(e *env, dir, role string, newKeyFiles []string, threshold 
 	return rotate(e, "repo rotate-key", dir, change, append(signers, newKeys...))
 }
 
-func repoRevokeCmd(e *env) *cobra.Command {
+func repoRevokeCmd(e *cli.Env) *cobra.Command {
 	var keys, ids []string
 	c := &cobra.Command{
 		Use:   "revoke DIR --key-id KEYID... --key FILE...",
@@ -329,9 +330,9 @@ repository in DIR, by a root rotation signed by root N's root keys (--key), and 
 roles they were in again. A role left with fewer keys than its threshold is refused: add
 its new keys first (repo rotate-key).`,
 		Example: `  piship repo revoke /srv/hello --key-id 5f1c0e... --key root.pem --key online.pem`,
-		Args:    exactArgs("DIR"),
+		Args:    cli.ExactArgs("DIR"),
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(runRepoRevoke(e, args[0], ids, keys))
+			return cli.Done(runRepoRevoke(e, args[0], ids, keys))
 		},
 	}
 	c.Flags().StringArrayVar(&ids, "key-id", nil, "TUF `KEYID` to revoke (repeatable; required)")
@@ -341,29 +342,29 @@ its new keys first (repo rotate-key).`,
 	return c
 }
 
-func runRepoRevoke(e *env, dir string, ids, keyFiles []string) int {
+func runRepoRevoke(e *cli.Env, dir string, ids, keyFiles []string) int {
 	signers, code := readKeys(e, "repo revoke", keyFiles)
-	if code != exitOK {
+	if code != cli.ExitOK {
 		return code
 	}
 	return rotate(e, "repo revoke", dir, tuf.RootChange{Revoke: ids}, signers)
 }
 
 // rotate is every command that writes a new root: one RotateRoot.
-func rotate(e *env, what, dir string, change tuf.RootChange, signers []tuf.Key) int {
+func rotate(e *cli.Env, what, dir string, change tuf.RootChange, signers []tuf.Key) int {
 	r, err := tuf.Open(dir)
 	if err != nil {
-		return failIn(e, what, err)
+		return cli.FailIn(e, what, err)
 	}
 	from := r.Root.Signed.Version
 	if err := r.RotateRoot(change, signers); err != nil {
-		return failIn(e, what, err)
+		return cli.FailIn(e, what, err)
 	}
-	fmt.Fprintf(e.stdout, "repository %s: root %d -> %d; %s\n", dir, from, r.Root.Signed.Version, versions(r))
-	return exitOK
+	fmt.Fprintf(e.Stdout, "repository %s: root %d -> %d; %s\n", dir, from, r.Root.Signed.Version, versions(r))
+	return cli.ExitOK
 }
 
-func repoStatusCmd(e *env) *cobra.Command {
+func repoStatusCmd(e *cli.Env) *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "status DIR",
@@ -373,34 +374,34 @@ each role's version, expiry, threshold and TUF key ids, and the releases by chan
 is verified or written; run it before a refresh is due.`,
 		Example: `  piship repo status /srv/hello
   piship repo status /srv/hello --json`,
-		Args: exactArgs("DIR"),
+		Args: cli.ExactArgs("DIR"),
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(runRepoStatus(e, args[0], asJSON))
+			return cli.Done(runRepoStatus(e, args[0], asJSON))
 		},
 	}
-	jsonFlag(c, &asJSON)
+	cli.JSONFlag(c, &asJSON)
 	return c
 }
 
-func runRepoStatus(e *env, dir string, asJSON bool) int {
+func runRepoStatus(e *cli.Env, dir string, asJSON bool) int {
 	r, err := tuf.Open(dir)
 	if err != nil {
-		return failIn(e, "repo status", err)
+		return cli.FailIn(e, "repo status", err)
 	}
 	root, err := r.RootBytes(1)
 	if err != nil {
-		return failIn(e, "repo status", err)
+		return cli.FailIn(e, "repo status", err)
 	}
-	doc := pipelines.RepoStatusJSON(dir, tuf.RootSHA256(root), r.Status())
+	doc := RepoStatusJSON(dir, tuf.RootSHA256(root), r.Status())
 	if asJSON {
-		printJSON(e, doc)
-		return exitOK
+		cli.PrintJSON(e, doc)
+		return cli.ExitOK
 	}
-	printRepoStatus(e.stdout, doc)
-	return exitOK
+	printRepoStatus(e.Stdout, doc)
+	return cli.ExitOK
 }
 
-func printRepoStatus(w io.Writer, d pipelines.RepoStatusDoc) {
+func printRepoStatus(w io.Writer, d RepoStatusDoc) {
 	fmt.Fprintf(w, "repository %s\nroot 1 sha256:%s\n", d.Dir, d.InitialRootSHA256)
 	// Keys by name; the ids (what repo revoke --key-id takes) once each,
 	// below.
@@ -441,34 +442,34 @@ func versions(r *tuf.Repository) string {
 
 // readKeys reads key files as tuf.ReadKey does (a missing or foreign
 // file is CONFIG_INVALID naming it).
-func readKeys(e *env, what string, files []string) ([]tuf.Key, int) {
+func readKeys(e *cli.Env, what string, files []string) ([]tuf.Key, int) {
 	var keys []tuf.Key
 	for _, f := range files {
 		k, err := tuf.ReadKey(f)
 		if err != nil {
-			return nil, failIn(e, what, err)
+			return nil, cli.FailIn(e, what, err)
 		}
 		keys = append(keys, k)
 	}
-	return keys, exitOK
+	return keys, cli.ExitOK
 }
 
 // thresholdsOf parses --threshold ROLE=N flags (a command line mistake is
 // USAGE_INVALID).
-func thresholdsOf(e *env, flags []string) (tuf.Roles[int], int) {
+func thresholdsOf(e *cli.Env, flags []string) (tuf.Roles[int], int) {
 	th := tuf.Roles[int]{}
 	for _, f := range flags {
 		role, v, err := roleValue("--threshold", f, "N")
 		if err != nil {
-			return nil, usageErr(e, codeUsage, "%v", err)
+			return nil, cli.UsageErr(e, cli.CodeUsage, "%v", err)
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			return nil, usageErr(e, codeUsage, "--threshold %s: N is a whole number of keys, at least 1", f)
+			return nil, cli.UsageErr(e, cli.CodeUsage, "--threshold %s: N is a whole number of keys, at least 1", f)
 		}
 		th[role] = n
 	}
-	return th, exitOK
+	return th, cli.ExitOK
 }
 
 // roleValue splits a ROLE=VALUE flag value.

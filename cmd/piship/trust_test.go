@@ -57,7 +57,7 @@ func TestRepoCommandsEndToEnd(t *testing.T) {
 	key := func(name string) string {
 		t.Helper()
 		p := filepath.Join(dir, name+".pem")
-		if code, _, stderr := cli(t, nil, "keygen", p, "--id", name); code != exitOK {
+		if code, _, stderr := piship(t, nil, "keygen", p, "--id", name); code != exitOK {
 			t.Fatalf("keygen %s: exit %d\n%s", name, code, stderr)
 		}
 		return p
@@ -65,7 +65,7 @@ func TestRepoCommandsEndToEnd(t *testing.T) {
 	root1, release1, online, root2, release2 := key("root-1"), key("release-1"), key("online"), key("root-2"), key("release-2")
 	run := func(want int, args ...string) (string, string) {
 		t.Helper()
-		code, stdout, stderr := cli(t, nil, args...)
+		code, stdout, stderr := piship(t, nil, args...)
 		if code != want {
 			t.Fatalf("piship %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, want, stdout, stderr)
 		}
@@ -122,7 +122,7 @@ func TestRepoCommandsEndToEnd(t *testing.T) {
 		t.Errorf("repo rotate-root printed:\n%s", out)
 	}
 
-	code, stdout, stderr := cli(t, nil, "repo", "status", repo, "--json")
+	code, stdout, stderr := piship(t, nil, "repo", "status", repo, "--json")
 	var st struct {
 		Schema, InitialRootSHA256 string
 		Roles                     []struct {

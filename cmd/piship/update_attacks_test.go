@@ -42,12 +42,12 @@ func TestUpdateRefusesTUFAttacks(t *testing.T) {
 	root := t.TempDir()
 	base := buildEnv(t)
 	key := filepath.Join(root, "release.pem")
-	if code, out, stderr := cli(t, base, "keygen", key, "--id", "k1"); code != exitOK {
+	if code, out, stderr := piship(t, base, "keygen", key, "--id", "k1"); code != exitOK {
 		t.Fatalf("keygen: %d %s%s", code, out, stderr)
 	}
 	initRepo := func(dir, key string) string {
 		t.Helper()
-		code, out, stderr := cli(t, base, "repo", "init", dir, "--key", "root="+key, "--key", "targets="+key, "--key", "snapshot="+key, "--key", "timestamp="+key)
+		code, out, stderr := piship(t, base, "repo", "init", dir, "--key", "root="+key, "--key", "targets="+key, "--key", "snapshot="+key, "--key", "timestamp="+key)
 		pin := regexp.MustCompile(`root 1 sha256:([0-9a-f]{64})`).FindStringSubmatch(out)
 		if code != exitOK || pin == nil {
 			t.Fatalf("repo init %s: %d %s%s", dir, code, out, stderr)
@@ -61,7 +61,7 @@ func TestUpdateRefusesTUFAttacks(t *testing.T) {
 		dir := copyDist(t, "hello")
 		hcl, _ := os.ReadFile(filepath.Join(dir, "distribution.hcl"))
 		writeFile(t, dir, "distribution.hcl", fixture.WithUpdates(string(hcl), v, "https://updates.example.invalid/hello/", pin))
-		if code, _, stderr := cli(t, base, "lock", dir); code != exitOK {
+		if code, _, stderr := piship(t, base, "lock", dir); code != exitOK {
 			t.Fatalf("lock: %s", stderr)
 		}
 		mustRelease(t, base, dir)
@@ -69,7 +69,7 @@ func TestUpdateRefusesTUFAttacks(t *testing.T) {
 	}
 	add := func(dir, key, archive string) {
 		t.Helper()
-		if code, _, stderr := cli(t, base, "repo", "add", dir, archive, "--key", key); code != exitOK {
+		if code, _, stderr := piship(t, base, "repo", "add", dir, archive, "--key", key); code != exitOK {
 			t.Fatalf("repo add %s: %s", archive, stderr)
 		}
 	}
@@ -82,7 +82,7 @@ func TestUpdateRefusesTUFAttacks(t *testing.T) {
 
 	// Another publisher's repository offering the same release.
 	otherKey := filepath.Join(root, "other.pem")
-	if code, _, stderr := cli(t, base, "keygen", otherKey, "--id", "k2"); code != exitOK {
+	if code, _, stderr := piship(t, base, "keygen", otherKey, "--id", "k2"); code != exitOK {
 		t.Fatalf("keygen: %s", stderr)
 	}
 	other := filepath.Join(root, "other")
@@ -130,7 +130,7 @@ func TestUpdateRefusesTUFAttacks(t *testing.T) {
 			"PISHIP_BIN_HOME": filepath.Join(root, name, "b"), "PISHIP_STATE_HOME": filepath.Join(root, name, "s")} {
 			env[k] = v
 		}
-		if code, _, stderr := cli(t, env, "install", archives[first]); code != exitOK {
+		if code, _, stderr := piship(t, env, "install", archives[first]); code != exitOK {
 			t.Fatalf("install %s: %s", first, stderr)
 		}
 		return env
@@ -151,7 +151,7 @@ func TestUpdateRefusesTUFAttacks(t *testing.T) {
 	updatedFrom := func(name string) map[string]string {
 		t.Helper()
 		env := home(name, "1.0.0")
-		if code, _, stderr := cli(t, env, "update", "hello", "--from", repo); code != exitOK {
+		if code, _, stderr := piship(t, env, "update", "hello", "--from", repo); code != exitOK {
 			t.Fatalf("update from the good repository: %s", stderr)
 		}
 		return env
@@ -166,7 +166,7 @@ func TestUpdateRefusesTUFAttacks(t *testing.T) {
 	keygen := func(name string) (string, tuf.Key) {
 		t.Helper()
 		p := filepath.Join(root, name+".pem")
-		if code, _, stderr := cli(t, base, "keygen", p, "--id", name); code != exitOK {
+		if code, _, stderr := piship(t, base, "keygen", p, "--id", name); code != exitOK {
 			t.Fatalf("keygen %s: %s", name, stderr)
 		}
 		k, err := tuf.ReadKey(p)
@@ -197,7 +197,7 @@ func TestUpdateRefusesTUFAttacks(t *testing.T) {
 	}
 	mustCLI := func(args ...string) string {
 		t.Helper()
-		code, out, stderr := cli(t, base, args...)
+		code, out, stderr := piship(t, base, args...)
 		if code != exitOK {
 			t.Fatalf("%s: exit %d\n%s%s", strings.Join(args[:2], " "), code, out, stderr)
 		}
@@ -318,7 +318,7 @@ func TestUpdateRefusesTUFAttacks(t *testing.T) {
 	}
 	for _, c := range cases {
 		before, store := active(c.env), trusted(c.env)
-		code, out, stderr := cli(t, c.env, "update", "hello", "--from", c.from)
+		code, out, stderr := piship(t, c.env, "update", "hello", "--from", c.from)
 		if code != exitFailed || !strings.Contains(stderr, "UPDATE_FAILED") {
 			t.Errorf("%s: exit %d, want %d with UPDATE_FAILED\n%s%s", c.name, code, exitFailed, out, stderr)
 			continue
@@ -347,14 +347,14 @@ func TestUpdateRefusesTUFAttacks(t *testing.T) {
 		republish(r, k1)
 	})
 	pushed := home("pushed", "1.0.0")
-	if code, out, stderr := cli(t, pushed, "update", "hello", "--from", ff); code != exitOK || active(pushed) != "1.0.1" {
+	if code, out, stderr := piship(t, pushed, "update", "hello", "--from", ff); code != exitOK || active(pushed) != "1.0.1" {
 		t.Fatalf("update from the fast-forwarded repository: exit %d, active %s\n%s%s", code, active(pushed), out, stderr)
 	}
 	// The publisher rotates only the targets key: the installation still
 	// trusts timestamp 999, which k1 signs under root 2 too.
 	k5, _ := keygen("k5")
 	mustCLI("repo", "rotate-key", legit, "--role", "targets", "--new-key", k5, "--key", key)
-	code, out, stderr := cli(t, pushed, "update", "hello", "--from", legit)
+	code, out, stderr := piship(t, pushed, "update", "hello", "--from", legit)
 	if code != exitFailed || !strings.Contains(stderr, "UPDATE_FAILED") || !strings.Contains(stderr, "timestamp version rolled back from 999 to 4") {
 		t.Errorf("after rotating only the targets key: exit %d, want %d with UPDATE_FAILED naming the timestamp rollback\n%s%s", code, exitFailed, out, stderr)
 	} else {
@@ -366,13 +366,13 @@ func TestUpdateRefusesTUFAttacks(t *testing.T) {
 	// Rotating the snapshot and timestamp keys too recovers: the trusted
 	// metadata root 3's keys do not sign is discarded.
 	mustCLI("repo", "rotate-root", legit, "--key", key, "--new-key", "snapshot="+k5, "--new-key", "timestamp="+k5)
-	code, out, stderr = cli(t, pushed, "update", "hello", "--from", legit)
+	code, out, stderr = piship(t, pushed, "update", "hello", "--from", legit)
 	if code != exitOK || !strings.Contains(out, "hello 1.0.1 is up to date") || active(pushed) != "1.0.1" {
 		t.Errorf("after rotating the snapshot and timestamp keys: exit %d, active %s, want up to date on 1.0.1\n%s%s", code, active(pushed), out, stderr)
 	} else {
 		t.Logf("fast-forward recovered: %s", strings.TrimSpace(out))
 	}
-	if code, out, _ := cli(t, pushed, "doctor", "hello"); code != exitOK || !strings.Contains(out, "root 3") {
+	if code, out, _ := piship(t, pushed, "doctor", "hello"); code != exitOK || !strings.Contains(out, "root 3") {
 		t.Errorf("doctor after the recovery: exit %d, want trusted root 3:\n%s", code, out)
 	}
 
@@ -383,23 +383,23 @@ func TestUpdateRefusesTUFAttacks(t *testing.T) {
 	signer := key
 	for i, k := range []string{"k3", "k4"} {
 		next := filepath.Join(root, k+".pem")
-		if code, _, stderr := cli(t, base, "keygen", next, "--id", k); code != exitOK {
+		if code, _, stderr := piship(t, base, "keygen", next, "--id", k); code != exitOK {
 			t.Fatalf("keygen: %s", stderr)
 		}
 		args := []string{"repo", "rotate-root", rot, "--key", signer}
 		for _, role := range []string{"root", "targets", "snapshot", "timestamp"} {
 			args = append(args, "--new-key", role+"="+next)
 		}
-		if code, out, stderr := cli(t, base, args...); code != exitOK {
+		if code, out, stderr := piship(t, base, args...); code != exitOK {
 			t.Fatalf("rotation %d: %d %s%s", i+2, code, out, stderr)
 		}
 		signer = next
 	}
 	walker := home("walker", "1.0.0")
-	if code, out, stderr := cli(t, walker, "update", "hello", "--from", rot); code != exitOK || active(walker) != "1.0.1" {
+	if code, out, stderr := piship(t, walker, "update", "hello", "--from", rot); code != exitOK || active(walker) != "1.0.1" {
 		t.Fatalf("update through roots 2 and 3: exit %d, active %s\n%s%s", code, active(walker), out, stderr)
 	}
-	if code, out, _ := cli(t, walker, "doctor", "hello"); code != exitOK || !strings.Contains(out, "root 3") {
+	if code, out, _ := piship(t, walker, "doctor", "hello"); code != exitOK || !strings.Contains(out, "root 3") {
 		t.Errorf("doctor after the walk: exit %d, want trusted root 3:\n%s", code, out)
 	}
 	// Refused by install after TUF accepted the metadata and the archive:
@@ -508,12 +508,12 @@ func TestUpdateRefusesTUFAttacks(t *testing.T) {
 		before := tree(ih)
 		if _, ok := before["/trust/hello"]; !ok {
 			// The installation trusts a store already: an update of it moves.
-			if code, _, stderr := cli(t, env, "update", "hello", "--from", repoOld); code != exitOK {
+			if code, _, stderr := piship(t, env, "update", "hello", "--from", repoOld); code != exitOK {
 				t.Fatalf("%s: update to trust a store first: %s", c.name, stderr)
 			}
 			before = tree(ih)
 		}
-		code, out, stderr := cli(t, env, "update", "hello", "--from", c.from)
+		code, out, stderr := piship(t, env, "update", "hello", "--from", c.from)
 		if code != exitFailed || !strings.Contains(stderr, "INTEGRITY_FAILED") || !strings.Contains(stderr, c.rule) {
 			t.Errorf("%s: exit %d, want %d with INTEGRITY_FAILED naming %s\n%s%s", c.name, code, exitFailed, c.rule, out, stderr)
 			continue

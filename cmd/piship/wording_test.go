@@ -53,7 +53,7 @@ func TestPrintedWording(t *testing.T) {
 			[]string{`pi_packages`, `search_tools`}},
 	} {
 		t.Run(row.name, func(t *testing.T) {
-			code, stdout, stderr := cli(t, env, row.args...)
+			code, stdout, stderr := piship(t, env, row.args...)
 			out := stdout + stderr
 			if code != row.code {
 				t.Errorf("piship %s: exit %d, want %d\n%s", strings.Join(row.args, " "), code, row.code, out)

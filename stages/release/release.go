@@ -177,3 +177,9 @@ func HashTools(releaseDir string) ([]ToolDigest, error) {
 func IsShippedTool(p string) bool {
 	return slices.Contains(distribution.ShippedTools(), p)
 }
+
+// SelfBinaryEnv names, in the run's environment (inv.Getenv), the path of
+// the piship binary releases ship: the running piship command, as its
+// main passes it to the run (not tests that run the CLI in-process, whose
+// executable is a test binary). Empty ships nothing.
+const SelfBinaryEnv = "PISHIP_SELF_BINARY"

@@ -182,8 +182,8 @@ func TestSetupRejectsBadConfiguration(t *testing.T) {
 	}{
 		{
 			name:    "unknown protocol",
-			env:     map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"},
-			wantErr: []string{"OTEL_EXPORTER_OTLP_PROTOCOL", `"http/json"`, `"http/protobuf"`, `"grpc"`},
+			env:     map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/xml"},
+			wantErr: []string{"OTEL_EXPORTER_OTLP_PROTOCOL", `"http/xml"`, `"http/protobuf"`, `"grpc"`},
 		},
 		{
 			name:    "unknown traces protocol",

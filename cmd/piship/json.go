@@ -1,118 +1,24 @@
-package pipelines
-
-// This file holds the documents `piship COMMAND --json` prints, one struct
-// per schema (docs/json.md documents each): "schema" first, camelCase keys,
-// struct field order, lists sorted where the source is a map, no temporary
-// paths. A command prints one of them, indented, as the only thing on
-// stdout; a failure prints ErrorDoc with the command's schema.
+package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"io"
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 
 	"piship.dev/piship/cache"
+	"piship.dev/piship/cmd/internal/cli"
 	"piship.dev/piship/graph"
 	"piship.dev/piship/graph/diag"
-	"piship.dev/piship/stages/home"
+	"piship.dev/piship/pipelines"
 	"piship.dev/piship/stages/stage"
-	"piship.dev/piship/stages/stage/errcode"
 	"piship.dev/piship/stages/tuf"
 	"piship.dev/piship/stages/verify"
 )
 
-// Schema is the schema name of command's document: piship-<command>/v1,
-// the words of a subcommand joined by "-" (cache prune: piship-cache-prune/v1).
-func Schema(command string) string {
-	if strings.TrimSpace(command) == "" {
-		return "piship/v1"
-	}
-	return "piship-" + strings.Join(strings.Fields(command), "-") + "/v1"
-}
-
-// WriteJSON prints doc indented by two spaces, with a final newline.
-func WriteJSON(w io.Writer, doc any) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		b.Reset()
-		_ = json.NewEncoder(&b).Encode(ErrorDoc{Schema: "piship/v1", Error: ErrorInfo{Code: "INTERNAL", Message: err.Error()}})
-	}
-	WriteAll(w, b.String())
-}
-
-// ErrorDoc is what a command with --json prints when it failed without a
-// document of its own.
-type ErrorDoc struct {
-	Schema string    `json:"schema"`
-	Error  ErrorInfo `json:"error"`
-}
-
-// ErrorInfo is a failure: its searchable code and the message after it.
-type ErrorInfo struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-// codeLine is a line of stderr that carries an error code: "piship: CODE: message",
-// "CODE: message" or "stage x: CODE: message".
-var codeLine = regexp.MustCompile(`^(?:piship: )?(?:[^:]*: ){0,3}?([A-Z][A-Z0-9]*_[A-Z0-9_]+): (.*)$`)
-
-// FailureLog passes a command's stderr through and keeps its last line
-// that carries an error code: the failure the command ended with (piship
-// prints the failing verdict or error as the last such line).
-type FailureLog struct {
-	W    io.Writer
-	mu   sync.Mutex
-	part []byte
-	last *ErrorInfo
-}
-
-func (f *FailureLog) Write(p []byte) (int, error) {
-	f.mu.Lock()
-	f.part = append(f.part, p...)
-	for {
-		i := bytes.IndexByte(f.part, '\n')
-		if i < 0 {
-			break
-		}
-		f.scan(string(f.part[:i]))
-		f.part = f.part[i+1:]
-	}
-	f.mu.Unlock()
-	return f.W.Write(p)
-}
-
-func (f *FailureLog) scan(line string) {
-	if m := codeLine.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
-		f.last = &ErrorInfo{Code: m[1], Message: m[2]}
-	}
-}
-
-// Error is the failure the command printed last; without one, a code from
-// the exit code (USAGE_INVALID for ExitUsage, FAILED otherwise) and msg.
-func (f *FailureLog) Error(code int, msg string) ErrorInfo {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.part) > 0 {
-		f.scan(string(f.part))
-	}
-	if f.last != nil {
-		return *f.last
-	}
-	if code == ExitUsage {
-		return ErrorInfo{Code: errcode.UsageInvalid, Message: msg}
-	}
-	return ErrorInfo{Code: "FAILED", Message: msg}
-}
+// The --json documents of piship's developer commands (docs/json.md);
+// the consumer commands' and the shared ones are in cmd/internal/cli.
 
 // BuildDoc is piship-build/v1.
 type BuildDoc struct {
@@ -131,8 +37,8 @@ type BuildDoc struct {
 }
 
 // JSON is the build as piship-build/v1.
-func (b *Built) JSON() BuildDoc {
-	return BuildDoc{Schema: Schema("build"), ID: b.ID, Version: b.Version, Payload: b.Final, Bundled: b.Bundled, Stripped: b.Stripped,
+func buildJSON(b *pipelines.Built) BuildDoc {
+	return BuildDoc{Schema: cli.Schema("build"), ID: b.ID, Version: b.Version, Payload: b.Final, Bundled: b.Bundled, Stripped: b.Stripped,
 		Reuse: b.Reuse, Files: b.Files, Bytes: b.Bytes, RuntimeCache: b.RuntimeCache, BundleCache: b.BundleCache, Seconds: b.Total.Seconds()}
 }
 
@@ -152,9 +58,9 @@ type ReleaseDoc struct {
 }
 
 // JSON is the release as piship-release/v1.
-func (r *Released) JSON() ReleaseDoc {
+func releaseJSON(r *pipelines.Released) ReleaseDoc {
 	dir := strings.TrimSuffix(r.Path, "/"+r.Name)
-	d := ReleaseDoc{Schema: Schema("release"), Name: r.Name, Path: r.Path, Archive: dir + "/" + r.Name + ".tar.gz", Files: r.Files,
+	d := ReleaseDoc{Schema: cli.Schema("release"), Name: r.Name, Path: r.Path, Archive: dir + "/" + r.Name + ".tar.gz", Files: r.Files,
 		ArchiveBytes: r.ArchiveBytes, SHA256: r.SHA256, RuntimeCache: r.RuntimeCache, BuildInfo: dir + "/" + r.Name + ".build-info.json",
 		Seconds: r.Total.Seconds()}
 	if r.BuildInfoErr != nil {
@@ -188,109 +94,13 @@ var verifyTemp = regexp.MustCompile(`[^\s"']*piship-verify-[0-9]+/release/?`)
 // VerifyReleaseJSON is rep as piship-verify-release/v1; source is the
 // path the user passed.
 func VerifyReleaseJSON(rep *verify.Report, source string) VerifyReleaseDoc {
-	d := VerifyReleaseDoc{Schema: Schema("verify-release"), Source: source, Release: rep.Release, SHA256: rep.SHA256, OK: rep.OK,
+	d := VerifyReleaseDoc{Schema: cli.Schema("verify-release"), Source: source, Release: rep.Release, SHA256: rep.SHA256, OK: rep.OK,
 		Checks: []VerifyCheck{}}
 	for _, c := range rep.Checks {
 		d.Checks = append(d.Checks, VerifyCheck{Name: c.Name, File: verifyTemp.ReplaceAllString(c.File, ""), OK: c.OK,
 			Detail: verifyTemp.ReplaceAllString(c.Detail, "")})
 	}
 	return d
-}
-
-// InstallDoc is piship-install/v1.
-type InstallDoc struct {
-	Schema  string  `json:"schema"`
-	ID      string  `json:"id"`
-	Version string  `json:"version"`
-	Command string  `json:"command"`
-	Reused  bool    `json:"reused"`
-	Files   int64   `json:"files"`
-	Bytes   int64   `json:"bytes"`
-	Linked  int64   `json:"linked"`
-	Seconds float64 `json:"seconds"`
-	// PathHint is the line to add to the shell's profile when the bin home
-	// is not on PATH ("" when it is).
-	PathHint string `json:"pathHint"`
-}
-
-// JSON is the install as piship-install/v1, with hint the PATH hint.
-func (in *Installed) JSON(hint string) InstallDoc {
-	return InstallDoc{Schema: Schema("install"), ID: in.ID, Version: in.Version, Command: in.Command, Reused: in.Reused, Files: in.Files,
-		Bytes: in.Bytes, Linked: in.Linked, Seconds: in.Total.Seconds(), PathHint: hint}
-}
-
-// UpdateDoc is piship-update/v1 (update and update --check).
-type UpdateDoc struct {
-	Schema    string  `json:"schema"`
-	ID        string  `json:"id"`
-	Check     bool    `json:"check"`     // --check: nothing was changed
-	Available bool    `json:"available"` // the channel has a newer version
-	Updated   bool    `json:"updated"`   // this run installed it
-	Current   string  `json:"current"`
-	Version   string  `json:"version"`
-	Channel   string  `json:"channel"`
-	Root      int64   `json:"root"`      // the trusted TUF root version
-	Timestamp int64   `json:"timestamp"` // the trusted timestamp version
-	Bytes     int64   `json:"bytes"`
-	Linked    int64   `json:"linked"`
-	Seconds   float64 `json:"seconds"`
-}
-
-// JSON is the update as piship-update/v1.
-func (u *Updated) JSON(id string, check bool) UpdateDoc {
-	return UpdateDoc{Schema: Schema("update"), ID: id, Check: check, Available: u.Available, Updated: u.Available && !check,
-		Current: u.Current, Version: u.Version, Channel: u.Channel, Root: u.Root, Timestamp: u.Timestamp, Bytes: u.Bytes, Linked: u.Linked, Seconds: u.Total.Seconds()}
-}
-
-// RollbackDoc is piship-rollback/v1.
-type RollbackDoc struct {
-	Schema string `json:"schema"`
-	ID     string `json:"id"`
-	From   string `json:"from"`
-	Active string `json:"active"`
-}
-
-// JSON is the rollback as piship-rollback/v1.
-func (r *RolledBack) JSON(id string) RollbackDoc {
-	return RollbackDoc{Schema: Schema("rollback"), ID: id, From: r.From, Active: r.Active}
-}
-
-// RepairDoc is piship-repair/v1.
-type RepairDoc struct {
-	Schema   string   `json:"schema"`
-	ID       string   `json:"id"`
-	Version  string   `json:"version"`
-	Source   string   `json:"source"`
-	Restored []string `json:"restored"`
-	Removed  []string `json:"removed"`
-	Modes    []string `json:"modes"`
-	Records  []string `json:"records"`
-}
-
-// RepairJSON is res as piship-repair/v1 (lists sorted, never null).
-func RepairJSON(res *home.RepairResult) RepairDoc {
-	return RepairDoc{Schema: Schema("repair"), ID: res.ID, Version: res.Version, Source: res.Source, Restored: sorted(res.Restored), Removed: sorted(res.Removed),
-		Modes: sorted(res.Modes), Records: sorted(res.Records)}
-}
-
-// UninstallDoc is piship-uninstall/v1.
-type UninstallDoc struct {
-	Schema  string   `json:"schema"`
-	ID      string   `json:"id"`
-	Purge   bool     `json:"purge"`
-	Removed []string `json:"removed"`
-	Kept    []string `json:"kept"`
-}
-
-// UninstallJSON is res as piship-uninstall/v1 (lists sorted, never null).
-func UninstallJSON(id string, purge bool, res *home.UninstallResult) UninstallDoc {
-	return UninstallDoc{Schema: Schema("uninstall"), ID: id, Purge: purge, Removed: sorted(res.Removed), Kept: sorted(res.Kept)}
-}
-
-func sorted(s []string) []string {
-	out := append([]string{}, s...)
-	sort.Strings(out)
-	return out
 }
 
 // ValidateDoc is piship-validate/v1: terraform validate -json's document
@@ -331,8 +141,8 @@ type PosJSON struct {
 }
 
 // ValidateJSON is the validation v of srcs.
-func ValidateJSON(srcs []*Source, v Validation) ValidateDoc {
-	d := ValidateDoc{Schema: Schema("validate"), OK: v.Failed == 0, Pipelines: v.Count, Files: []string{}, Diagnostics: []DiagJSON{}}
+func ValidateJSON(srcs []*pipelines.Source, v pipelines.Validation) ValidateDoc {
+	d := ValidateDoc{Schema: cli.Schema("validate"), OK: v.Failed == 0, Pipelines: v.Count, Files: []string{}, Diagnostics: []DiagJSON{}}
 	for _, s := range srcs {
 		d.Files = append(d.Files, s.Name)
 	}
@@ -377,7 +187,7 @@ type KindDoc struct {
 
 // StagesJSON documents kinds (attributes and outputs sorted by name).
 func StagesJSON(kinds []stage.Kind) StagesDoc {
-	d := StagesDoc{Schema: Schema("stages"), Kinds: []KindDoc{}}
+	d := StagesDoc{Schema: cli.Schema("stages"), Kinds: []KindDoc{}}
 	for _, k := range kinds {
 		_, cacheable := k.(stage.Cacheable)
 		// Copies: sorting must not reorder the kind's own declarations.
@@ -419,7 +229,7 @@ type GraphEdge struct {
 
 // GraphJSON is g's nodes in declaration order.
 func GraphJSON(g *graph.Graph) GraphDoc {
-	d := GraphDoc{Schema: Schema("graph"), Pipeline: g.Name, File: g.File, Nodes: []GraphNode{}, Verdicts: []string{}}
+	d := GraphDoc{Schema: cli.Schema("graph"), Pipeline: g.Name, File: g.File, Nodes: []GraphNode{}, Verdicts: []string{}}
 	order := map[*graph.Stage]int{}
 	for i, s := range g.VerdictOrder {
 		order[s] = i + 1
@@ -451,7 +261,7 @@ type CachePruneDoc struct {
 // CachePruneJSON is a prune of the action cache (rep) and of the store
 // (g, nil without a store) as piship-cache-prune/v1.
 func CachePruneJSON(rep cache.PruneReport, g *cache.GCResult) CachePruneDoc {
-	d := CachePruneDoc{Schema: Schema("cache prune"), Cache: CachePruneCache{Entries: rep.Entries, Removed: rep.Removed,
+	d := CachePruneDoc{Schema: cli.Schema("cache prune"), Cache: CachePruneCache{Entries: rep.Entries, Removed: rep.Removed,
 		BytesBefore: rep.BytesBefore, BytesAfter: rep.BytesAfter}}
 	if g != nil {
 		d.Store = &CachePruneStore{Objects: g.Objects, Removed: g.Removed, Bytes: g.Bytes}
@@ -472,19 +282,6 @@ type CachePruneStore struct {
 	Objects int   `json:"objects"`
 	Removed int   `json:"removed"`
 	Bytes   int64 `json:"bytes"`
-}
-
-// VersionDoc is piship-version/v1.
-type VersionDoc struct {
-	Schema     string `json:"schema"`
-	Version    string `json:"version"`
-	Commit     string `json:"commit"` // "" when unknown
-	CommitDate string `json:"commitDate"`
-	Modified   bool   `json:"modified"`
-	Go         string `json:"go"`
-	OS         string `json:"os"`
-	Arch       string `json:"arch"`
-	Build      string `json:"build"` // the build digest (sha256 of the executable)
 }
 
 // RepoStatusDoc is piship-repo-status/v1: a TUF repository as published
@@ -527,7 +324,7 @@ type RepoRelease struct {
 // RepoStatusJSON is st as piship-repo-status/v1; dir is the directory as
 // the user named it.
 func RepoStatusJSON(dir, initialRootSHA256 string, st tuf.Status) RepoStatusDoc {
-	d := RepoStatusDoc{Schema: Schema("repo status"), Dir: dir, InitialRootSHA256: initialRootSHA256, Roles: []RepoRole{}, Releases: []RepoRelease{}}
+	d := RepoStatusDoc{Schema: cli.Schema("repo status"), Dir: dir, InitialRootSHA256: initialRootSHA256, Roles: []RepoRole{}, Releases: []RepoRelease{}}
 	for _, r := range st.Roles {
 		d.Roles = append(d.Roles, RepoRole{Role: r.Role, Version: r.Version, Expires: r.Expires.UTC().Format("2006-01-02T15:04:05Z"),
 			Threshold: r.Threshold, KeyIDs: append([]string{}, r.KeyIDs...), KeyNames: append([]string{}, r.KeyNames...)})

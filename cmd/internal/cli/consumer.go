@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -19,13 +19,20 @@ import (
 	"piship.dev/piship/stages/home/receipt"
 )
 
-func installCmd(e *env) *cobra.Command {
+// ConsumerCommands are the commands an end user runs, in the order `piship
+// help` lists them: installing, updating, checking, removing and running
+// an installed distribution.
+func ConsumerCommands(e *Env) []*cobra.Command {
+	return []*cobra.Command{InstallCmd(e), UpdateCmd(e), RollbackCmd(e), DoctorCmd(e), UninstallCmd(e), PurgeCmd(e), RepairCmd(e), LaunchCmd(e)}
+}
+
+func InstallCmd(e *Env) *cobra.Command {
 	var sum, expectKey string
 	var asJSON bool
-	var rc runConfig
+	var rc RunConfig
 	c := &cobra.Command{
 		Use:     "install SOURCE",
-		GroupID: groupConsumer,
+		GroupID: GroupConsumer,
 		Short:   "install a release archive, release directory or payload directory",
 		Long: `Installs SOURCE (a release archive, a release directory or a built payload directory) into
 the install home: the archive is verified while it is extracted, held to the release rules,
@@ -34,36 +41,36 @@ the bin home (PISHIP_BIN_HOME, default ~/.local/bin); when that is not on PATH t
 lines say which line to add for your shell.`,
 		Example: `  piship install /tmp/out/releases/hello-1.0.0-linux-x64.tar.gz
   piship install ./hello-1.0.0-linux-x64.tar.gz --sha256 0f3a... --expect-root sha256:9c1e...`,
-		Args: exactArgs("SOURCE"),
+		Args: ExactArgs("SOURCE"),
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(runInstall(e, args[0], sum, expectKey, rc, asJSON))
+			return Done(runInstall(e, args[0], sum, expectKey, rc, asJSON))
 		},
 	}
-	jsonFlag(c, &asJSON)
+	JSONFlag(c, &asJSON)
 	c.Flags().StringVar(&sum, "sha256", "", "expected sha256 of the archive (`HEX`)")
 	c.Flags().StringVar(&expectKey, "expect-root", "", "refuse the release unless its lock pins this TUF root for updates (its `DIGEST`, sha256:<hex>)")
-	consumerRunFlags(c.Flags(), &rc)
+	ConsumerRunFlags(c.Flags(), &rc)
 	return c
 }
 
-func runInstall(e *env, src, sum, expectKey string, rc runConfig, asJSON bool) int {
+func runInstall(e *Env, src, sum, expectKey string, rc RunConfig, asJSON bool) int {
 	source, _ := filepath.Abs(src)
-	in, code := pipelines.Install(e.ctx, e.config(rc), pipelines.InstallArgs{Source: source, SHA256: sum, ExpectKey: expectKey})
+	in, code := pipelines.Install(e.Ctx, e.Config(rc), pipelines.InstallArgs{Source: source, SHA256: sum, ExpectKey: expectKey})
 	if in == nil {
 		return code
 	}
 	run, hint := in.Command, ""
-	if homes, err := receipt.ResolveHomes(e.getenv); err == nil {
-		if hint = home.PathHint(homes.Bin, e.getenv("PATH"), e.getenv("SHELL"), runtime.GOOS); hint != "" {
+	if homes, err := receipt.ResolveHomes(e.Getenv); err == nil {
+		if hint = home.PathHint(homes.Bin, e.Getenv("PATH"), e.Getenv("SHELL"), runtime.GOOS); hint != "" {
 			run = filepath.Join(homes.Bin, in.Command)
 		}
 	}
 	// The result goes to stdout; with --json the document is stdout's
 	// and the same lines go to stderr.
-	out := e.stdout
+	out := e.Stdout
 	if asJSON {
-		printJSON(e, in.JSON(hint))
-		out = e.stderr
+		PrintJSON(e, InstallJSON(in, hint))
+		out = e.Stderr
 	}
 	if in.Reused {
 		// The same bytes were installed before: nothing was written.
@@ -75,7 +82,7 @@ func runInstall(e *env, src, sum, expectKey string, rc runConfig, asJSON bool) i
 			linked = fmt.Sprintf(", %d linked from the store", in.Linked)
 		}
 		fmt.Fprintf(out, "installed %s %s (%s%s, %s) into %s in %s; run it as `%s`\n", in.ID, in.Version,
-			canon.Count(in.Files, "file"), linked, humanBytes(in.Bytes), filepath.Dir(in.Payload), in.Total.Round(time.Millisecond), run)
+			canon.Count(in.Files, "file"), linked, pipelines.HumanBytes(in.Bytes), filepath.Dir(in.Payload), in.Total.Round(time.Millisecond), run)
 	}
 	if hint != "" {
 		fmt.Fprintln(out, hint)
@@ -83,13 +90,13 @@ func runInstall(e *env, src, sum, expectKey string, rc runConfig, asJSON bool) i
 	return code
 }
 
-func updateCmd(e *env) *cobra.Command {
+func UpdateCmd(e *Env) *cobra.Command {
 	var o updateOpts
-	var rc runConfig
+	var rc RunConfig
 	c := &cobra.Command{
 		Use:               "update ID",
 		ValidArgsFunction: installedIDs(e),
-		GroupID:           groupConsumer,
+		GroupID:           GroupConsumer,
 		Short:             "update from the distribution's TUF repository",
 		Long: `Brings the trusted TUF metadata of the installed distribution ID (trust/<id>/ of the install
 home; the first time, the root its lock pins) up to date from its repository (the one the
@@ -101,18 +108,18 @@ signs, and installs it. The trusted metadata changes only when all of that verif
 --check reports what an update would do and changes nothing.`,
 		Example: `  piship update hello --check
   piship update hello --from https://example.com/hello/ --timeout 30s --max-time 10m`,
-		Args: exactArgs("ID"),
+		Args: ExactArgs("ID"),
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(runUpdate(e, args[0], o, rc))
+			return Done(runUpdate(e, args[0], o, rc))
 		},
 	}
-	jsonFlag(c, &o.json)
+	JSONFlag(c, &o.json)
 	c.Flags().StringVar(&o.from, "from", "", "the TUF repository: a directory or an http(s) `URL` (default: the one the release names)")
 	c.Flags().StringVar(&o.ch, "channel", "", "`CHANNEL` (default: the one the release names)")
 	c.Flags().BoolVar(&o.check, "check", false, "report what an update would do; change nothing")
 	c.Flags().StringVar(&o.timeout, "timeout", "", "the longest wait (a `DURATION`) for a connection, the response headers or the next byte, e.g. 30s (default: connect 10s, headers and idle 30s)")
 	c.Flags().StringVar(&o.maxTime, "max-time", "", "the overall budget (a `DURATION`) of each file fetched, e.g. 5m (default: 2m for a channel file, 10m for an archive)")
-	consumerRunFlags(c.Flags(), &rc)
+	ConsumerRunFlags(c.Flags(), &rc)
 	return c
 }
 
@@ -122,79 +129,79 @@ type updateOpts struct {
 	check, json                bool
 }
 
-func runUpdate(e *env, id string, o updateOpts, rc runConfig) int {
+func runUpdate(e *Env, id string, o updateOpts, rc RunConfig) int {
 	if _, err := channel.ParseLimits(o.timeout, o.maxTime); err != nil {
-		return failIn(e, "update", err)
+		return FailIn(e, "update", err)
 	}
 	if o.from != "" {
 		if _, err := os.Stat(o.from); err == nil {
 			o.from, _ = filepath.Abs(o.from)
 		}
 	}
-	u, code := pipelines.Update(e.ctx, e.config(rc), pipelines.UpdateArgs{ID: id, From: o.from, Channel: o.ch, Check: o.check,
+	u, code := pipelines.Update(e.Ctx, e.Config(rc), pipelines.UpdateArgs{ID: id, From: o.from, Channel: o.ch, Check: o.check,
 		Timeout: o.timeout, MaxTime: o.maxTime})
 	if u == nil {
 		return code
 	}
 	if o.json {
-		printJSON(e, u.JSON(id, o.check))
+		PrintJSON(e, UpdateJSON(u, id, o.check))
 		return code
 	}
 	switch {
 	case !u.Available:
-		fmt.Fprintf(e.stdout, "%s %s is up to date (channel %s, root %d, timestamp %d)\n", id, u.Current, u.Channel, u.Root, u.Timestamp)
+		fmt.Fprintf(e.Stdout, "%s %s is up to date (channel %s, root %d, timestamp %d)\n", id, u.Current, u.Channel, u.Root, u.Timestamp)
 	case o.check:
-		fmt.Fprintf(e.stdout, "%s: update available %s -> %s (channel %s, root %d, timestamp %d, %s)\n", id, u.Current, u.Version,
-			u.Channel, u.Root, u.Timestamp, humanBytes(u.Bytes))
+		fmt.Fprintf(e.Stdout, "%s: update available %s -> %s (channel %s, root %d, timestamp %d, %s)\n", id, u.Current, u.Version,
+			u.Channel, u.Root, u.Timestamp, pipelines.HumanBytes(u.Bytes))
 	default:
 		linked := ""
 		if u.Linked > 0 {
 			linked = fmt.Sprintf(", %s linked from the store", canon.Count(u.Linked, "file"))
 		}
-		fmt.Fprintf(e.stdout, "%s updated %s -> %s (channel %s, root %d, timestamp %d%s) in %s; `piship rollback %s` goes back to %s\n", id, u.Current, u.Version, u.Channel,
+		fmt.Fprintf(e.Stdout, "%s updated %s -> %s (channel %s, root %d, timestamp %d%s) in %s; `piship rollback %s` goes back to %s\n", id, u.Current, u.Version, u.Channel,
 			u.Root, u.Timestamp, linked, u.Total.Round(time.Millisecond), id, u.Current)
 	}
 	return code
 }
 
-func rollbackCmd(e *env) *cobra.Command {
-	var rc runConfig
+func RollbackCmd(e *Env) *cobra.Command {
+	var rc RunConfig
 	var asJSON bool
 	c := &cobra.Command{
 		Use:               "rollback ID",
 		ValidArgsFunction: installedIDs(e),
-		GroupID:           groupConsumer,
+		GroupID:           GroupConsumer,
 		Short:             "switch back to the previous release",
 		Long: `Makes the previous release of the installed distribution ID active again (after checking
 it). The release rolled back from is no longer kept as the previous one: a second rollback
 is refused, piship doctor reclaims it, and piship update (or install) moves forward again.`,
 		Example: "  piship rollback hello",
-		Args:    exactArgs("ID"),
+		Args:    ExactArgs("ID"),
 		RunE: func(c *cobra.Command, args []string) error {
-			r, code := pipelines.Rollback(e.ctx, e.config(rc), args[0])
+			r, code := pipelines.Rollback(e.Ctx, e.Config(rc), args[0])
 			if r == nil {
-				return done(code)
+				return Done(code)
 			}
 			if asJSON {
-				printJSON(e, r.JSON(args[0]))
-				return done(code)
+				PrintJSON(e, RollbackJSON(r, args[0]))
+				return Done(code)
 			}
-			fmt.Fprintf(e.stdout, "%s rolled back from %s to %s; `piship update %s` moves forward again\n", args[0], r.From, r.Active, args[0])
-			return done(code)
+			fmt.Fprintf(e.Stdout, "%s rolled back from %s to %s; `piship update %s` moves forward again\n", args[0], r.From, r.Active, args[0])
+			return Done(code)
 		},
 	}
-	jsonFlag(c, &asJSON)
-	consumerRunFlags(c.Flags(), &rc)
+	JSONFlag(c, &asJSON)
+	ConsumerRunFlags(c.Flags(), &rc)
 	return c
 }
 
-func doctorCmd(e *env) *cobra.Command {
+func DoctorCmd(e *Env) *cobra.Command {
 	var asJSON bool
-	var rc runConfig
+	var rc RunConfig
 	c := &cobra.Command{
 		Use:               "doctor [ID]",
 		ValidArgsFunction: installedIDs(e),
-		GroupID:           groupConsumer,
+		GroupID:           GroupConsumer,
 		Short:             "verify and repair an installation (every one without ID); exit 1 when it found damage",
 		Long: `Checks the active release of ID (every installed distribution without ID) against what
 its receipt recorded: payload, inventory, lock, release.json, modes; repairs the command
@@ -206,31 +213,31 @@ and store objects nothing links. It reports what it found apart from what it did
 a week: the publisher must refresh the repository (piship repo refresh).`,
 		Example: `  piship doctor
   piship doctor hello --json`,
-		Args: rangeArgs(0, 1),
+		Args: RangeArgs(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			id := ""
 			if len(args) == 1 {
 				id = args[0]
 			}
-			out := &countingWriter{w: e.stdout}
-			code := pipelines.DoctorAll(e.ctx, e.config(rc), out, id, asJSON)
+			out := &countingWriter{w: e.Stdout}
+			code := DoctorAll(e.Ctx, e.Config(rc), out, id, asJSON)
 			// A report went out unless the run failed before one.
-			e.printed = e.printed || asJSON && out.n > 0
-			return done(code)
+			e.Printed = e.Printed || asJSON && out.n > 0
+			return Done(code)
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON, schema piship-doctor/v1 (an array of reports without ID)")
-	consumerRunFlags(c.Flags(), &rc)
+	ConsumerRunFlags(c.Flags(), &rc)
 	return c
 }
 
-func uninstallCmd(e *env) *cobra.Command {
+func UninstallCmd(e *Env) *cobra.Command {
 	var purge, asJSON bool
-	var progress progressFlag
+	var progress ProgressFlag
 	c := &cobra.Command{
 		Use:               "uninstall ID",
 		ValidArgsFunction: installedIDs(e),
-		GroupID:           groupConsumer,
+		GroupID:           GroupConsumer,
 		Short:             "remove an installed distribution",
 		Long: `Removes the installed distribution ID: its command shim, its versions and its receipt, under
 the install lock (a running launch keeps its files until it ends). --purge also removes
@@ -238,25 +245,25 @@ its state directory, channel trust state and lock files, and the search tools it
 placed in Pi's agent bin directory: what piship purge does.`,
 		Example: `  piship uninstall hello
   piship uninstall hello --purge`,
-		Args: exactArgs("ID"),
+		Args: ExactArgs("ID"),
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(runUninstall(e, args[0], purge, asJSON, progress))
+			return Done(runUninstall(e, args[0], purge, asJSON, progress))
 		},
 	}
-	jsonFlag(c, &asJSON)
+	JSONFlag(c, &asJSON)
 	homeProgressFlag(c, &progress)
 	c.Flags().BoolVar(&purge, "purge", false, "also remove the distribution's state directory, trust state and placed search tools (piship purge)")
 	return c
 }
 
-func repairCmd(e *env) *cobra.Command {
+func RepairCmd(e *Env) *cobra.Command {
 	var from string
 	var asJSON bool
-	var progress progressFlag
+	var progress ProgressFlag
 	c := &cobra.Command{
 		Use:               "repair ID [--from ARCHIVE|DIR]",
 		ValidArgsFunction: installedIDs(e),
-		GroupID:           groupConsumer,
+		GroupID:           GroupConsumer,
 		Short:             "restore the files doctor finds changed or missing",
 		Long: `Restores the active release of ID to what was installed: every file of its version
 directory that is missing or changed (the payload against its inventory; the inventory, the
@@ -271,43 +278,43 @@ repairable; the state directory is not touched. While ID runs, a repair that onl
 missing files goes ahead and one that would replace or remove a present file is refused.`,
 		Example: `  piship repair pi --from pi-1.6.0-linux-x64.tar.gz
   piship repair pi     # from the archive an update kept, or from the TUF repository`,
-		Args: exactArgs("ID"),
+		Args: ExactArgs("ID"),
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(runRepair(e, args[0], from, asJSON, progress))
+			return Done(runRepair(e, args[0], from, asJSON, progress))
 		},
 	}
-	jsonFlag(c, &asJSON)
+	JSONFlag(c, &asJSON)
 	homeProgressFlag(c, &progress)
 	c.Flags().StringVar(&from, "from", "", "the release archive or directory to take the files from (default: the archive kept in apps/ID/.downloads, else fetched from the TUF repository)")
 	return c
 }
 
-func runRepair(e *env, id, from string, asJSON bool, progress progressFlag) int {
+func runRepair(e *Env, id, from string, asJSON bool, progress ProgressFlag) int {
 	o, progressDone, err := homeOptions(e, "repair", progress)
 	if err != nil {
-		return fail(e, err)
+		return Fail(e, err)
 	}
 	if from != "" {
 		if from, err = filepath.Abs(from); err != nil {
 			progressDone()
-			return fail(e, err)
+			return Fail(e, err)
 		}
 	}
-	res, err := home.Repair(e.ctx, o, id, from)
+	res, err := home.Repair(e.Ctx, o, id, from)
 	progressDone()
 	if err != nil {
-		return failIn(e, "repair "+id, err)
+		return FailIn(e, "repair "+id, err)
 	}
 	if asJSON {
-		printJSON(e, pipelines.RepairJSON(res))
-		return exitOK
+		PrintJSON(e, RepairJSON(res))
+		return ExitOK
 	}
 	if len(res.Restored)+len(res.Removed)+len(res.Modes)+len(res.Records) == 0 {
-		fmt.Fprintf(e.stdout, "%s %s: nothing to repair\n", id, res.Version)
-		return exitOK
+		fmt.Fprintf(e.Stdout, "%s %s: nothing to repair\n", id, res.Version)
+		return ExitOK
 	}
 	if len(res.Restored)+len(res.Removed) > 0 {
-		fmt.Fprintf(e.stdout, "repaired %s %s: restored %s, removed %d, from %s\n", id, res.Version, canon.Count(len(res.Restored), "file"), len(res.Removed), res.Source)
+		fmt.Fprintf(e.Stdout, "repaired %s %s: restored %s, removed %d, from %s\n", id, res.Version, canon.Count(len(res.Restored), "file"), len(res.Removed), res.Source)
 	}
 	var parts []string
 	if n := len(res.Modes); n > 0 {
@@ -317,18 +324,18 @@ func runRepair(e *env, id, from string, asJSON bool, progress progressFlag) int 
 		parts = append(parts, canon.Count(n, "receipt record")+" from the lock")
 	}
 	if len(parts) > 0 {
-		fmt.Fprintf(e.stdout, "repaired %s %s: restored %s\n", id, res.Version, strings.Join(parts, " and "))
+		fmt.Fprintf(e.Stdout, "repaired %s %s: restored %s\n", id, res.Version, strings.Join(parts, " and "))
 	}
-	return exitOK
+	return ExitOK
 }
 
-func purgeCmd(e *env) *cobra.Command {
+func PurgeCmd(e *Env) *cobra.Command {
 	var asJSON bool
-	var progress progressFlag
+	var progress ProgressFlag
 	c := &cobra.Command{
 		Use:               "purge ID",
 		ValidArgsFunction: installedIDs(e),
-		GroupID:           groupConsumer,
+		GroupID:           GroupConsumer,
 		Short:             "remove an installed distribution with its state and caches",
 		Long: `Removes everything piship keeps for ID: the installation (as uninstall, refused while
 it runs), its state directory (<state home>/ID, with the launches' compile cache), its
@@ -336,44 +343,44 @@ channel trust state and lock files, and the search tools (fd, rg) its starts pla
 agent bin directory, when they still have the bundled bytes (files piship did not place are
 left). The same as piship uninstall ID --purge.`,
 		Example: `  piship purge pi`,
-		Args:    exactArgs("ID"),
+		Args:    ExactArgs("ID"),
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(runUninstall(e, args[0], true, asJSON, progress))
+			return Done(runUninstall(e, args[0], true, asJSON, progress))
 		},
 	}
-	jsonFlag(c, &asJSON)
+	JSONFlag(c, &asJSON)
 	homeProgressFlag(c, &progress)
 	return c
 }
 
-func runUninstall(e *env, id string, purge, asJSON bool, progress progressFlag) int {
+func runUninstall(e *Env, id string, purge, asJSON bool, progress ProgressFlag) int {
 	o, progressDone, err := homeOptions(e, map[bool]string{true: "purge", false: "uninstall"}[purge], progress)
 	if err != nil {
-		return fail(e, err)
+		return Fail(e, err)
 	}
 	var res *home.UninstallResult
 	if purge {
-		res, err = home.Purge(e.ctx, o, id)
+		res, err = home.Purge(e.Ctx, o, id)
 	} else {
-		res, err = home.Uninstall(e.ctx, o, id, false)
+		res, err = home.Uninstall(e.Ctx, o, id, false)
 	}
 	progressDone()
 	if err != nil {
-		return failIn(e, "uninstall "+id, err)
+		return FailIn(e, "uninstall "+id, err)
 	}
 	if asJSON {
-		printJSON(e, pipelines.UninstallJSON(id, purge, res))
-		return exitOK
+		PrintJSON(e, UninstallJSON(id, purge, res))
+		return ExitOK
 	}
-	fmt.Fprintf(e.stdout, "uninstalled %s: removed %s, kept %d\n", id, canon.Count(len(res.Removed), "path"), len(res.Kept))
-	return exitOK
+	fmt.Fprintf(e.Stdout, "uninstalled %s: removed %s, kept %d\n", id, canon.Count(len(res.Removed), "path"), len(res.Kept))
+	return ExitOK
 }
 
-func launchCmd(e *env) *cobra.Command {
+func LaunchCmd(e *Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:               "launch ID [--] [ARGS...]",
 		ValidArgsFunction: installedIDs(e),
-		GroupID:           groupConsumer,
+		GroupID:           GroupConsumer,
 		Short:             "run the active release (what the command shims do)",
 		Long: `Runs the active release of the installed distribution ID with ARGS and exits with the
 app's exit code. Everything after ID goes to the app untouched, flags included
@@ -381,9 +388,9 @@ app's exit code. Everything after ID goes to the app untouched, flags included
 command shims run the smaller piship-launch binary, which does the same.`,
 		Example: `  piship launch hello
   piship launch hello -- --verbose input.txt`,
-		Args: rangeArgs(1, -1),
+		Args: RangeArgs(1, -1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return done(runLaunch(e, args))
+			return Done(RunLaunch(e, args))
 		},
 	}
 	// Flags before ID are piship's (--help), everything after it the app's.
@@ -391,29 +398,29 @@ command shims run the smaller piship-launch binary, which does the same.`,
 	return c
 }
 
-// runLaunch runs the active release of ID; the command shims normally run
+// RunLaunch runs the active release of ID; the command shims normally run
 // the smaller piship-launch binary, which does the same.
-func runLaunch(e *env, args []string) int {
+func RunLaunch(e *Env, args []string) int {
 	id, rest := args[0], args[1:]
 	if len(rest) > 0 && rest[0] == "--" {
 		rest = rest[1:]
 	}
-	homes, err := receipt.ResolveHomes(e.getenv)
+	homes, err := receipt.ResolveHomes(e.Getenv)
 	if err != nil {
-		return fail(e, err)
+		return Fail(e, err)
 	}
-	code, tr, err := launch.Run(e.ctx, homes.Install, id, rest, launch.Options{Stdout: e.stdout, Stderr: e.stderr, StateDir: homes.StateDir(id), Getenv: e.getenv})
-	if e.getenv("PISHIP_DEBUG_TIMING") == "1" {
-		tr.Format(e.stderr)
+	code, tr, err := launch.Run(e.Ctx, homes.Install, id, rest, launch.Options{Stdout: e.Stdout, Stderr: e.Stderr, StateDir: homes.StateDir(id), Getenv: e.Getenv})
+	if e.Getenv("PISHIP_DEBUG_TIMING") == "1" {
+		tr.Format(e.Stderr)
 	}
 	if xerr := tr.Export(id); xerr != nil {
-		fmt.Fprintf(e.stderr, "%s: cannot write the launch trace: %v\n", id, xerr)
+		fmt.Fprintf(e.Stderr, "%s: cannot write the launch trace: %v\n", id, xerr)
 	}
 	if err != nil {
 		// The start was refused: node did not run, so the exit-code rule
 		// decides (2 for a usage or configuration error such as an id
 		// that is no id, 1 otherwise).
-		fmt.Fprintf(e.stderr, "%s: %v\n", id, err)
+		fmt.Fprintf(e.Stderr, "%s: %v\n", id, err)
 		code = pipelines.ExitCode(err)
 	}
 	return code
@@ -423,34 +430,34 @@ func runLaunch(e *env, args []string) int {
 // pipeline (repair, uninstall, purge): any mode shows the lines of what
 // the command is doing on stderr, as a pipeline's stage messages; without
 // it only the result prints.
-func homeProgressFlag(c *cobra.Command, progress *progressFlag) {
+func homeProgressFlag(c *cobra.Command, progress *ProgressFlag) {
 	c.Flags().Var(progress, "progress", "show what the command is doing on stderr: auto (tty on a terminal, plain otherwise), tty, plain or json (default: none, only the result)")
 }
 
 // homeOptions are the home.Options of a consumer command that runs no
 // pipeline (what), built as the kinds build theirs (home.ForEnv): warnings
 // on stderr, and the lines about what it is doing only with --progress,
-// rendered in its mode with the warnings; call done when the command has
+// rendered in its mode with the warnings; call finish when the command has
 // finished.
-func homeOptions(e *env, what string, progress progressFlag) (o home.Options, done func(), err error) {
-	if o, err = home.ForEnv(e.getenv, e.stderr, io.Discard); err != nil || progress == "" {
+func homeOptions(e *Env, what string, progress ProgressFlag) (o home.Options, finish func(), err error) {
+	if o, err = home.ForEnv(e.Getenv, e.Stderr, io.Discard); err != nil || progress == "" {
 		return o, func() {}, err
 	}
 	// Warnings too, so they never cut the live view and become JSON
 	// events in json mode, as a pipeline's stage messages do.
-	o.Progress, done = pipelines.LogProgress(e.config(runConfig{progress: progress}), what)
+	o.Progress, finish = pipelines.LogProgress(e.Config(RunConfig{Progress: progress}), what)
 	o.Log = o.Progress
-	return o, done, nil
+	return o, finish, nil
 }
 
 // installedIDs completes an ID argument with the distributions installed
 // in the install home.
-func installedIDs(e *env) cobra.CompletionFunc {
+func installedIDs(e *Env) cobra.CompletionFunc {
 	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveDefault
 		}
-		homes, err := receipt.ResolveHomes(e.getenv)
+		homes, err := receipt.ResolveHomes(e.Getenv)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

@@ -1,4 +1,4 @@
-package pipelines
+package cli
 
 import (
 	"cmp"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"piship.dev/piship/cache/canon"
+	"piship.dev/piship/pipelines"
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/home/receipt"
 )
@@ -20,9 +21,9 @@ import (
 // It returns the exit code: the worst of the runs' (ExitFailed, with an
 // INTEGRITY_FAILED line on stderr, for a report that found damage, even
 // when doctor repaired it all).
-func DoctorAll(ctx context.Context, c Config, stdout io.Writer, id string, asJSON bool) int {
+func DoctorAll(ctx context.Context, c pipelines.Config, stdout io.Writer, id string, asJSON bool) int {
 	if id != "" {
-		d, code := Doctor(ctx, c, id)
+		d, code := pipelines.Doctor(ctx, c, id)
 		if d != nil {
 			if asJSON {
 				WriteJSON(stdout, json.RawMessage(d.JSON()))
@@ -34,7 +35,8 @@ func DoctorAll(ctx context.Context, c Config, stdout io.Writer, id string, asJSO
 	}
 	homes, err := receipt.ResolveHomes(c.Getenv)
 	if err != nil {
-		return c.usageOf(err)
+		fmt.Fprintf(c.Stderr, "piship: %v\n", err)
+		return ExitUsage
 	}
 	ids, err := receipt.IDs(homes.Install)
 	if err != nil {
@@ -44,7 +46,7 @@ func DoctorAll(ctx context.Context, c Config, stdout io.Writer, id string, asJSO
 	code := ExitOK
 	var reps []json.RawMessage
 	for _, id := range ids {
-		d, dc := Doctor(ctx, c, id)
+		d, dc := pipelines.Doctor(ctx, c, id)
 		code = max(code, dc)
 		switch {
 		case d == nil:
@@ -67,7 +69,7 @@ func DoctorAll(ctx context.Context, c Config, stdout io.Writer, id string, asJSO
 
 // writeDoctor prints a doctor report for people; false when it does not
 // decode (the problem is printed).
-func writeDoctor(c Config, w io.Writer, d *Doctored) bool {
+func writeDoctor(c pipelines.Config, w io.Writer, d *pipelines.Doctored) bool {
 	r, err := d.Report()
 	if err != nil {
 		fmt.Fprintf(c.Stderr, "piship: doctor report: %v\n", err)
@@ -126,10 +128,10 @@ func WriteDoctorReport(w io.Writer, r home.DoctorReport) {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
 	if r.DiskBytes > 0 || !r.NotInstalled {
-		fmt.Fprintf(w, "  disk: %s in apps/%s\n", HumanBytes(r.DiskBytes), r.ID)
+		fmt.Fprintf(w, "  disk: %s in apps/%s\n", pipelines.HumanBytes(r.DiskBytes), r.ID)
 	}
 	if s := r.Store; s != nil {
-		fmt.Fprintf(w, "  store: %s: %s, %d no longer linked removed (%s)", s.Dir, canon.Count(s.Objects, "object"), s.Removed, HumanBytes(s.Bytes))
+		fmt.Fprintf(w, "  store: %s: %s, %d no longer linked removed (%s)", s.Dir, canon.Count(s.Objects, "object"), s.Removed, pipelines.HumanBytes(s.Bytes))
 		switch {
 		case s.Problem != "":
 			fmt.Fprintf(w, "; %s", s.Problem)

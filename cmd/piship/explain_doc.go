@@ -1,10 +1,11 @@
-package pipelines
+package main
 
 import (
 	"maps"
 	"slices"
 
 	"piship.dev/piship/cache"
+	"piship.dev/piship/cmd/internal/cli"
 )
 
 // ExplainDoc is piship-explain/v1: the last recorded run of a pipeline
@@ -52,7 +53,7 @@ type ExplainInput struct {
 // ExplainJSON is run as piship-explain/v1, restricted to the stage named
 // only when only is not empty.
 func ExplainJSON(run *cache.RunRecord, only string) ExplainDoc {
-	d := ExplainDoc{Schema: Schema("explain"), Pipeline: run.Pipeline, File: run.File, Finished: run.Finished, Cacheable: !run.NoLookups, Stages: []ExplainStage{}}
+	d := ExplainDoc{Schema: cli.Schema("explain"), Pipeline: run.Pipeline, File: run.File, Finished: run.Finished, Cacheable: !run.NoLookups, Stages: []ExplainStage{}}
 	for _, st := range run.Stages {
 		if only != "" && st.Stage != only {
 			continue
