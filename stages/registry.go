@@ -1,5 +1,6 @@
-// Package stages holds the built-in stage kinds, one file per kind, and
-// Default, the registry a pipeline's `stage "<kind>"` blocks resolve
+// Package stages holds the built-in stage kinds, one file per kind
+// (kind_<name>.go, apart by name from the domain package stages/<name>/),
+// and Default, the registry a pipeline's `stage "<kind>"` blocks resolve
 // against. The contract they fulfil lives in stages/stage; the work they do
 // lives in the domain packages under stages/ (which never import this one).
 package stages

@@ -19,9 +19,10 @@
 //     accepts them (by id or alias); an expired entry no longer does, and
 //     the failure names it. A source that cannot be consulted is
 //     "unavailable", never passed: the release fails unless
-//     allow_unavailable. Report.Marshal writes vulnerabilities.json
-//     (piship-vulnerabilities/v1, canonical JSON); Report.Failure says
-//     whether and why the release stops.
+//     allow_unavailable. The report is vulnerabilities.json
+//     (piship-vulnerabilities/v1), whose types, canonical encoding and
+//     Failure (whether and why the release stops) live in
+//     stages/release/vulnreport, where the consumers read it back.
 //   - VerifySignatures checks the registry's ECDSA P-256 signatures over
 //     "<name>@<version>:<integrity>" for every registry package, as npm
 //     audit signatures does, with the integrity the lock pins; keys expired

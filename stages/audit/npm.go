@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"piship.dev/piship/stages/release/vulnreport"
 )
 
 // BulkPath is the registry's bulk advisory endpoint, relative to the
@@ -129,7 +131,7 @@ func (o Options) npmSource(ctx context.Context, pkgs []Package) outcome {
 }
 
 // bulkFinding reads what a finding needs from an advisory.
-func bulkFinding(name string, a bulkAdvisory) (Finding, error) {
+func bulkFinding(name string, a bulkAdvisory) (vulnreport.Finding, error) {
 	var num string
 	if len(a.ID) > 0 && string(a.ID) != "null" {
 		var n json.Number
@@ -140,10 +142,10 @@ func bulkFinding(name string, a bulkAdvisory) (Finding, error) {
 		case json.Unmarshal(a.ID, &s) == nil:
 			num = s
 		default:
-			return Finding{}, fmt.Errorf("advisory id %s is neither a number nor a string", a.ID)
+			return vulnreport.Finding{}, fmt.Errorf("advisory id %s is neither a number nor a string", a.ID)
 		}
 	}
-	f := Finding{Package: name, Title: a.Title, URL: a.URL}
+	f := vulnreport.Finding{Package: name, Title: a.Title, URL: a.URL}
 	if g := ghsaRE().FindString(a.URL); g != "" {
 		f.ID = "GHSA" + strings.ToLower(g[4:])
 		if num != "" {
@@ -153,7 +155,7 @@ func bulkFinding(name string, a bulkAdvisory) (Finding, error) {
 		f.ID = num
 	}
 	if f.ID == "" {
-		return Finding{}, fmt.Errorf("an advisory has neither an id nor a GitHub advisory URL")
+		return vulnreport.Finding{}, fmt.Errorf("an advisory has neither an id nor a GitHub advisory URL")
 	}
 	f.Severity, f.Unrated = npmSeverity(a.Severity)
 	return f, nil

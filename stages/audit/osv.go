@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"piship.dev/piship/cache/canon"
+	"piship.dev/piship/stages/release/vulnreport"
 )
 
 // Offline OSV databases (https://ossf.github.io/osv-schema/): a .zip, as
@@ -166,7 +167,7 @@ func osvSource(distDir, rel string, pkgs []Package) outcome {
 		return outcome{unavailable: fmt.Sprintf("the OSV database %s holds no records", rel)}
 	}
 	type key struct{ id, name, version string }
-	found := map[key]*Finding{}
+	found := map[key]*vulnreport.Finding{}
 	var order []key
 	var unparsed []string
 	for _, p := range pkgs {
@@ -386,8 +387,8 @@ func rangeText(evs []event) string {
 }
 
 // osvFinding fills a finding's advisory fields from a record.
-func osvFinding(r *osvRecord) *Finding {
-	f := &Finding{ID: r.ID, Aliases: slices.Clone(r.Aliases), Title: r.Summary}
+func osvFinding(r *osvRecord) *vulnreport.Finding {
+	f := &vulnreport.Finding{ID: r.ID, Aliases: slices.Clone(r.Aliases), Title: r.Summary}
 	slices.Sort(f.Aliases)
 	if f.Title == "" {
 		f.Title, _, _ = strings.Cut(strings.TrimSpace(r.Details), "\n")

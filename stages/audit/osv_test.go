@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/release/vulnreport"
 )
 
 const helloDir = "../../testdata/distributions/hello"
@@ -241,7 +242,7 @@ func TestOSVDatabases(t *testing.T) {
 	dir := t.TempDir()
 	zipDir(t, filepath.Join(helloDir, "osv"), filepath.Join(dir, "all.zip"))
 	pkgs := []Package{{Name: "hello-format", Version: "0.1.0", Path: "node_modules/hello-format"}}
-	audit := func(src string) *Report {
+	audit := func(src string) *vulnreport.Report {
 		t.Helper()
 		r, err := Audit(context.Background(), pkgs, distribution.Audit{Sources: []string{src}, FailOn: "critical"}, Options{DistDir: dir})
 		if err != nil {

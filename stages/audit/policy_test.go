@@ -12,6 +12,7 @@ import (
 
 	"piship.dev/piship/stages/audit/audittest"
 	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/release/vulnreport"
 )
 
 var now = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -228,7 +229,7 @@ func TestReportMarshal(t *testing.T) {
 	if !bytes.Equal(a.Marshal(), b.Marshal()) {
 		t.Error("two audits differ")
 	}
-	var back Report
+	var back vulnreport.Report
 	if err := json.Unmarshal(a.Marshal(), &back); err != nil || len(back.Findings) != 2 || back.Findings[0].Paths[1] != "b" {
 		t.Errorf("round trip: %v %+v", err, back)
 	}

@@ -18,6 +18,7 @@ import (
 	par "piship.dev/piship/cache/parallel"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/npm"
+	"piship.dev/piship/stages/release/vulnreport"
 	"piship.dev/piship/stages/stage/errcode"
 )
 
@@ -78,7 +79,7 @@ func (r *SignatureReport) Failure(allowUnavailable bool) error {
 
 // Marshal returns the canonical JSON of the report: keys sorted, two-space
 // indent, empty lists as [], a trailing newline.
-func (r *SignatureReport) Marshal() []byte { return canonicalJSON(r) }
+func (r *SignatureReport) Marshal() []byte { return vulnreport.CanonicalJSON(r) }
 
 // signatureJSON is SignatureReport without its MarshalJSON.
 type signatureJSON SignatureReport
@@ -91,7 +92,7 @@ func (r SignatureReport) MarshalJSON() ([]byte, error) {
 			*s = []string{}
 		}
 	}
-	return sortedJSON((*signatureJSON)(&c))
+	return vulnreport.SortedJSON((*signatureJSON)(&c))
 }
 
 // registryKey is a key of the keys endpoint.

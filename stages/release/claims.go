@@ -22,9 +22,9 @@ import (
 	"strings"
 
 	"piship.dev/piship/cache/canon"
-	"piship.dev/piship/stages/audit"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/release/releasejson"
+	"piship.dev/piship/stages/release/vulnreport"
 )
 
 // The rules of the claims, applied after release-matches-payload.
@@ -227,7 +227,7 @@ func (c *checker) checkNotices(rel *releasejson.Metadata, sbomSet map[string]boo
 // agrees with it (failOn, verdict, allowUnavailable, counts), holds the
 // lock's audit policy (failOn, allowUnavailable; failOn high without an
 // audit block), has a verdict that follows from its findings
-// (audit.Report.Disagreements; a finding may say allowed only where the
+// (vulnreport.Report.Disagreements; a finding may say allowed only where the
 // lock's allow entries name it), and the verdict lets a release ship: passed, or
 // unavailable where the policy allows it.
 func (c *checker) checkVulnerabilities(rel *releasejson.Metadata) {
@@ -239,7 +239,7 @@ func (c *checker) checkVulnerabilities(rel *releasejson.Metadata) {
 	if !ok {
 		return
 	}
-	var rep audit.Report
+	var rep vulnreport.Report
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		c.fail(RuleVulnerabilities, VulnerabilitiesName, "not JSON: %v", err)
 		return
@@ -258,11 +258,11 @@ func (c *checker) checkVulnerabilities(rel *releasejson.Metadata) {
 	if c.out.Lock != nil && (rep.FailOn != failOn || rep.AllowUnavailable != allowUnavailable) {
 		problems = append(problems, fmt.Sprintf("failOn %q and allowUnavailable %t, the lock's audit policy says %q and %t", rep.FailOn, rep.AllowUnavailable, failOn, allowUnavailable))
 	}
-	problems = append(problems, rep.Disagreements(func(f audit.Finding) bool { return allowedBy(allow, f) })...)
+	problems = append(problems, rep.Disagreements(func(f vulnreport.Finding) bool { return allowedBy(allow, f) })...)
 	if len(problems) == 0 {
 		switch {
-		case rep.Verdict == audit.Passed:
-		case rep.Verdict == audit.Unavailable && rep.AllowUnavailable:
+		case rep.Verdict == vulnreport.Passed:
+		case rep.Verdict == vulnreport.Unavailable && rep.AllowUnavailable:
 		default:
 			problems = append(problems, fmt.Sprintf("verdict is %q: a release ships with passed only (unavailable where audit.allow_unavailable allows it)", rep.Verdict))
 		}
@@ -275,7 +275,7 @@ func (c *checker) checkVulnerabilities(rel *releasejson.Metadata) {
 // entry had expired was decided when the audit ran; release.json's
 // created time is the content's, not the audit's clock, so it is not
 // judged again here.)
-func allowedBy(allow []distribution.LockAllow, f audit.Finding) bool {
+func allowedBy(allow []distribution.LockAllow, f vulnreport.Finding) bool {
 	return slices.ContainsFunc(allow, func(a distribution.LockAllow) bool {
 		return strings.EqualFold(a.ID, f.ID) || slices.ContainsFunc(f.Aliases, func(x string) bool { return strings.EqualFold(x, a.ID) })
 	})

@@ -51,7 +51,7 @@
 //	                         (failOn, verdict, allowUnavailable, counts); its failOn and
 //	                         allowUnavailable are the lock's audit policy (failOn high without
 //	                         one); its verdict, counts and each finding's fails are recomputed
-//	                         from the findings and failOn (audit.Report.Disagreements), a finding
+//	                         from the findings and failOn (vulnreport.Report.Disagreements), a finding
 //	                         says allowed only where the lock's allow entries name it; and the
 //	                         verdict lets it ship: passed, or unavailable when allowed
 //	tests                    every test release.json records passed

@@ -10,12 +10,12 @@ import (
 
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/archive"
-	"piship.dev/piship/stages/audit"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/platform"
 	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/release/releasejson"
+	"piship.dev/piship/stages/release/vulnreport"
 )
 
 // ID and Command are the distribution every archive of the corpus is of.
@@ -121,9 +121,9 @@ func Release(root, version string) (string, error) {
 
 // passedAudit is the vulnerabilities.json of a release whose one package
 // has no advisory, under the default policy (failOn high).
-func passedAudit() *audit.Report {
-	r := &audit.Report{Schema: audit.ReportSchema, FailOn: distribution.SeverityHigh, Verdict: audit.Passed, Packages: 1,
-		Sources: []audit.SourceResult{{Name: distribution.SourceNPM, Verdict: audit.Passed}}, Counts: map[string]int{}, Findings: []audit.Finding{}}
+func passedAudit() *vulnreport.Report {
+	r := &vulnreport.Report{Schema: vulnreport.ReportSchema, FailOn: distribution.SeverityHigh, Verdict: vulnreport.Passed, Packages: 1,
+		Sources: []vulnreport.SourceResult{{Name: distribution.SourceNPM, Verdict: vulnreport.Passed}}, Counts: map[string]int{}, Findings: []vulnreport.Finding{}}
 	for _, sev := range distribution.Severities {
 		r.Counts[sev] = 0
 	}

@@ -22,6 +22,7 @@ import (
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages/buildstate"
 	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/pirpc"
 	"piship.dev/piship/stages/proc"
 	"piship.dev/piship/stages/release/releasejson"
 	"piship.dev/piship/stages/stage"
@@ -71,7 +72,7 @@ func (Smoke) Run(ctx context.Context, inv *stage.Invocation, cfg SmokeConfig) (S
 			return SmokeOutputs{}, err
 		}
 		pkgs = lock.Packages
-		tests = append(slices.Clone(tests), distribution.Smoke{Name: PiPackagesTest, Args: []string{"--mode", "rpc", "--no-session"}})
+		tests = append(slices.Clone(tests), distribution.Smoke{Name: PiPackagesTest, Args: slices.Clone(pirpc.Args)})
 	}
 	results := make([]releasejson.TestResult, len(tests))
 	problems := make([]*smokeFailure, len(tests))
@@ -116,6 +117,20 @@ func (Smoke) Run(ctx context.Context, inv *stage.Invocation, cfg SmokeConfig) (S
 		return SmokeOutputs{}, diag.NewError(errcode.SmokeFailed, diags)
 	}
 	return SmokeOutputs{Results: string(data), Passed: len(results), Failed: 0}, nil
+}
+
+// PiPackagesTest names the smoke test a release with vendored Pi packages
+// runs besides its own: each package's extensions must load in Pi.
+const PiPackagesTest = "pi-packages"
+
+// smokePiPackages is the pi-packages test: pirpc.CheckPackages in a
+// smoke test's throwaway home, its failure reported as a smoke test's.
+func smokePiPackages(ctx context.Context, bin, payload string, pkgs []distribution.LockPiPackage) *smokeFailure {
+	f := pirpc.CheckPackages(ctx, bin, payload, pkgs, smokeEnv)
+	if f == nil {
+		return nil
+	}
+	return &smokeFailure{why: f.Why, output: f.Output, run: pirpc.Run(bin), fix: f.Fix}
 }
 
 // smokeFailure is why one smoke test failed: what happened and the
