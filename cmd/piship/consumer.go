@@ -13,10 +13,10 @@ import (
 
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/pipelines"
-	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/home/launch"
 	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/updatesource"
 )
 
 func installCmd(e *env) *cobra.Command {
@@ -123,7 +123,7 @@ type updateOpts struct {
 }
 
 func runUpdate(e *env, id string, o updateOpts, rc runConfig) int {
-	if _, err := channel.ParseLimits(o.timeout, o.maxTime); err != nil {
+	if _, err := updatesource.ParseLimits(o.timeout, o.maxTime); err != nil {
 		return failIn(e, "update", err)
 	}
 	if o.from != "" {
