@@ -323,7 +323,7 @@ type UpdateArgs struct {
 	From    string // channel source (absolute when a directory); empty: the release's
 	Channel string // empty: the release's
 	Check   bool   // report only
-	Timeout string // --timeout: connect, header and idle limit (empty: channel.DefaultLimits)
+	Timeout string // --timeout: connect, header and idle limit (empty: updatesource.DefaultLimits)
 	MaxTime string // --max-time: overall budget of each file fetched (empty: the defaults)
 }
 

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"piship.dev/piship/cmd/internal/cli"
-	"piship.dev/piship/stages/channel"
+	"piship.dev/piship/stages/signkey"
 )
 
 func keygenCmd(e *cli.Env) *cobra.Command {
@@ -57,21 +57,21 @@ func runKeygen(e *cli.Env, file, id string, force bool) int {
 	chosen := ""
 	if id == "" {
 		id = keyName(file)
-		if msg := channel.CheckKeyID(id); msg != "" {
+		if msg := signkey.CheckKeyID(id); msg != "" {
 			return cli.UsageErr(e, cli.CodeUsage, "%s has no name piship can use as the key's (%q: %s): give one with --id NAME", file, id, strings.TrimSuffix(msg, "."))
 		}
 		chosen = " (named after the file; --id NAME names it otherwise)"
 	}
-	priv, err := channel.GenerateKey(id)
+	priv, err := signkey.GenerateKey(id)
 	if err != nil {
 		return cli.Fail(e, err)
 	}
-	if err := channel.WritePrivateKey(file, id, priv, force); err != nil {
+	if err := signkey.WritePrivateKey(file, id, priv, force); err != nil {
 		return cli.Fail(e, err)
 	}
 	pub := priv.Public().(ed25519.PublicKey)
 	fmt.Fprintf(e.Stdout, "key %s%s written to %s (private, 0600)\npublic key: %s\nfingerprint: %s\n",
-		id, chosen, file, channel.PublicKeyBase64(pub), channel.Fingerprint(pub))
+		id, chosen, file, signkey.PublicKeyBase64(pub), signkey.Fingerprint(pub))
 	fmt.Fprintf(e.Stdout, "\nA TUF repository takes one key per role: piship repo init DIR --key root=ROOT.pem --key targets=TARGETS.pem --key snapshot=ONLINE.pem --key timestamp=ONLINE.pem\n")
 	return cli.ExitOK
 }

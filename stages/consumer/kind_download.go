@@ -6,9 +6,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/stages/updatesource"
 )
 
 // Download fetches a signed archive into the install home's downloads,
@@ -30,8 +30,8 @@ type DownloadConfig struct {
 	Archive string `cty:"archive" required:"true" doc:"the signed target's file name in the repository"`
 	SHA256  string `cty:"sha256" required:"true" doc:"the signed hex sha256 of the archive"`
 	Bytes   int64  `cty:"bytes" required:"true" doc:"the signed size of the archive"`
-	Timeout string `cty:"timeout" doc:"connect, header and idle limit, e.g. 30s (default: channel.DefaultLimits)"`
-	MaxTime string `cty:"max_time" doc:"overall budget of the download, e.g. 10m (default: channel.DefaultLimits)"`
+	Timeout string `cty:"timeout" doc:"connect, header and idle limit, e.g. 30s (default: updatesource.DefaultLimits)"`
+	MaxTime string `cty:"max_time" doc:"overall budget of the download, e.g. 10m (default: updatesource.DefaultLimits)"`
 }
 
 // DownloadOutputs is what a download stage produces.
@@ -45,11 +45,11 @@ func (Download) Run(ctx context.Context, inv *stage.Invocation, cfg DownloadConf
 	if err != nil {
 		return DownloadOutputs{}, err
 	}
-	limits, err := channel.ParseLimits(cfg.Timeout, cfg.MaxTime)
+	limits, err := updatesource.ParseLimits(cfg.Timeout, cfg.MaxTime)
 	if err != nil {
 		return DownloadOutputs{}, err
 	}
-	source, err := channel.OpenSourceWith(cfg.Source, channel.SourceOptions{Limits: limits})
+	source, err := updatesource.OpenSourceWith(cfg.Source, updatesource.SourceOptions{Limits: limits})
 	if err != nil {
 		return DownloadOutputs{}, err
 	}

@@ -12,9 +12,9 @@ import (
 
 	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/canon"
-	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/stages/updatesource"
 	"piship.dev/piship/tracing/phase"
 	"piship.dev/piship/tracing/spankey"
 )
@@ -42,7 +42,7 @@ type InstallConfig struct {
 	Channel   string `cty:"channel" doc:"channel the release came from"`
 	// Update makes the install an update: the version/active comparison
 	// update_check made is made again under the install lock
-	// (channel.CheckUpgrade), since another command may have changed the
+	// (updatesource.CheckUpgrade), since another command may have changed the
 	// active version since.
 	Update bool `cty:"update" doc:"an update: refuse a version not newer than the active one (decided under the install lock)"`
 	// LockSHA256 and TrustStage come from update_check: the signed
@@ -78,8 +78,8 @@ func (Install) Run(ctx context.Context, inv *stage.Invocation, cfg InstallConfig
 	}
 	if cfg.Update {
 		io.Update = func(active string) error {
-			err := channel.CheckUpgrade(active, cfg.Version)
-			if errors.Is(err, channel.ErrUpToDate) {
+			err := updatesource.CheckUpgrade(active, cfg.Version)
+			if errors.Is(err, updatesource.ErrUpToDate) {
 				return home.ErrUpToDate
 			}
 			return err

@@ -6,13 +6,13 @@ import (
 	"path/filepath"
 
 	"piship.dev/piship/cache/atomicfs"
-	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/platform"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/stages/tuf"
+	"piship.dev/piship/stages/updatesource"
 	"piship.dev/piship/tracing/phase"
 )
 
@@ -38,8 +38,8 @@ type UpdateCheckConfig struct {
 	From    string `cty:"from" doc:"TUF repository (default: the lock's updates.source)"`
 	Channel string `cty:"channel" doc:"channel (default: the lock's updates.channel)"`
 	Check   bool   `cty:"check" doc:"verify and pick only: write no trusted metadata, download nothing"`
-	Timeout string `cty:"timeout" doc:"connect, header and idle limit of each request, e.g. 30s (default: channel.DefaultLimits)"`
-	MaxTime string `cty:"max_time" doc:"overall budget of each file fetched, e.g. 2m (default: channel.DefaultLimits)"`
+	Timeout string `cty:"timeout" doc:"connect, header and idle limit of each request, e.g. 30s (default: updatesource.DefaultLimits)"`
+	MaxTime string `cty:"max_time" doc:"overall budget of each file fetched, e.g. 2m (default: updatesource.DefaultLimits)"`
 }
 
 // UpdateCheckOutputs is what an update_check stage produces.
@@ -98,7 +98,7 @@ func (UpdateCheck) Run(ctx context.Context, inv *stage.Invocation, cfg UpdateChe
 	if src == "" {
 		return none, receipt.Errorf(receipt.CodeUpdate, "%s names no update source: pass --from DIR|URL", id)
 	}
-	limits, err := channel.ParseLimits(cfg.Timeout, cfg.MaxTime)
+	limits, err := updatesource.ParseLimits(cfg.Timeout, cfg.MaxTime)
 	if err != nil {
 		return none, err
 	}
@@ -131,11 +131,11 @@ func (UpdateCheck) Run(ctx context.Context, inv *stage.Invocation, cfg UpdateChe
 
 // refuseChannelV1 words a failed update from a source that holds a
 // piship-channel/v1 channel (<channel>.json, no metadata/) as what it is.
-func refuseChannelV1(ctx context.Context, src, ch string, limits channel.Limits, err error) error {
-	if !tuf.HasReason(err, tuf.ReasonFetch) && !channel.HasReason(err, channel.ReasonNotFound) {
+func refuseChannelV1(ctx context.Context, src, ch string, limits updatesource.Limits, err error) error {
+	if !tuf.HasReason(err, tuf.ReasonFetch) && !updatesource.HasReason(err, updatesource.ReasonNotFound) {
 		return err
 	}
-	s, oerr := channel.OpenSourceWith(src, channel.SourceOptions{Limits: limits})
+	s, oerr := updatesource.OpenSourceWith(src, updatesource.SourceOptions{Limits: limits})
 	if oerr != nil {
 		return err
 	}

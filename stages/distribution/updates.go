@@ -9,7 +9,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
-	"piship.dev/piship/stages/channel"
+	"piship.dev/piship/stages/updatesource"
 )
 
 // The updates block: where installed copies of the distribution find new
@@ -28,7 +28,7 @@ type Updates struct {
 	Channel string
 	// Source is the TUF repository (holding metadata/ and targets/) as
 	// written: an absolute path, a file:// URL, an https:// URL, or an
-	// http:// URL of a loopback host (channel.OpenSource reads it).
+	// http:// URL of a loopback host (updatesource.OpenSource reads it).
 	Source string
 	// RootSHA256 is the pinned initial root: "sha256:<64 lowercase hex>".
 	RootSHA256 string
@@ -55,9 +55,9 @@ func (dc *decoder) updates(blk *hcl.Block) {
 		}
 	}
 	if v, r, vok := dc.str(attrs, "updates.channel"); vok {
-		if msg := channel.CheckName(v); msg != "" {
+		if msg := updatesource.CheckName(v); msg != "" {
 			detail := fmt.Sprintf("updates.channel %q: %s It is the channel field of the repository's releases.", v, msg)
-			if low := strings.ToLower(v); low != v && channel.CheckName(low) == "" {
+			if low := strings.ToLower(v); low != v && updatesource.CheckName(low) == "" {
 				detail += fmt.Sprintf(" Did you mean %q?", low)
 			}
 			dc.add(errDiag("Invalid channel name", detail, r))
@@ -136,9 +136,9 @@ func checkUpdateSource(v string) string {
 	if !strings.Contains(v, "://") && !filepath.IsAbs(v) {
 		return "installed copies read the source wherever they are, so it cannot be relative to the distribution directory: write an https:// URL, a file:// URL or an absolute path of the channel directory."
 	}
-	if _, err := channel.OpenSource(v, nil); err != nil {
+	if _, err := updatesource.OpenSource(v, nil); err != nil {
 		msg := err.Error()
-		if e, ok := channel.AsError(err); ok {
+		if e, ok := updatesource.AsError(err); ok {
 			msg = e.Msg
 		}
 		// "update source <s>: why": the diagnostic names the source itself.

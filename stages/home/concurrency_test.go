@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/updatesource"
 )
 
 // asUpdate makes an install what the update pipeline's install stage
@@ -20,8 +20,8 @@ func asUpdate(version string) func(*InstallOptions) {
 	return func(o *InstallOptions) {
 		o.ID, o.Version = "hello", version
 		o.Update = func(active string) error {
-			err := channel.CheckUpgrade(active, version)
-			if errors.Is(err, channel.ErrUpToDate) {
+			err := updatesource.CheckUpgrade(active, version)
+			if errors.Is(err, updatesource.ErrUpToDate) {
 				return ErrUpToDate
 			}
 			return err

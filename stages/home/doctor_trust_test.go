@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/signkey"
 	"piship.dev/piship/stages/tuf"
 )
 
@@ -24,7 +24,7 @@ func trustHello(t *testing.T, e *env, exp tuf.Expiry) string {
 	t.Helper()
 	keys := tuf.Roles[[]tuf.Key]{}
 	for _, role := range []string{tuf.RoleRoot, tuf.RoleTargets, tuf.RoleSnapshot, tuf.RoleTimestamp} {
-		priv, err := channel.GenerateKey(role)
+		priv, err := signkey.GenerateKey(role)
 		if err != nil {
 			t.Fatal(err)
 		}

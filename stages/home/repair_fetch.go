@@ -6,11 +6,11 @@ import (
 	"errors"
 	"path/filepath"
 
-	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/platform"
 	"piship.dev/piship/stages/tuf"
+	"piship.dev/piship/stages/updatesource"
 	"piship.dev/piship/tracing/phase"
 )
 
@@ -43,7 +43,7 @@ func (s *repairSource) fetchFromRepository(ctx context.Context, none error) (str
 	if err != nil || lock.Updates == nil || lock.Updates.Source == "" {
 		return "", none
 	}
-	limits, err := channel.ParseLimits("", "")
+	limits, err := updatesource.ParseLimits("", "")
 	if err != nil {
 		return "", err
 	}

@@ -146,6 +146,27 @@ func modeFindings(entries []surfaceEntry) []modeFinding {
 	return out
 }
 
+// UnsafeMode says what is unsafe about the mode of an installed file or
+// directory ("" when nothing): the one rule doctor checks modes by.
+func UnsafeMode(m fs.FileMode) string {
+	var why []string
+	if m&fs.ModeSetuid != 0 {
+		why = append(why, "setuid")
+	}
+	if m&fs.ModeSetgid != 0 {
+		why = append(why, "setgid")
+	}
+	if m&fs.ModeSticky != 0 {
+		why = append(why, "sticky")
+	}
+	// Windows has no group or other bits: Go reports every writable file
+	// as 0666 there.
+	if m&fs.ModeSymlink == 0 && m.Perm()&0o022 != 0 && runtime.GOOS != "windows" {
+		why = append(why, "writable by group or others")
+	}
+	return strings.Join(why, ", ")
+}
+
 // restoredMode is the permission bits piship writes in place of m: no
 // setuid, setgid or sticky bit, nobody but the owner may write, and, when
 // the receipt says (exec not nil), executable where it was readable or

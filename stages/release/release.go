@@ -107,9 +107,9 @@ import (
 )
 
 // release.json's document (its schema, name, type and strict reader,
-// releasejson.Parse) is stages/release/releasejson, below
-// stages/distribution, so that stages/channel, which distribution imports,
-// reads it by the same rules.
+// releasejson.Parse) is stages/release/releasejson, a leaf below
+// stages/distribution, so that stages/tuf (piship repo add) reads it by the
+// same rules without importing the build's packages.
 
 // Release file names, relative to the release directory (slash paths).
 const (

@@ -22,8 +22,8 @@ import (
 	"github.com/theupdateframework/go-tuf/v2/metadata/updater"
 
 	"piship.dev/piship/cache/atomicfs"
-	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/semver"
+	"piship.dev/piship/stages/updatesource"
 )
 
 // Bounds of a client update: the root walk as REFERENCE.md's trust root
@@ -43,7 +43,7 @@ const (
 type UpdateOptions struct {
 	// Repository is the repository's root (holding metadata/ and
 	// targets/): a directory, a file:// URL, an https:// URL or an
-	// http:// URL of a loopback host (channel.OpenSource's rule).
+	// http:// URL of a loopback host (updatesource.OpenSource's rule).
 	Repository string
 	// TrustDir is the installation's trusted metadata (trust/<id>/ of the
 	// install home), created when missing.
@@ -71,10 +71,10 @@ type UpdateOptions struct {
 	// An up-to-date result commits as without Defer (there is no archive
 	// to accept).
 	Defer bool
-	// Client, Limits and Dial reach the network (channel.SourceOptions).
+	// Client, Limits and Dial reach the network (updatesource.SourceOptions).
 	Client *http.Client
-	Limits channel.Limits
-	Dial   channel.Dialer
+	Limits updatesource.Limits
+	Dial   updatesource.Dialer
 	// Now is the reference time for expiry (zero: the clock); tests only.
 	Now time.Time
 }
@@ -155,7 +155,7 @@ func Update(ctx context.Context, o UpdateOptions) (*Result, error) {
 // channel name, no target, no trust directory, and no download
 // directory when one is needed.
 func (o UpdateOptions) check(download bool) error {
-	if msg := channel.CheckName(o.Channel); msg != "" {
+	if msg := updatesource.CheckName(o.Channel); msg != "" {
 		return configErr("channel %q: %s", o.Channel, msg)
 	}
 	switch {
@@ -175,11 +175,11 @@ func (o UpdateOptions) check(download bool) error {
 // staged copy, or with o.Check the trusted store itself, read and never
 // written), refreshed through root, timestamp, snapshot and targets.
 func refresh(ctx context.Context, o UpdateOptions, local string) (*updater.Updater, *fetcher, error) {
-	src, err := channel.OpenSourceWith(o.Repository, channel.SourceOptions{Client: o.Client, Limits: o.Limits, Dial: o.Dial})
+	src, err := updatesource.OpenSourceWith(o.Repository, updatesource.SourceOptions{Client: o.Client, Limits: o.Limits, Dial: o.Dial})
 	if err != nil {
 		return nil, nil, err
 	}
-	f := &fetcher{ctx: ctx, src: src, subs: map[string]*channel.Source{}, fetched: map[string][]byte{}}
+	f := &fetcher{ctx: ctx, src: src, subs: map[string]*updatesource.Source{}, fetched: map[string][]byte{}}
 	rootBytes, err := trustedRoot(o, f)
 	if err != nil {
 		return nil, nil, err
@@ -315,8 +315,8 @@ func pick(ctx context.Context, o UpdateOptions, f *fetcher, up *updater.Updater)
 	dst := filepath.Join(o.DownloadDir, base)
 	if err := sub.Download(ctx, res.SHA256+"."+base, dst, best.Length, res.SHA256); err != nil {
 		loc := f.location("targets/" + remote)
-		var ce *channel.Error
-		if !errors.As(err, &ce) || (ce.Reason != channel.ReasonSize && ce.Reason != channel.ReasonDigest) {
+		var ce *updatesource.Error
+		if !errors.As(err, &ce) || (ce.Reason != updatesource.ReasonSize && ce.Reason != updatesource.ReasonDigest) {
 			return nil, err
 		}
 		// A size error says "is larger than" while streaming, or the
@@ -325,11 +325,11 @@ func pick(ctx context.Context, o UpdateOptions, f *fetcher, up *updater.Updater)
 		if m := reSize.FindStringSubmatch(ce.Msg); m != nil {
 			got, _ = strconv.ParseInt(m[1], 10, 64)
 		}
-		if ce.Reason == channel.ReasonSize && (strings.Contains(ce.Msg, " is larger than ") || got > best.Length) {
+		if ce.Reason == updatesource.ReasonSize && (strings.Contains(ce.Msg, " is larger than ") || got > best.Length) {
 			return nil, updateErr(ReasonTooLarge, err, "the archive %s is longer than its target length (%d bytes): endless data; %s", loc, best.Length, tampered)
 		}
 		what := "length verification failed: it is shorter than the signed " + strconv.FormatInt(best.Length, 10) + " bytes"
-		if ce.Reason == channel.ReasonDigest {
+		if ce.Reason == updatesource.ReasonDigest {
 			what = "hash verification failed: its sha256 is not the signed " + res.SHA256
 		}
 		return nil, updateErr(ReasonIntegrity, err, "%s is not the archive the targets role signs for %s (%s): the repository or a mirror serves other bytes; nothing was installed, report it to the publisher", loc, best.Path, what)
@@ -343,10 +343,10 @@ func pick(ctx context.Context, o UpdateOptions, f *fetcher, up *updater.Updater)
 // repository is read under the rules of today's channels.
 type fetcher struct {
 	ctx context.Context
-	src *channel.Source
+	src *updatesource.Source
 
 	mu      sync.Mutex
-	subs    map[string]*channel.Source
+	subs    map[string]*updatesource.Source
 	fetched map[string][]byte // repository path -> bytes, for messages
 	last    string            // the last repository path asked for
 }
@@ -393,9 +393,9 @@ func (f *fetcher) DownloadFile(u string, maxLength int64, _ time.Duration) ([]by
 		f.fetched[rel] = data
 		f.mu.Unlock()
 		return data, nil
-	case channel.HasReason(err, channel.ReasonNotFound):
+	case updatesource.HasReason(err, updatesource.ReasonNotFound):
 		return nil, errors.Join(&metadata.ErrDownloadHTTP{StatusCode: http.StatusNotFound, URL: f.location(rel)}, err)
-	case channel.HasReason(err, channel.ReasonTooLarge):
+	case updatesource.HasReason(err, updatesource.ReasonTooLarge):
 		return nil, errors.Join(&metadata.ErrDownloadLengthMismatch{Msg: fmt.Sprintf("%s is longer than %d bytes", f.location(rel), maxLength)}, err)
 	}
 	return nil, err
@@ -528,11 +528,11 @@ func (f *fetcher) explain(err error, up *updater.Updater) error {
 	case errors.As(err, &repoErr):
 		return updateErr(ReasonMalformed, err, "%s: %s; %s", loc, repoErr.Msg, tampered)
 	}
-	if ce, ok := channel.AsError(err); ok {
+	if ce, ok := updatesource.AsError(err); ok {
 		// NETWORK_DENIED, a timeout, a status, a missing file: the channel
 		// source words it with the URL; its code stays.
 		msg := ce.Msg
-		if ce.Reason == channel.ReasonNotFound && last == "metadata/timestamp.json" {
+		if ce.Reason == updatesource.ReasonNotFound && last == "metadata/timestamp.json" {
 			msg += ": " + f.src.String() + " is not a TUF repository (metadata/timestamp.json, metadata/<N>.root.json, targets/); check the update source"
 		}
 		return &Error{Code: ce.Code, Reason: ReasonFetch, Msg: msg, Err: err}

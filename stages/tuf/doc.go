@@ -27,9 +27,9 @@
 //
 // # Keys
 //
-// Keys are Ed25519, in the format piship already writes for channel
-// signing keys (channel.WritePrivateKey: PKCS#8 PEM, mode 0600, a Key-Id
-// header naming the key for people). ReadKey reads them; TUF metadata
+// Keys are Ed25519, in the format `piship keygen` writes
+// (signkey.WritePrivateKey: PKCS#8 PEM, mode 0600, a Key-Id header naming
+// the key for people). ReadKey reads them; TUF metadata
 // names a key by TUF's key id instead (Key.TUFKeyID, the sha256 of its
 // canonical public-key JSON), which revocation takes. One key format for
 // the whole tool means one keygen, one place where keys are checked.
@@ -91,7 +91,7 @@
 // starts from the initial root (given, or the repository's
 // metadata/1.root.json), whose sha256 must be the one the lock or
 // --expect-root pins; later ones from the trusted root.json there. Files are
-// read through stages/channel's Source (Sub, Fetch, FetchArchive), so the
+// read through stages/updatesource's Source (Sub, Fetch, FetchArchive), so the
 // plain-http loopback rule, the redirect policy, the retries and the
 // connect, header, idle and overall limits are the ones of today's
 // channels. Update then lists the channel's releases for the platform
@@ -152,7 +152,7 @@
 // Refusals are UPDATE_FAILED with a Reason and a message naming the TUF
 // check ("timestamp expired on ...", "snapshot version rolled back from 3
 // to 2", "root 2 is not signed by a threshold of root 1's root keys") and
-// the file or URL; network refusals keep stages/channel's codes
+// the file or URL; network refusals keep stages/updatesource's codes
 // (NETWORK_DENIED, UPDATE_FAILED with its timeout reasons). Misuse of the
 // repository side is CONFIG_INVALID.
 package tuf

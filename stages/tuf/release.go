@@ -17,7 +17,7 @@ import (
 )
 
 // maxReleaseDoc bounds the release.json ReleaseOf reads from an archive
-// (stages/channel's bound: a release.json is a few KiB).
+// (stages/updatesource's bound: a release.json is a few KiB).
 const maxReleaseDoc = 1 << 20
 
 // ReleaseOf reads the release.json inside a release archive and returns

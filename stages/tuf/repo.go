@@ -20,8 +20,9 @@ import (
 
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
-	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/semver"
+	"piship.dev/piship/stages/signkey"
+	"piship.dev/piship/stages/updatesource"
 )
 
 // The role names of TUF's top-level metadata.
@@ -43,9 +44,9 @@ type Key struct {
 }
 
 // ReadKey reads a signing key in the format `piship keygen` writes for
-// channels (PKCS#8 PEM with a Key-Id header; see channel.ReadPrivateKey).
+// channels (PKCS#8 PEM with a Key-Id header; see signkey.ReadPrivateKey).
 func ReadKey(path string) (Key, error) {
-	id, priv, err := channel.ReadPrivateKey(path)
+	id, priv, err := signkey.ReadPrivateKey(path)
 	if err != nil {
 		return Key{}, err
 	}
@@ -306,7 +307,7 @@ func (r *Repository) AddReleases(rels []Release, targetsKeys, snapshotKeys, time
 		}
 	}
 	for _, rel := range rels {
-		if msg := channel.CheckName(rel.Channel); msg != "" {
+		if msg := updatesource.CheckName(rel.Channel); msg != "" {
 			return configErr("release %s: channel %q: %s", rel.Archive, rel.Channel, msg)
 		}
 		if _, err := semver.Parse(rel.Version); err != nil {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/theupdateframework/go-tuf/v2/metadata"
 
-	"piship.dev/piship/stages/channel"
+	"piship.dev/piship/stages/signkey"
 )
 
 // keySet is one key per role, as a small distribution has them.
@@ -19,7 +19,7 @@ type keySet struct{ root, targets, snapshot, timestamp Key }
 
 func newKey(t *testing.T, id string) Key {
 	t.Helper()
-	priv, err := channel.GenerateKey(id)
+	priv, err := signkey.GenerateKey(id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,10 +13,10 @@ import (
 
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/pipelines"
-	"piship.dev/piship/stages/channel"
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/home/launch"
 	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/updatesource"
 )
 
 // ConsumerCommands are the commands an end user runs, in the order `piship
@@ -130,7 +130,7 @@ type updateOpts struct {
 }
 
 func runUpdate(e *Env, id string, o updateOpts, rc RunConfig) int {
-	if _, err := channel.ParseLimits(o.timeout, o.maxTime); err != nil {
+	if _, err := updatesource.ParseLimits(o.timeout, o.maxTime); err != nil {
 		return FailIn(e, "update", err)
 	}
 	if o.from != "" {

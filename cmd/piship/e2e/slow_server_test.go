@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"piship.dev/piship/stages/channel/channeltest"
+	"piship.dev/piship/stages/updatesource/updatesourcetest"
 )
 
 // updateFromSlowServers runs `piship update --from http://127.0.0.1:P/`
@@ -24,22 +24,22 @@ func updateFromSlowServers(t *testing.T, w *consumerWorld) {
 	const slack = 5 * time.Second
 	for _, c := range []struct {
 		name, suffix string
-		mode         channeltest.Mode
+		mode         updatesourcetest.Mode
 		flags        []string
 		budget       time.Duration
 		want         []string
 	}{
-		{"no headers", "/timestamp.json", channeltest.Silent, []string{"--timeout", "1s"}, time.Second,
+		{"no headers", "/timestamp.json", updatesourcetest.Silent, []string{"--timeout", "1s"}, time.Second,
 			[]string{"UPDATE_FAILED", "sent no response headers", "/timestamp.json", "within the 1s header timeout", "raise --timeout"}},
-		{"a byte a second", "/timestamp.json", channeltest.Trickle, []string{"--max-time", "2s"}, 2 * time.Second,
+		{"a byte a second", "/timestamp.json", updatesourcetest.Trickle, []string{"--max-time", "2s"}, 2 * time.Second,
 			[]string{"UPDATE_FAILED", "/timestamp.json did not arrive within the 2s overall budget", "raise --max-time"}},
-		{"archive, no headers", "." + archive, channeltest.Silent, []string{"--timeout", "1s"}, time.Second,
+		{"archive, no headers", "." + archive, updatesourcetest.Silent, []string{"--timeout", "1s"}, time.Second,
 			[]string{"UPDATE_FAILED", "sent no response headers", archive, "header timeout"}},
-		{"archive, a byte a second", "." + archive, channeltest.Trickle, []string{"--max-time", "2s"}, 2 * time.Second,
+		{"archive, a byte a second", "." + archive, updatesourcetest.Trickle, []string{"--max-time", "2s"}, 2 * time.Second,
 			[]string{"UPDATE_FAILED", archive + " did not arrive within the 2s overall budget for an archive"}},
 	} {
 		t.Run("slow server, "+c.name, func(t *testing.T) {
-			from := channeltest.Serve(t, channeltest.Options{Mode: c.mode, Suffix: c.suffix, Dir: w.chanDir})
+			from := updatesourcetest.Serve(t, updatesourcetest.Options{Mode: c.mode, Suffix: c.suffix, Dir: w.chanDir})
 			start := time.Now()
 			out, err := w.try(append([]string{"update", w.id, "--from", from}, c.flags...)...)
 			took := time.Since(start)

@@ -3,8 +3,8 @@
 // directory, its type and the one strict reader (Parse) that install,
 // verify-release, doctor (through stages/release's rules) and
 // piship repo add (stages/tuf.ReleaseOf) hold it to. It imports only the standard
-// library, so stages/channel, which stages/distribution and thereby
-// stages/release import, can use it without an import cycle.
+// library, so any package, stages/tuf among them, can use it without an
+// import cycle.
 package releasejson
 
 import (

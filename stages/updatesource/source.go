@@ -1,4 +1,4 @@
-package channel
+package updatesource
 
 import (
 	"context"
@@ -21,6 +21,10 @@ import (
 
 	"piship.dev/piship/cache/atomicfs"
 )
+
+// MaxDocumentBytes bounds a metadata file a Source fetches (Fetch with
+// limit 0).
+const MaxDocumentBytes = 64 << 10
 
 // Fetching policy.
 const (

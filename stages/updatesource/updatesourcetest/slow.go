@@ -1,13 +1,13 @@
-// Package channeltest serves a channel over plain http on loopback and
+// Package updatesourcetest serves a channel over plain http on loopback and
 // misbehaves the ways an update must survive: a server that never sends
 // headers, one that stalls after them, one that trickles a byte a second.
-// The channel package's limit tests and the e2e update tests share it.
+// The updatesource package's limit tests and the e2e update tests share it.
 //
-//	base := channeltest.Serve(t, channeltest.Options{Mode: channeltest.Trickle, Suffix: "/stable.json", Dir: chanDir})
+//	base := updatesourcetest.Serve(t, updatesourcetest.Options{Mode: updatesourcetest.Trickle, Suffix: "/stable.json", Dir: chanDir})
 //	// piship update ID --from base ...
 //
 // It never reaches the network, and everything it started ends with the test.
-package channeltest
+package updatesourcetest
 
 import (
 	"fmt"
@@ -76,7 +76,7 @@ func Serve(t testing.TB, o Options) string {
 		}
 		c, _, err := http.NewResponseController(w).Hijack()
 		if err != nil {
-			t.Errorf("channeltest: cannot take the connection of %s: %v", r.URL.Path, err)
+			t.Errorf("updatesourcetest: cannot take the connection of %s: %v", r.URL.Path, err)
 			return
 		}
 		defer c.Close()

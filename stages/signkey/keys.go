@@ -1,4 +1,4 @@
-package channel
+package signkey
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // KeyPair is a signing key and the id trust names it by.
@@ -164,7 +165,7 @@ func ReadPrivateKey(path string) (string, ed25519.PrivateKey, error) {
 func spki(pub ed25519.PublicKey) []byte {
 	der, err := x509.MarshalPKIXPublicKey(pub)
 	if err != nil {
-		panic(fmt.Sprintf("channel: marshal an Ed25519 public key: %v", err)) // only for a wrong length
+		panic(fmt.Sprintf("signkey: marshal an Ed25519 public key: %v", err)) // only for a wrong length
 	}
 	return der
 }
@@ -219,4 +220,9 @@ func keyKind(key any) string {
 		return "an X25519 (ECDH)"
 	}
 	return "a " + t
+}
+
+// configErr is a refusal of a key or a key file: a usage error.
+func configErr(format string, args ...any) error {
+	return errcode.Newf(errcode.ConfigInvalid, format, args...)
 }

@@ -1,4 +1,4 @@
-package channel
+package updatesource
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"piship.dev/piship/stages/channel/channeltest"
+	"piship.dev/piship/stages/updatesource/updatesourcetest"
 )
 
 // A server that never answers, stalls after the headers or trickles a byte
@@ -33,26 +33,26 @@ func TestSourceLimits(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name    string
-		mode    channeltest.Mode
+		mode    updatesourcetest.Mode
 		dial    Dialer
 		archive bool
 		budget  time.Duration
 		frags   []string
 	}{
-		{"connect", channeltest.Silent, hang, false, short.Connect, []string{"connect timeout", "cannot connect to http://127.0.0.1:", "raise --timeout"}},
-		{"no headers", channeltest.Silent, nil, false, short.Header, []string{"sent no response headers", "header timeout", "/stable.json", "raise --timeout"}},
-		{"no headers, archive", channeltest.Silent, nil, true, short.Header, []string{"header timeout", "/a.tar.gz"}},
-		{"stall after headers", channeltest.Stall, nil, false, short.Idle, []string{"idle timeout", "sent no byte of", "after 0 bytes"}},
+		{"connect", updatesourcetest.Silent, hang, false, short.Connect, []string{"connect timeout", "cannot connect to http://127.0.0.1:", "raise --timeout"}},
+		{"no headers", updatesourcetest.Silent, nil, false, short.Header, []string{"sent no response headers", "header timeout", "/stable.json", "raise --timeout"}},
+		{"no headers, archive", updatesourcetest.Silent, nil, true, short.Header, []string{"header timeout", "/a.tar.gz"}},
+		{"stall after headers", updatesourcetest.Stall, nil, false, short.Idle, []string{"idle timeout", "sent no byte of", "after 0 bytes"}},
 		// A byte a second never trips the idle timeout (here 2s, 30s by
 		// default): the overall budget ends it.
-		{"a byte a second", channeltest.Trickle, nil, false, short.Document, []string{"overall budget", "2.5s", "a channel file", "2 bytes read", "raise --max-time"}},
-		{"a byte a second, archive", channeltest.Trickle, nil, true, short.Archive, []string{"overall budget", "an archive", "/a.tar.gz", "2 bytes read"}},
+		{"a byte a second", updatesourcetest.Trickle, nil, false, short.Document, []string{"overall budget", "2.5s", "a channel file", "2 bytes read", "raise --max-time"}},
+		{"a byte a second, archive", updatesourcetest.Trickle, nil, true, short.Archive, []string{"overall budget", "an archive", "/a.tar.gz", "2 bytes read"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			base := channeltest.Serve(t, channeltest.Options{Mode: c.mode})
+			base := updatesourcetest.Serve(t, updatesourcetest.Options{Mode: c.mode})
 			limits := short
-			if c.mode == channeltest.Trickle {
+			if c.mode == updatesourcetest.Trickle {
 				limits.Idle = 2 * time.Second
 			}
 			s, err := OpenSourceWith(base, SourceOptions{Limits: limits, Dial: c.dial})

@@ -1,4 +1,4 @@
-package channel
+package signkey
 
 import (
 	"crypto/ecdsa"
@@ -13,6 +13,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 func TestKeyRoundTrip(t *testing.T) {
@@ -52,7 +54,7 @@ func TestKeyRoundTrip(t *testing.T) {
 	// Never overwritten silently.
 	other, _ := GenerateKey("other")
 	err = WritePrivateKey(p, "other", other, false)
-	wantErr(t, err, CodeConfigInvalid, "", "already exists", "--force")
+	wantErr(t, err, errcode.ConfigInvalid, "already exists", "--force")
 	if _, k, _ := ReadPrivateKey(p); !k.Equal(priv) {
 		t.Fatal("a refused write changed the key")
 	}
@@ -96,13 +98,13 @@ func TestKeyRefusals(t *testing.T) {
 	}
 	writeTestFile(t, noID, strings.Replace(string(readTestFile(t, noID)), "Key-Id: k\n", "", 1))
 	_, _, err := ReadPrivateKey(noID)
-	wantErr(t, err, CodeConfigInvalid, "", "no Key-Id")
+	wantErr(t, err, errcode.ConfigInvalid, "no Key-Id")
 
 	// Another kind of key.
 	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	der, _ := x509.MarshalPKIXPublicKey(&ec.PublicKey)
 	_, err = ParsePublicKey(base64.StdEncoding.EncodeToString(der))
-	wantErr(t, err, CodeConfigInvalid, "", "ECDSA", "Ed25519")
+	wantErr(t, err, errcode.ConfigInvalid, "ECDSA", "Ed25519")
 
 	for in, frag := range map[string]string{
 		"not base64!": "not standard base64",
@@ -111,12 +113,12 @@ func TestKeyRefusals(t *testing.T) {
 		base64.StdEncoding.EncodeToString([]byte("hello")):                   "not the base64 of a SubjectPublicKeyInfo",
 	} {
 		_, err := ParsePublicKey(in)
-		wantErr(t, err, CodeConfigInvalid, "", frag)
+		wantErr(t, err, errcode.ConfigInvalid, frag)
 	}
 
 	pk8, _ := x509.MarshalPKCS8PrivateKey(ec)
 	ecPath := filepath.Join(dir, "ec.pem")
 	writeTestFile(t, ecPath, "-----BEGIN PRIVATE KEY-----\nKey-Id: k\n\n"+base64.StdEncoding.EncodeToString(pk8)+"\n-----END PRIVATE KEY-----\n")
 	_, _, err = ReadPrivateKey(ecPath)
-	wantErr(t, err, CodeConfigInvalid, "", "Ed25519")
+	wantErr(t, err, errcode.ConfigInvalid, "Ed25519")
 }

@@ -1,17 +1,11 @@
-package channel
+package updatesource
 
 import (
 	"regexp"
 	"strings"
 	"sync"
 	"unicode"
-
-	"piship.dev/piship/stages/semver"
 )
-
-// MaxDocumentBytes bounds a metadata file a Source fetches (Fetch with
-// limit 0).
-const MaxDocumentBytes = 64 << 10
 
 var (
 	sha256RE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
@@ -52,25 +46,4 @@ func checkFileName(name string) string {
 		return "starts with '.'"
 	}
 	return ""
-}
-
-// CheckUpgrade allows moving from current to candidate: nil when candidate
-// is newer, ErrUpToDate when it is the same version, UPDATE_FAILED
-// (ReasonDowngrade) "downgrade from X to Y refused" when it is older.
-func CheckUpgrade(current, candidate string) error {
-	cur, err := semver.Parse(current)
-	if err != nil {
-		return updateErr(ReasonVersion, "the installed version: %v", err)
-	}
-	cand, err := semver.Parse(candidate)
-	if err != nil {
-		return updateErr(ReasonVersion, "the channel's version: %v", err)
-	}
-	switch semver.Compare(cand, cur) {
-	case 0:
-		return ErrUpToDate
-	case -1:
-		return updateErr(ReasonDowngrade, "downgrade from %s to %s refused: the channel's newest release is older than the installed one (piship rollback returns to the previous release)", current, candidate)
-	}
-	return nil
 }

@@ -1,14 +1,9 @@
-// Package channel is the network and key layer the TUF client and
-// repository (package tuf) read and sign through: the update Source with
-// its limits, the Ed25519 key files, channel names and the upgrade rule.
-// The piship-channel/v1 channel documents it once signed and verified were
-// replaced by TUF repositories (issue 16).
+// Package updatesource is the network layer the TUF client and repository
+// (package tuf) read through: the update Source with its limits, channel
+// names and the upgrade rule. It was package channel, named after the
+// piship-channel/v1 documents that TUF repositories replaced (issue 16);
+// the signing key files it also held are package signkey.
 //
-//   - Keys: GenerateKey, WritePrivateKey and ReadPrivateKey handle Ed25519
-//     signing keys stored as PKCS#8 PEM with a Key-Id header, mode 0600;
-//     PublicKeyBase64 and ParsePublicKey convert the public half to and
-//     from the base64 SubjectPublicKeyInfo DER; Fingerprint names it
-//     "sha256:<hex>".
 //   - Source reads a channel directory: a local directory, a file:// URL,
 //     or an https:// URL (http:// only to loopback by address: a literal
 //     loopback IP, or localhost dialed as 127.0.0.1/::1 without a
@@ -27,4 +22,4 @@
 // Errors are *Error: Code is what users see (CONFIG_INVALID,
 // UPDATE_FAILED, NETWORK_DENIED, INTEGRITY_FAILED) and Reason says which
 // check refused.
-package channel
+package updatesource
