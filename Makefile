@@ -34,7 +34,7 @@ CLI_PKG := piship.dev/piship/cmd/internal/cli
 VERSION_LDFLAGS := -X $(CLI_PKG).commit=$(GIT_COMMIT) -X $(CLI_PKG).commitDate=$(GIT_DATE) -X $(CLI_PKG).commitModified=$(GIT_MODIFIED)
 
 build:
-	$(GO) build -trimpath -ldflags='-s -w $(VERSION_LDFLAGS)' -o bin/ ./cmd/piship ./cmd/piship-launch
+	$(GO) build -trimpath -ldflags='-s -w $(VERSION_LDFLAGS)' -o bin/ ./cmd/piship ./cmd/piship-install ./cmd/piship-launch
 
 # Every go command here builds with -trimpath, as `make build` does, so
 # vet, the test binaries and the piship binaries the end-to-end tests build

@@ -90,15 +90,21 @@ func (ReleasePublish) Run(ctx context.Context, inv *stage.Invocation, cfg Releas
 	return ReleasePublishOutputs{Path: final, Archive: filepath.Join(releases, name+".tar.gz"), Tools: tools}, nil
 }
 
-// shipTools copies the running piship binary, and piship-launch from
-// beside it when present, into releaseDir (mode 0755), hashing each as it
-// goes. It returns what it copied.
+// shipTools copies the end-user installer (piship-install beside the
+// running piship, shipped under piship's name: an end user runs ./piship
+// install; the running piship itself when none stands there) and
+// piship-launch from beside it when present into releaseDir (mode 0755),
+// hashing each as it goes. It returns what it copied.
 func shipTools(releaseDir, exe string) ([]release.ToolDigest, error) {
 	if exe == "" {
 		return nil, nil
 	}
 	names := distribution.ShippedTools()
-	srcs := []string{exe, filepath.Join(filepath.Dir(exe), names[1])}
+	installer := filepath.Join(filepath.Dir(exe), distribution.InstallerBinary())
+	if _, err := os.Stat(installer); err != nil {
+		installer = exe // a piship without the installer: the release carries every command
+	}
+	srcs := []string{installer, filepath.Join(filepath.Dir(exe), names[1])}
 	var shipped []release.ToolDigest
 	for i, src := range srcs {
 		data, err := os.ReadFile(src)

@@ -86,3 +86,12 @@ func ShippedTools() []string {
 	}
 	return []string{"piship", "piship-launch"}
 }
+
+// InstallerBinary is the file name of the end-user installer
+// (cmd/piship-install) beside piship: what a release ships as its piship.
+func InstallerBinary() string {
+	if runtime.GOOS == "windows" {
+		return "piship-install.exe"
+	}
+	return "piship-install"
+}

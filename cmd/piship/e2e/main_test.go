@@ -52,11 +52,28 @@ func sharedCache(t testing.TB) string {
 	return cacheDir
 }
 
-// cli runs the piship binary with a clean environment (PATH and HOME, so
-// npm keeps one download cache for the run) plus env.
+// consumerCommands are the commands the end-user installer has: cli runs
+// them with piship-install, as an end user runs them with the piship a
+// release directory carries; PISHIP_E2E_CONSUMER_BINARY=piship runs them
+// with the full piship instead (the same code, the other binary).
+var consumerCommands = map[string]bool{"install": true, "update": true, "rollback": true, "doctor": true,
+	"uninstall": true, "purge": true, "repair": true, "launch": true}
+
+// binaryFor is the binary cli runs for args.
+func binaryFor(t testing.TB, args []string) string {
+	bin := realBinaries(t)
+	if len(args) > 0 && consumerCommands[args[0]] && os.Getenv("PISHIP_E2E_CONSUMER_BINARY") != "piship" {
+		return filepath.Join(filepath.Dir(bin), "piship-install")
+	}
+	return bin
+}
+
+// cli runs piship (piship-install for a consumer command: binaryFor) with
+// a clean environment (PATH and HOME, so npm keeps one download cache for
+// the run) plus env.
 func cli(t testing.TB, env map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	cmd := exec.Command(realBinaries(t), args...)
+	cmd := exec.Command(binaryFor(t, args), args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
 	if _, ok := env["PISHIP_CACHE_HOME"]; !ok {
 		cmd.Env = append(cmd.Env, "PISHIP_CACHE_HOME="+filepath.Join(t.TempDir(), "cache"))
