@@ -8,6 +8,7 @@ import (
 	"piship.dev/piship/cache"
 	"piship.dev/piship/stages"
 	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/runtimecache"
 	"piship.dev/piship/stages/stage/errcode"
 )
 
@@ -23,7 +24,7 @@ func PinPiPackages(ctx context.Context, getenv func(string) string, log io.Write
 	if err != nil {
 		return errcode.Newf(errcode.ConfigUnavailable, "%v", err)
 	}
-	rt := cache.OpenRuntime(home)
+	rt := runtimecache.Open(home)
 	roots := map[string]string{}
 	for _, p := range l.Packages {
 		ent, _, err := stages.InstallPiPackage(ctx, rt, d.Dir, p, log, "lock: "+p.Name)

@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/npm"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/proc"
+	"piship.dev/piship/stages/runtimecache"
 	"piship.dev/piship/stages/stage"
 )
 
@@ -71,7 +71,7 @@ func (NpmInstall) Run(ctx context.Context, inv *stage.Invocation, c NpmInstallCo
 			return NpmInstallOutputs{}, err
 		}
 	}
-	var st cache.PlaceStats
+	var st runtimecache.PlaceStats
 	if c.Dest != "" {
 		if st, err = e.Place(c.Dest); err != nil {
 			return NpmInstallOutputs{}, fmt.Errorf("cannot place runtime cache entry %s: %v", key, err)

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"sync"
 
-	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/parallel"
 	"piship.dev/piship/stages/buildstate"
 	"piship.dev/piship/stages/distribution"
@@ -17,6 +16,7 @@ import (
 	"piship.dev/piship/stages/npm"
 	"piship.dev/piship/stages/payload"
 	nodeplatform "piship.dev/piship/stages/platform"
+	"piship.dev/piship/stages/runtimecache"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/stages/stage/errcode"
 )
@@ -76,7 +76,7 @@ func (PiPackages) Run(ctx context.Context, inv *stage.Invocation, c PiPackagesCo
 	}
 	// The installs (npm ci on a miss: mostly waiting on the registry) run
 	// side by side; placing and checking them follows in lock order.
-	entries := make([]*cache.Entry, len(lock.Packages))
+	entries := make([]*runtimecache.Entry, len(lock.Packages))
 	hits := make([]bool, len(lock.Packages))
 	locks := make([]*distribution.PackageLock, len(lock.Packages)) // read once: prune, then the footprint
 	log := &syncWriter{w: inv.Log}
@@ -166,7 +166,7 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 // miss; hit says the entry was there. Build, release and piship lock (which
 // pins the extension files from it) all install through here, so they
 // install the same bytes.
-func InstallPiPackage(ctx context.Context, rt *cache.Runtime, distDir string, p distribution.LockPiPackage, log io.Writer, label string) (*cache.Entry, bool, error) {
+func InstallPiPackage(ctx context.Context, rt *runtimecache.Cache, distDir string, p distribution.LockPiPackage, log io.Writer, label string) (*runtimecache.Entry, bool, error) {
 	dir := filepath.Join(distDir, filepath.FromSlash(p.Dir))
 	pj, err := os.ReadFile(filepath.Join(dir, "package.json"))
 	if err != nil {

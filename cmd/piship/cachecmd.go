@@ -9,6 +9,7 @@ import (
 	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/pipelines"
+	"piship.dev/piship/stages/contentstore"
 	homes "piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/stage/errcode"
 )
@@ -75,7 +76,7 @@ func runCachePrune(e *env, maxSize, maxAge string, asJSON bool) int {
 		fmt.Fprintf(e.stderr, "piship: cache prune: %v\n", err)
 		return exitFailed
 	}
-	var gc *cache.GCResult
+	var gc *contentstore.GCResult
 	if !asJSON {
 		fmt.Fprintf(e.stdout, "cache: %s, removed %d, %s -> %s\n", canon.Count(rep.Entries, "entry", "entries"), rep.Removed, humanBytes(rep.BytesBefore), humanBytes(rep.BytesAfter))
 	}
@@ -87,7 +88,7 @@ func runCachePrune(e *env, maxSize, maxAge string, asJSON bool) int {
 		return exitFailed
 	}
 	if store != nil {
-		g, err := store.GC(time.Now().Add(time.Minute), cache.StoreGrace)
+		g, err := store.GC(time.Now().Add(time.Minute), contentstore.Grace)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "piship: cache prune: store %s: %v\n", store.Dir(), err)
 			return exitFailed
