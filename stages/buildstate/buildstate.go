@@ -1,7 +1,9 @@
 // Package buildstate derives what a build and a release both start from: a
 // distribution's decoded manifest, its checked lock and package lock, the
 // host target, and the runtime, bundle and stamp keys that decide what an
-// earlier build or the runtime cache can serve.
+// earlier build or the runtime cache can serve; and installs an npm project
+// into the runtime cache under its key (install.go: the runtime's and each
+// vendored Pi package's, InstallPiPackage).
 package buildstate
 
 import (
