@@ -70,7 +70,7 @@ test-unit-race: test-unit
 # ~40 s here while the rest of make test runs beside it; the timeout is 5
 # minutes. stages/tuf's TestTufJSAgrees runs tuf-js here: ~1 s, plus one
 # npm ci of ~6 s (3 minutes at most) the first time into PISHIP_DEV_CACHE.
-RACE_PKGS := ./engine/ ./cache/ ./cache/parallel/ ./stages/archive/ ./stages/home/... ./stages/proc/ ./tracing/ ./tracing/phase/ ./tracing/spankey/
+RACE_PKGS := ./engine/ ./cache/ ./cache/parallel/ ./stages/runtimecache/ ./stages/contentstore/ ./stages/archive/ ./stages/home/... ./stages/proc/ ./tracing/ ./tracing/phase/ ./tracing/spankey/
 # ./testdata/hostile (the hostile archive corpus against install and
 # verify-release) lives under testdata/, which ./... skips: named here.
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v '/cmd/piship/e2e$$' | grep -vxF "$$($(GO) list $(RACE_PKGS))") ./testdata/hostile
@@ -185,7 +185,7 @@ test-deps-nice:
 # Long benchmarks; figures go to docs/performance.md. BenchmarkPiDevFootprint
 # (cmd/piship) runs Pi 1.6 on the Node 22 fixture.
 bench: node22-bin search-tools-bin
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 60m ./engine/ ./graph/ ./tracing/ ./cache/ ./stages/archive/ ./cmd/piship/
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 60m ./engine/ ./graph/ ./tracing/ ./cache/ ./stages/runtimecache/ ./stages/archive/ ./cmd/piship/
 
 # The main job on the example distribution, offline (its packages are
 # committed tarballs, its audit an OSV snapshot): build the payload

@@ -114,29 +114,29 @@ func (e *entry) digest() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	w := newLPWriter()
-	w.str("piship-action-entry/v1")
-	w.str(e.Schema)
-	w.str(e.Key)
-	w.str(e.Created)
-	w.bytes(out)
+	w := NewKeyHash()
+	w.Str("piship-action-entry/v1")
+	w.Str(e.Schema)
+	w.Str(e.Key)
+	w.Str(e.Created)
+	w.Bytes(out)
 	paths := slices.Sorted(maps.Keys(e.Files))
-	w.uint(uint64(len(paths)))
+	w.Uint(uint64(len(paths)))
 	for _, p := range paths {
-		w.str(p)
-		w.str(e.Files[p])
+		w.Str(p)
+		w.Str(e.Files[p])
 	}
 	// Only when present, so entries written without inputs still verify.
 	if len(e.Inputs) > 0 {
 		names := slices.Sorted(maps.Keys(e.Inputs))
-		w.str("inputs")
-		w.uint(uint64(len(names)))
+		w.Str("inputs")
+		w.Uint(uint64(len(names)))
 		for _, n := range names {
-			w.str(n)
-			w.str(e.Inputs[n])
+			w.Str(n)
+			w.Str(e.Inputs[n])
 		}
 	}
-	return w.sum(), nil
+	return w.Sum(), nil
 }
 
 // canonicalJSON compacts raw JSON; empty input is JSON null.
@@ -156,15 +156,16 @@ func (a *Actions) entryDir(key string) string {
 }
 
 func checkKey(key string) error {
-	if !isDigest(key) {
+	if !IsDigest(key) {
 		return fmt.Errorf("cache: invalid key %q: want 64 lowercase hex digits", key)
 	}
 	return nil
 }
 
-// checkOutputPath reports whether p is an acceptable output path: relative,
-// clean, slash-separated and without "..".
-func checkOutputPath(p string) error {
+// CheckOutputPath reports whether p is an acceptable output path: relative,
+// clean, slash-separated and without "..". The runtime cache holds its
+// manifests' paths to the same rule.
+func CheckOutputPath(p string) error {
 	if p == "" || p == "." || path.Clean(p) != p || path.IsAbs(p) ||
 		!filepath.IsLocal(filepath.FromSlash(p)) ||
 		filepath.Clean(filepath.FromSlash(p)) != filepath.FromSlash(p) {
@@ -179,7 +180,7 @@ func cleanOutputs(outputs []string) ([]string, error) {
 	copy(paths, outputs)
 	sort.Strings(paths)
 	for i, p := range paths {
-		if err := checkOutputPath(p); err != nil {
+		if err := CheckOutputPath(p); err != nil {
 			return nil, err
 		}
 		if i > 0 && paths[i-1] == p {
@@ -318,7 +319,7 @@ func readEntry(key, edir string, want []string) (*Result, *DamagedError) {
 		return nil, &DamagedError{Reason: fmt.Sprintf("entry holds files %q but the stage declares outputs %q", have, want)}
 	}
 	for _, p := range have {
-		if !isDigest(e.Files[p]) {
+		if !IsDigest(e.Files[p]) {
 			return nil, &DamagedError{Reason: fmt.Sprintf("invalid sha256 %q for %s", e.Files[p], p)}
 		}
 	}

@@ -1,8 +1,10 @@
 // Package cache implements piship's action cache: a keyed store that lets a
 // cacheable stage be skipped when nothing that decides its result has
-// changed. It also holds the release runtime cache (runtime.go: installed
-// dependency trees and bundles, placed by hardlink, clone or copy) and the
-// content-addressed object store installs link files from (store.go).
+// changed. It also keeps the run records `piship explain` reads
+// (explain.go) and the helpers every cache shares: the cache home, file
+// hashing, the key encoding. The build's runtime cache and the install's
+// content store are the domain's (stages/runtimecache, stages/contentstore):
+// they import this package, never the other way round.
 //
 // A stage's cache key (KeyInput.Key) is the sha256 of its kind, kind
 // version, evaluated configuration, input file digests and the digest of the
@@ -48,6 +50,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -125,7 +128,7 @@ func computeToolDigest() string {
 }
 
 // HashFile returns the sha256 hex of a file's contents, read through
-// hashReader's pooled buffer: io.Copy from an *os.File into a hash
+// HashReader's pooled buffer: io.Copy from an *os.File into a hash
 // allocates 32 KiB on every call (File.WriteTo falls back to io.Copy
 // without one), which for the thousands of files of a payload was mostly
 // garbage collection.
@@ -135,11 +138,35 @@ func HashFile(path string) (string, error) {
 		return "", fmt.Errorf("cache: hashing file: %w", err)
 	}
 	defer f.Close()
-	_, sum, err := hashReader(f)
+	_, sum, err := HashReader(f)
 	if err != nil {
 		return "", fmt.Errorf("cache: hashing file %s: %w", path, err)
 	}
 	return sum, nil
+}
+
+var hashBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
+// HashReader returns the number of bytes read from r and their sha256 hex,
+// reading through a pooled buffer (no allocation per file).
+func HashReader(r io.Reader) (int64, string, error) {
+	bp := hashBufs.Get().(*[]byte)
+	defer hashBufs.Put(bp)
+	buf := *bp
+	h := sha256.New()
+	var n int64
+	for {
+		m, err := r.Read(buf)
+		h.Write(buf[:m])
+		n += int64(m)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return n, "", err
+		}
+	}
+	return n, hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // KeyInput is everything that decides a cacheable action's result.
@@ -157,54 +184,60 @@ type KeyInput struct {
 // Key returns the sha256 hex of an unambiguous, length-prefixed encoding of
 // all fields, with inputs sorted by path (so map order does not matter).
 func (k KeyInput) Key() string {
-	w := newLPWriter()
-	w.str("piship-key/v1")
-	w.str(k.Kind)
-	w.str(k.KindVersion)
-	w.bytes(k.Config)
-	w.str(k.ToolDigest)
+	w := NewKeyHash()
+	w.Str("piship-key/v1")
+	w.Str(k.Kind)
+	w.Str(k.KindVersion)
+	w.Bytes(k.Config)
+	w.Str(k.ToolDigest)
 	paths := make([]string, 0, len(k.Inputs))
 	for p := range k.Inputs {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	w.uint(uint64(len(paths)))
+	w.Uint(uint64(len(paths)))
 	for _, p := range paths {
-		w.str(p)
-		w.str(k.Inputs[p])
+		w.Str(p)
+		w.Str(k.Inputs[p])
 	}
-	return w.sum()
+	return w.Sum()
 }
 
-// lpWriter feeds a hash with length-prefixed fields, so that no two
-// different field sequences produce the same byte stream.
-type lpWriter struct {
+// KeyHash feeds a hash with length-prefixed fields, so that no two
+// different field sequences produce the same byte stream: the encoding of
+// every key (KeyInput.Key, the explain records, the runtime cache's keys).
+type KeyHash struct {
 	h   hash.Hash
 	buf [8]byte
 }
 
-func newLPWriter() *lpWriter { return &lpWriter{h: sha256.New()} }
+// NewKeyHash returns an empty KeyHash (sha256).
+func NewKeyHash() *KeyHash { return &KeyHash{h: sha256.New()} }
 
-func (w *lpWriter) uint(n uint64) {
+// Uint adds n as 8 big-endian bytes.
+func (w *KeyHash) Uint(n uint64) {
 	binary.BigEndian.PutUint64(w.buf[:], n)
 	w.h.Write(w.buf[:])
 }
 
-func (w *lpWriter) bytes(b []byte) {
-	w.uint(uint64(len(b)))
+// Bytes adds b after its length.
+func (w *KeyHash) Bytes(b []byte) {
+	w.Uint(uint64(len(b)))
 	w.h.Write(b)
 }
 
-func (w *lpWriter) str(s string) {
-	w.uint(uint64(len(s)))
+// Str adds s after its length.
+func (w *KeyHash) Str(s string) {
+	w.Uint(uint64(len(s)))
 	io.WriteString(w.h, s)
 }
 
-func (w *lpWriter) sum() string { return hex.EncodeToString(w.h.Sum(nil)) }
+// Sum is the sha256 hex of everything added.
+func (w *KeyHash) Sum() string { return hex.EncodeToString(w.h.Sum(nil)) }
 
-// isDigest reports whether s looks like a sha256 hex digest (and hence like
+// IsDigest reports whether s looks like a sha256 hex digest (and hence like
 // a cache key): 64 lowercase hex digits.
-func isDigest(s string) bool {
+func IsDigest(s string) bool {
 	if len(s) != 64 {
 		return false
 	}
@@ -215,4 +248,27 @@ func isDigest(s string) bool {
 		}
 	}
 	return true
+}
+
+// RuntimeKeyHex is how many hex digits of a sha256 a runtime cache key
+// (stages/runtimecache) keeps.
+const RuntimeKeyHex = 20
+
+// IsRuntimeKey reports whether s is shaped as a runtime cache key: a
+// lowercase letter, '-', and 20 lowercase hex digits. The explain area
+// names its key records (keys/<key>.json) by these keys, so the shape is
+// checked here, where the runtime cache finds it too.
+func IsRuntimeKey(s string) bool {
+	if len(s) != 2+RuntimeKeyHex || s[0] < 'a' || s[0] > 'z' || s[1] != '-' {
+		return false
+	}
+	return IsDigest(s[2:] + strings.Repeat("0", 64-RuntimeKeyHex))
+}
+
+// CheckRuntimeKey is IsRuntimeKey as an error.
+func CheckRuntimeKey(key string) error {
+	if !IsRuntimeKey(key) {
+		return fmt.Errorf("cache: invalid runtime cache key %q: want a letter, '-' and 20 lowercase hex digits (e.g. from runtimecache.InstallKey.Key)", key)
+	}
+	return nil
 }

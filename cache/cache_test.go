@@ -94,7 +94,7 @@ func TestKey(t *testing.T) {
 		}
 	}
 	baseKey := base().Key()
-	if !isDigest(baseKey) {
+	if !IsDigest(baseKey) {
 		t.Fatalf("Key() = %q, want 64 lowercase hex digits", baseKey)
 	}
 	if again := base().Key(); again != baseKey {
@@ -180,13 +180,13 @@ func TestHashFile(t *testing.T) {
 
 func TestToolDigest(t *testing.T) {
 	d := ToolDigest()
-	if !isDigest(d) {
+	if !IsDigest(d) {
 		t.Fatalf("ToolDigest() = %q, want sha256 hex", d)
 	}
 	if d2 := ToolDigest(); d2 != d {
 		t.Fatalf("ToolDigest not memoised: %s then %s", d, d2)
 	}
-	if fb := computeToolDigest(); !isDigest(fb) {
+	if fb := computeToolDigest(); !IsDigest(fb) {
 		t.Fatalf("computeToolDigest() = %q", fb)
 	}
 }

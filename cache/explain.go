@@ -95,13 +95,13 @@ type StageID struct {
 }
 
 func (id StageID) file() string {
-	w := newLPWriter()
-	w.str("piship-explain-id/v1")
-	w.str(id.Cache)
-	w.str(id.Pipeline)
-	w.str(id.Stage)
-	w.str(id.Scope)
-	return w.sum()[:32] + ".json"
+	w := NewKeyHash()
+	w.Str("piship-explain-id/v1")
+	w.Str(id.Cache)
+	w.Str(id.Pipeline)
+	w.Str(id.Stage)
+	w.Str(id.Scope)
+	return w.Sum()[:32] + ".json"
 }
 
 // StageRecord is the newest entry a stage used in one cache.
@@ -153,7 +153,7 @@ type keyInputs struct {
 // stage that will look it up (the stage that computed the key is another
 // one). The file is named by the key, so rewriting it is idempotent.
 func (x *Explain) RecordKeyInputs(key, scope string, in Inputs) error {
-	if err := checkRuntimeKey(key); err != nil {
+	if err := CheckRuntimeKey(key); err != nil {
 		return err
 	}
 	// Every build computes the keys; an unchanged record is not rewritten.
@@ -166,7 +166,7 @@ func (x *Explain) RecordKeyInputs(key, scope string, in Inputs) error {
 // KeyInputs returns what RecordKeyInputs recorded for key; nil inputs when
 // nothing (readable) was.
 func (x *Explain) KeyInputs(key string) (scope string, in Inputs) {
-	if checkRuntimeKey(key) != nil {
+	if CheckRuntimeKey(key) != nil {
 		return "", nil
 	}
 	var k keyInputs
@@ -212,10 +212,10 @@ type Lookup struct {
 }
 
 func runFile(pipelineFile string) string {
-	w := newLPWriter()
-	w.str("piship-explain-run/v1")
-	w.str(pipelineFile)
-	return w.sum()[:32] + ".json"
+	w := NewKeyHash()
+	w.Str("piship-explain-run/v1")
+	w.Str(pipelineFile)
+	return w.Sum()[:32] + ".json"
 }
 
 // WriteRun replaces the record of the last run of r.File.
@@ -321,7 +321,7 @@ func changeDetail(name, was, now string) string {
 	switch {
 	case strings.HasPrefix(name, ConfigAttrPrefix), name == InputTool:
 		return ""
-	case isDigest(was) && isDigest(now):
+	case IsDigest(was) && IsDigest(now):
 		return fmt.Sprintf(" (sha256 %s.. -> %s..)", was[:4], now[:4])
 	case len(was) <= 40 && len(now) <= 40:
 		return fmt.Sprintf(" (%s -> %s)", was, now)

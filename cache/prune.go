@@ -57,7 +57,7 @@ func (a *Actions) Prune(maxSize int64, maxAge time.Duration) (PruneReport, error
 		name := top.Name()
 		p := filepath.Join(a.root, name)
 		if strings.HasPrefix(name, tempPrefix) {
-			if latest, ok := newestMtime(p); ok && now.Sub(latest) > staleTemp {
+			if latest, ok := NewestMtime(p); ok && now.Sub(latest) > staleTemp {
 				if err := os.RemoveAll(p); err != nil {
 					errs = append(errs, fmt.Errorf("cache: prune: removing stale temporary directory: %w", err))
 				}
@@ -78,7 +78,7 @@ func (a *Actions) Prune(maxSize int64, maxAge time.Duration) (PruneReport, error
 		}
 		for _, de := range des {
 			key := de.Name()
-			if !de.IsDir() || !isDigest(key) || key[:2] != name {
+			if !de.IsDir() || !IsDigest(key) || key[:2] != name {
 				continue
 			}
 			dir := filepath.Join(p, key)
@@ -128,7 +128,7 @@ func (a *Actions) Prune(maxSize int64, maxAge time.Duration) (PruneReport, error
 }
 
 func isShard(name string) bool {
-	return len(name) == 2 && isDigest(name+strings.Repeat("0", 62))
+	return len(name) == 2 && IsDigest(name+strings.Repeat("0", 62))
 }
 
 // treeSize is the total size of the regular files under dir.
@@ -148,10 +148,11 @@ func treeSize(dir string) int64 {
 	return n
 }
 
-// newestMtime is the latest mtime of anything under root, so that a temporary
+// NewestMtime is the latest mtime of anything under root, so that a temporary
 // directory whose writer is still busy with a large file is not mistaken for
-// an abandoned one. ok is false if root vanished.
-func newestMtime(root string) (latest time.Time, ok bool) {
+// an abandoned one (here and in the runtime cache's Evict). ok is false if
+// root vanished.
+func NewestMtime(root string) (latest time.Time, ok bool) {
 	filepath.WalkDir(root, func(_ string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil

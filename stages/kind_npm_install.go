@@ -3,16 +3,9 @@ package stages
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"strings"
 
-	"piship.dev/piship/cache"
-	"piship.dev/piship/stages/distribution"
-	"piship.dev/piship/stages/npm"
-	"piship.dev/piship/stages/payload"
-	"piship.dev/piship/stages/proc"
+	"piship.dev/piship/stages/buildstate"
+	"piship.dev/piship/stages/runtimecache"
 	"piship.dev/piship/stages/stage"
 )
 
@@ -71,7 +64,7 @@ func (NpmInstall) Run(ctx context.Context, inv *stage.Invocation, c NpmInstallCo
 			return NpmInstallOutputs{}, err
 		}
 	}
-	var st cache.PlaceStats
+	var st runtimecache.PlaceStats
 	if c.Dest != "" {
 		if st, err = e.Place(c.Dest); err != nil {
 			return NpmInstallOutputs{}, fmt.Errorf("cannot place runtime cache entry %s: %v", key, err)
@@ -84,62 +77,8 @@ func (NpmInstall) Run(ctx context.Context, inv *stage.Invocation, c NpmInstallCo
 	}, nil
 }
 
-// installInto copies the runtime's package.json, package-lock.json and the
-// local `file:` packages the lock names into dir, runs npm ci there, and
-// removes the copied local packages again: the entry holds what npm
-// installed, not its inputs.
+// installInto installs the runtime's project into dir
+// (buildstate.InstallProject), npm's output labelled by the stage's name.
 func installInto(ctx context.Context, runtimeDir, dir string, inv *stage.Invocation) error {
-	return installProject(ctx, runtimeDir, dir, inv.Log, inv.Name)
-}
-
-// installProject is installInto with npm's output labelled by label on
-// log and extra arguments for npm ci.
-func installProject(ctx context.Context, runtimeDir, dir string, logTo io.Writer, label string, extra ...string) error {
-	for _, f := range []string{"package.json", "package-lock.json"} {
-		b, err := os.ReadFile(filepath.Join(runtimeDir, f))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
-			return err
-		}
-	}
-	pl, _, err := distribution.ReadPackageLock(filepath.Join(runtimeDir, "package-lock.json"))
-	if err != nil {
-		return err
-	}
-	var copied []string
-	for _, p := range pl.Packages {
-		local, ok := strings.CutPrefix(p.Resolved, "file:")
-		if !ok || filepath.IsAbs(local) {
-			continue
-		}
-		src := filepath.Join(runtimeDir, filepath.FromSlash(local))
-		dst := filepath.Join(dir, filepath.FromSlash(local))
-		if err := payload.CopyPath(src, dst); err != nil {
-			return fmt.Errorf("local package %s: %v", local, err)
-		}
-		copied = append(copied, dst)
-	}
-	// npm's output, line by line and labelled, like an exec stage's echo.
-	log := &proc.LinePrefixer{W: logTo, Prefix: label + " | ", SkipBlank: true}
-	err = npm.Ci(ctx, dir, log, extra...)
-	log.Flush()
-	if err != nil {
-		return err
-	}
-	for _, c := range copied {
-		if err := os.RemoveAll(c); err != nil {
-			return err
-		}
-	}
-	// Directories that only held the local packages go too.
-	for _, c := range copied {
-		for d := filepath.Dir(c); d != dir && strings.HasPrefix(d, dir); d = filepath.Dir(d) {
-			if os.Remove(d) != nil {
-				break
-			}
-		}
-	}
-	return nil
+	return buildstate.InstallProject(ctx, runtimeDir, dir, inv.Log, inv.Name)
 }

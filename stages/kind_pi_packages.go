@@ -5,20 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sync"
 
-	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/parallel"
 	"piship.dev/piship/stages/buildstate"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/footprint"
-	"piship.dev/piship/stages/npm"
 	"piship.dev/piship/stages/payload"
 	nodeplatform "piship.dev/piship/stages/platform"
+	"piship.dev/piship/stages/runtimecache"
 	"piship.dev/piship/stages/stage"
-	"piship.dev/piship/stages/stage/errcode"
 )
 
 // PiPackages places the distribution's vendored Pi packages into the
@@ -76,12 +73,12 @@ func (PiPackages) Run(ctx context.Context, inv *stage.Invocation, c PiPackagesCo
 	}
 	// The installs (npm ci on a miss: mostly waiting on the registry) run
 	// side by side; placing and checking them follows in lock order.
-	entries := make([]*cache.Entry, len(lock.Packages))
+	entries := make([]*runtimecache.Entry, len(lock.Packages))
 	hits := make([]bool, len(lock.Packages))
 	locks := make([]*distribution.PackageLock, len(lock.Packages)) // read once: prune, then the footprint
 	log := &syncWriter{w: inv.Log}
 	if err := parallel.ForEach(ctx, len(lock.Packages), 4, func(i int) (err error) {
-		entries[i], hits[i], err = InstallPiPackage(ctx, rt, c.Distribution, lock.Packages[i], log, inv.Name+" "+lock.Packages[i].Name)
+		entries[i], hits[i], err = buildstate.InstallPiPackage(ctx, rt, c.Distribution, lock.Packages[i], log, inv.Name+" "+lock.Packages[i].Name)
 		return err
 	}); err != nil {
 		return out, err
@@ -159,41 +156,4 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
-}
-
-// InstallPiPackage returns the runtime cache entry of a vendored Pi
-// package's project (distDir/p.Dir), running npm ci into a new entry on a
-// miss; hit says the entry was there. Build, release and piship lock (which
-// pins the extension files from it) all install through here, so they
-// install the same bytes.
-func InstallPiPackage(ctx context.Context, rt *cache.Runtime, distDir string, p distribution.LockPiPackage, log io.Writer, label string) (*cache.Entry, bool, error) {
-	dir := filepath.Join(distDir, filepath.FromSlash(p.Dir))
-	pj, err := os.ReadFile(filepath.Join(dir, "package.json"))
-	if err != nil {
-		return nil, false, errcode.Newf(errcode.ConfigInvalid, "Pi package %s: %v", p.Name, err)
-	}
-	pl, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
-	if err != nil {
-		return nil, false, errcode.Newf(errcode.ConfigInvalid, "Pi package %s: %v", p.Name, err)
-	}
-	nodeV, npmV, err := npm.Versions(ctx)
-	if err != nil {
-		return nil, false, errcode.Newf(errcode.ConfigUnavailable, "node and npm are needed to install Pi package %s: %v", p.Name, err)
-	}
-	key, inputs := buildstate.InstallKey(p.Dir, pj, pl, nodeV, npmV)
-	e, err := rt.Get(key, false)
-	if err != nil {
-		fmt.Fprintf(log, "Pi package %s: runtime cache entry %s is damaged, rebuilding it: %v\n", p.Name, key, err)
-	}
-	if e != nil {
-		return e, true, nil
-	}
-	// A Pi package's peers (Pi itself, pi-ai, pi-tui, typebox ...) are
-	// what Pi supplies to the extensions it loads: its lock has none of
-	// them (npm install --legacy-peer-deps), and npm ci is told so.
-	e, err = rt.CreateInputs(key, inputs, func(into string) error { return installProject(ctx, dir, into, log, label, "--legacy-peer-deps") })
-	if err != nil {
-		return nil, false, fmt.Errorf("Pi package %s: %w", p.Name, err)
-	}
-	return e, false, nil
 }

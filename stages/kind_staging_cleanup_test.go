@@ -11,7 +11,7 @@ import (
 
 	"github.com/zclconf/go-cty/cty"
 
-	"piship.dev/piship/cache"
+	"piship.dev/piship/stages/runtimecache"
 	"piship.dev/piship/stages/stage"
 )
 
@@ -23,7 +23,7 @@ func TestStagingCleanupEvictDefaultsToTrue(t *testing.T) {
 		left  int
 	}{{cty.NullVal(cty.Bool), 3}, {cty.False, 5}, {cty.True, 3}} {
 		home := t.TempDir()
-		rt := cache.OpenRuntime(home)
+		rt := runtimecache.Open(home)
 		for i := range 5 {
 			key := fmt.Sprintf("i-%020x", i+1)
 			if _, err := rt.Create(key, func(dir string) error {

@@ -14,6 +14,7 @@ import (
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/buildstate"
 	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/runtimecache"
 	"piship.dev/piship/stages/sbom"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/stages/stage/errcode"
@@ -42,7 +43,7 @@ func noCacheReason(home string) string {
 	return ""
 }
 
-func runtimeCacheAt(inv *stage.Invocation, home string) (*cache.Runtime, error) {
+func runtimeCacheAt(inv *stage.Invocation, home string) (*runtimecache.Cache, error) {
 	if home == "" {
 		h, err := cache.Home(inv.Getenv)
 		if err != nil {
@@ -50,7 +51,7 @@ func runtimeCacheAt(inv *stage.Invocation, home string) (*cache.Runtime, error) 
 		}
 		home = h
 	}
-	return cache.OpenRuntime(home), nil
+	return runtimecache.Open(home), nil
 }
 
 // bundleCached reports whether the runtime cache holds a verified bundle for

@@ -11,6 +11,7 @@ import (
 
 	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/canon"
+	"piship.dev/piship/stages/contentstore"
 	homes "piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/stage/errcode"
 )
@@ -77,7 +78,7 @@ func runCachePrune(e *cli.Env, maxSize, maxAge string, asJSON bool) int {
 		fmt.Fprintf(e.Stderr, "piship: cache prune: %v\n", err)
 		return cli.ExitFailed
 	}
-	var gc *cache.GCResult
+	var gc *contentstore.GCResult
 	if !asJSON {
 		fmt.Fprintf(e.Stdout, "cache: %s, removed %d, %s -> %s\n", canon.Count(rep.Entries, "entry", "entries"), rep.Removed, pipelines.HumanBytes(rep.BytesBefore), pipelines.HumanBytes(rep.BytesAfter))
 	}
@@ -89,7 +90,7 @@ func runCachePrune(e *cli.Env, maxSize, maxAge string, asJSON bool) int {
 		return cli.ExitFailed
 	}
 	if store != nil {
-		g, err := store.GC(time.Now().Add(time.Minute), cache.StoreGrace)
+		g, err := store.GC(time.Now().Add(time.Minute), contentstore.Grace)
 		if err != nil {
 			fmt.Fprintf(e.Stderr, "piship: cache prune: store %s: %v\n", store.Dir(), err)
 			return cli.ExitFailed

@@ -12,6 +12,7 @@ import (
 	"piship.dev/piship/graph"
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/pipelines"
+	"piship.dev/piship/stages/contentstore"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/stages/tuf"
 	"piship.dev/piship/stages/verify"
@@ -260,7 +261,7 @@ type CachePruneDoc struct {
 
 // CachePruneJSON is a prune of the action cache (rep) and of the store
 // (g, nil without a store) as piship-cache-prune/v1.
-func CachePruneJSON(rep cache.PruneReport, g *cache.GCResult) CachePruneDoc {
+func CachePruneJSON(rep cache.PruneReport, g *contentstore.GCResult) CachePruneDoc {
 	d := CachePruneDoc{Schema: cli.Schema("cache prune"), Cache: CachePruneCache{Entries: rep.Entries, Removed: rep.Removed,
 		BytesBefore: rep.BytesBefore, BytesAfter: rep.BytesAfter}}
 	if g != nil {

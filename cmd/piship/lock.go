@@ -6,8 +6,9 @@ import (
 	"path/filepath"
 
 	"piship.dev/piship/cache"
-	"piship.dev/piship/stages"
+	"piship.dev/piship/stages/buildstate"
 	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/runtimecache"
 	"piship.dev/piship/stages/stage/errcode"
 )
 
@@ -23,10 +24,10 @@ func PinPiPackages(ctx context.Context, getenv func(string) string, log io.Write
 	if err != nil {
 		return errcode.Newf(errcode.ConfigUnavailable, "%v", err)
 	}
-	rt := cache.OpenRuntime(home)
+	rt := runtimecache.Open(home)
 	roots := map[string]string{}
 	for _, p := range l.Packages {
-		ent, _, err := stages.InstallPiPackage(ctx, rt, d.Dir, p, log, "lock: "+p.Name)
+		ent, _, err := buildstate.InstallPiPackage(ctx, rt, d.Dir, p, log, "lock: "+p.Name)
 		if err != nil {
 			return err
 		}

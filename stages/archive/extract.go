@@ -44,11 +44,11 @@ type Limits struct {
 	Writers int
 	// Store, if set, places eligible files of up to SmallFile bytes by
 	// linking a stored object instead of writing them, and keeps the ones
-	// it had not (see cache.Store).
+	// it had not (see contentstore.Store).
 	Store Store
 }
 
-// Store is a content-addressed store of file objects (cache.Store). Its
+// Store is a content-addressed store of file objects (contentstore.Store). Its
 // failures are never the extraction's: a file it does not place is written.
 type Store interface {
 	// Eligible reports whether the file at archive path name is stored.

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"piship.dev/piship/cache"
+	"piship.dev/piship/stages/contentstore"
 )
 
 // With a store, a second extraction of node_modules files links the
@@ -24,7 +24,7 @@ func TestExtractWithStore(t *testing.T) {
 	mkTree(t, src, order, files)
 	arch, _ := writeArchive(t, src, Options{MTime: 1})
 	want := readTree(t, src)
-	store := cache.NewStore(filepath.Join(t.TempDir(), "store"))
+	store := contentstore.New(filepath.Join(t.TempDir(), "store"))
 
 	extract := func() (string, *Extracted) {
 		t.Helper()

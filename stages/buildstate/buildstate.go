@@ -1,7 +1,9 @@
 // Package buildstate derives what a build and a release both start from: a
 // distribution's decoded manifest, its checked lock and package lock, the
 // host target, and the runtime, bundle and stamp keys that decide what an
-// earlier build or the runtime cache can serve.
+// earlier build or the runtime cache can serve; and installs an npm project
+// into the runtime cache under its key (install.go: the runtime's and each
+// vendored Pi package's, InstallPiPackage).
 package buildstate
 
 import (
@@ -19,6 +21,7 @@ import (
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/npm"
 	nodeplatform "piship.dev/piship/stages/platform"
+	"piship.dev/piship/stages/runtimecache"
 	"piship.dev/piship/stages/stage/errcode"
 )
 
@@ -80,7 +83,7 @@ func Load(ctx context.Context, dir string) (*State, error) {
 	tool := cache.ToolDigest()
 	st := &State{Dist: d, Lock: lock, PackageLock: pl, LockBytes: lockBytes, RuntimeDir: runtimeDir, Platform: platform, Arch: arch}
 	st.InstallKey, st.InstallInputs = InstallKey(d.Runtime.Dir, pjBytes, plBytes, nodeV, npmV)
-	st.BundleKey = cache.BundleKey(st.InstallKey, d.Release.Strip, bundle.EsbuildVersion())
+	st.BundleKey = runtimecache.BundleKey(st.InstallKey, d.Release.Strip, bundle.EsbuildVersion())
 	// The bundle's own inputs, and the runtime's it is made from, so a
 	// bundle miss names the lock file rather than only "runtime key".
 	st.BundleInputs = cache.Inputs{"runtime key": st.InstallKey, "strip": fmt.Sprint(d.Release.Strip), "esbuild version": bundle.EsbuildVersion()}
@@ -121,7 +124,7 @@ func Load(ctx context.Context, dir string) (*State, error) {
 
 // BundleCached reports whether rt holds a verified bundle cache entry for
 // the state's bundle key; a damaged one is removed and reported to log.
-func (st *State) BundleCached(rt *cache.Runtime, log io.Writer, pipeline string) bool {
+func (st *State) BundleCached(rt *runtimecache.Cache, log io.Writer, pipeline string) bool {
 	if !st.Dist.Release.Bundle || rt == nil {
 		return false
 	}
@@ -135,7 +138,7 @@ func (st *State) BundleCached(rt *cache.Runtime, log io.Writer, pipeline string)
 // RecordKeyInputs writes the named inputs of the i- and b- keys into the
 // runtime cache's explain area, where npm_install and bundle read them
 // back when they look the keys up; scoped by the distribution directory.
-func (st *State) RecordKeyInputs(rt *cache.Runtime) error {
+func (st *State) RecordKeyInputs(rt *runtimecache.Cache) error {
 	x := rt.Explain()
 	if err := x.RecordKeyInputs(st.InstallKey, st.Dist.Dir, st.InstallInputs); err != nil {
 		return err
@@ -186,7 +189,7 @@ func LoadWithPackageLock(dir string) (*distribution.Distribution, *distribution.
 func InstallKey(dir string, packageJSON, packageLock []byte, nodeV, npmV string) (string, cache.Inputs) {
 	platform, arch := nodeplatform.Host()
 	tool := cache.ToolDigest()
-	key := cache.RuntimeKey{
+	key := runtimecache.InstallKey{
 		ToolDigest: tool, Lock: append(append(append([]byte{}, packageJSON...), 0), packageLock...),
 		Platform: platform, Arch: arch, Libc: nodeplatform.Libc(), Node: nodeV, Npm: npmV,
 	}.Key()

@@ -10,8 +10,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
-	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/canon"
+	"piship.dev/piship/stages/contentstore"
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/stages/updatesource"
@@ -142,7 +142,7 @@ func (Install) Run(ctx context.Context, inv *stage.Invocation, cfg InstallConfig
 // instead of thousands of spans. It is a hit when every eligible file was
 // linked from the store. It does not make the stage a cache hit: the
 // install still wrote its other files, the receipt and the shim.
-func storeLookupSpan(ctx context.Context, started time.Time, store *cache.Store) {
+func storeLookupSpan(ctx context.Context, started time.Time, store *contentstore.Store) {
 	parent := trace.SpanFromContext(ctx)
 	if !parent.IsRecording() {
 		return

@@ -12,6 +12,7 @@ import (
 
 	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/canon"
+	"piship.dev/piship/stages/contentstore"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/footprint/report"
 	"piship.dev/piship/stages/home/launch"
@@ -138,7 +139,7 @@ func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*D
 		// What the budget leaves goes to the store; a slow store never
 		// fails doctor.
 		_, ph = phase.Start(ctx, "store gc")
-		g, err := o.Store.GC(start.Add(budget), cache.StoreGrace)
+		g, err := o.Store.GC(start.Add(budget), contentstore.Grace)
 		ph.End(err)
 		rep.Store = &StoreReport{Dir: o.Store.Dir(), Objects: g.Objects, Removed: g.Removed, Bytes: g.Bytes, Exhausted: g.Exhausted}
 		if err != nil {

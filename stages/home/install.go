@@ -395,7 +395,7 @@ func (o *Options) recordedDamage(ctx context.Context, id string, r *receipt.Rele
 // under the default ceilings.
 func (o *InstallOptions) archiveLimits() archive.Limits {
 	lim := archive.Limits{Writers: o.Writers}
-	if o.Store != nil { // a nil *cache.Store would be a non-nil Store
+	if o.Store != nil { // a nil *contentstore.Store would be a non-nil Store
 		lim.Store = o.Store
 	}
 	return lim

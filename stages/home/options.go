@@ -9,21 +9,21 @@ import (
 	"path/filepath"
 	"time"
 
-	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/stages/contentstore"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/stage/errcode"
 )
 
-// OpenStore is cache.OpenStore with its errors' codes: CONFIG_INVALID for
+// OpenStore is contentstore.Open with its errors' codes: CONFIG_INVALID for
 // a PISHIP_STORE value it refuses, CONFIG_UNAVAILABLE for a cache home it
 // cannot find.
-func OpenStore(getenv func(string) string) (*cache.Store, error) {
-	s, err := cache.OpenStore(getenv)
+func OpenStore(getenv func(string) string) (*contentstore.Store, error) {
+	s, err := contentstore.Open(getenv)
 	if err == nil {
 		return s, nil
 	}
-	var me *cache.StoreModeError
+	var me *contentstore.ModeError
 	if errors.As(err, &me) {
 		return nil, errcode.Newf(errcode.ConfigInvalid, "%w", err)
 	}
@@ -58,7 +58,7 @@ type Options struct {
 	// places small node_modules files by linking its objects and keeps the
 	// ones it writes (directory installs copy every file), and doctor
 	// removes the objects nothing links any more.
-	Store *cache.Store
+	Store *contentstore.Store
 	// Getenv is the environment doctor judges the launch by (Pi's agent
 	// directory, PATH); nil is os.Getenv (setDefaults).
 	Getenv func(string) string

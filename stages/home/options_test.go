@@ -6,7 +6,7 @@ import (
 	"piship.dev/piship/stages/stage/errcode"
 )
 
-// OpenStore gives cache.OpenStore's plain errors their codes: a refused
+// OpenStore gives contentstore.Open's plain errors their codes: a refused
 // PISHIP_STORE value is CONFIG_INVALID (exit 2), a cache home that cannot
 // be found is CONFIG_UNAVAILABLE, with the words cache wrote.
 func TestOpenStoreCodes(t *testing.T) {

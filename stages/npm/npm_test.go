@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"piship.dev/piship/cache"
+	"piship.dev/piship/stages/runtimecache"
 )
 
 func needNpm(t *testing.T) {
@@ -132,8 +132,8 @@ func TestCi(t *testing.T) {
 	proj := project(t)
 
 	var log bytes.Buffer
-	rt := cache.OpenRuntime(t.TempDir())
-	e, err := rt.Create(cache.RuntimeKey{Lock: []byte("test")}.Key(), func(dir string) error {
+	rt := runtimecache.Open(t.TempDir())
+	e, err := rt.Create(runtimecache.InstallKey{Lock: []byte("test")}.Key(), func(dir string) error {
 		for _, f := range []string{"package.json", "package-lock.json", "vendor/dep-1.0.0.tgz"} {
 			data, err := os.ReadFile(filepath.Join(proj, filepath.FromSlash(f)))
 			if err != nil {

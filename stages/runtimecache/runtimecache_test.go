@@ -1,4 +1,4 @@
-package cache
+package runtimecache
 
 import (
 	"encoding/json"
@@ -13,7 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"piship.dev/piship/cache"
 )
 
 // rtSample describes the sample tree: regular files (with mode), symbolic
@@ -72,7 +73,7 @@ func rtFill(dir string) error {
 }
 
 func rtKey(name string) string {
-	return RuntimeKey{ToolDigest: "test", Lock: []byte(name)}.Key()
+	return InstallKey{ToolDigest: "test", Lock: []byte(name)}.Key()
 }
 
 func rtSkipSymlinks(t testing.TB) {
@@ -82,10 +83,10 @@ func rtSkipSymlinks(t testing.TB) {
 }
 
 // rtCreate makes the sample entry under a fresh cache.
-func rtCreate(t testing.TB) (*Runtime, *Entry) {
+func rtCreate(t testing.TB) (*Cache, *Entry) {
 	t.Helper()
 	rtSkipSymlinks(t)
-	r := OpenRuntime(t.TempDir())
+	r := Open(t.TempDir())
 	e, err := r.Create(rtKey("sample"), rtFill)
 	if err != nil {
 		t.Fatal(err)
@@ -180,7 +181,7 @@ func rtDiff(t *testing.T, what string, got, want map[string]string) {
 }
 
 // rtRootNames lists the names in the runtime root.
-func rtRootNames(t testing.TB, r *Runtime) []string {
+func rtRootNames(t testing.TB, r *Cache) []string {
 	t.Helper()
 	des, err := os.ReadDir(r.Root())
 	if err != nil {
@@ -194,8 +195,8 @@ func rtRootNames(t testing.TB, r *Runtime) []string {
 }
 
 func TestRuntimeKey(t *testing.T) {
-	base := func() RuntimeKey {
-		return RuntimeKey{
+	base := func() InstallKey {
+		return InstallKey{
 			ToolDigest: strings.Repeat("a", 64),
 			Lock:       []byte(`{"lockfileVersion":3}`),
 			Platform:   "linux", Arch: "x64", Libc: "glibc",
@@ -203,25 +204,25 @@ func TestRuntimeKey(t *testing.T) {
 		}
 	}
 	k := base().Key()
-	if !isRuntimeKey(k) || !strings.HasPrefix(k, "i-") {
+	if !cache.IsRuntimeKey(k) || !strings.HasPrefix(k, "i-") {
 		t.Fatalf("Key() = %q, want i- and 20 hex digits", k)
 	}
 	if base().Key() != k {
 		t.Fatal("Key() is not deterministic")
 	}
 	seen := map[string]string{k: "base"}
-	for name, mutate := range map[string]func(*RuntimeKey){
-		"tool digest": func(k *RuntimeKey) { k.ToolDigest = strings.Repeat("b", 64) },
-		"lock":        func(k *RuntimeKey) { k.Lock = []byte(`{"lockfileVersion":2}`) },
-		"lock empty":  func(k *RuntimeKey) { k.Lock = nil },
-		"platform":    func(k *RuntimeKey) { k.Platform = "darwin" },
-		"arch":        func(k *RuntimeKey) { k.Arch = "arm64" },
-		"libc":        func(k *RuntimeKey) { k.Libc = "musl" },
-		"no libc":     func(k *RuntimeKey) { k.Libc = "" },
-		"node":        func(k *RuntimeKey) { k.Node = "22.1" },
-		"npm":         func(k *RuntimeKey) { k.Npm = "10.9" },
-		"boundary":    func(k *RuntimeKey) { k.Platform, k.Arch = "linuxx64", "" },
-		"node/npm":    func(k *RuntimeKey) { k.Node, k.Npm = "11.19", "20.20" },
+	for name, mutate := range map[string]func(*InstallKey){
+		"tool digest": func(k *InstallKey) { k.ToolDigest = strings.Repeat("b", 64) },
+		"lock":        func(k *InstallKey) { k.Lock = []byte(`{"lockfileVersion":2}`) },
+		"lock empty":  func(k *InstallKey) { k.Lock = nil },
+		"platform":    func(k *InstallKey) { k.Platform = "darwin" },
+		"arch":        func(k *InstallKey) { k.Arch = "arm64" },
+		"libc":        func(k *InstallKey) { k.Libc = "musl" },
+		"no libc":     func(k *InstallKey) { k.Libc = "" },
+		"node":        func(k *InstallKey) { k.Node = "22.1" },
+		"npm":         func(k *InstallKey) { k.Npm = "10.9" },
+		"boundary":    func(k *InstallKey) { k.Platform, k.Arch = "linuxx64", "" },
+		"node/npm":    func(k *InstallKey) { k.Node, k.Npm = "11.19", "20.20" },
 	} {
 		kk := base()
 		mutate(&kk)
@@ -233,7 +234,7 @@ func TestRuntimeKey(t *testing.T) {
 	}
 
 	b := BundleKey(k, true, "0.28.2")
-	if !isRuntimeKey(b) || !strings.HasPrefix(b, "b-") {
+	if !cache.IsRuntimeKey(b) || !strings.HasPrefix(b, "b-") {
 		t.Fatalf("BundleKey = %q, want b- and 20 hex digits", b)
 	}
 	for name, other := range map[string]string{
@@ -249,7 +250,7 @@ func TestRuntimeKey(t *testing.T) {
 }
 
 func TestRuntimeInvalidKey(t *testing.T) {
-	r := OpenRuntime(t.TempDir())
+	r := Open(t.TempDir())
 	for _, k := range []string{"", "i-", "i-0123", "../escape/0123456789", "I-0123456789abcdef0123", "i-0123456789ABCDEF0123", "i_0123456789abcdef0123"} {
 		if _, err := r.Get(k, false); err == nil {
 			t.Errorf("Get(%q) accepted an invalid key", k)
@@ -333,57 +334,8 @@ func TestRuntimeCreateGetPlace(t *testing.T) {
 	}
 }
 
-func TestRuntimePlaceCopyFallback(t *testing.T) {
-	r, _ := rtCreate(t)
-	e, err := r.Get(rtKey("sample"), false)
-	if err != nil || e == nil {
-		t.Fatalf("Get = %v, %v", e, err)
-	}
-	e.noLink = true
-	dst := t.TempDir()
-	st, err := e.Place(dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Linked != 0 || st.Copied != len(rtSample.files) || st.Symlinks != len(rtSample.links) {
-		t.Fatalf("stats = %+v, want every file copied", st)
-	}
-	rtDiff(t, "copied tree", rtListing(t, dst), rtWantListing())
-	for p := range rtSample.files {
-		a, _ := os.Stat(filepath.Join(e.Dir, p))
-		b, _ := os.Stat(filepath.Join(dst, p))
-		if os.SameFile(a, b) {
-			t.Fatalf("%s was linked, want a copy", p)
-		}
-	}
-}
-
-func TestClassifyLinkError(t *testing.T) {
-	for _, le := range linkErrors {
-		err := &os.LinkError{Op: "link", Old: "a", New: "b", Err: le.err}
-		if got := classifyLinkError(err); got != le.action {
-			t.Errorf("classifyLinkError(%v) = %v, want %v", err, got, le.action)
-		}
-	}
-	// Real failures that are not about hardlink support fail the placement.
-	dir := t.TempDir()
-	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "dst")
-	missing := os.Link(src, dst)
-	os.WriteFile(src, nil, 0o644)
-	os.WriteFile(dst, nil, 0o644)
-	exists := os.Link(src, dst)
-	for _, err := range []error{missing, exists} {
-		if err == nil {
-			t.Fatal("os.Link succeeded")
-		}
-		if got := classifyLinkError(err); got != linkFail {
-			t.Errorf("classifyLinkError(%v) = %v, want linkFail", err, got)
-		}
-	}
-}
-
 func TestRuntimeGetMissing(t *testing.T) {
-	r := OpenRuntime(t.TempDir())
+	r := Open(t.TempDir())
 	if e, err := r.Get(rtKey("nothing"), false); e != nil || err != nil {
 		t.Fatalf("Get on an empty cache = %v, %v", e, err)
 	}
@@ -391,42 +343,42 @@ func TestRuntimeGetMissing(t *testing.T) {
 
 func TestRuntimeGetDamage(t *testing.T) {
 	rtSkipSymlinks(t)
-	tree := func(r *Runtime, p string) string {
+	tree := func(r *Cache, p string) string {
 		return filepath.Join(r.Root(), rtKey("sample"), "tree", filepath.FromSlash(p))
 	}
 	tests := []struct {
 		name    string
 		content bool // verifyContent
-		damage  func(t *testing.T, r *Runtime)
+		damage  func(t *testing.T, r *Cache)
 		reason  string
 	}{
-		{"changed size", false, func(t *testing.T, r *Runtime) {
+		{"changed size", false, func(t *testing.T, r *Cache) {
 			os.WriteFile(tree(r, "node_modules/a/index.js"), []byte("module.exports = 22\n"), 0o644)
 		}, "bytes"},
-		{"removed file", false, func(t *testing.T, r *Runtime) {
+		{"removed file", false, func(t *testing.T, r *Cache) {
 			os.Remove(tree(r, "node_modules/@scope/b/lib/deep/x.js"))
 		}, "missing"},
-		{"added file", false, func(t *testing.T, r *Runtime) {
+		{"added file", false, func(t *testing.T, r *Cache) {
 			os.WriteFile(tree(r, "node_modules/a/extra.js"), nil, 0o644)
 		}, "unlisted file"},
-		{"added directory", false, func(t *testing.T, r *Runtime) {
+		{"added directory", false, func(t *testing.T, r *Cache) {
 			os.Mkdir(tree(r, "node_modules/new"), 0o755)
 		}, "unlisted directory"},
-		{"removed empty directory", false, func(t *testing.T, r *Runtime) {
+		{"removed empty directory", false, func(t *testing.T, r *Cache) {
 			os.Remove(tree(r, "node_modules/a/empty"))
 		}, "reading directory"},
-		{"changed symlink", false, func(t *testing.T, r *Runtime) {
+		{"changed symlink", false, func(t *testing.T, r *Cache) {
 			os.Remove(tree(r, "node_modules/.bin/a"))
 			os.Symlink("../a/index.js", tree(r, "node_modules/.bin/a"))
 		}, "points to"},
-		{"symlink replaced by file", false, func(t *testing.T, r *Runtime) {
+		{"symlink replaced by file", false, func(t *testing.T, r *Cache) {
 			os.Remove(tree(r, "node_modules/b"))
 			os.WriteFile(tree(r, "node_modules/b"), nil, 0o644)
 		}, "not one"},
-		{"changed mode", false, func(t *testing.T, r *Runtime) {
+		{"changed mode", false, func(t *testing.T, r *Cache) {
 			os.Chmod(tree(r, "node_modules/a/bin/cli.js"), 0o644)
 		}, "mode"},
-		{"tampered manifest", false, func(t *testing.T, r *Runtime) {
+		{"tampered manifest", false, func(t *testing.T, r *Cache) {
 			p := filepath.Join(r.Root(), rtKey("sample"), runtimeManifestName)
 			data, _ := os.ReadFile(p)
 			var m runtimeManifest
@@ -435,20 +387,20 @@ func TestRuntimeGetDamage(t *testing.T) {
 			data, _ = json.Marshal(&m)
 			os.WriteFile(p, data, 0o644)
 		}, "digest mismatch"},
-		{"manifest of another key", false, func(t *testing.T, r *Runtime) {
+		{"manifest of another key", false, func(t *testing.T, r *Cache) {
 			p := filepath.Join(r.Root(), rtKey("sample"), runtimeManifestName)
 			data, _ := os.ReadFile(p)
 			os.WriteFile(p, []byte(strings.Replace(string(data), rtKey("sample"), rtKey("other"), 1)), 0o644)
 		}, "written for key"},
-		{"truncated manifest", false, func(t *testing.T, r *Runtime) {
+		{"truncated manifest", false, func(t *testing.T, r *Cache) {
 			p := filepath.Join(r.Root(), rtKey("sample"), runtimeManifestName)
 			data, _ := os.ReadFile(p)
 			os.WriteFile(p, data[:len(data)/2], 0o644)
 		}, "malformed"},
-		{"missing manifest", false, func(t *testing.T, r *Runtime) {
+		{"missing manifest", false, func(t *testing.T, r *Cache) {
 			os.Remove(filepath.Join(r.Root(), rtKey("sample"), runtimeManifestName))
 		}, "reading"},
-		{"same-size content change", true, func(t *testing.T, r *Runtime) {
+		{"same-size content change", true, func(t *testing.T, r *Cache) {
 			os.WriteFile(tree(r, "node_modules/a/index.js"), []byte("module.exports = 2\n"), 0o644)
 		}, "sha256"},
 	}
@@ -458,9 +410,9 @@ func TestRuntimeGetDamage(t *testing.T) {
 			key := rtKey("sample")
 			tt.damage(t, r)
 			e, err := r.Get(key, tt.content)
-			var d *DamagedError
+			var d *cache.DamagedError
 			if e != nil || !errors.As(err, &d) {
-				t.Fatalf("Get = %v, %v; want a *DamagedError", e, err)
+				t.Fatalf("Get = %v, %v; want a *cache.DamagedError", e, err)
 			}
 			if d.Key != key || d.RemoveErr != nil || !strings.Contains(err.Error(), tt.reason) {
 				t.Fatalf("damage error %q (key %q, remove error %v); want it to mention %q", err, d.Key, d.RemoveErr, tt.reason)
@@ -507,7 +459,7 @@ func TestRuntimeCreateRefuses(t *testing.T) {
 	}
 	for name, fill := range tests {
 		t.Run(name, func(t *testing.T) {
-			r := OpenRuntime(t.TempDir())
+			r := Open(t.TempDir())
 			if _, err := r.Create(rtKey(name), fill); err == nil {
 				t.Fatal("Create accepted the tree")
 			} else {
@@ -520,7 +472,7 @@ func TestRuntimeCreateRefuses(t *testing.T) {
 	}
 
 	// A fill error is returned wrapped and nothing is kept.
-	r := OpenRuntime(t.TempDir())
+	r := Open(t.TempDir())
 	boom := errors.New("boom")
 	if _, err := r.Create(rtKey("x"), func(string) error { return boom }); !errors.Is(err, boom) {
 		t.Fatalf("Create with a failing fill = %v, want it to wrap %v", err, boom)
@@ -531,7 +483,7 @@ func TestRuntimeCreateRefuses(t *testing.T) {
 }
 
 func TestRuntimeConcurrentCreate(t *testing.T) {
-	r := OpenRuntime(t.TempDir())
+	r := Open(t.TempDir())
 	key := rtKey("race")
 	const n = 8
 	entries := make([]*Entry, n)
@@ -569,182 +521,17 @@ func TestRuntimeConcurrentCreate(t *testing.T) {
 	}
 }
 
-func TestRuntimeEvict(t *testing.T) {
-	r := OpenRuntime(t.TempDir())
-	base := time.Now().Add(-time.Hour)
-	var ikeys, bkeys []string
-	for i := range 5 {
-		for _, kind := range []string{"i", "b"} {
-			key := kind + rtKey(fmt.Sprint(i))[1:]
-			if _, err := r.Create(key, func(dir string) error {
-				return os.WriteFile(filepath.Join(dir, "f"), []byte(key), 0o644)
-			}); err != nil {
-				t.Fatal(err)
-			}
-			// Entry i was last used at base + i minutes.
-			mt := base.Add(time.Duration(i) * time.Minute)
-			if err := os.Chtimes(filepath.Join(r.Root(), key), mt, mt); err != nil {
-				t.Fatal(err)
-			}
-			if kind == "i" {
-				ikeys = append(ikeys, key)
-			} else {
-				bkeys = append(bkeys, key)
-			}
-		}
-	}
-	// A hit makes entry 0 the newest.
-	if e, err := r.Get(ikeys[0], false); e == nil || err != nil {
-		t.Fatalf("Get = %v, %v", e, err)
-	}
-	if err := r.Evict("i-", 3, time.Minute); err != nil {
+// Runtime entries record the named inputs of their key in the manifest
+// (split from cache's TestEntriesRecordTheirInputs, which covers the
+// action cache's).
+func TestEntriesRecordTheirInputs(t *testing.T) {
+	rt := Open(t.TempDir())
+	in := cache.Inputs{cache.InputFilePrefix + "a.txt": strings.Repeat("a", 64)}
+	rkey := "i-00000000000000000009"
+	if _, err := rt.CreateInputs(rkey, in, func(dir string) error { return os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644) }); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]bool{ikeys[0]: true, ikeys[4]: true, ikeys[3]: true}
-	for _, k := range bkeys {
-		want[k] = true // another prefix is untouched
+	if e, err := rt.Get(rkey, true); err != nil || e == nil || e.Inputs[cache.InputFilePrefix+"a.txt"] == "" {
+		t.Errorf("runtime Get = %+v, %v; want the recorded inputs", e, err)
 	}
-	got := map[string]bool{}
-	for _, name := range rtRootNames(t, r) {
-		got[name] = true
-	}
-	if fmt.Sprint(sortedBoolKeys(got)) != fmt.Sprint(sortedBoolKeys(want)) {
-		t.Fatalf("after Evict(i-, 3) the root holds %v, want %v", sortedBoolKeys(got), sortedBoolKeys(want))
-	}
-	if err := r.Evict("b-", 0, 0); err != nil {
-		t.Fatal(err)
-	}
-	if names := rtRootNames(t, r); len(names) != 3 {
-		t.Fatalf("after Evict(b-, 0) the root holds %q", names)
-	}
-	if err := r.Evict("i-", -1, 0); err == nil {
-		t.Fatal("Evict accepted a negative keep")
-	}
-	if err := OpenRuntime(t.TempDir()).Evict("i-", 3, time.Second); err != nil {
-		t.Fatalf("Evict on a missing root: %v", err)
-	}
-}
-
-func sortedBoolKeys(m map[string]bool) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func TestRuntimeEvictBudget(t *testing.T) {
-	r := OpenRuntime(t.TempDir())
-	big, small := rtKey("big"), rtKey("small")
-	if _, err := r.Create(big, func(dir string) error {
-		for i := range 1000 {
-			if err := os.WriteFile(filepath.Join(dir, fmt.Sprint(i)), nil, 0o644); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	old := time.Now().Add(-time.Hour)
-	os.Chtimes(filepath.Join(r.Root(), big), old, old)
-	if _, err := r.Create(small, func(dir string) error { return nil }); err != nil {
-		t.Fatal(err)
-	}
-
-	// A budget that is spent at once: the entry is set aside (gone from
-	// the cache) but at most 64 files are deleted.
-	if err := r.Evict("i-", 1, time.Nanosecond); err != nil {
-		t.Fatal(err)
-	}
-	names := rtRootNames(t, r)
-	if len(names) != 2 || names[0] != small && names[1] != small {
-		t.Fatalf("root holds %q, want %s and one set-aside directory", names, small)
-	}
-	var trash string
-	for _, n := range names {
-		if strings.HasPrefix(n, runtimeDelPrefix) {
-			trash = n
-		}
-	}
-	left, err := os.ReadDir(filepath.Join(r.Root(), trash, runtimeTreeName))
-	if err != nil || len(left) < 1000-64 {
-		t.Fatalf("set-aside entry has %d files left (%v); a spent budget must stop within 64 unlinks", len(left), err)
-	}
-	if e, err := r.Get(big, false); e != nil || err != nil {
-		t.Fatalf("Get of the evicted entry = %v, %v; want a miss", e, err)
-	}
-
-	// The next Evict finishes the deletion and sweeps stale temporary
-	// directories, keeping fresh ones (a writer may be busy in them).
-	stale := filepath.Join(r.Root(), runtimeTmpPrefix+big+"-1")
-	fresh := filepath.Join(r.Root(), runtimeTmpPrefix+big+"-2")
-	for _, d := range []string{stale, fresh} {
-		os.MkdirAll(filepath.Join(d, "tree"), 0o755)
-		os.WriteFile(filepath.Join(d, "tree", "f"), nil, 0o644)
-	}
-	veryOld := time.Now().Add(-2 * time.Hour)
-	for _, p := range []string{filepath.Join(stale, "tree", "f"), filepath.Join(stale, "tree"), stale} {
-		os.Chtimes(p, veryOld, veryOld)
-	}
-	if err := r.Evict("i-", 1, 0); err != nil {
-		t.Fatal(err)
-	}
-	names = rtRootNames(t, r)
-	sort.Strings(names)
-	if want := []string{filepath.Base(fresh), small}; fmt.Sprint(names) != fmt.Sprint(want) {
-		t.Fatalf("root holds %q, want %q", names, want)
-	}
-}
-
-// BenchmarkPlace places 1,000 small files by hardlink and by copy, side by
-// side, and reports both times and their ratio.
-func BenchmarkPlace(b *testing.B) {
-	r := OpenRuntime(b.TempDir())
-	e, err := r.Create(rtKey("bench"), func(dir string) error {
-		for i := range 1000 {
-			p := filepath.Join(dir, fmt.Sprintf("pkg%02d", i%50), "lib", fmt.Sprintf("f%d.js", i))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				return err
-			}
-			if err := os.WriteFile(p, []byte(strings.Repeat("x", 200+i%4000)), 0o644); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	out := b.TempDir()
-	var linkT, copyT time.Duration
-	n := 0
-	place := func(noLink bool) time.Duration {
-		dst := filepath.Join(out, fmt.Sprint(n))
-		n++
-		ee := *e
-		ee.noLink = noLink
-		start := time.Now()
-		st, err := ee.Place(dst)
-		d := time.Since(start)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if noLink && st.Copied != 1000 || !noLink && st.Linked != 1000 {
-			b.Fatalf("stats %+v", st)
-		}
-		b.StopTimer()
-		os.RemoveAll(dst)
-		b.StartTimer()
-		return d
-	}
-	for b.Loop() {
-		linkT += place(false)
-		copyT += place(true)
-	}
-	iters := float64(n / 2)
-	b.ReportMetric(float64(linkT.Microseconds())/1000/iters, "link-ms/op")
-	b.ReportMetric(float64(copyT.Microseconds())/1000/iters, "copy-ms/op")
-	b.ReportMetric(float64(copyT)/float64(linkT), "copy/link")
 }

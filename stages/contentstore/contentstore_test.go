@@ -1,4 +1,4 @@
-package cache
+package contentstore
 
 import (
 	"crypto/sha256"
@@ -36,7 +36,7 @@ func sameFile(t *testing.T, a, b string) bool {
 }
 
 func TestStorePlacesWhatItKept(t *testing.T) {
-	s, dir := NewStore(filepath.Join(t.TempDir(), "store")), t.TempDir()
+	s, dir := New(filepath.Join(t.TempDir(), "store")), t.TempDir()
 	data := []byte("module.exports = 1\n")
 	sum := sha256.Sum256(data)
 	if s.Place(filepath.Join(dir, "a.js"), data, sum, 0o644) {
@@ -81,7 +81,7 @@ func TestStoreRepairsDamagedObjects(t *testing.T) {
 		"grown by one": func(p string) { os.WriteFile(p, append(append([]byte{}, data...), '\n'), 0o644) },
 	} {
 		t.Run(name, func(t *testing.T) {
-			s, dir := NewStore(filepath.Join(t.TempDir(), "store")), t.TempDir()
+			s, dir := New(filepath.Join(t.TempDir(), "store")), t.TempDir()
 			writeKept(t, s, dir, "a.js", data, 0o644)
 			damage(s.ObjectPath(sum, false)) // or, the same inode, the installed a.js
 			if s.Place(filepath.Join(dir, "b.js"), data, sum, 0o644) {
@@ -118,7 +118,7 @@ func TestStoreLinkFailures(t *testing.T) {
 		{syscall.EMLINK, false, true},
 	} {
 		t.Run(tc.err.Error(), func(t *testing.T) {
-			s, dir := NewStore(filepath.Join(t.TempDir(), "store")), t.TempDir()
+			s, dir := New(filepath.Join(t.TempDir(), "store")), t.TempDir()
 			writeKept(t, s, dir, "a", data, 0o644)
 			fail := true
 			s.link = func(o, n string) error {
@@ -150,37 +150,37 @@ func TestOpenStore(t *testing.T) {
 		}
 		return func(k string) string { return m[k] }
 	}
-	s, err := OpenStore(env("PISHIP_STORE", "hardlink"))
+	s, err := Open(env("PISHIP_STORE", "hardlink"))
 	if err != nil || s == nil || s.Dir() != filepath.Join(cacheHome, "store") {
 		t.Fatalf("hardlink: %v %v", s, err)
 	}
-	if s, err := OpenStore(env("PISHIP_STORE", "off")); s != nil || err != nil {
+	if s, err := Open(env("PISHIP_STORE", "off")); s != nil || err != nil {
 		t.Errorf("off: %v %v", s, err)
 	}
-	if s, err := OpenStore(env("PISHIP_STORE", "hardlink", "PISHIP_STORE_HOME", "/srv/objects")); err != nil || s.Dir() != "/srv/objects" {
+	if s, err := Open(env("PISHIP_STORE", "hardlink", "PISHIP_STORE_HOME", "/srv/objects")); err != nil || s.Dir() != "/srv/objects" {
 		t.Errorf("PISHIP_STORE_HOME: %v %v", s, err)
 	}
 	for _, bad := range []string{"copy", "clone", "sometimes"} {
-		// cache links no code: the refusal is a *StoreModeError, which
+		// contentstore links no code: the refusal is a *ModeError, which
 		// home.OpenStore prints as CONFIG_INVALID (TestOpenStoreCodes).
-		var me *StoreModeError
-		if _, err := OpenStore(env("PISHIP_STORE", bad)); !errors.As(err, &me) || me.Mode != bad {
-			t.Errorf("PISHIP_STORE=%s: %v, want a *StoreModeError", bad, err)
+		var me *ModeError
+		if _, err := Open(env("PISHIP_STORE", bad)); !errors.As(err, &me) || me.Mode != bad {
+			t.Errorf("PISHIP_STORE=%s: %v, want a *ModeError", bad, err)
 		}
 	}
-	if s, err := OpenStore(env()); (s != nil) != (DefaultStoreMode == StoreHardlink) || err != nil {
-		t.Errorf("default: %v %v (default mode %s)", s, err, DefaultStoreMode)
+	if s, err := Open(env()); (s != nil) != (DefaultMode == Hardlink) || err != nil {
+		t.Errorf("default: %v %v (default mode %s)", s, err, DefaultMode)
 	}
 }
 
 // GC removes objects nothing else links once the grace is over, and keeps
 // linked ones and young ones.
 func TestStoreGC(t *testing.T) {
-	s, dir := NewStore(filepath.Join(t.TempDir(), "store")), t.TempDir()
+	s, dir := New(filepath.Join(t.TempDir(), "store")), t.TempDir()
 	live := writeKept(t, s, dir, "live.js", []byte("live"), 0o644)
 	dead := writeKept(t, s, dir, "dead.js", []byte("dead!"), 0o644)
 	os.Remove(dead) // its version was reclaimed
-	res, err := s.GC(time.Now().Add(time.Minute), StoreGrace)
+	res, err := s.GC(time.Now().Add(time.Minute), Grace)
 	if err != nil || res.Removed != 0 || res.Objects != 2 {
 		t.Fatalf("within the grace: %+v %v, want nothing removed of 2", res, err)
 	}
@@ -195,7 +195,7 @@ func TestStoreGC(t *testing.T) {
 		t.Error("the live object was removed")
 	}
 	// An empty or missing store is nothing to do.
-	if res, err := NewStore(filepath.Join(t.TempDir(), "none")).GC(time.Now(), 0); err != nil || res.Objects != 0 {
+	if res, err := New(filepath.Join(t.TempDir(), "none")).GC(time.Now(), 0); err != nil || res.Objects != 0 {
 		t.Errorf("missing store: %+v %v", res, err)
 	}
 }
@@ -203,7 +203,7 @@ func TestStoreGC(t *testing.T) {
 // A deadline already past stops GC on the clock checks, whether it is
 // unlinking or only looking.
 func TestStoreGCBudget(t *testing.T) {
-	s, dir := NewStore(filepath.Join(t.TempDir(), "store")), t.TempDir()
+	s, dir := New(filepath.Join(t.TempDir(), "store")), t.TempDir()
 	for i := range 1100 {
 		p := writeKept(t, s, dir, strconv.Itoa(i), []byte(strconv.Itoa(i)), 0o644)
 		if i%2 == 0 {

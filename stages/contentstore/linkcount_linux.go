@@ -1,4 +1,4 @@
-package cache
+package contentstore
 
 import (
 	"io/fs"

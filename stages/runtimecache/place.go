@@ -1,9 +1,7 @@
-package cache
+package runtimecache
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -13,10 +11,10 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	par "piship.dev/piship/cache/parallel"
+	"piship.dev/piship/stages/hardlink"
 )
 
 // PlaceStats counts what Place did.
@@ -32,15 +30,6 @@ type PlaceStats struct {
 // scanner, mostly waiting, so more workers than cores pay off; see
 // BenchmarkPlace.
 var placeWorkers = max(8, 2*runtime.GOMAXPROCS(0))
-
-// linkFailure says how Place answers a failed hardlink.
-type linkFailure int
-
-const (
-	linkFail    linkFailure = iota // a real error: fail the placement
-	linkCopyOne                    // copy this file, keep linking (EMLINK)
-	linkCopyAll                    // copy this file and every later one
-)
 
 // Place materialises the entry's tree at dst, which must not exist or be
 // an empty directory: directories are created (0755 before umask),
@@ -111,10 +100,10 @@ func (e *Entry) Place(dst string) (PlaceStats, error) {
 				bytes.Add(f.Size)
 				return nil
 			}
-			switch classifyLinkError(err) {
-			case linkFail:
+			switch hardlink.Classify(err) {
+			case hardlink.Fail:
 				return fmt.Errorf("cache: placing %s: %w", e.Key, err)
-			case linkCopyAll:
+			case hardlink.CopyAll:
 				copyAll.Store(true)
 			}
 		}
@@ -196,28 +185,4 @@ func copyRecorded(from, to string, f *FileRecord) (err error) {
 // returns the first error; after an error no new calls start.
 func parallel(n int, fn func(i int) error) error {
 	return par.ForEach(context.Background(), n, placeWorkers, fn)
-}
-
-var hashBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
-
-// hashReader returns the number of bytes read from r and their sha256 hex,
-// reading through a pooled buffer (no allocation per file).
-func hashReader(r io.Reader) (int64, string, error) {
-	bp := hashBufs.Get().(*[]byte)
-	defer hashBufs.Put(bp)
-	buf := *bp
-	h := sha256.New()
-	var n int64
-	for {
-		m, err := r.Read(buf)
-		h.Write(buf[:m])
-		n += int64(m)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return n, "", err
-		}
-	}
-	return n, hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -1,34 +1,35 @@
 //go:build unix
 
-package cache
+package hardlink
 
 import (
 	"errors"
 	"syscall"
 )
 
-// linkErrors says how Place answers a failed os.Link: EMLINK (too many
+// linkErrors says how a failed os.Link is answered: EMLINK (too many
 // links to that file) copies that file; EXDEV (another filesystem), EPERM
 // (hardlinks refused, e.g. Linux protected_hardlinks), ENOTSUP/EOPNOTSUPP
 // and EINVAL (a filesystem without hardlinks) copy the rest. Anything else
-// fails the placement.
+// fails.
 var linkErrors = []struct {
 	err    error
-	action linkFailure
+	action Fallback
 }{
-	{syscall.EMLINK, linkCopyOne},
-	{syscall.EXDEV, linkCopyAll},
-	{syscall.EPERM, linkCopyAll},
-	{syscall.ENOTSUP, linkCopyAll},
-	{syscall.EOPNOTSUPP, linkCopyAll},
-	{syscall.EINVAL, linkCopyAll},
+	{syscall.EMLINK, CopyOne},
+	{syscall.EXDEV, CopyAll},
+	{syscall.EPERM, CopyAll},
+	{syscall.ENOTSUP, CopyAll},
+	{syscall.EOPNOTSUPP, CopyAll},
+	{syscall.EINVAL, CopyAll},
 }
 
-func classifyLinkError(err error) linkFailure {
+// Classify says how to answer err, a failed os.Link.
+func Classify(err error) Fallback {
 	for _, le := range linkErrors {
 		if errors.Is(err, le.err) {
 			return le.action
 		}
 	}
-	return linkFail
+	return Fail
 }

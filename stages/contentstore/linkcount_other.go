@@ -1,6 +1,6 @@
 //go:build !linux
 
-package cache
+package contentstore
 
 import (
 	"io/fs"

@@ -1,4 +1,9 @@
-package cache
+// Package contentstore is the content-addressed object store an install
+// places small node_modules files from (Store), and its collection of the
+// objects nothing links any more (GC, which doctor and `piship cache
+// prune` run). It is the install's: the build's caches are package cache
+// (the action cache) and stages/runtimecache.
+package contentstore
 
 import (
 	"bytes"
@@ -13,18 +18,21 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"piship.dev/piship/cache"
+	"piship.dev/piship/stages/hardlink"
 )
 
 // Store modes (PISHIP_STORE).
 const (
-	StoreOff      = "off"
-	StoreHardlink = "hardlink"
+	Off      = "off"
+	Hardlink = "hardlink"
 )
 
-// StoreGrace is how long an object no installation links any more is kept
+// Grace is how long an object no installation links any more is kept
 // before GC removes it: an install that just read the object may be about
 // to link it.
-const StoreGrace = 24 * time.Hour
+const Grace = 24 * time.Hour
 
 // Store is the content-addressed object store an install places small
 // node_modules files from (REFERENCE: objects/<aa>/<sha256>[.x], the .x
@@ -59,15 +67,15 @@ type Store struct {
 	link func(oldname, newname string) error // os.Link; tests inject failures
 }
 
-// StoreStats counts what a Store did.
-type StoreStats struct {
+// Stats counts what a Store did.
+type Stats struct {
 	Linked   int64 // files placed by linking an object
 	Kept     int64 // files written and added as objects
 	Repaired int64 // damaged objects removed
 	Disabled bool  // a link failure switched the store off for the rest
 }
 
-// DefaultStoreMode is the mode when PISHIP_STORE is unset, chosen by
+// DefaultMode is the mode when PISHIP_STORE is unset, chosen by
 // measurement against REFERENCE's budgets for shipping a mode (warm <=
 // 0.70x direct, fresh <= 1.15x): off. On this Linux ext4 a link costs what
 // a create does once the file system has settled, so a warm store saved
@@ -76,45 +84,45 @@ type StoreStats struct {
 // deletions, 3.5x; by REFERENCE, Windows with Defender, not measured here)
 // does linking win (docs/performance.md).
 // PISHIP_STORE=hardlink turns it on.
-const DefaultStoreMode = StoreOff
+const DefaultMode = Off
 
-// StoreModeError is a PISHIP_STORE value OpenStore refuses: a configuration
-// error (the caller gives it its code, CONFIG_INVALID; cache links no
-// code). OpenStore's other errors are a cache home it cannot find.
-type StoreModeError struct {
+// ModeError is a PISHIP_STORE value Open refuses: a configuration
+// error (the caller gives it its code, CONFIG_INVALID; this package links
+// no code). Open's other errors are a cache home it cannot find.
+type ModeError struct {
 	Mode string
 	Msg  string
 }
 
-func (e *StoreModeError) Error() string { return e.Msg }
+func (e *ModeError) Error() string { return e.Msg }
 
-// OpenStore resolves the store from PISHIP_STORE (off|hardlink; default
-// DefaultStoreMode) and PISHIP_STORE_HOME (default <cache home>/store). It returns
+// Open resolves the store from PISHIP_STORE (off|hardlink; default
+// DefaultMode) and PISHIP_STORE_HOME (default <cache home>/store). It returns
 // nil, nil when the store is off; home.OpenStore gives its errors their
 // codes. copy and clone, which REFERENCE also
 // names, are refused: placing a file by copying it is the create and write
 // an install does anyway, plus a read, so neither can be faster than no
 // store for an install that already holds the bytes.
-func OpenStore(getenv func(string) string) (*Store, error) {
+func Open(getenv func(string) string) (*Store, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
 	mode := strings.TrimSpace(getenv("PISHIP_STORE"))
 	if mode == "" {
-		mode = DefaultStoreMode
+		mode = DefaultMode
 	}
 	switch mode {
-	case StoreOff:
+	case Off:
 		return nil, nil
-	case StoreHardlink:
+	case Hardlink:
 	case "copy", "clone":
-		return nil, &StoreModeError{Mode: mode, Msg: fmt.Sprintf("PISHIP_STORE=%s is not offered: a copy or clone of an object costs what writing the file does; use hardlink or off", mode)}
+		return nil, &ModeError{Mode: mode, Msg: fmt.Sprintf("PISHIP_STORE=%s is not offered: a copy or clone of an object costs what writing the file does; use hardlink or off", mode)}
 	default:
-		return nil, &StoreModeError{Mode: mode, Msg: fmt.Sprintf("PISHIP_STORE=%q: want off or hardlink", mode)}
+		return nil, &ModeError{Mode: mode, Msg: fmt.Sprintf("PISHIP_STORE=%q: want off or hardlink", mode)}
 	}
 	dir := getenv("PISHIP_STORE_HOME")
 	if dir == "" {
-		home, err := Home(getenv)
+		home, err := cache.Home(getenv)
 		if err != nil {
 			return nil, fmt.Errorf("%v (or set PISHIP_STORE=off)", err)
 		}
@@ -122,18 +130,18 @@ func OpenStore(getenv func(string) string) (*Store, error) {
 	} else if d, err := filepath.Abs(dir); err == nil {
 		dir = d
 	}
-	return NewStore(dir), nil
+	return New(dir), nil
 }
 
-// NewStore returns the hardlink store rooted at dir (created on first use).
-func NewStore(dir string) *Store { return &Store{dir: dir, link: os.Link} }
+// New returns the hardlink store rooted at dir (created on first use).
+func New(dir string) *Store { return &Store{dir: dir, link: os.Link} }
 
 // Dir is the store's root.
 func (s *Store) Dir() string { return s.dir }
 
 // Stats returns what the store did so far.
-func (s *Store) Stats() StoreStats {
-	return StoreStats{Linked: s.linked.Load(), Kept: s.kept.Load(), Repaired: s.repaired.Load(), Disabled: s.off.Load()}
+func (s *Store) Stats() Stats {
+	return Stats{Linked: s.linked.Load(), Kept: s.kept.Load(), Repaired: s.repaired.Load(), Disabled: s.off.Load()}
 }
 
 // Eligible reports whether the archive or payload path name is kept in the
@@ -168,7 +176,7 @@ func (s *Store) Place(path string, data []byte, sum [32]byte, perm os.FileMode) 
 		return false
 	}
 	if err := s.link(obj, path); err != nil {
-		if classifyLinkError(err) == linkCopyAll {
+		if hardlink.Classify(err) == hardlink.CopyAll {
 			s.off.Store(true)
 		}
 		return false
@@ -233,7 +241,7 @@ func (s *Store) Keep(path string, sum [32]byte, perm os.FileMode) {
 	case err == nil:
 		s.kept.Add(1)
 	case errors.Is(err, fs.ErrExist):
-	case classifyLinkError(err) == linkCopyAll:
+	case hardlink.Classify(err) == hardlink.CopyAll:
 		s.off.Store(true)
 	}
 }
