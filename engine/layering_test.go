@@ -86,3 +86,33 @@ func TestKindsDoNotLinkTheExporters(t *testing.T) {
 		}
 	}
 }
+
+// The end-user installer (cmd/piship-install) is the consumer side alone:
+// it runs the install pipelines through this engine with the consumer
+// kinds, and links none of the build side (the bundler, SBOMs, audits, the
+// build kinds) and no gRPC; pipelines and the shared CLI, which it is made
+// of, import no kind layer but the consumer one and no exporter package.
+func TestInstallerLinksNoBuildSide(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "piship.dev/piship/cmd/piship-install").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		if strings.Contains(p, "esbuild") || strings.Contains(p, "sbom") || strings.Contains(p, "audit") || strings.Contains(p, "grpc") ||
+			p == "piship.dev/piship/stages" || p == "piship.dev/piship/tracing/otlp" || strings.HasPrefix(p, "go.opentelemetry.io/otel/exporters/") {
+			t.Errorf("cmd/piship-install links %s: the installer is the consumer side only (docs/architecture.md)", p)
+		}
+	}
+	out, err = exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "piship.dev/piship/pipelines", "piship.dev/piship/cmd/internal/cli").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, " ")
+		for _, d := range strings.Fields(imports) {
+			if d == "piship.dev/piship/stages" || d == "piship.dev/piship/tracing/otlp" || strings.HasPrefix(d, "piship.dev/piship/cmd/piship") {
+				t.Errorf("%s imports %s: the kinds and the exporter come from the binary (pipelines.Config.Kinds, Exporter)", pkg, d)
+			}
+		}
+	}
+}
