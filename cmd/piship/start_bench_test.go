@@ -17,6 +17,10 @@ import (
 // launch through piship pays it. docs/performance.md ("CLI start") has the
 // numbers and what is left.
 //
+// The end-user installer (piship-install, what a release ships as its
+// piship) runs the same `version` in the same loop: installer-ns/op, and
+// installer/piship its ratio to piship (issue 30: no slower than piship).
+//
 // ns/op is piship's median, hello-ns/op the hello world's and piship/hello
 // their ratio: medians, because on a shared machine a few runs land behind
 // someone else's compile.
@@ -24,6 +28,7 @@ import (
 //	go test -run '^$' -bench Start -benchtime 50x ./cmd/piship/
 func BenchmarkStart(b *testing.B) {
 	piship := realBinaries(b)
+	installer := filepath.Join(filepath.Dir(piship), "piship-install")
 	hello := buildHello(b)
 	env := append(os.Environ(), "PISHIP_CACHE_HOME="+filepath.Join(b.TempDir(), "cache"))
 	run := func(bin string, args ...string) time.Duration {
@@ -38,16 +43,25 @@ func BenchmarkStart(b *testing.B) {
 	// The first version hashes the executable and stamps the digest in the
 	// cache home; every later one reads the stamp, as a user's do.
 	run(piship, "version")
+	run(installer, "version")
 	run(hello)
-	var ps, hs []time.Duration
+	var ps, is, hs []time.Duration
 	for b.Loop() {
 		hs = append(hs, run(hello))
 		ps = append(ps, run(piship, "version"))
+		is = append(is, run(installer, "version"))
 	}
-	p, h := median(ps), median(hs)
+	p, i, h := median(ps), median(is), median(hs)
 	b.ReportMetric(float64(p.Nanoseconds()), "ns/op")
+	b.ReportMetric(float64(i.Nanoseconds()), "installer-ns/op")
 	b.ReportMetric(float64(h.Nanoseconds()), "hello-ns/op")
 	b.ReportMetric(float64(p)/float64(h), "piship/hello")
+	b.ReportMetric(float64(i)/float64(p), "installer/piship")
+	for _, bin := range []string{piship, installer, hello} {
+		if fi, err := os.Stat(bin); err == nil {
+			b.Logf("%s: %d bytes", filepath.Base(bin), fi.Size())
+		}
+	}
 }
 
 // buildHello builds a Go hello world (one line to stdout, like version)
