@@ -50,9 +50,9 @@ func validateCLI(t *testing.T, c Config, args ...string) int {
 
 // runCLI is `piship run FILE --input ...`: Prepare, then Run.
 func runCLI(c Config, file string, inputs ...string) int {
-	p, code := Prepare(c, file, "", inputs)
+	p, err := Prepare(c, file, "", inputs)
 	if p == nil {
-		return code
+		return ExitCode(err)
 	}
 	return p.Run(context.Background(), c).Code
 }
@@ -145,8 +145,8 @@ func TestMistakesPrintOneFormat(t *testing.T) {
 		{
 			name: "wrong path: build of a directory without distribution.hcl",
 			run: func(c Config) int {
-				_, code := Build(context.Background(), c, BuildArgs{Distribution: filepath.Join(dir, "nope")})
-				return code
+				_, err := Build(context.Background(), c, BuildArgs{Distribution: filepath.Join(dir, "nope")})
+				return ExitCode(err)
 			},
 			code:   ExitUsage,
 			want:   []string{filepath.Join(dir, "nope", "distribution.hcl") + ": error: Cannot read the distribution\n", "  " + filepath.Join(dir, "nope") + " has no distribution.hcl.", "CONFIG_INVALID"},
@@ -242,8 +242,8 @@ func TestMistakesPrintOneFormat(t *testing.T) {
 		{
 			name: "install of a distribution directory says what to install instead",
 			run: func(c Config) int {
-				_, code := Install(context.Background(), c, InstallArgs{Source: aDistribution})
-				return code
+				_, err := Install(context.Background(), c, InstallArgs{Source: aDistribution})
+				return ExitCode(err)
 			},
 			code: -1,
 			want: []string{"CONFIG_INVALID: " + aDistribution + " is a distribution (it holds distribution.hcl), not a release or a payload: run `piship release " + aDistribution + "`"},
@@ -261,8 +261,8 @@ func TestMistakesPrintOneFormat(t *testing.T) {
 			if tc.build != "" {
 				dist := distribution(t, tc.build)
 				run = func(c Config) int {
-					_, code := Build(context.Background(), c, BuildArgs{Distribution: dist})
-					return code
+					_, err := Build(context.Background(), c, BuildArgs{Distribution: dist})
+					return ExitCode(err)
 				}
 			}
 			var stderr bytes.Buffer

@@ -19,22 +19,22 @@ type Prepared struct {
 }
 
 // Prepare finds and loads the pipeline arg (see Find; dir is --pipelines)
-// and parses its `name=value` inputs. It returns nil and the exit code,
-// the problem printed, when it cannot.
-func Prepare(c Config, arg, dir string, inputs []string) (*Prepared, int) {
+// and parses its `name=value` inputs. It returns nil and a *Reported
+// error, the problem printed, when it cannot.
+func Prepare(c Config, arg, dir string, inputs []string) (*Prepared, error) {
 	src, err := Find(arg, dir)
 	if err != nil {
 		return nil, c.usageOf(err)
 	}
 	g, ok := LoadOne(c.Stderr, c.Getenv, c.Kinds, src)
 	if !ok {
-		return nil, ExitUsage
+		return nil, &Reported{Exit: ExitUsage}
 	}
 	values, err := ParseInputs(g, inputs)
 	if err != nil {
 		return nil, c.usageOf(err)
 	}
-	return &Prepared{Graph: g, inputs: values}, ExitOK
+	return &Prepared{Graph: g, inputs: values}, nil
 }
 
 // Plan is the start order and cache verdicts of a dry run.
@@ -99,7 +99,7 @@ func declared(g *graph.Graph, name string) error {
 func runBuiltin(ctx context.Context, c Config, name string, inputs map[string]cty.Value) Outcome {
 	src, err := Find(name, "")
 	if err != nil {
-		return Outcome{Code: c.usageOf(err)}
+		return Outcome{Code: c.usageOf(err).Exit}
 	}
 	g, ok := LoadOne(c.Stderr, c.Getenv, c.Kinds, src)
 	if !ok {

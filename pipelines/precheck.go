@@ -15,18 +15,18 @@ import (
 // checkDistribution loads the distribution in dir before a command runs
 // a pipeline on it (build, release), so a distribution.hcl with errors is
 // reported as validate reports it (every diagnostic, with its snippet) and
-// is a configuration error (ExitUsage), not a failed stage. ok is false,
-// the diagnostics printed, when it has errors.
-func checkDistribution(c Config, command, dir string) (code int, ok bool) {
+// is a configuration error (ExitUsage), not a failed stage: a *Reported
+// error, the diagnostics printed, when it has errors.
+func checkDistribution(c Config, command, dir string) error {
 	dir = shown(dir)
 	_, diags := distribution.Load(dir)
 	if !diags.HasErrors() {
-		return ExitOK, true
+		return nil
 	}
 	WriteDiags(c.Stderr, c.Getenv, nil, diags)
 	n := errorCount(diags)
 	return c.usage(errcode.ConfigInvalid, "the distribution in %s has %s; fix %s and run `piship %s` again",
-		dir, canon.Count(n, "error"), itThem(n), command), false
+		dir, canon.Count(n, "error"), itThem(n), command)
 }
 
 // shown is dir relative to the working directory when it is below it (the

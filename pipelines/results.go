@@ -137,20 +137,20 @@ var (
 	doctorStage    = reads[consumer.DoctorOutputs]("doctor", "doctor")
 )
 
-// finish turns a finished run into its typed result: nil and the exit code
-// when the run failed (the failure is printed), or when an output did not
-// decode.
-func finish[T any](c Config, o Outcome, decode func(*outputs) *T) (*T, int) {
+// finish turns a finished run into its typed result: nil and a *Reported
+// error when the run failed (the failure is printed), or when an output did
+// not decode.
+func finish[T any](c Config, o Outcome, decode func(*outputs) *T) (*T, error) {
 	if !o.OK() {
-		return nil, o.Code
+		return nil, o.Err()
 	}
 	out := &outputs{res: o.Result}
 	t := decode(out)
 	if out.err != nil {
 		fmt.Fprintf(c.Stderr, "piship: %s: %v\n", o.Graph.Name, out.err)
-		return nil, ExitFailed
+		return nil, &Reported{Exit: ExitFailed, Err: out.err}
 	}
-	return t, o.Code
+	return t, o.Err()
 }
 
 func hitMiss(hit bool) string {
@@ -184,9 +184,9 @@ type Built struct {
 }
 
 // Build runs the built-in build pipeline.
-func Build(ctx context.Context, c Config, a BuildArgs) (*Built, int) {
-	if code, ok := checkDistribution(c, "build", a.Distribution); !ok {
-		return nil, code
+func Build(ctx context.Context, c Config, a BuildArgs) (*Built, error) {
+	if err := checkDistribution(c, "build", a.Distribution); err != nil {
+		return nil, err
 	}
 	o := runBuiltin(ctx, c, "build", map[string]cty.Value{
 		"distribution": cty.StringVal(a.Distribution),
@@ -246,9 +246,9 @@ type Released struct {
 // build-info.json: the line RuntimeCache, the timings and the shipped
 // tools are the only places cache provenance is recorded (release.json is
 // the same whether the cache hit or not).
-func Release(ctx context.Context, c Config, a ReleaseArgs) (*Released, int) {
-	if code, ok := checkDistribution(c, "release", a.Distribution); !ok {
-		return nil, code
+func Release(ctx context.Context, c Config, a ReleaseArgs) (*Released, error) {
+	if err := checkDistribution(c, "release", a.Distribution); err != nil {
+		return nil, err
 	}
 	o := runBuiltin(ctx, c, "release", map[string]cty.Value{
 		"distribution": cty.StringVal(a.Distribution), "out": cty.StringVal(a.Out),
@@ -306,7 +306,7 @@ type Installed struct {
 }
 
 // Install runs the built-in install pipeline.
-func Install(ctx context.Context, c Config, a InstallArgs) (*Installed, int) {
+func Install(ctx context.Context, c Config, a InstallArgs) (*Installed, error) {
 	o := runBuiltin(ctx, c, "install", map[string]cty.Value{
 		"source": cty.StringVal(a.Source), "sha256": cty.StringVal(a.SHA256), "expect_key": cty.StringVal(a.ExpectKey),
 	})
@@ -339,7 +339,7 @@ type Updated struct {
 }
 
 // Update runs the built-in update pipeline.
-func Update(ctx context.Context, c Config, a UpdateArgs) (*Updated, int) {
+func Update(ctx context.Context, c Config, a UpdateArgs) (*Updated, error) {
 	inputs := map[string]cty.Value{
 		"id": cty.StringVal(a.ID), "from": cty.StringVal(a.From), "channel": cty.StringVal(a.Channel), "check": cty.BoolVal(a.Check),
 	}
@@ -371,7 +371,7 @@ type RolledBack struct {
 }
 
 // Rollback runs the built-in rollback pipeline for id.
-func Rollback(ctx context.Context, c Config, id string) (*RolledBack, int) {
+func Rollback(ctx context.Context, c Config, id string) (*RolledBack, error) {
 	o := runBuiltin(ctx, c, "rollback", map[string]cty.Value{"id": cty.StringVal(id)})
 	return finish(c, o, func(out *outputs) *RolledBack {
 		r, _ := rollbackStage.from(out)
@@ -399,22 +399,23 @@ func (d *Doctored) Report() (home.DoctorReport, error) { return d.report, nil }
 // Doctor runs the built-in doctor pipeline for id. The report is nil when
 // the pipeline failed or wrote none. The pipeline's stage returns the
 // report whatever it found (fail_on_damage = false); a report that found
-// damage is ExitFailed here, with its INTEGRITY_FAILED line (what was
+// damage comes with a *Reported error (ExitFailed), its INTEGRITY_FAILED line (what was
 // found and repaired) last on stderr.
-func Doctor(ctx context.Context, c Config, id string) (*Doctored, int) {
+func Doctor(ctx context.Context, c Config, id string) (*Doctored, error) {
 	o := runBuiltin(ctx, c, "doctor", map[string]cty.Value{"id": cty.StringVal(id)})
 	ran := false
-	d, code := finish(c, o, func(out *outputs) *Doctored {
+	d, err := finish(c, o, func(out *outputs) *Doctored {
 		r, ok := doctorStage.from(out)
 		ran = ok
 		return &Doctored{report: r.Report}
 	})
 	if d != nil && !ran {
-		return nil, code
+		return nil, err
 	}
 	if d != nil && d.report.Damaged() {
-		fmt.Fprintln(c.Stderr, home.DamageError(d.report))
-		code = max(code, ExitFailed)
+		damage := home.DamageError(d.report)
+		fmt.Fprintln(c.Stderr, damage)
+		err = &Reported{Exit: max(ExitCode(err), ExitFailed), Err: damage}
 	}
-	return d, code
+	return d, err
 }

@@ -94,10 +94,12 @@ func (c Config) stageEnv(k string) string {
 	return c.Getenv(k)
 }
 
-// usage prints a usage or configuration error and returns ExitUsage.
-func (c Config) usage(code, format string, a ...any) int {
-	printFailure(c.Stderr, code, format, a...)
-	return ExitUsage
+// usage prints a usage or configuration error and returns it, reported
+// (ExitUsage).
+func (c Config) usage(code, format string, a ...any) *Reported {
+	err := errcode.Newf(code, format, a...)
+	fmt.Fprintf(c.Stderr, "piship: %v\n", err)
+	return &Reported{Exit: ExitUsage, Err: err}
 }
 
 // printFailure prints a coded failure line, "piship: CODE: message", as
@@ -107,9 +109,9 @@ func printFailure(w io.Writer, code, format string, a ...any) {
 }
 
 // usageOf is usage for an error that carries its code.
-func (c Config) usageOf(err error) int {
+func (c Config) usageOf(err error) *Reported {
 	fmt.Fprintf(c.Stderr, "piship: %v\n", err)
-	return ExitUsage
+	return &Reported{Exit: ExitUsage, Err: err}
 }
 
 // Options are the engine options of a run of g: the action cache (a
@@ -141,6 +143,20 @@ type Outcome struct {
 // OK reports whether the run finished without a failing verdict.
 func (o Outcome) OK() bool { return o.Result != nil && o.Result.Err() == nil }
 
+// Err is the outcome as an error: nil for ExitOK, else a *Reported (the
+// failure is printed) that carries the run's failing verdict when it has
+// one.
+func (o Outcome) Err() error {
+	if o.Code == ExitOK {
+		return nil
+	}
+	var err error
+	if o.Result != nil {
+		err = o.Result.Err()
+	}
+	return &Reported{Exit: o.Code, Err: err}
+}
+
 // Execute runs g with progress output, spans, the optional trace file and
 // the timing summary (PISHIP_DEBUG_TIMING=1). On failure it has already
 // printed the failing verdict as the last line on stderr.
@@ -152,7 +168,7 @@ func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value
 	warn := &switchWriter{w: c.Stderr}
 	prov, ctx, err := tracing.Setup(parent, tracing.Options{Exporter: c.Exporter, ServiceName: "piship", ServiceVersion: c.ServiceVersion, Getenv: c.Getenv, SpanProcessors: c.SpanProcessors, Warn: warn})
 	if err != nil {
-		return Outcome{Graph: g, Code: c.usage(errcode.ConfigInvalid, "%v", err)}
+		return Outcome{Graph: g, Code: c.usage(errcode.ConfigInvalid, "%v", err).Exit}
 	}
 	opts.Tracer = prov.Tracer()
 	progress := c.newProgress(g)
@@ -178,7 +194,7 @@ func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value
 		root.SetAttributes(attribute.Int(tracing.AttrExitCode, ExitUsage))
 		root.End()
 		_ = prov.Shutdown(context.WithoutCancel(parent))
-		return Outcome{Graph: g, Code: c.usageOf(err)}
+		return Outcome{Graph: g, Code: c.usageOf(err).Exit}
 	}
 	runErr := res.Err()
 	code := ExitOK

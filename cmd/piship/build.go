@@ -80,7 +80,8 @@ what was built: files, size, cache hits and the time.`,
 		Args: cli.ExactArgs("DIST"),
 		RunE: func(c *cobra.Command, args []string) error {
 			dist, outDir := absArgs(args[0], out)
-			b, code := pipelines.Build(e.Ctx, e.DevConfig(rc), pipelines.BuildArgs{Distribution: dist, Out: outDir, Rebuild: rebuild, NoFootprint: noFootprint})
+			b, err := pipelines.Build(e.Ctx, e.DevConfig(rc), pipelines.BuildArgs{Distribution: dist, Out: outDir, Rebuild: rebuild, NoFootprint: noFootprint})
+			code := pipelines.ExitCode(err)
 			if b == nil {
 				return cli.Done(code)
 			}

@@ -33,7 +33,8 @@ PISHIP_RELEASE_NO_CACHE=1 equals --rebuild.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			distDir, outDir := absArgs(args[0], out)
 			noCache := rebuild || e.Getenv("PISHIP_RELEASE_NO_CACHE") == "1"
-			r, code := pipelines.Release(e.Ctx, e.DevConfig(rc), pipelines.ReleaseArgs{Distribution: distDir, Out: outDir, Channel: channel, NoCache: noCache, NoFootprint: noFootprint})
+			r, err := pipelines.Release(e.Ctx, e.DevConfig(rc), pipelines.ReleaseArgs{Distribution: distDir, Out: outDir, Channel: channel, NoCache: noCache, NoFootprint: noFootprint})
+			code := pipelines.ExitCode(err)
 			if r == nil {
 				return cli.Done(code)
 			}

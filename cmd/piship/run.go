@@ -56,7 +56,8 @@ func runPipeline(e *cli.Env, name string, o runOpts) int {
 		return cli.Fail(e, err)
 	}
 	cfg := e.DevConfig(o.rc)
-	p, code := pipelines.Prepare(cfg, name, o.dir, o.inputs)
+	p, err := pipelines.Prepare(cfg, name, o.dir, o.inputs)
+	code := pipelines.ExitCode(err)
 	if p == nil {
 		return code
 	}

@@ -55,7 +55,8 @@ lines say which line to add for your shell.`,
 
 func runInstall(e *Env, src, sum, expectKey string, rc RunConfig, asJSON bool) int {
 	source, _ := filepath.Abs(src)
-	in, code := pipelines.Install(e.Ctx, e.Config(rc), pipelines.InstallArgs{Source: source, SHA256: sum, ExpectKey: expectKey})
+	in, err := pipelines.Install(e.Ctx, e.Config(rc), pipelines.InstallArgs{Source: source, SHA256: sum, ExpectKey: expectKey})
+	code := pipelines.ExitCode(err)
 	if in == nil {
 		return code
 	}
@@ -138,8 +139,9 @@ func runUpdate(e *Env, id string, o updateOpts, rc RunConfig) int {
 			o.from, _ = filepath.Abs(o.from)
 		}
 	}
-	u, code := pipelines.Update(e.Ctx, e.Config(rc), pipelines.UpdateArgs{ID: id, From: o.from, Channel: o.ch, Check: o.check,
+	u, err := pipelines.Update(e.Ctx, e.Config(rc), pipelines.UpdateArgs{ID: id, From: o.from, Channel: o.ch, Check: o.check,
 		Timeout: o.timeout, MaxTime: o.maxTime})
+	code := pipelines.ExitCode(err)
 	if u == nil {
 		return code
 	}
@@ -178,7 +180,8 @@ is refused, piship doctor reclaims it, and piship update (or install) moves forw
 		Example: "  piship rollback hello",
 		Args:    ExactArgs("ID"),
 		RunE: func(c *cobra.Command, args []string) error {
-			r, code := pipelines.Rollback(e.Ctx, e.Config(rc), args[0])
+			r, err := pipelines.Rollback(e.Ctx, e.Config(rc), args[0])
+			code := pipelines.ExitCode(err)
 			if r == nil {
 				return Done(code)
 			}
@@ -290,18 +293,16 @@ missing files goes ahead and one that would replace or remove a present file is 
 }
 
 func runRepair(e *Env, id, from string, asJSON bool, progress ProgressFlag) int {
-	o, progressDone, err := homeOptions(e, "repair", progress)
-	if err != nil {
+	if _, err := receipt.ResolveHomes(e.Getenv); err != nil {
 		return Fail(e, err)
 	}
 	if from != "" {
+		var err error
 		if from, err = filepath.Abs(from); err != nil {
-			progressDone()
 			return Fail(e, err)
 		}
 	}
-	res, err := home.Repair(e.Ctx, o, id, from)
-	progressDone()
+	res, err := pipelines.Repair(e.Ctx, e.Config(RunConfig{Progress: progress}), id, from)
 	if err != nil {
 		return FailIn(e, "repair "+id, err)
 	}
@@ -354,17 +355,10 @@ left). The same as piship uninstall ID --purge.`,
 }
 
 func runUninstall(e *Env, id string, purge, asJSON bool, progress ProgressFlag) int {
-	o, progressDone, err := homeOptions(e, map[bool]string{true: "purge", false: "uninstall"}[purge], progress)
-	if err != nil {
+	if _, err := receipt.ResolveHomes(e.Getenv); err != nil {
 		return Fail(e, err)
 	}
-	var res *home.UninstallResult
-	if purge {
-		res, err = home.Purge(e.Ctx, o, id)
-	} else {
-		res, err = home.Uninstall(e.Ctx, o, id, false)
-	}
-	progressDone()
+	res, err := pipelines.Uninstall(e.Ctx, e.Config(RunConfig{Progress: progress}), id, purge)
 	if err != nil {
 		return FailIn(e, "uninstall "+id, err)
 	}
@@ -432,22 +426,6 @@ func RunLaunch(e *Env, args []string) int {
 // it only the result prints.
 func homeProgressFlag(c *cobra.Command, progress *ProgressFlag) {
 	c.Flags().Var(progress, "progress", "show what the command is doing on stderr: auto (tty on a terminal, plain otherwise), tty, plain or json (default: none, only the result)")
-}
-
-// homeOptions are the home.Options of a consumer command that runs no
-// pipeline (what), built as the kinds build theirs (home.ForEnv): warnings
-// on stderr, and the lines about what it is doing only with --progress,
-// rendered in its mode with the warnings; call finish when the command has
-// finished.
-func homeOptions(e *Env, what string, progress ProgressFlag) (o home.Options, finish func(), err error) {
-	if o, err = home.ForEnv(e.Getenv, e.Stderr, io.Discard); err != nil || progress == "" {
-		return o, func() {}, err
-	}
-	// Warnings too, so they never cut the live view and become JSON
-	// events in json mode, as a pipeline's stage messages do.
-	o.Progress, finish = pipelines.LogProgress(e.Config(RunConfig{Progress: progress}), what)
-	o.Log = o.Progress
-	return o, finish, nil
 }
 
 // installedIDs completes an ID argument with the distributions installed

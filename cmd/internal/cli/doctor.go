@@ -23,7 +23,8 @@ import (
 // when doctor repaired it all).
 func DoctorAll(ctx context.Context, c pipelines.Config, stdout io.Writer, id string, asJSON bool) int {
 	if id != "" {
-		d, code := pipelines.Doctor(ctx, c, id)
+		d, err := pipelines.Doctor(ctx, c, id)
+		code := pipelines.ExitCode(err)
 		if d != nil {
 			if asJSON {
 				WriteJSON(stdout, json.RawMessage(d.JSON()))
@@ -46,7 +47,8 @@ func DoctorAll(ctx context.Context, c pipelines.Config, stdout io.Writer, id str
 	code := ExitOK
 	var reps []json.RawMessage
 	for _, id := range ids {
-		d, dc := pipelines.Doctor(ctx, c, id)
+		d, err := pipelines.Doctor(ctx, c, id)
+		dc := pipelines.ExitCode(err)
 		code = max(code, dc)
 		switch {
 		case d == nil:
