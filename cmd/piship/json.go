@@ -37,7 +37,7 @@ type BuildDoc struct {
 	Seconds      float64 `json:"seconds"`
 }
 
-// JSON is the build as piship-build/v1.
+// buildJSON is the build as piship-build/v1.
 func buildJSON(b *pipelines.Built) BuildDoc {
 	return BuildDoc{Schema: cli.Schema("build"), ID: b.ID, Version: b.Version, Payload: b.Final, Bundled: b.Bundled, Stripped: b.Stripped,
 		Reuse: b.Reuse, Files: b.Files, Bytes: b.Bytes, RuntimeCache: b.RuntimeCache, BundleCache: b.BundleCache, Seconds: b.Total.Seconds()}
@@ -58,7 +58,7 @@ type ReleaseDoc struct {
 	Seconds      float64 `json:"seconds"`
 }
 
-// JSON is the release as piship-release/v1.
+// releaseJSON is the release as piship-release/v1.
 func releaseJSON(r *pipelines.Released) ReleaseDoc {
 	dir := strings.TrimSuffix(r.Path, "/"+r.Name)
 	d := ReleaseDoc{Schema: cli.Schema("release"), Name: r.Name, Path: r.Path, Archive: dir + "/" + r.Name + ".tar.gz", Files: r.Files,

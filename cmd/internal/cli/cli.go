@@ -21,10 +21,9 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/pipelines"
@@ -40,9 +39,10 @@ const (
 	ExitUsage  = pipelines.ExitUsage  // usage or configuration error
 )
 
-// Main runs piship on the process's arguments and environment; self
-// is the piship binary releases for this platform ship (empty: none; a
-// test binary run as piship passes "").
+// Main runs the program p on the process's arguments and environment and
+// returns its exit code; self is the piship binary releases for this
+// platform ship (piship passes its executable; the installer, which
+// releases nothing, and a test binary run as piship pass "").
 func Main(p Program, self string) int {
 	// piship is a short-lived process that builds large graphs (the HCL
 	// parser allocates heavily); trading memory for fewer GC cycles cuts

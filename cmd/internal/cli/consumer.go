@@ -26,6 +26,7 @@ func ConsumerCommands(e *Env) []*cobra.Command {
 	return []*cobra.Command{InstallCmd(e), UpdateCmd(e), RollbackCmd(e), DoctorCmd(e), UninstallCmd(e), PurgeCmd(e), RepairCmd(e), LaunchCmd(e)}
 }
 
+// InstallCmd is `piship install`.
 func InstallCmd(e *Env) *cobra.Command {
 	var sum, expectKey string
 	var asJSON bool
@@ -91,6 +92,7 @@ func runInstall(e *Env, src, sum, expectKey string, rc RunConfig, asJSON bool) i
 	return code
 }
 
+// UpdateCmd is `piship update`.
 func UpdateCmd(e *Env) *cobra.Command {
 	var o updateOpts
 	var rc RunConfig
@@ -166,6 +168,7 @@ func runUpdate(e *Env, id string, o updateOpts, rc RunConfig) int {
 	return code
 }
 
+// RollbackCmd is `piship rollback`.
 func RollbackCmd(e *Env) *cobra.Command {
 	var rc RunConfig
 	var asJSON bool
@@ -198,6 +201,7 @@ is refused, piship doctor reclaims it, and piship update (or install) moves forw
 	return c
 }
 
+// DoctorCmd is `piship doctor`.
 func DoctorCmd(e *Env) *cobra.Command {
 	var asJSON bool
 	var rc RunConfig
@@ -234,6 +238,7 @@ a week: the publisher must refresh the repository (piship repo refresh).`,
 	return c
 }
 
+// UninstallCmd is `piship uninstall`.
 func UninstallCmd(e *Env) *cobra.Command {
 	var purge, asJSON bool
 	var progress ProgressFlag
@@ -259,6 +264,7 @@ placed in Pi's agent bin directory: what piship purge does.`,
 	return c
 }
 
+// RepairCmd is `piship repair`.
 func RepairCmd(e *Env) *cobra.Command {
 	var from string
 	var asJSON bool
@@ -330,6 +336,7 @@ func runRepair(e *Env, id, from string, asJSON bool, progress ProgressFlag) int 
 	return ExitOK
 }
 
+// PurgeCmd is `piship purge`.
 func PurgeCmd(e *Env) *cobra.Command {
 	var asJSON bool
 	var progress ProgressFlag
@@ -370,6 +377,7 @@ func runUninstall(e *Env, id string, purge, asJSON bool, progress ProgressFlag) 
 	return ExitOK
 }
 
+// LaunchCmd is `piship launch`.
 func LaunchCmd(e *Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:               "launch ID [--] [ARGS...]",

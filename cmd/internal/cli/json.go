@@ -127,7 +127,7 @@ type InstallDoc struct {
 	PathHint string `json:"pathHint"`
 }
 
-// JSON is the install as piship-install/v1, with hint the PATH hint.
+// InstallJSON is the install as piship-install/v1, with hint the PATH hint.
 func InstallJSON(in *pipelines.Installed, hint string) InstallDoc {
 	return InstallDoc{Schema: Schema("install"), ID: in.ID, Version: in.Version, Command: in.Command, Reused: in.Reused, Files: in.Files,
 		Bytes: in.Bytes, Linked: in.Linked, Seconds: in.Total.Seconds(), PathHint: hint}
@@ -150,7 +150,7 @@ type UpdateDoc struct {
 	Seconds   float64 `json:"seconds"`
 }
 
-// JSON is the update as piship-update/v1.
+// UpdateJSON is the update as piship-update/v1.
 func UpdateJSON(u *pipelines.Updated, id string, check bool) UpdateDoc {
 	return UpdateDoc{Schema: Schema("update"), ID: id, Check: check, Available: u.Available, Updated: u.Available && !check,
 		Current: u.Current, Version: u.Version, Channel: u.Channel, Root: u.Root, Timestamp: u.Timestamp, Bytes: u.Bytes, Linked: u.Linked, Seconds: u.Total.Seconds()}
@@ -164,7 +164,7 @@ type RollbackDoc struct {
 	Active string `json:"active"`
 }
 
-// JSON is the rollback as piship-rollback/v1.
+// RollbackJSON is the rollback as piship-rollback/v1.
 func RollbackJSON(r *pipelines.RolledBack, id string) RollbackDoc {
 	return RollbackDoc{Schema: Schema("rollback"), ID: id, From: r.From, Active: r.Active}
 }

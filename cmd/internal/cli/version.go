@@ -10,6 +10,7 @@ import (
 	"piship.dev/piship/cache"
 )
 
+// VersionCmd is `piship version`.
 func VersionCmd(e *Env) *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
