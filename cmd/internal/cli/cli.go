@@ -211,11 +211,16 @@ func NewRoot(e *Env) *cobra.Command {
 	// The groups of `piship help`, those the binary has commands in (the
 	// installer has no building ones); help and completion are pipeline's.
 	cmds := e.Program.Commands(e)
-	for _, g := range []*cobra.Group{
+	groups := []*cobra.Group{
 		{ID: GroupDist, Title: "Building and shipping a distribution:"},
 		{ID: GroupConsumer, Title: "Installing and running one:"},
 		{ID: GroupPipeline, Title: "Pipelines and everything else:"},
-	} {
+	}
+	if !slices.ContainsFunc(cmds, func(c *cobra.Command) bool { return c.GroupID == GroupDist }) {
+		// The installer's titles stand on their own.
+		groups[1].Title, groups[2].Title = "Installing and running a distribution:", "Everything else:"
+	}
+	for _, g := range groups {
 		if g.ID == GroupPipeline || slices.ContainsFunc(cmds, func(c *cobra.Command) bool { return c.GroupID == g.ID }) {
 			root.AddGroup(g)
 		}
