@@ -36,7 +36,7 @@ var goldenFiles = []struct{ release, golden string }{
 func TestReleaseGoldenHello(t *testing.T) {
 	env := buildEnv(t)
 	dir := copyDist(t, "hello")
-	code, _, stderr := piship(t, env, "release", dir)
+	code, _, stderr := piship(t, env, "release", dir, "--builtin")
 	if code != exitOK {
 		t.Fatalf("release: exit %d\n%s", code, stderr)
 	}
