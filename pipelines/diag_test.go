@@ -50,7 +50,7 @@ func validateCLI(t *testing.T, c Config, args ...string) int {
 
 // runCLI is `piship run FILE --input ...`: Prepare, then Run.
 func runCLI(c Config, file string, inputs ...string) int {
-	p, err := Prepare(c, file, "", inputs)
+	p, err := Prepare(c, file, "", false, inputs)
 	if p == nil {
 		return ExitCode(err)
 	}

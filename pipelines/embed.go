@@ -1,7 +1,8 @@
 // Package pipelines holds the pipeline files built into the piship binary
 // and runs pipelines for the piship command: it finds and loads them
 // (`piship run NAME` finds NAME.hcl here when neither --pipelines DIR nor
-// ./pipelines has it), executes them with progress, spans, timings and
+// ./pipelines has it, build and release when the distribution has no
+// pipelines/NAME.hcl; --builtin takes them at once), executes them with progress, spans, timings and
 // the action cache (Execute), and, in results.go, runs each built-in
 // pipeline from typed arguments and returns its stages' outputs as typed
 // results. It also validates and formats pipeline files and renders

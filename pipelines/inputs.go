@@ -18,11 +18,15 @@ type Prepared struct {
 	inputs map[string]cty.Value
 }
 
-// Prepare finds and loads the pipeline arg (see Find; dir is --pipelines)
-// and parses its `name=value` inputs. It returns nil and a *Reported
-// error, the problem printed, when it cannot.
-func Prepare(c Config, arg, dir string, inputs []string) (*Prepared, error) {
+// Prepare finds and loads the pipeline arg (see Find; dir is --pipelines;
+// builtin, --builtin, takes the built-in one of that name, see
+// FindBuiltin) and parses its `name=value` inputs. It returns nil and a
+// *Reported error, the problem printed, when it cannot.
+func Prepare(c Config, arg, dir string, builtin bool, inputs []string) (*Prepared, error) {
 	src, err := Find(arg, dir)
+	if builtin {
+		src, err = FindBuiltin(arg)
+	}
 	if err != nil {
 		return nil, c.usageOf(err)
 	}
@@ -98,6 +102,18 @@ func declared(g *graph.Graph, name string) error {
 // inputs converted to cty.
 func runBuiltin(ctx context.Context, c Config, name string, inputs map[string]cty.Value) Outcome {
 	src, err := Find(name, "")
+	return runSource(ctx, c, src, err, inputs)
+}
+
+// runForDistribution is runBuiltin for the pipelines that run on a
+// distribution (build, release): found by FindForDistribution.
+func runForDistribution(ctx context.Context, c Config, name, dist string, builtin bool, inputs map[string]cty.Value) Outcome {
+	src, err := FindForDistribution(name, dist, builtin)
+	return runSource(ctx, c, src, err, inputs)
+}
+
+// runSource loads src, found with err, and executes it.
+func runSource(ctx context.Context, c Config, src *Source, err error, inputs map[string]cty.Value) Outcome {
 	if err != nil {
 		return Outcome{Code: c.usageOf(err).Exit}
 	}

@@ -1,6 +1,7 @@
 package pipelines
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -24,11 +25,17 @@ type Source struct {
 	Src  []byte
 }
 
+// isPath reports whether a PIPELINE argument names a file rather than a
+// pipeline.
+func isPath(arg string) bool {
+	return strings.HasSuffix(arg, ".hcl") || strings.ContainsRune(arg, os.PathSeparator) || strings.Contains(arg, "/")
+}
+
 // Find resolves PIPELINE: a path to an .hcl file, or a name looked up as
 // NAME.hcl in dir (--pipelines), then ./pipelines, then the pipelines
 // embedded in the binary.
 func Find(arg, dir string) (*Source, error) {
-	if strings.HasSuffix(arg, ".hcl") || strings.ContainsRune(arg, os.PathSeparator) || strings.Contains(arg, "/") {
+	if isPath(arg) {
 		return ReadSource(arg)
 	}
 	var tried []string
@@ -48,6 +55,39 @@ func Find(arg, dir string) (*Source, error) {
 	tried = append(tried, embeddedPrefix+arg+".hcl")
 	return nil, errcode.Newf(errcode.ConfigInvalid, "no pipeline %q (looked in %s); pass a file path or one of: %s",
 		arg, strings.Join(tried, ", "), strings.Join(EmbeddedNames(), ", "))
+}
+
+// FindBuiltin is the pipeline built into the binary named name
+// (--builtin): no file on disk is looked at.
+func FindBuiltin(name string) (*Source, error) {
+	if isPath(name) {
+		return nil, errcode.Newf(errcode.UsageInvalid, "--builtin runs a pipeline built into piship, by its name; %s is a file: leave out --builtin, or name one of %s",
+			name, strings.Join(EmbeddedNames(), ", "))
+	}
+	if src, err := embedded(name + ".hcl"); err == nil {
+		return src, nil
+	}
+	return nil, errcode.Newf(errcode.ConfigInvalid, "no built-in pipeline %q; the built-in pipelines are %s (piship pipelines lists them)",
+		name, strings.Join(EmbeddedNames(), ", "))
+}
+
+// FindForDistribution is the pipeline name (build, release) that runs on
+// the distribution in dist: dist/pipelines/NAME.hcl when the distribution
+// has one, as a project's own .goreleaser.yaml replaces the defaults, else
+// the built-in one; builtin forces the built-in one. The working
+// directory's ./pipelines does not count: where piship is started from
+// must not change what a distribution's release is made by.
+func FindForDistribution(name, dist string, builtin bool) (*Source, error) {
+	if builtin {
+		return FindBuiltin(name)
+	}
+	p := filepath.Join(dist, "pipelines", name+".hcl")
+	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		return FindBuiltin(name)
+	}
+	// Anything else there (a directory, no permission) is reported, not
+	// passed over for the built-in.
+	return ReadSource(p)
 }
 
 // FindFile reads the pipeline file a run recorded (engine.PipelineFile):

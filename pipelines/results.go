@@ -167,6 +167,9 @@ type BuildArgs struct {
 	Rebuild           bool
 	// NoFootprint keeps every vendored Pi package file as installed.
 	NoFootprint bool
+	// Builtin runs the built-in build.hcl even when the distribution has
+	// its own pipelines/build.hcl (FindForDistribution).
+	Builtin bool
 }
 
 // Built is a finished build.
@@ -183,12 +186,13 @@ type Built struct {
 	Total                     time.Duration // the run span's duration
 }
 
-// Build runs the built-in build pipeline.
+// Build runs the build pipeline on the distribution: its own
+// pipelines/build.hcl, else the built-in one (FindForDistribution).
 func Build(ctx context.Context, c Config, a BuildArgs) (*Built, error) {
 	if err := checkDistribution(c, "build", a.Distribution); err != nil {
 		return nil, err
 	}
-	o := runBuiltin(ctx, c, "build", map[string]cty.Value{
+	o := runForDistribution(ctx, c, "build", a.Distribution, a.Builtin, map[string]cty.Value{
 		"distribution": cty.StringVal(a.Distribution),
 		"out":          cty.StringVal(a.Out),
 		"rebuild":      cty.BoolVal(a.Rebuild),
@@ -225,6 +229,9 @@ type ReleaseArgs struct {
 	// NoFootprint keeps every vendored Pi package file as installed (no
 	// closure bundled, no dependency shared): the footprint's baseline.
 	NoFootprint bool
+	// Builtin runs the built-in release.hcl even when the distribution
+	// has its own pipelines/release.hcl (FindForDistribution).
+	Builtin bool
 }
 
 // Released is a finished release.
@@ -242,15 +249,16 @@ type Released struct {
 	Total        time.Duration
 }
 
-// Release runs the built-in release pipeline and writes the release's
-// build-info.json: the line RuntimeCache, the timings and the shipped
-// tools are the only places cache provenance is recorded (release.json is
-// the same whether the cache hit or not).
+// Release runs the release pipeline on the distribution (its own
+// pipelines/release.hcl, else the built-in one: FindForDistribution) and
+// writes the release's build-info.json: the line RuntimeCache, the
+// timings and the shipped tools are the only places cache provenance is
+// recorded (release.json is the same whether the cache hit or not).
 func Release(ctx context.Context, c Config, a ReleaseArgs) (*Released, error) {
 	if err := checkDistribution(c, "release", a.Distribution); err != nil {
 		return nil, err
 	}
-	o := runBuiltin(ctx, c, "release", map[string]cty.Value{
+	o := runForDistribution(ctx, c, "release", a.Distribution, a.Builtin, map[string]cty.Value{
 		"distribution": cty.StringVal(a.Distribution), "out": cty.StringVal(a.Out),
 		"channel": cty.StringVal(a.Channel), "no_cache": cty.BoolVal(a.NoCache), "pi_footprint": cty.BoolVal(!a.NoFootprint),
 	})

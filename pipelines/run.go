@@ -63,6 +63,13 @@ type Config struct {
 	// which no stage looked up a cache (engine.Options.RecordEveryRun):
 	// the developer commands run, build and release set it.
 	RecordEveryRun bool
+	// ShowFile prints the file a run runs, first on stderr: "release:
+	// embedded:pipelines/release.hcl" or the path (engine.PipelineFile,
+	// as the root span records it), so which of the built-in and a
+	// project's own pipeline ran is never a guess. The developer commands
+	// run, build and release set it; the consumer commands print nothing
+	// of it.
+	ShowFile bool
 	// ResultOnly is a consumer command's default (install, update,
 	// rollback, doctor): with Progress empty, no stage progress is printed
 	// and the stages leave out their lines about what they are doing
@@ -161,6 +168,9 @@ func (o Outcome) Err() error {
 // the timing summary (PISHIP_DEBUG_TIMING=1). On failure it has already
 // printed the failing verdict as the last line on stderr.
 func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value, c Config) Outcome {
+	if c.ShowFile {
+		fmt.Fprintf(c.Stderr, "%s: %s\n", g.Name, engine.PipelineFile(g))
+	}
 	opts := c.Options(g, values)
 	// The export warning can come while the live view is on screen (the
 	// SDK's batch export fails mid-run): it goes through the progress log

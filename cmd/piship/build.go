@@ -65,22 +65,24 @@ func runLock(e *cli.Env, dir string) int {
 
 func buildCmd(e *cli.Env) *cobra.Command {
 	var out string
-	var rebuild, asJSON, noFootprint bool
+	var rebuild, asJSON, noFootprint, builtin bool
 	var rc cli.RunConfig
 	c := &cobra.Command{
 		Use:     "build DIST",
 		GroupID: cli.GroupDist,
-		Short:   "build a distribution's payload (the built-in build pipeline)",
-		Long: `Runs the built-in pipeline build.hcl on the distribution directory DIST: lock check, npm ci
-into the runtime cache, prune, strip, bundle, resources, inventory, publish. The payload is
-renamed to OUT/<id> only when complete; an unchanged rebuild reuses it. The last line says
-what was built: files, size, cache hits and the time.`,
+		Short:   "build a distribution's payload (its build pipeline, else the built-in one)",
+		Long: `Runs the pipeline build.hcl on the distribution directory DIST: DIST/pipelines/build.hcl when
+the distribution has its own, else the built-in one (--builtin forces it; the first line
+names the file that runs). The built-in one checks the lock, runs npm ci into the runtime
+cache, prunes, strips, bundles, adds the resources, writes the inventory and publishes. The
+payload is renamed to OUT/<id> only when complete; an unchanged rebuild reuses it. The last
+line says what was built: files, size, cache hits and the time.`,
 		Example: `  piship build testdata/distributions/hello
   piship build ./mydist --out /tmp/out --rebuild`,
 		Args: cli.ExactArgs("DIST"),
 		RunE: func(c *cobra.Command, args []string) error {
 			dist, outDir := absArgs(args[0], out)
-			b, err := pipelines.Build(e.Ctx, e.DevConfig(rc), pipelines.BuildArgs{Distribution: dist, Out: outDir, Rebuild: rebuild, NoFootprint: noFootprint})
+			b, err := pipelines.Build(e.Ctx, e.DevConfig(rc), pipelines.BuildArgs{Distribution: dist, Out: outDir, Rebuild: rebuild, NoFootprint: noFootprint, Builtin: builtin})
 			code := pipelines.ExitCode(err)
 			if b == nil {
 				return cli.Done(code)
@@ -96,8 +98,15 @@ what was built: files, size, cache hits and the time.`,
 	c.Flags().StringVar(&out, "out", "", "output `DIR` (default: DIST/dist)")
 	c.Flags().BoolVar(&rebuild, "rebuild", false, "ignore the build stamp and rebuild the payload")
 	c.Flags().BoolVar(&noFootprint, "no-footprint", false, "keep every vendored Pi package file as installed: no closure bundled, no dependency shared, nothing pretranspiled (the footprint's baseline)")
+	builtinFlag(c, &builtin, "DIST/pipelines/build.hcl exists")
 	cli.RunFlags(c.Flags(), &rc)
 	return c
+}
+
+// builtinFlag adds --builtin: run the built-in pipeline even when own
+// says the file that replaces it otherwise exists.
+func builtinFlag(c *cobra.Command, builtin *bool, own string) {
+	c.Flags().BoolVar(builtin, "builtin", false, "run the pipeline built into piship even when "+own+" (piship pipelines show NAME prints it)")
 }
 
 // buildSummary words a finished build in one line.

@@ -196,7 +196,7 @@ func TestExitCodeRuleEveryCommand(t *testing.T) {
 	}
 	// Commands with nothing to configure: only the command line can be wrong.
 	noConfig := map[string]bool{"piship": true, "stages": true, "version": true, "help": true, "cache": true, "repo": true,
-		"completion": true, "bash": true, "zsh": true, "fish": true, "powershell": true}
+		"completion": true, "bash": true, "zsh": true, "fish": true, "powershell": true, "pipelines": true, "show": true}
 	for _, c := range everyCommand(t) {
 		words := cmdWords(c)
 		code, _, stderr := piship(t, nil, append(words, "--no-such-flag")...)

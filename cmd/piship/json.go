@@ -201,6 +201,21 @@ func StagesJSON(kinds []stage.Kind) StagesDoc {
 	return d
 }
 
+// PipelinesDoc is piship-pipelines/v1: the pipelines built into piship.
+type PipelinesDoc struct {
+	Schema    string        `json:"schema"`
+	Pipelines []PipelineDoc `json:"pipelines"` // by name
+}
+
+// PipelineDoc is one built-in pipeline.
+type PipelineDoc struct {
+	Name        string   `json:"name"` // what piship run NAME and piship pipelines show NAME take
+	File        string   `json:"file"` // embedded:pipelines/NAME.hcl, as a run's first line and root span name it
+	Description string   `json:"description"`
+	Inputs      []string `json:"inputs"` // in declaration order
+	Stages      int      `json:"stages"`
+}
+
 // GraphDoc is piship-graph/v1: a pipeline's nodes.
 type GraphDoc struct {
 	Schema   string      `json:"schema"`

@@ -173,6 +173,8 @@ func TestJSONMatchesDocs(t *testing.T) {
 	ok("piship-version/v1", exitOK, "version")
 	ok("piship-stages/v1", exitOK, "stages")
 	ok("piship-stages/v1", exitOK, "stages", "exec")
+	ok("piship-pipelines/v1", exitOK, "pipelines")
+	failure("piship-pipelines/v1", exitUsage, "pipelines", "lsit")
 	failure("piship-stages/v1", exitUsage, "stages", "exce")
 	failure("piship-stages/v1", exitUsage, "stages", "distribution")
 	ok("piship-graph/v1", exitOK, "graph", "build")

@@ -67,7 +67,7 @@ func commands(e *env) []*cobra.Command {
 		// Installing and running one.
 		cli.ConsumerCommands(e),
 		// Pipelines.
-		[]*cobra.Command{runCmd(e), validateCmd(e), graphCmd(e), stagesCmd(e), fmtCmd(e), cacheCmd(e), explainCmd(e),
+		[]*cobra.Command{runCmd(e), validateCmd(e), graphCmd(e), stagesCmd(e), pipelinesCmd(e), fmtCmd(e), cacheCmd(e), explainCmd(e),
 			cli.VersionCmd(e),
 			timingsCmd(e)}, // in GroupPipeline: help lists it with run
 	)

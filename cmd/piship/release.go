@@ -16,16 +16,18 @@ import (
 
 func releaseCmd(e *cli.Env) *cobra.Command {
 	var out, channel string
-	var rebuild, asJSON, noFootprint bool
+	var rebuild, asJSON, noFootprint, builtin bool
 	var rc cli.RunConfig
 	c := &cobra.Command{
 		Use:     "release DIST",
 		GroupID: cli.GroupDist,
 		Short:   "qualify and ship a distribution as a reproducible release",
-		Long: `Runs the built-in pipeline release.hcl on DIST: the audit, registry signatures, SBOM and
-notices beside the build, the smoke tests against the payload, the verdicts in the fixed
-order signatures, tests, vulnerabilities, package audits; then release.json, checksums.txt
-and a reproducible <id>-<version>-<target>.tar.gz in OUT/releases/.
+		Long: `Runs the pipeline release.hcl on DIST: DIST/pipelines/release.hcl when the distribution has
+its own, else the built-in one (--builtin forces it; the first line names the file that
+runs). The built-in one runs the audit, registry signatures, SBOM and notices beside the
+build, the smoke tests against the payload, the verdicts in the fixed order signatures,
+tests, vulnerabilities, package audits; then writes release.json, checksums.txt and a
+reproducible <id>-<version>-<target>.tar.gz in OUT/releases/.
 PISHIP_RELEASE_NO_CACHE=1 equals --rebuild.`,
 		Example: `  piship release testdata/distributions/hello --out /tmp/out
   piship release ./mydist --channel beta --rebuild`,
@@ -33,7 +35,7 @@ PISHIP_RELEASE_NO_CACHE=1 equals --rebuild.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			distDir, outDir := absArgs(args[0], out)
 			noCache := rebuild || e.Getenv("PISHIP_RELEASE_NO_CACHE") == "1"
-			r, err := pipelines.Release(e.Ctx, e.DevConfig(rc), pipelines.ReleaseArgs{Distribution: distDir, Out: outDir, Channel: channel, NoCache: noCache, NoFootprint: noFootprint})
+			r, err := pipelines.Release(e.Ctx, e.DevConfig(rc), pipelines.ReleaseArgs{Distribution: distDir, Out: outDir, Channel: channel, NoCache: noCache, NoFootprint: noFootprint, Builtin: builtin})
 			code := pipelines.ExitCode(err)
 			if r == nil {
 				return cli.Done(code)
@@ -55,6 +57,7 @@ PISHIP_RELEASE_NO_CACHE=1 equals --rebuild.`,
 	c.Flags().BoolVar(&rebuild, "rebuild", false, "ignore the runtime and bundle caches: run npm ci and the bundler again (also PISHIP_RELEASE_NO_CACHE=1)")
 	c.Flags().StringVar(&channel, "channel", "stable", "update `CHANNEL` recorded in release.json")
 	c.Flags().BoolVar(&noFootprint, "no-footprint", false, "keep every vendored Pi package file as installed: no closure bundled, no dependency shared (the footprint's baseline; the report still records each decision)")
+	builtinFlag(c, &builtin, "DIST/pipelines/release.hcl exists")
 	cli.RunFlags(c.Flags(), &rc)
 	return c
 }

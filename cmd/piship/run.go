@@ -23,7 +23,8 @@ func runCmd(e *cli.Env) *cobra.Command {
 		GroupID: cli.GroupPipeline,
 		Short:   "run a pipeline",
 		Long: `Runs PIPELINE: a path to an .hcl file holding one pipeline, or a name looked up as NAME.hcl
-in --pipelines DIR, then ./pipelines, then the pipelines built into piship. Stages start
+in --pipelines DIR, then ./pipelines, then the pipelines built into piship (--builtin takes
+the built-in one at once); the first line names the file that runs. Stages start
 in declaration order as their inputs are ready; on a failure the last line on stderr names
 the first failing stage in verdict order. --dry-run prints the start order and the cache
 verdicts and runs nothing.`,
@@ -39,6 +40,7 @@ verdicts and runs nothing.`,
 	c.Flags().StringArrayVar(&o.inputs, "input", nil, "set an input, `NAME=VALUE` (repeatable)")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the start order and cache verdicts; run nothing")
 	c.Flags().StringVar(&o.dir, "pipelines", "", "`DIR` to look up pipeline names in (before ./pipelines and the built-in ones)")
+	builtinFlag(c, &o.builtin, "./pipelines has PIPELINE.hcl (excludes --pipelines)")
 	cli.RunFlags(c.Flags(), &o.rc)
 	return c
 }
@@ -49,14 +51,20 @@ type runOpts struct {
 	dryRun bool
 	dir    string
 	rc     cli.RunConfig
+
+	// builtin is --builtin: the built-in pipeline of that name.
+	builtin bool
 }
 
 func runPipeline(e *cli.Env, name string, o runOpts) int {
 	if err := engine.CheckParallelism(o.rc.Parallelism); err != nil {
 		return cli.Fail(e, err)
 	}
+	if o.builtin && o.dir != "" {
+		return cli.UsageErr(e, cli.CodeUsage, "--builtin and --pipelines exclude each other: --builtin runs the pipeline built into piship, --pipelines DIR looks in DIR first")
+	}
 	cfg := e.DevConfig(o.rc)
-	p, err := pipelines.Prepare(cfg, name, o.dir, o.inputs)
+	p, err := pipelines.Prepare(cfg, name, o.dir, o.builtin, o.inputs)
 	code := pipelines.ExitCode(err)
 	if p == nil {
 		return code

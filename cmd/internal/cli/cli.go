@@ -162,10 +162,12 @@ func (e *Env) Config(rc RunConfig) pipelines.Config {
 
 // DevConfig is Config for the developer commands (run, build, release):
 // every run is recorded for piship explain, also one without cacheable
-// stages, so explain always explains the last run.
+// stages, so explain always explains the last run; the first line says
+// which pipeline file runs (ShowFile).
 func (e *Env) DevConfig(rc RunConfig) pipelines.Config {
 	c := e.Config(rc)
 	c.RecordEveryRun = true
+	c.ShowFile = true
 	return c
 }
 

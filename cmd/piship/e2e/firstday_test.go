@@ -117,15 +117,17 @@ func TestFirstDayWalk(t *testing.T) {
 	os.WriteFile(p, b, 0o644)
 
 	step(exitOK, `^locked greeter 1\.0\.0: `+q(filepath.Join(dist, "piship.lock")), "", "lock", dist)
-	step(exitOK, "", `^#1 \d+\.\d+s build: `, "build", dist) // build keeps its progress
-	step(exitOK, "", `^#1 \d+\.\d+s release: `, "release", dist)
+	// build and release name the pipeline file that runs first, then
+	// keep their progress.
+	step(exitOK, "", `^build: embedded:pipelines/build\.hcl$`, "build", dist)
+	step(exitOK, "", `^release: embedded:pipelines/release\.hcl$`, "release", dist)
 	step(exitOK, `^installed greeter 1\.0\.0 \(\d+ files.*\) into `+q(v100)+` in .*; run it as `+"`"+q(filepath.Join(home, "bin", "greeter"))+"`$", "",
 		"install", archive("1.0.0"))
 	launch("1.0.0")
 
 	setVersion("1.0.0", "1.1.0")
 	step(exitOK, `^locked greeter 1\.1\.0: `, "", "lock", dist)
-	step(exitOK, "", `^#1 \d+\.\d+s release: `, "release", dist)
+	step(exitOK, "", `^release: embedded:pipelines/release\.hcl$`, "release", dist)
 	step(exitOK, `^published stable/greeter-1\.0\.0-`+target+`\.tar\.gz 1\.0\.0 for `+target+` on stable$`, "",
 		"repo", "add", repo, archive("1.0.0"), archive("1.1.0"), "--key", key("targets"), "--key", key("online"))
 

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"piship.dev/piship/cmd/internal/cli"
+
+	"github.com/spf13/cobra"
+
+	"piship.dev/piship/graph/diag"
+	"piship.dev/piship/pipelines"
+	"piship.dev/piship/stages"
+	"piship.dev/piship/stages/stage/errcode"
+)
+
+func pipelinesCmd(e *cli.Env) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:     "pipelines",
+		GroupID: cli.GroupPipeline,
+		Short:   "list the pipelines built into piship (pipelines show NAME prints one)",
+		Long: `Lists the pipelines built into piship, each with its description. piship pipelines show NAME
+prints one as it is built in, to start a pipeline of your own from: as DIST/pipelines/NAME.hcl
+it replaces the built-in one for build and release on that distribution, as
+./pipelines/NAME.hcl for piship run NAME.`,
+		Example: `  piship pipelines
+  piship pipelines show release > mydist/pipelines/release.hcl`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("unknown command %q for %q%s", args[0], c.CommandPath(), cli.SuggestFor(c, args))
+			}
+			return cli.Done(runPipelines(e, asJSON))
+		},
+	}
+	cli.JSONFlag(c, &asJSON)
+	show := &cobra.Command{
+		Use:   "show NAME",
+		Short: "print a built-in pipeline's HCL as it is built in",
+		Long: `Prints the built-in pipeline NAME (piship pipelines lists them) byte for byte as piship runs
+it, to start a pipeline of your own from.`,
+		Example: `  piship pipelines show build
+  piship pipelines show release > mydist/pipelines/release.hcl`,
+		Args:              cli.ExactArgs("NAME"),
+		ValidArgsFunction: pipelineNames,
+		RunE: func(c *cobra.Command, args []string) error {
+			return cli.Done(runPipelinesShow(e, args[0]))
+		},
+	}
+	c.AddCommand(show)
+	return c
+}
+
+// runPipelines lists the built-in pipelines: name and description, or
+// piship-pipelines/v1.
+func runPipelines(e *cli.Env, asJSON bool) int {
+	doc := PipelinesDoc{Schema: cli.Schema("pipelines"), Pipelines: []PipelineDoc{}}
+	for _, name := range pipelines.EmbeddedNames() {
+		src, err := pipelines.FindBuiltin(name)
+		if err != nil {
+			return cli.Fail(e, err)
+		}
+		// The full registry: a built-in pipeline may use any kind.
+		graphs, _, diags := src.Parse(stages.Default())
+		if diags.HasErrors() || len(graphs) != 1 {
+			return cli.Fail(e, errcode.Newf(errcode.ConfigInvalid, "the built-in pipeline %s does not load: %s; run piship validate --builtin", src.Name, diags.Error()))
+		}
+		g := graphs[0]
+		p := PipelineDoc{Name: name, File: src.Name, Description: g.Description, Inputs: []string{}, Stages: len(g.Stages)}
+		for _, in := range g.Inputs {
+			p.Inputs = append(p.Inputs, in.Name)
+		}
+		doc.Pipelines = append(doc.Pipelines, p)
+	}
+	if asJSON {
+		cli.PrintJSON(e, doc)
+		return cli.ExitOK
+	}
+	var b strings.Builder
+	rows := make([][]string, len(doc.Pipelines))
+	for i, p := range doc.Pipelines {
+		rows[i] = []string{p.Name, p.Description}
+	}
+	writeColumns(&b, "", rows)
+	b.WriteString("\nRun `piship pipelines show NAME` to print one. A distribution's pipelines/build.hcl and pipelines/release.hcl\n" +
+		"replace the built-in ones for piship build and release, ./pipelines/NAME.hcl for piship run NAME;\n" +
+		"--builtin runs the built-in one.\n")
+	pipelines.WriteAll(e.Stdout, b.String())
+	return cli.ExitOK
+}
+
+// runPipelinesShow prints the built-in pipeline name as embedded.
+func runPipelinesShow(e *cli.Env, name string) int {
+	names := pipelines.EmbeddedNames()
+	src, err := fs.ReadFile(pipelines.FS, strings.TrimSuffix(name, ".hcl")+".hcl")
+	if err != nil {
+		hint := ""
+		if s := diag.Suggest(name, names); s != "" {
+			hint = fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		return cli.UsageErr(e, cli.CodeUsage, "no built-in pipeline %q%s; the built-in pipelines are %s", name, hint, strings.Join(names, ", "))
+	}
+	pipelines.WriteAll(e.Stdout, string(src))
+	return cli.ExitOK
+}
