@@ -97,13 +97,23 @@ func declared(g *graph.Graph, name string) error {
 // ./pipelines first, as `piship run` finds it) and executes it with typed
 // inputs converted to cty.
 func runBuiltin(ctx context.Context, c Config, name string, inputs map[string]cty.Value) Outcome {
+	g, err := loadBuiltin(c, name)
+	if err != nil {
+		return Outcome{Code: err.Exit}
+	}
+	return Execute(ctx, g, inputs, c)
+}
+
+// loadBuiltin loads the built-in pipeline name as runBuiltin runs it (and
+// a plan plans it); a *Reported error, the problem printed, when it cannot.
+func loadBuiltin(c Config, name string) (*graph.Graph, *Reported) {
 	src, err := Find(name, "")
 	if err != nil {
-		return Outcome{Code: c.usageOf(err).Exit}
+		return nil, c.usageOf(err)
 	}
 	g, ok := LoadOne(c.Stderr, c.Getenv, c.Kinds, src)
 	if !ok {
-		return Outcome{Code: ExitUsage}
+		return nil, &Reported{Exit: ExitUsage}
 	}
-	return Execute(ctx, g, inputs, c)
+	return g, nil
 }

@@ -169,6 +169,16 @@ type BuildArgs struct {
 	NoFootprint bool
 }
 
+// values are the build pipeline's input values.
+func (a BuildArgs) values() map[string]cty.Value {
+	return map[string]cty.Value{
+		"distribution": cty.StringVal(a.Distribution),
+		"out":          cty.StringVal(a.Out),
+		"rebuild":      cty.BoolVal(a.Rebuild),
+		"pi_footprint": cty.BoolVal(!a.NoFootprint),
+	}
+}
+
 // Built is a finished build.
 type Built struct {
 	ID, Version, Final string // Final: the payload directory
@@ -188,12 +198,7 @@ func Build(ctx context.Context, c Config, a BuildArgs) (*Built, error) {
 	if err := checkDistribution(c, "build", a.Distribution); err != nil {
 		return nil, err
 	}
-	o := runBuiltin(ctx, c, "build", map[string]cty.Value{
-		"distribution": cty.StringVal(a.Distribution),
-		"out":          cty.StringVal(a.Out),
-		"rebuild":      cty.BoolVal(a.Rebuild),
-		"pi_footprint": cty.BoolVal(!a.NoFootprint),
-	})
+	o := runBuiltin(ctx, c, "build", a.values())
 	return finish(c, o, func(out *outputs) *Built {
 		in, _ := buildInputs.from(out)
 		b := &Built{ID: in.ID, Version: in.Version, Final: in.Final, Bundled: in.Bundle, Stripped: in.Strip, Reuse: in.Reuse, Total: o.Total}
@@ -227,6 +232,14 @@ type ReleaseArgs struct {
 	NoFootprint bool
 }
 
+// values are the release pipeline's input values.
+func (a ReleaseArgs) values() map[string]cty.Value {
+	return map[string]cty.Value{
+		"distribution": cty.StringVal(a.Distribution), "out": cty.StringVal(a.Out),
+		"channel": cty.StringVal(a.Channel), "no_cache": cty.BoolVal(a.NoCache), "pi_footprint": cty.BoolVal(!a.NoFootprint),
+	}
+}
+
 // Released is a finished release.
 type Released struct {
 	Name, Path   string // <id>-<version>-<target> and its directory
@@ -250,10 +263,7 @@ func Release(ctx context.Context, c Config, a ReleaseArgs) (*Released, error) {
 	if err := checkDistribution(c, "release", a.Distribution); err != nil {
 		return nil, err
 	}
-	o := runBuiltin(ctx, c, "release", map[string]cty.Value{
-		"distribution": cty.StringVal(a.Distribution), "out": cty.StringVal(a.Out),
-		"channel": cty.StringVal(a.Channel), "no_cache": cty.BoolVal(a.NoCache), "pi_footprint": cty.BoolVal(!a.NoFootprint),
-	})
+	o := runBuiltin(ctx, c, "release", a.values())
 	return finish(c, o, func(out *outputs) *Released {
 		in, _ := releaseInputs.from(out)
 		entry, _ := releaseEntry.from(out)
