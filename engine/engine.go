@@ -15,6 +15,10 @@
 // the attributes that depend on them are left unset and the stage runs with
 // the rest; it is skipped, with the reason, only when a required attribute
 // or its when condition cannot be decided without them.
+//
+// PlanRun decides before a run what each stage would do (cached, runs,
+// skipped, not cacheable, or decided after the stages whose outputs it
+// waits on) without running one: `piship run --plan` (runplan.go).
 package engine
 
 import (

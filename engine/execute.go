@@ -149,6 +149,13 @@ func (s *scheduler) runStage(ctx context.Context, span trace.Span, st *graph.Sta
 // It also returns those as named inputs (one digest per configuration
 // attribute), which the entry records so a later miss can say what changed.
 func (s *scheduler) cacheKey(st *graph.Stage, cfg cty.Value, spec stage.CacheSpec) (string, cache.Inputs, error) {
+	return s.keyWith(st, cfg, spec, cache.HashFile)
+}
+
+// keyWith is cacheKey with the input files' digests from hash (given each
+// file's resolved path): a plan takes those a cached stage would restore
+// from its entry instead of the disk.
+func (s *scheduler) keyWith(st *graph.Stage, cfg cty.Value, spec stage.CacheSpec, hash func(path string) (string, error)) (string, cache.Inputs, error) {
 	canon, err := ctyjson.Marshal(cfg, cfg.Type())
 	if err != nil {
 		return "", nil, fmt.Errorf("cannot encode configuration for the cache key: %v", err)
@@ -163,7 +170,7 @@ func (s *scheduler) cacheKey(st *graph.Stage, cfg cty.Value, spec stage.CacheSpe
 	named[cache.InputTool] = s.opts.ToolDigest
 	inputs := make(map[string]string, len(spec.Inputs))
 	for _, p := range spec.Inputs {
-		sum, err := cache.HashFile(stage.Resolve(spec.Dir, p))
+		sum, err := hash(stage.Resolve(spec.Dir, p))
 		if err != nil {
 			return "", nil, fmt.Errorf("cache input %s: %v", p, err)
 		}

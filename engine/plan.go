@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"container/heap"
 	"context"
 	"fmt"
 	"os"
@@ -39,21 +38,9 @@ func Plan(g *graph.Graph, opts Options) ([]PlanStep, error) {
 		getenv = os.Getenv
 	}
 	s := newScheduler(context.Background(), g, scope, &Options{Parallelism: 1, ToolDigest: opts.ToolDigest, Cache: opts.Cache, Getenv: getenv})
-	var q readyQueue
-	for _, st := range g.Stages {
-		if s.waiting[st.Index] == 0 {
-			heap.Push(&q, st)
-		}
-	}
 	var steps []PlanStep
-	for q.Len() > 0 {
-		st := heap.Pop(&q).(*graph.Stage)
+	for _, st := range startOrder(g) {
 		steps = append(steps, s.planStep(st))
-		for _, d := range st.Dependents {
-			if s.waiting[d.Index]--; s.waiting[d.Index] == 0 {
-				heap.Push(&q, d)
-			}
-		}
 	}
 	return steps, nil
 }
@@ -64,15 +51,25 @@ func (s *scheduler) planStep(st *graph.Stage) PlanStep {
 	if !ok || s.opts.Cache == nil {
 		return step
 	}
-	for _, e := range st.Deps {
-		if e.Data {
-			step.Cache, step.Note = "unknown", fmt.Sprintf("depends on outputs of stage %s", e.From.Name)
+	if len(st.DataDeps) > 0 {
+		// Nothing has run: the outputs it reads are unknown, and so is
+		// its key, unless its cache switch is off (exec without cache).
+		unknown := make(graph.Gone, len(s.g.Stages))
+		for _, d := range st.DataDeps {
+			unknown[d.Index] = true
+		}
+		if cfg, undecided, diags := s.scope.EvalStage(st, s.outputs, unknown); !diags.HasErrors() && switchedOff(st, cfg, undecided) {
 			return step
 		}
+		step.Cache, step.Note = "unknown", fmt.Sprintf("depends on outputs of stage %s", st.DataDeps[0].Name)
+		return step
 	}
 	cfg, _, diags := s.scope.EvalStage(st, s.outputs, s.gone)
 	if diags.HasErrors() {
 		step.Cache, step.Note = "unknown", diag.NewError(errcode.ConfigInvalid, diags).Error()
+		return step
+	}
+	if switchedOff(st, cfg, nil) {
 		return step
 	}
 	inv := &stage.Invocation{Pipeline: s.g.Name, Name: st.Name, Dir: s.g.Dir, Config: cfg, Getenv: s.opts.Getenv}

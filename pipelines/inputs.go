@@ -114,12 +114,22 @@ func runForDistribution(ctx context.Context, c Config, name, dist string, builti
 
 // runSource loads src, found with err, and executes it.
 func runSource(ctx context.Context, c Config, src *Source, err error, inputs map[string]cty.Value) Outcome {
+	g, rep := loadSource(c, src, err)
+	if rep != nil {
+		return Outcome{Code: rep.Exit}
+	}
+	return Execute(ctx, g, inputs, c)
+}
+
+// loadSource loads src, found with err, as a run runs it (and a plan plans
+// it); a *Reported error, the problem printed, when it cannot.
+func loadSource(c Config, src *Source, err error) (*graph.Graph, *Reported) {
 	if err != nil {
-		return Outcome{Code: c.usageOf(err).Exit}
+		return nil, c.usageOf(err)
 	}
 	g, ok := LoadOne(c.Stderr, c.Getenv, c.Kinds, src)
 	if !ok {
-		return Outcome{Code: ExitUsage}
+		return nil, &Reported{Exit: ExitUsage}
 	}
-	return Execute(ctx, g, inputs, c)
+	return g, nil
 }

@@ -172,6 +172,16 @@ type BuildArgs struct {
 	Builtin bool
 }
 
+// values are the build pipeline's input values.
+func (a BuildArgs) values() map[string]cty.Value {
+	return map[string]cty.Value{
+		"distribution": cty.StringVal(a.Distribution),
+		"out":          cty.StringVal(a.Out),
+		"rebuild":      cty.BoolVal(a.Rebuild),
+		"pi_footprint": cty.BoolVal(!a.NoFootprint),
+	}
+}
+
 // Built is a finished build.
 type Built struct {
 	ID, Version, Final string // Final: the payload directory
@@ -192,12 +202,7 @@ func Build(ctx context.Context, c Config, a BuildArgs) (*Built, error) {
 	if err := checkDistribution(c, "build", a.Distribution); err != nil {
 		return nil, err
 	}
-	o := runForDistribution(ctx, c, "build", a.Distribution, a.Builtin, map[string]cty.Value{
-		"distribution": cty.StringVal(a.Distribution),
-		"out":          cty.StringVal(a.Out),
-		"rebuild":      cty.BoolVal(a.Rebuild),
-		"pi_footprint": cty.BoolVal(!a.NoFootprint),
-	})
+	o := runForDistribution(ctx, c, "build", a.Distribution, a.Builtin, a.values())
 	return finish(c, o, func(out *outputs) *Built {
 		in, _ := buildInputs.from(out)
 		b := &Built{ID: in.ID, Version: in.Version, Final: in.Final, Bundled: in.Bundle, Stripped: in.Strip, Reuse: in.Reuse, Total: o.Total}
@@ -234,6 +239,14 @@ type ReleaseArgs struct {
 	Builtin bool
 }
 
+// values are the release pipeline's input values.
+func (a ReleaseArgs) values() map[string]cty.Value {
+	return map[string]cty.Value{
+		"distribution": cty.StringVal(a.Distribution), "out": cty.StringVal(a.Out),
+		"channel": cty.StringVal(a.Channel), "no_cache": cty.BoolVal(a.NoCache), "pi_footprint": cty.BoolVal(!a.NoFootprint),
+	}
+}
+
 // Released is a finished release.
 type Released struct {
 	Name, Path   string // <id>-<version>-<target> and its directory
@@ -258,10 +271,7 @@ func Release(ctx context.Context, c Config, a ReleaseArgs) (*Released, error) {
 	if err := checkDistribution(c, "release", a.Distribution); err != nil {
 		return nil, err
 	}
-	o := runForDistribution(ctx, c, "release", a.Distribution, a.Builtin, map[string]cty.Value{
-		"distribution": cty.StringVal(a.Distribution), "out": cty.StringVal(a.Out),
-		"channel": cty.StringVal(a.Channel), "no_cache": cty.BoolVal(a.NoCache), "pi_footprint": cty.BoolVal(!a.NoFootprint),
-	})
+	o := runForDistribution(ctx, c, "release", a.Distribution, a.Builtin, a.values())
 	return finish(c, o, func(out *outputs) *Released {
 		in, _ := releaseInputs.from(out)
 		entry, _ := releaseEntry.from(out)

@@ -75,6 +75,10 @@ func checkExec(inv *stage.Invocation, c ExecConfig) (dir string, timeout time.Du
 	return dir, timeout, nil
 }
 
+// CacheSwitch implements stage.CacheSwitch: without cache = true an exec
+// stage is not cacheable, whatever its command.
+func (Exec) CacheSwitch() string { return "cache" }
+
 // CacheSpec implements stage.TypedCacheable.
 func (Exec) CacheSpec(inv *stage.Invocation, c ExecConfig) (stage.CacheSpec, bool, error) {
 	dir, _, err := checkExec(inv, c)

@@ -65,7 +65,7 @@ func runLock(e *cli.Env, dir string) int {
 
 func buildCmd(e *cli.Env) *cobra.Command {
 	var out string
-	var rebuild, asJSON, noFootprint, builtin bool
+	var rebuild, asJSON, noFootprint, builtin, plan bool
 	var rc cli.RunConfig
 	c := &cobra.Command{
 		Use:     "build DIST",
@@ -82,6 +82,10 @@ line says what was built: files, size, cache hits and the time.`,
 		Args: cli.ExactArgs("DIST"),
 		RunE: func(c *cobra.Command, args []string) error {
 			dist, outDir := absArgs(args[0], out)
+			if plan {
+				rp, err := pipelines.PlanBuild(e.DevConfig(rc), pipelines.BuildArgs{Distribution: dist, Out: outDir, Rebuild: rebuild, NoFootprint: noFootprint, Builtin: builtin})
+				return cli.Done(printPlan(e, rp, err, asJSON))
+			}
 			b, err := pipelines.Build(e.Ctx, e.DevConfig(rc), pipelines.BuildArgs{Distribution: dist, Out: outDir, Rebuild: rebuild, NoFootprint: noFootprint, Builtin: builtin})
 			code := pipelines.ExitCode(err)
 			if b == nil {
@@ -99,6 +103,7 @@ line says what was built: files, size, cache hits and the time.`,
 	c.Flags().BoolVar(&rebuild, "rebuild", false, "ignore the build stamp and rebuild the payload")
 	c.Flags().BoolVar(&noFootprint, "no-footprint", false, "keep every vendored Pi package file as installed: no closure bundled, no dependency shared, nothing pretranspiled (the footprint's baseline)")
 	builtinFlag(c, &builtin, "DIST/pipelines/build.hcl exists")
+	planFlag(c.Flags(), &plan)
 	cli.RunFlags(c.Flags(), &rc)
 	return c
 }

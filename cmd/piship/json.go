@@ -9,6 +9,7 @@ import (
 
 	"piship.dev/piship/cache"
 	"piship.dev/piship/cmd/internal/cli"
+	"piship.dev/piship/engine"
 	"piship.dev/piship/graph"
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/pipelines"
@@ -265,6 +266,46 @@ func GraphJSON(g *graph.Graph) GraphDoc {
 		d.Nodes = append(d.Nodes, n)
 	}
 	return d
+}
+
+// PlanDoc is piship-plan/v1: what each stage of a run would do.
+type PlanDoc struct {
+	Schema   string      `json:"schema"`
+	Pipeline string      `json:"pipeline"`
+	File     string      `json:"file"`
+	Waves    int         `json:"waves"`
+	Stages   []PlanStage `json:"stages"`
+}
+
+// PlanStage is one entry of a plan.
+type PlanStage struct {
+	Address string   `json:"address"`
+	Stage   string   `json:"stage"`
+	Kind    string   `json:"kind"`
+	Action  string   `json:"action"`
+	Key     string   `json:"key"`
+	Reason  string   `json:"reason"`
+	After   []string `json:"after"`
+	Wave    int      `json:"wave"`
+	Needs   []string `json:"needs"`
+	Writes  []string `json:"writes"`
+}
+
+// PlanJSON is rp as piship-plan/v1, its entries in declaration order.
+func PlanJSON(rp *engine.RunPlan) PlanDoc {
+	d := PlanDoc{Schema: cli.Schema("plan"), Pipeline: rp.Pipeline, File: rp.File, Waves: rp.Waves, Stages: []PlanStage{}}
+	for _, sp := range rp.Stages {
+		d.Stages = append(d.Stages, PlanStage{Address: sp.Address, Stage: sp.Stage.Name, Kind: sp.Stage.KindName, Action: string(sp.Action),
+			Key: sp.Key, Reason: sp.Reason, After: nonNil(sp.After), Wave: sp.Wave, Needs: nonNil(sp.Needs), Writes: nonNil(sp.Writes)})
+	}
+	return d
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // CachePruneDoc is piship-cache-prune/v1.

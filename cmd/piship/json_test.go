@@ -207,6 +207,22 @@ func TestJSONMatchesDocs(t *testing.T) {
 			dist1 = dir
 			ok("piship-validate/v1", exitOK, "validate", dir)
 			ok("piship-build/v1", exitOK, "build", dir)
+			// build --plan: the built-in build's stages wait on what its
+			// inputs stage reads from distribution.hcl.
+			if p := ok("piship-plan/v1", exitOK, "build", dir, "--plan"); p != nil {
+				st, _ := p["stages"].([]any)
+				first, _ := func() (map[string]any, bool) {
+					if len(st) < 2 {
+						return nil, false
+					}
+					m, ok := st[1].(map[string]any)
+					return m, ok
+				}()
+				if p["pipeline"] != "build" || first["address"] != "runtime" || first["action"] != "decided after" || fmt.Sprint(first["after"]) != "[inputs]" {
+					t.Errorf("build --plan --json: %v", p)
+				}
+			}
+			ok("piship-plan/v1", exitOK, "release", dir, "--plan")
 			ok("piship-explain/v1", exitOK, "explain", "--pipeline", "build")
 		}
 		r := ok("piship-release/v1", exitOK, "release", dir)
@@ -233,6 +249,7 @@ func TestJSONMatchesDocs(t *testing.T) {
 		}
 	}
 	failure("piship-build/v1", exitUsage, "build", missing)
+	failure("piship-plan/v1", exitUsage, "build", missing, "--plan")
 	failure("piship-explain/v1", exitUsage, "explain", "--file", missing+".hcl")
 	failure("piship-release/v1", exitUsage, "release", missing)
 

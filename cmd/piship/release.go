@@ -16,7 +16,7 @@ import (
 
 func releaseCmd(e *cli.Env) *cobra.Command {
 	var out, channel string
-	var rebuild, asJSON, noFootprint, builtin bool
+	var rebuild, asJSON, noFootprint, builtin, plan bool
 	var rc cli.RunConfig
 	c := &cobra.Command{
 		Use:     "release DIST",
@@ -35,6 +35,10 @@ PISHIP_RELEASE_NO_CACHE=1 equals --rebuild.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			distDir, outDir := absArgs(args[0], out)
 			noCache := rebuild || e.Getenv("PISHIP_RELEASE_NO_CACHE") == "1"
+			if plan {
+				rp, err := pipelines.PlanRelease(e.DevConfig(rc), pipelines.ReleaseArgs{Distribution: distDir, Out: outDir, Channel: channel, NoCache: noCache, NoFootprint: noFootprint, Builtin: builtin})
+				return cli.Done(printPlan(e, rp, err, asJSON))
+			}
 			r, err := pipelines.Release(e.Ctx, e.DevConfig(rc), pipelines.ReleaseArgs{Distribution: distDir, Out: outDir, Channel: channel, NoCache: noCache, NoFootprint: noFootprint, Builtin: builtin})
 			code := pipelines.ExitCode(err)
 			if r == nil {
@@ -58,6 +62,7 @@ PISHIP_RELEASE_NO_CACHE=1 equals --rebuild.`,
 	c.Flags().StringVar(&channel, "channel", "stable", "update `CHANNEL` recorded in release.json")
 	c.Flags().BoolVar(&noFootprint, "no-footprint", false, "keep every vendored Pi package file as installed: no closure bundled, no dependency shared (the footprint's baseline; the report still records each decision)")
 	builtinFlag(c, &builtin, "DIST/pipelines/release.hcl exists")
+	planFlag(c.Flags(), &plan)
 	cli.RunFlags(c.Flags(), &rc)
 	return c
 }

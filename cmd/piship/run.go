@@ -27,10 +27,13 @@ in --pipelines DIR, then ./pipelines, then the pipelines built into piship (--bu
 the built-in one at once); the first line names the file that runs. Stages start
 in declaration order as their inputs are ready; on a failure the last line on stderr names
 the first failing stage in verdict order. --dry-run prints the start order and the cache
-verdicts and runs nothing.`,
+verdicts and runs nothing. --plan prints what each stage would do (cached, runs, skipped,
+not cacheable, or decided after the stages whose outputs it waits on), wave by wave, and
+runs nothing; with --json as a piship-plan/v1 document.`,
 		Example: `  piship run demo --input source=$PWD
   piship run pipelines/check.hcl --input source=. --parallelism 4 --trace-file run.json
-  piship run check --dry-run`,
+  piship run check --dry-run
+  piship run check --plan --json`,
 		Args:              cli.ExactArgs("PIPELINE"),
 		ValidArgsFunction: pipelineNames,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -39,6 +42,8 @@ verdicts and runs nothing.`,
 	}
 	c.Flags().StringArrayVar(&o.inputs, "input", nil, "set an input, `NAME=VALUE` (repeatable)")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the start order and cache verdicts; run nothing")
+	planFlag(c.Flags(), &o.plan)
+	c.Flags().BoolVar(&o.asJSON, "json", false, "with --plan: print the plan as one JSON document of schema piship-plan/v1 on stdout (docs/json.md)")
 	c.Flags().StringVar(&o.dir, "pipelines", "", "`DIR` to look up pipeline names in (before ./pipelines and the built-in ones)")
 	builtinFlag(c, &o.builtin, "./pipelines has PIPELINE.hcl (excludes --pipelines)")
 	cli.RunFlags(c.Flags(), &o.rc)
@@ -49,6 +54,8 @@ verdicts and runs nothing.`,
 type runOpts struct {
 	inputs []string
 	dryRun bool
+	plan   bool
+	asJSON bool
 	dir    string
 	rc     cli.RunConfig
 
@@ -63,11 +70,24 @@ func runPipeline(e *cli.Env, name string, o runOpts) int {
 	if o.builtin && o.dir != "" {
 		return cli.UsageErr(e, cli.CodeUsage, "--builtin and --pipelines exclude each other: --builtin runs the pipeline built into piship, --pipelines DIR looks in DIR first")
 	}
+	if o.asJSON && !o.plan {
+		return cli.UsageErr(e, cli.CodeUsage, "--json prints the plan: give --plan with it (a run prints its progress on stderr, --progress json as JSON)")
+	}
+	if o.plan && o.dryRun {
+		return cli.UsageErr(e, cli.CodeUsage, "--plan and --dry-run are two views of a run that does not happen: give one")
+	}
 	cfg := e.DevConfig(o.rc)
 	p, err := pipelines.Prepare(cfg, name, o.dir, o.builtin, o.inputs)
 	code := pipelines.ExitCode(err)
 	if p == nil {
+		if o.plan {
+			return printPlan(e, nil, err, o.asJSON)
+		}
 		return code
+	}
+	if o.plan {
+		rp, err := p.PlanRun(cfg)
+		return printPlan(e, rp, err, o.asJSON)
 	}
 	if o.dryRun {
 		return dryRunPlan(e, cfg, p)

@@ -111,6 +111,15 @@ type Cacheable interface {
 	CacheSpec(inv *Invocation) (spec CacheSpec, ok bool, err error)
 }
 
+// CacheSwitch is implemented by cacheable kinds whose caching one boolean
+// attribute turns on (exec's cache); CacheSwitch names it, "" when there is
+// none. A stage whose switch is unset or false is not cacheable whatever
+// its other attributes, so a plan can say so while they still wait on
+// other stages' outputs.
+type CacheSwitch interface {
+	CacheSwitch() string
+}
+
 // CacheSpec says what decides a cacheable stage's result besides its kind and
 // configuration, and which files it produces.
 type CacheSpec struct {

@@ -100,6 +100,15 @@ func (t *typedCache[C, O]) CacheSpec(inv *Invocation) (CacheSpec, bool, error) {
 	return t.k.(TypedCacheable[C]).CacheSpec(inv, cfg)
 }
 
+// CacheSwitch implements CacheSwitch for every typed cacheable kind: the
+// typed kind's own switch, or "" when it has none.
+func (t *typedCache[C, O]) CacheSwitch() string {
+	if s, ok := t.k.(CacheSwitch); ok {
+		return s.CacheSwitch()
+	}
+	return ""
+}
+
 type typedClean[C, O any] struct{ *typed[C, O] }
 
 func (t *typedClean[C, O]) Cleanup(ctx context.Context, inv *Invocation) error {
