@@ -7,12 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
+
+	"piship.dev/piship/stages/hardlink"
 )
 
 // LinkTree recreates the tree at src under dst (created if missing):
 // directories are made, regular files hardlinked, or copied when linking is
-// impossible (another filesystem, no permission, link limit). skip, if not
+// impossible (another filesystem, no permission, link limit: the
+// stages/hardlink rule the runtime cache and the store follow). skip, if not
 // nil, leaves out slash-separated relative paths (and everything below a
 // skipped directory). Symlinks and special files are refused.
 func LinkTree(src, dst string, skip ...func(rel string) bool) error {
@@ -43,15 +45,10 @@ func LinkTree(src, dst string, skip ...func(rel string) bool) error {
 			if err == nil {
 				return nil
 			}
-			var errno syscall.Errno
-			if !errors.As(err, &errno) {
-				return err
-			}
-			switch errno {
-			case syscall.EXDEV, syscall.EPERM, syscall.EINVAL, syscall.ENOTSUP:
+			switch hardlink.Classify(err) {
+			case hardlink.CopyAll:
 				copyOnly = true // the rest of this tree cannot be linked either
-			case syscall.EMLINK:
-			default:
+			case hardlink.Fail:
 				return err
 			}
 		}
