@@ -21,12 +21,6 @@ import (
 	"piship.dev/piship/stages/stage/errcode"
 )
 
-// KeyPair is a signing key and the id trust names it by.
-type KeyPair struct {
-	ID      string
-	Private ed25519.PrivateKey
-}
-
 // PEM block type and header of a private key file.
 const (
 	pemType     = "PRIVATE KEY"

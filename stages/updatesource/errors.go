@@ -20,22 +20,18 @@ type Reason string
 
 // The reasons of UPDATE_FAILED and NETWORK_DENIED errors.
 const (
-	ReasonMalformed    Reason = "malformed"    // the document or the signature file is not what piship-channel/v1 says
-	ReasonTrust        Reason = "trust"        // the trust itself is unusable (no keys, threshold out of range)
-	ReasonSignatures   Reason = "signatures"   // fewer than Threshold distinct trusted keys signed the exact bytes
-	ReasonExpired      Reason = "expired"      // Expires is before now
-	ReasonDistribution Reason = "distribution" // the channel is another distribution's
-	ReasonChannel      Reason = "channel"      // the document is another channel's
-	ReasonReplay       Reason = "replay"       // the sequence is below the installation's floor
-	ReasonDowngrade    Reason = "downgrade"    // the candidate version is below the current one
-	ReasonVersion      Reason = "version"      // a version is not a semantic version
-	ReasonNotFound     Reason = "not-found"    // the source has no such file (also errors.Is fs.ErrNotExist)
-	ReasonTooLarge     Reason = "too-large"    // a document over its bound
-	ReasonFetch        Reason = "fetch"        // the source could not be read (transport error, HTTP status)
-	ReasonTimeout      Reason = "timeout"      // a limit fired: connect, header or idle timeout, or the overall budget (see Limits)
-	ReasonPolicy       Reason = "policy"       // NETWORK_DENIED: plain http to a remote host, a redirect elsewhere or too many
-	ReasonSize         Reason = "size"         // INTEGRITY_FAILED: the archive is not the signed size
-	ReasonDigest       Reason = "digest"       // INTEGRITY_FAILED: the archive is not the signed SHA-256
+	ReasonMalformed  Reason = "malformed"  // a fetched document or signature file does not parse
+	ReasonSignatures Reason = "signatures" // fewer than Threshold distinct trusted keys signed the exact bytes
+	ReasonExpired    Reason = "expired"    // Expires is before now
+	ReasonDowngrade  Reason = "downgrade"  // the candidate version is below the current one
+	ReasonVersion    Reason = "version"    // a version is not a semantic version
+	ReasonNotFound   Reason = "not-found"  // the source has no such file (also errors.Is fs.ErrNotExist)
+	ReasonTooLarge   Reason = "too-large"  // a document over its bound
+	ReasonFetch      Reason = "fetch"      // the source could not be read (transport error, HTTP status)
+	ReasonTimeout    Reason = "timeout"    // a limit fired: connect, header or idle timeout, or the overall budget (see Limits)
+	ReasonPolicy     Reason = "policy"     // NETWORK_DENIED: plain http to a remote host, a redirect elsewhere or too many
+	ReasonSize       Reason = "size"       // INTEGRITY_FAILED: the archive is not the signed size
+	ReasonDigest     Reason = "digest"     // INTEGRITY_FAILED: the archive is not the signed SHA-256
 )
 
 // Error is a refusal with the code users see. Error() is "CODE: message".
