@@ -53,7 +53,7 @@ func (Doctor) Run(ctx context.Context, inv *stage.Invocation, cfg DoctorConfig) 
 	if err != nil {
 		return DoctorOutputs{}, err
 	}
-	home.CheckKeptLauncher(rep, o.Homes.Install)
+	home.CheckKeptLauncher(rep, o)
 	out := DoctorOutputs{Report: *rep, Verified: rep.Verified, Problems: []string{}}
 	for _, f := range rep.Found {
 		out.Problems = append(out.Problems, f.String())

@@ -91,12 +91,12 @@ func (Install) Run(ctx context.Context, inv *stage.Invocation, cfg InstallConfig
 	}
 	io.Store = store
 	// Counted by the free space check, taken before the copy starts.
-	io.LauncherBytes = home.LauncherSpace(o.Homes.Install)
+	io.LauncherBytes = home.LauncherSpace(o)
 	// The launcher the shims run is copied while the release is extracted;
 	// the commit waits for it, and so does every return from here.
 	kept := make(chan error, 1)
 	go func() {
-		kept <- phase.Run(ctx, "keep launcher", func(context.Context) error { return home.KeepLauncher(o.Homes.Install) })
+		kept <- phase.Run(ctx, "keep launcher", func(context.Context) error { return home.KeepLauncher(o) })
 	}()
 	waitKept := sync.OnceValue(func() error { return <-kept })
 	io.BeforeCommit = waitKept

@@ -38,18 +38,17 @@ func keptLauncher(src, installHome string) string {
 	return filepath.Join(receipt.LauncherDir(installHome), filepath.Base(src))
 }
 
-// KeepLauncher copies the launcher beside this piship into the install
-// home unless the same bytes stand there already. Install calls it before
+// KeepLauncher copies o's launcher source (the piship-launch beside this
+// piship) into the install home unless the same bytes stand there already. Install calls it before
 // writing shims that name the kept launcher. Comparing the two 3 MB files
 // took ~3 ms of every install, so a stamp beside the kept launcher records
 // both files' identities (cache.FileIdentity: any change to either file
 // changes its change time) when they were last found equal.
-func KeepLauncher(installHome string) error {
-	src := launcherBeside()
-	if src == "" {
+func KeepLauncher(o Options) error {
+	if o.LauncherSource == "" {
 		return nil
 	}
-	_, err := keepLauncherFrom(src, installHome)
+	_, err := keepLauncherFrom(o.LauncherSource, o.Homes.Install)
 	return err
 }
 
@@ -117,12 +116,12 @@ func keptAlready(src, dst string) bool {
 	return err == nil && string(b) == st
 }
 
-// LauncherSpace is what KeepLauncher may write into installHome: the
+// LauncherSpace is what KeepLauncher may write into the install home: the
 // launcher's size, unless the stamp says the same bytes are kept already
 // (install's free space check counts it).
-func LauncherSpace(installHome string) int64 {
-	src := launcherBeside()
-	if src == "" || keptAlready(src, keptLauncher(src, installHome)) {
+func LauncherSpace(o Options) int64 {
+	src := o.LauncherSource
+	if src == "" || keptAlready(src, keptLauncher(src, o.Homes.Install)) {
 		return 0
 	}
 	fi, err := os.Stat(src)
@@ -136,8 +135,8 @@ func LauncherSpace(installHome string) int64 {
 // installation and records what it found: an outdated one (piship was
 // updated since the install) is replaced as a routine refresh; a missing or
 // modified one is damage, and replaced too.
-func CheckKeptLauncher(rep *DoctorReport, installHome string) {
-	src := launcherBeside()
+func CheckKeptLauncher(rep *DoctorReport, o Options) {
+	src, installHome := o.LauncherSource, o.Homes.Install
 	if src == "" || rep.Active == "" {
 		return
 	}

@@ -38,6 +38,10 @@ type Options struct {
 	// or the dedicated launcher named piship-launch[.exe] (the shim runs
 	// `piship-launch ID -- ARGS`). "" means os.Executable().
 	Launcher string
+	// LauncherSource is the piship-launch beside this binary that Launcher
+	// keeps a copy of (KeepLauncher, CheckKeptLauncher); "" when there is
+	// none. ForEnv finds it once per operation.
+	LauncherSource string
 	// Log receives warnings and notices; nil discards them.
 	Log io.Writer
 	// Progress receives the lines about what an operation is doing and
@@ -234,8 +238,8 @@ func ForEnv(getenv func(string) string, log, progress io.Writer) (Options, error
 		return Options{}, err
 	}
 	o := Options{Homes: homes, Log: log, Progress: progress, Getenv: getenv}
-	if src := launcherBeside(); src != "" {
-		o.Launcher = keptLauncher(src, homes.Install)
+	if o.LauncherSource = launcherBeside(); o.LauncherSource != "" {
+		o.Launcher = keptLauncher(o.LauncherSource, homes.Install)
 	} else if exe, err := os.Executable(); err == nil {
 		o.Launcher = exe
 	}
