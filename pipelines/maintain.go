@@ -2,6 +2,7 @@ package pipelines
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"piship.dev/piship/stages/home"
@@ -27,19 +28,24 @@ func homeOptions(c Config, what string) (o home.Options, done func(), err error)
 }
 
 // Repair restores the active release of id from its archive (home.Repair;
-// from: an archive or directory, empty for the kept or published one).
+// from: an archive or directory, empty for the kept or published one). Its
+// failure says "repair ID: ..."; one to find the homes says only that.
 func Repair(ctx context.Context, c Config, id, from string) (*home.RepairResult, error) {
 	o, done, err := homeOptions(c, "repair")
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	return home.Repair(ctx, o, id, from)
+	res, err := home.Repair(ctx, o, id, from)
+	if err != nil {
+		return nil, fmt.Errorf("repair %s: %w", id, err)
+	}
+	return res, nil
 }
 
 // Uninstall removes the installed distribution id (home.Uninstall), and
 // with purge its state, trust state and placed search tools too
-// (home.Purge).
+// (home.Purge). Its failure says "uninstall ID: ...", as Repair's.
 func Uninstall(ctx context.Context, c Config, id string, purge bool) (*home.UninstallResult, error) {
 	what := "uninstall"
 	if purge {
@@ -50,8 +56,14 @@ func Uninstall(ctx context.Context, c Config, id string, purge bool) (*home.Unin
 		return nil, err
 	}
 	defer done()
+	var res *home.UninstallResult
 	if purge {
-		return home.Purge(ctx, o, id)
+		res, err = home.Purge(ctx, o, id)
+	} else {
+		res, err = home.Uninstall(ctx, o, id, false)
 	}
-	return home.Uninstall(ctx, o, id, false)
+	if err != nil {
+		return nil, fmt.Errorf("uninstall %s: %w", id, err)
+	}
+	return res, nil
 }

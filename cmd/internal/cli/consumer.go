@@ -299,9 +299,6 @@ missing files goes ahead and one that would replace or remove a present file is 
 }
 
 func runRepair(e *Env, id, from string, asJSON bool, progress ProgressFlag) int {
-	if _, err := receipt.ResolveHomes(e.Getenv); err != nil {
-		return Fail(e, err)
-	}
 	if from != "" {
 		var err error
 		if from, err = filepath.Abs(from); err != nil {
@@ -310,7 +307,7 @@ func runRepair(e *Env, id, from string, asJSON bool, progress ProgressFlag) int 
 	}
 	res, err := pipelines.Repair(e.Ctx, e.Config(RunConfig{Progress: progress}), id, from)
 	if err != nil {
-		return FailIn(e, "repair "+id, err)
+		return Fail(e, err)
 	}
 	if asJSON {
 		PrintJSON(e, RepairJSON(res))
@@ -362,12 +359,9 @@ left). The same as piship uninstall ID --purge.`,
 }
 
 func runUninstall(e *Env, id string, purge, asJSON bool, progress ProgressFlag) int {
-	if _, err := receipt.ResolveHomes(e.Getenv); err != nil {
-		return Fail(e, err)
-	}
 	res, err := pipelines.Uninstall(e.Ctx, e.Config(RunConfig{Progress: progress}), id, purge)
 	if err != nil {
-		return FailIn(e, "uninstall "+id, err)
+		return Fail(e, err)
 	}
 	if asJSON {
 		PrintJSON(e, UninstallJSON(id, purge, res))
