@@ -9,7 +9,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -152,18 +152,14 @@ type jsonExporter struct {
 	url     string
 	headers map[string]string
 	client  *http.Client
-	mu      sync.Mutex
-	stopped bool
+	stopped atomic.Bool
 }
 
 // ExportSpans posts one ExportTraceServiceRequest (OTLP/HTTP, JSON
 // encoding); a non-2xx answer is an error with its status and the start of
 // its body.
 func (x *jsonExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
-	x.mu.Lock()
-	stopped := x.stopped
-	x.mu.Unlock()
-	if stopped || len(spans) == 0 {
+	if x.stopped.Load() || len(spans) == 0 {
 		return nil
 	}
 	var body bytes.Buffer
@@ -193,9 +189,7 @@ func (x *jsonExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 
 // Shutdown stops exporting; spans exported after it are dropped.
 func (x *jsonExporter) Shutdown(ctx context.Context) error {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.stopped = true
+	x.stopped.Store(true)
 	return nil
 }
 

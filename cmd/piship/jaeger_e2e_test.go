@@ -104,6 +104,19 @@ func TestJaegerE2E(t *testing.T) {
 		}
 	})
 
+	// OTLP/JSON posted by tracing's own encoder (tracing.JSONExporter, what
+	// the end-user installer sends): Jaeger takes it on the HTTP port.
+	t.Run("http/json", func(t *testing.T) {
+		tr := runPipelineIntoJaeger(t, j, map[string]string{
+			"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
+			"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + j.otlpHTTP,
+		})
+		root := checkJaegerPipelineTrace(t, tr)
+		if refs := childOfRefs(root); len(refs) != 0 {
+			t.Errorf("root span %q has CHILD_OF references %+v, want none (no TRACEPARENT)", root.OperationName, refs)
+		}
+	})
+
 	t.Run("traceparent", func(t *testing.T) {
 		traceID := randomHex(t, 16)
 		parentID := randomHex(t, 8)
