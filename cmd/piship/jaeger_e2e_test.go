@@ -82,40 +82,23 @@ var jaegerE2EStages = []struct {
 func TestJaegerE2E(t *testing.T) {
 	j := startJaeger(t, jaegerBinary(t))
 
-	t.Run("http/protobuf", func(t *testing.T) {
-		tr := runPipelineIntoJaeger(t, j, map[string]string{
-			"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
-			"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + j.otlpHTTP,
+	// Each protocol piship exports over; http/json is tracing's own
+	// OTLP/JSON encoder (tracing.JSONExporter, what the end-user installer
+	// sends), which Jaeger takes on the HTTP port.
+	for _, p := range []struct{ protocol, endpoint string }{
+		{"http/protobuf", j.otlpHTTP}, {"grpc", j.otlpGRPC}, {"http/json", j.otlpHTTP},
+	} {
+		t.Run(p.protocol, func(t *testing.T) {
+			tr := runPipelineIntoJaeger(t, j, map[string]string{
+				"OTEL_EXPORTER_OTLP_PROTOCOL": p.protocol,
+				"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + p.endpoint,
+			})
+			root := checkJaegerPipelineTrace(t, tr)
+			if refs := childOfRefs(root); len(refs) != 0 {
+				t.Errorf("root span %q has CHILD_OF references %+v, want none (no TRACEPARENT)", root.OperationName, refs)
+			}
 		})
-		root := checkJaegerPipelineTrace(t, tr)
-		if refs := childOfRefs(root); len(refs) != 0 {
-			t.Errorf("root span %q has CHILD_OF references %+v, want none (no TRACEPARENT)", root.OperationName, refs)
-		}
-	})
-
-	t.Run("grpc", func(t *testing.T) {
-		tr := runPipelineIntoJaeger(t, j, map[string]string{
-			"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
-			"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + j.otlpGRPC,
-		})
-		root := checkJaegerPipelineTrace(t, tr)
-		if refs := childOfRefs(root); len(refs) != 0 {
-			t.Errorf("root span %q has CHILD_OF references %+v, want none (no TRACEPARENT)", root.OperationName, refs)
-		}
-	})
-
-	// OTLP/JSON posted by tracing's own encoder (tracing.JSONExporter, what
-	// the end-user installer sends): Jaeger takes it on the HTTP port.
-	t.Run("http/json", func(t *testing.T) {
-		tr := runPipelineIntoJaeger(t, j, map[string]string{
-			"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
-			"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + j.otlpHTTP,
-		})
-		root := checkJaegerPipelineTrace(t, tr)
-		if refs := childOfRefs(root); len(refs) != 0 {
-			t.Errorf("root span %q has CHILD_OF references %+v, want none (no TRACEPARENT)", root.OperationName, refs)
-		}
-	})
+	}
 
 	t.Run("traceparent", func(t *testing.T) {
 		traceID := randomHex(t, 16)
