@@ -90,6 +90,10 @@ func (s Status) pastTense() string {
 // nothing for it.
 var ErrWhenFalse = errors.New("skipped: its when condition is false")
 
+// ErrNoInstances is the Err of a for_each stage whose for_each is empty:
+// like ErrWhenFalse, nothing to do in this run, so progress prints nothing.
+var ErrNoInstances = errors.New("skipped: its for_each is empty")
+
 // Options configure a run.
 type Options struct {
 	// Parallelism is the number of stages that may run at once; 0 means

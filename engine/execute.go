@@ -41,6 +41,7 @@ func (s *scheduler) execute(st *graph.Stage) *StageResult {
 			attribute.String(tracing.AttrPipeline, s.g.Name),
 			attribute.String(tracing.AttrStageKind, st.KindName),
 			attribute.String(tracing.AttrStageName, st.Name),
+			attribute.String(tracing.AttrStageAddress, st.Addr),
 		)
 	}
 

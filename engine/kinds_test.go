@@ -54,6 +54,35 @@ func (k failKind) Run(ctx context.Context, inv *stage.Invocation) (map[string]ct
 	return nil, errors.New("boom from " + inv.Name)
 }
 
+// checkKind fails when fail is true, after ms milliseconds; its value is
+// the stage's name (for_each tests).
+type checkKind struct{ rec *recorder }
+
+func (checkKind) Name() string    { return "check" }
+func (checkKind) Version() string { return "1" }
+func (checkKind) Doc() string     { return "fails when fail is true" }
+func (checkKind) Attrs() []stage.Attr {
+	return []stage.Attr{{Name: "ms", Type: cty.Number}, {Name: "fail", Type: cty.Bool}, {Name: "in", Type: cty.DynamicPseudoType}}
+}
+func (checkKind) Outputs() []stage.Output {
+	return []stage.Output{{Name: "value", Type: cty.String}, {Name: "in", Type: cty.DynamicPseudoType}}
+}
+func (k checkKind) Run(ctx context.Context, inv *stage.Invocation) (map[string]cty.Value, error) {
+	k.rec.add(inv.Name)
+	defer k.rec.finish(inv.Name)
+	if err := wait(ctx, inv); err != nil {
+		return nil, err
+	}
+	if f := inv.Config.GetAttr("fail"); !f.IsNull() && f.True() {
+		return nil, errors.New("boom from " + inv.Name)
+	}
+	in := inv.Config.GetAttr("in")
+	if in.IsNull() {
+		in = cty.StringVal("")
+	}
+	return map[string]cty.Value{"value": cty.StringVal(inv.Name), "in": in}, nil
+}
+
 type noopKind struct{}
 
 func (noopKind) Name() string            { return "noop" }
@@ -107,7 +136,7 @@ func (r *recorder) finish(name string) {
 }
 
 func testRegistry(rec *recorder) *stage.Registry {
-	return stage.NewRegistry(sleepKind{rec}, failKind{rec}, noopKind{})
+	return stage.NewRegistry(sleepKind{rec}, failKind{rec}, checkKind{rec}, noopKind{})
 }
 
 func mustParse(t testing.TB, src string, reg *stage.Registry) *graph.Graph {

@@ -108,6 +108,11 @@ func (p *Progress) Event(e Event) {
 	if p.pipeline == "" {
 		p.pipeline = e.Pipeline
 	}
+	if e.Kind == EventExpanded {
+		// Its instances take its place in done/total; their events follow.
+		p.opts.Total += e.Instances - 1
+		return
+	}
 	if p.opts.Mode != ProgressJSON && notApplicable(e) {
 		// A stage whose condition is false is not part of this run: it
 		// counts towards done/total, and the JSON stream, the trace and
@@ -164,7 +169,7 @@ func (p *Progress) Event(e Event) {
 // notApplicable reports whether e skips a stage whose when condition is
 // false.
 func notApplicable(e Event) bool {
-	return e.Kind == EventSkipped && e.Result != nil && e.Result.Status == Skipped && errors.Is(e.Result.Err, ErrWhenFalse)
+	return e.Kind == EventSkipped && e.Result != nil && e.Result.Status == Skipped && (errors.Is(e.Result.Err, ErrWhenFalse) || errors.Is(e.Result.Err, ErrNoInstances))
 }
 
 // outcome words a finished or skipped stage: CACHED, DONE with the

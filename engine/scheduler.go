@@ -3,7 +3,9 @@ package engine
 import (
 	"container/heap"
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -30,6 +32,10 @@ const (
 	// EventSkipped: the stage will not run; Result.Status says whether it
 	// was skipped by its condition or not started, Result.Err why.
 	EventSkipped
+	// EventExpanded: a stage with for_each (or in a module with one) was
+	// made into Instances stages, which run in its place: their events
+	// follow. The run's stage count grows by Instances minus one.
+	EventExpanded
 )
 
 // Event is one progress event. Result is set for finished and skipped
@@ -39,6 +45,8 @@ type Event struct {
 	Pipeline string
 	Stage    *graph.Stage
 	Result   *StageResult
+	// Instances is the number of instances an EventExpanded made.
+	Instances int
 }
 
 type scheduler struct {
@@ -59,11 +67,22 @@ type scheduler struct {
 	settled int
 
 	// failPos is the lowest verdict position among failed stages (len when
-	// none); needed marks stages that may still start after a failure.
+	// none), failSeq the lowest instance position at it (an instance's
+	// Seq; maxInt for a stage that has none); needed marks, by declaration
+	// index, stages that may still start after a failure.
 	failPos     int
+	failSeq     int
 	firstFailed *graph.Stage
 	needed      []bool
 	interrupted bool
+
+	// Instances: results grows past the declared stages as stages expand
+	// (outputs and gone do not: workers read them, and an instance's
+	// outcome is kept on it, graph.Scope.Record); instances[i] lists
+	// those of declared stage i, and left[i] how many have not settled.
+	instances [][]*graph.Stage
+	left      []int
+	total     int // stages and instances to settle
 
 	jobs chan *graph.Stage
 	done chan *StageResult
@@ -79,8 +98,13 @@ func newScheduler(ctx context.Context, g *graph.Graph, scope *graph.Scope, opts 
 		waiting: make([]int, n),
 		pos:     make([]int, n),
 		failPos: n,
-		jobs:    make(chan *graph.Stage, min(opts.Parallelism, n)),
-		done:    make(chan *StageResult, min(opts.Parallelism, n)),
+		failSeq: math.MaxInt,
+		jobs:    make(chan *graph.Stage, max(1, min(opts.Parallelism, n))),
+		done:    make(chan *StageResult, max(1, min(opts.Parallelism, n))),
+
+		instances: make([][]*graph.Stage, n),
+		left:      make([]int, n),
+		total:     n,
 	}
 	for i, st := range g.VerdictOrder {
 		s.pos[st.Index] = i
@@ -93,7 +117,7 @@ func newScheduler(ctx context.Context, g *graph.Graph, scope *graph.Scope, opts 
 }
 
 func (s *scheduler) run() *Result {
-	workers := min(s.opts.Parallelism, len(s.g.Stages))
+	workers := max(1, min(s.opts.Parallelism, len(s.g.Stages)))
 	for range workers {
 		go s.worker()
 	}
@@ -105,16 +129,16 @@ func (s *scheduler) run() *Result {
 		}
 	}
 	ctxDone := s.ctx.Done()
-	for s.settled < len(s.g.Stages) {
+	for s.settled < s.total {
 		s.dispatch()
-		if s.settled == len(s.g.Stages) {
+		if s.settled == s.total {
 			break // dispatch settled the rest (skipped or not started)
 		}
 		if s.running == 0 {
 			// Nothing runs and nothing can start: every remaining stage
 			// is blocked behind a stage that will never run.
 			if s.ready.Len() == 0 {
-				panic(fmt.Sprintf("engine: %d stages unsettled with nothing running", len(s.g.Stages)-s.settled))
+				panic(fmt.Sprintf("engine: %d stages unsettled with nothing running", s.total-s.settled))
 			}
 			continue
 		}
@@ -127,15 +151,62 @@ func (s *scheduler) run() *Result {
 			s.recomputeNeeded()
 		}
 	}
-	res := &Result{Pipeline: s.g.Name, Stages: s.results, Interrupted: s.interrupted}
+	res := &Result{Pipeline: s.g.Name, Interrupted: s.interrupted}
+	for _, st := range s.g.Stages {
+		res.Stages = append(res.Stages, s.resultsOf(st)...)
+	}
 	for _, st := range s.g.VerdictOrder {
-		r := s.results[st.Index]
-		if r.Status == Failed || r.Status == Cancelled {
-			res.Failed = r
+		for _, r := range s.resultsOf(st) {
+			if r.Status == Failed || r.Status == Cancelled {
+				res.Failed = r
+				break
+			}
+		}
+		if res.Failed != nil {
 			break
 		}
 	}
 	return res
+}
+
+// resultsOf is a declared stage's result, or its instances' in order when
+// it expanded.
+func (s *scheduler) resultsOf(st *graph.Stage) []*StageResult {
+	insts := s.instances[st.Index]
+	if insts == nil {
+		return []*StageResult{s.results[st.Index]}
+	}
+	out := make([]*StageResult, len(insts))
+	for i, in := range insts {
+		out[i] = s.results[in.Index]
+	}
+	return out
+}
+
+// expand makes the instances of a declared stage that is ready: they go
+// to the ready queue in its place, and it settles when they all have.
+func (s *scheduler) expand(st *graph.Stage) {
+	insts, err := s.scope.Expand(st, s.outputs, s.gone, len(s.results))
+	if errors.Is(err, graph.ErrUndecided) {
+		s.settleAs(st, Skipped, fmt.Errorf("skipped: %v", err), "for_each undecided")
+		return
+	}
+	if err != nil {
+		s.failWithoutRunning(st, errcode.Newf(errcode.ConfigInvalid, "%s: %v", st.Name, err), "for_each could not be evaluated")
+		return
+	}
+	if len(insts) == 0 {
+		s.settleAs(st, Skipped, ErrNoInstances, "for_each is empty")
+		return
+	}
+	s.instances[st.Index] = insts
+	s.left[st.Index] = len(insts)
+	s.total += len(insts)
+	for _, in := range insts {
+		s.results = append(s.results, &StageResult{Stage: in})
+		heap.Push(&s.ready, in)
+	}
+	s.emit(Event{Kind: EventExpanded, Pipeline: s.g.Name, Stage: st, Instances: len(insts)})
 }
 
 // dispatch starts ready stages while slots are free, lowest index first.
@@ -146,10 +217,14 @@ func (s *scheduler) dispatch() {
 			s.settleAs(st, NotStarted, s.stopReason(), "run stopping")
 			continue
 		}
+		if st.Expands() {
+			s.expand(st)
+			continue
+		}
 		if st.When != nil {
 			run, undecided, diags := s.scope.EvalWhen(st, s.outputs, s.gone)
 			if diags.HasErrors() {
-				s.failWithoutRunning(st, diag.NewError(errcode.ConfigInvalid, diags))
+				s.failWithoutRunning(st, diag.NewError(errcode.ConfigInvalid, diags), "when could not be evaluated")
 				continue
 			}
 			if len(undecided) > 0 {
@@ -203,7 +278,7 @@ func (s *scheduler) goneWords(names []string) string {
 	parts := make([]string, len(names))
 	for i, n := range names {
 		st, _ := s.g.Stage(n)
-		parts[i] = "stage " + n + ", which " + s.results[st.Index].Status.pastTense()
+		parts[i] = "stage " + n + ", which " + s.results[st.TemplateIndex()].Status.pastTense()
 	}
 	return strings.Join(parts, "; ")
 }
@@ -218,7 +293,13 @@ func (s *scheduler) mayStart(st *graph.Stage) bool {
 	if s.interrupted {
 		return false
 	}
-	return s.needed[st.Index]
+	t := st.TemplateIndex()
+	if s.needed[t] {
+		return true
+	}
+	// An instance of the failed stage that comes before the failed one
+	// in key order may still change the result.
+	return st.Template != nil && s.pos[t] == s.failPos && st.Seq < s.failSeq
 }
 
 func (s *scheduler) stopReason() error {
@@ -237,11 +318,15 @@ func (s *scheduler) finish(r *StageResult) {
 		if r.Outputs == nil {
 			r.Outputs = map[string]cty.Value{}
 		}
-		s.outputs[st.Index] = r.Outputs
+		s.setOutcome(st, r.Outputs, false)
 	} else {
-		s.gone[st.Index] = true
-		if p := s.pos[st.Index]; p < s.failPos {
-			s.failPos = p
+		s.setOutcome(st, nil, true)
+		seq := math.MaxInt
+		if st.Template != nil {
+			seq = st.Seq
+		}
+		if p := s.pos[st.TemplateIndex()]; p < s.failPos || (p == s.failPos && seq < s.failSeq) {
+			s.failPos, s.failSeq = p, seq
 			if s.firstFailed == nil {
 				s.firstFailed = st
 			}
@@ -261,6 +346,14 @@ func (s *scheduler) settle(st *graph.Stage) {
 		cur := queue[0]
 		queue = queue[1:]
 		s.settled++
+		if t := cur.Template; t != nil {
+			// The declared stage settles with its last instance.
+			if s.left[t.Index]--; s.left[t.Index] == 0 {
+				s.settleTemplate(t)
+				queue = append(queue, t)
+			}
+			continue
+		}
 		for _, d := range cur.Dependents {
 			s.waiting[d.Index]--
 			if s.waiting[d.Index] > 0 {
@@ -275,6 +368,36 @@ func (s *scheduler) settle(st *graph.Stage) {
 			}
 			heap.Push(&s.ready, d)
 		}
+	}
+}
+
+// setOutcome keeps what a stage gave for the stages that read it.
+func (s *scheduler) setOutcome(st *graph.Stage, outputs map[string]cty.Value, gone bool) {
+	if st.Template != nil {
+		s.scope.Record(st, outputs, gone)
+		return
+	}
+	s.outputs[st.Index], s.gone[st.Index] = outputs, gone
+}
+
+// settleTemplate gives a declared stage that expanded the result its
+// dependents see: the first instance (in key order) that failed, was
+// cancelled or did not start, else skipped when all were, else passed.
+func (s *scheduler) settleTemplate(t *graph.Stage) {
+	r := s.results[t.Index]
+	r.Status = Skipped
+	for _, in := range s.instances[t.Index] {
+		ir := s.results[in.Index]
+		switch ir.Status {
+		case Succeeded:
+			r.Status = Succeeded
+			continue
+		case Skipped:
+			continue
+		}
+		r.Status, r.Err = ir.Status, ir.Err
+		s.gone[t.Index] = true
+		return
 	}
 }
 
@@ -296,16 +419,16 @@ func (s *scheduler) settleAs(st *graph.Stage, status Status, why error, reason s
 
 // failWithoutRunning records a stage that failed before it could start
 // (its condition could not be evaluated) as a failure like any other.
-func (s *scheduler) failWithoutRunning(st *graph.Stage, err error) {
+func (s *scheduler) failWithoutRunning(st *graph.Stage, err error, reason string) {
 	s.running++ // finish releases the slot it never took
-	s.skipSpan(st, Failed, "when could not be evaluated", err)
+	s.skipSpan(st, Failed, reason, err)
 	s.finish(&StageResult{Stage: st, Status: Failed, Err: err})
 }
 
 func (s *scheduler) mark(st *graph.Stage, status Status, why error, reason string) {
 	r := s.results[st.Index]
 	r.Status, r.Err = status, why
-	s.gone[st.Index] = status != Skipped
+	s.setOutcome(st, nil, status != Skipped)
 	s.skipSpan(st, status, reason, nil)
 	s.emit(Event{Kind: EventSkipped, Pipeline: s.g.Name, Stage: st, Result: r})
 }
@@ -322,6 +445,7 @@ func (s *scheduler) skipSpan(st *graph.Stage, status Status, reason string, err 
 			attribute.String(tracing.AttrPipeline, s.g.Name),
 			attribute.String(tracing.AttrStageKind, st.KindName),
 			attribute.String(tracing.AttrStageName, st.Name),
+			attribute.String(tracing.AttrStageAddress, st.Addr),
 			attribute.String(tracing.AttrVerdict, status.String()),
 			attribute.String(tracing.AttrSkipReason, reason),
 		)
@@ -376,13 +500,20 @@ func (s *scheduler) worker() {
 	}
 }
 
-// readyQueue is a min-heap of stages by declaration index.
+// readyQueue is a min-heap of stages by declaration index, instances by
+// the index of the stage they were made from, then key order.
 type readyQueue []*graph.Stage
 
-func (q readyQueue) Len() int           { return len(q) }
-func (q readyQueue) Less(i, j int) bool { return q[i].Index < q[j].Index }
-func (q readyQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
-func (q *readyQueue) Push(x any)        { *q = append(*q, x.(*graph.Stage)) }
+func (q readyQueue) Len() int { return len(q) }
+func (q readyQueue) Less(i, j int) bool {
+	a, b := q[i].TemplateIndex(), q[j].TemplateIndex()
+	if a != b {
+		return a < b
+	}
+	return q[i].Seq < q[j].Seq
+}
+func (q readyQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *readyQueue) Push(x any)   { *q = append(*q, x.(*graph.Stage)) }
 func (q *readyQueue) Pop() any {
 	old := *q
 	st := old[len(old)-1]

@@ -123,7 +123,7 @@ func (g *Graph) cycleDiag(scc []*Stage) *hcl.Diagnostic {
 				continue
 			}
 			if w == start {
-				closing = &Edge{From: w, To: v, Range: e.Range, Data: e.Data}
+				closing = &Edge{From: w, To: v, Range: e.Range, Data: e.Data, Via: e.Via}
 				break
 			}
 			if _, seen := prev[w]; !seen {
@@ -149,7 +149,11 @@ func (g *Graph) cycleDiag(scc []*Stage) *hcl.Diagnostic {
 		if !e.Data {
 			how = "depends_on"
 		}
-		lines = append(lines, fmt.Sprintf("  stage %q %s stage %q at %s", e.To.Name, how, e.From.Name, fmtPos(e.Range)))
+		line := fmt.Sprintf("  stage %q %s stage %q at %s", e.To.Name, how, e.From.Name, fmtPos(e.Range))
+		if len(e.Via) > 0 {
+			line += ", through " + strings.Join(e.Via, ", then ")
+		}
+		lines = append(lines, line)
 	}
 	return &hcl.Diagnostic{
 		Severity: hcl.DiagError,

@@ -89,29 +89,124 @@ func makeToFunc(ty cty.Type) function.Function {
 	})
 }
 
-// validationContext evaluates nothing that depends on run-time values:
-// inputs and stage outputs are unknown values of their declared types; locals
-// are evaluated over those, so they are typed too.
-func (g *Graph) validationContext() (*hcl.EvalContext, hcl.Diagnostics) {
-	inputs := map[string]cty.Value{}
-	for _, in := range g.Inputs {
-		inputs[in.Name] = cty.UnknownVal(in.Type)
+// validationContexts evaluate nothing that depends on run-time values:
+// inputs and stage outputs are unknown values of their declared types
+// (a for_each stage's and a module's outputs of any type); locals are
+// evaluated over those, so they are typed too. There is one per module.
+func (g *Graph) validationContexts() (map[*Module]*hcl.EvalContext, hcl.Diagnostics) {
+	ctxs := map[*Module]*hcl.EvalContext{}
+	var diags hcl.Diagnostics
+	var walk func(m *Module)
+	walk = func(m *Module) {
+		inputs := map[string]cty.Value{}
+		for _, in := range m.Inputs {
+			inputs[in.Name] = cty.UnknownVal(in.Type)
+		}
+		ctx := &hcl.EvalContext{Functions: g.funcs, Variables: map[string]cty.Value{"input": cty.ObjectVal(inputs)}}
+		locals, d := evalLocals(m.Locals, ctx)
+		diags = append(diags, d...)
+		ctx.Variables["local"] = locals
+		stageVals := map[string]cty.Value{}
+		for _, s := range m.Stages {
+			if s.ForEach != nil {
+				stageVals[s.LocalName] = cty.DynamicVal
+			} else {
+				stageVals[s.LocalName] = cty.UnknownVal(stage.OutputType(s.Kind))
+			}
+		}
+		for name := range m.unknownKind {
+			stageVals[name] = cty.DynamicVal
+		}
+		ctx.Variables["stage"] = cty.ObjectVal(stageVals)
+		modules := map[string]cty.Value{}
+		for _, c := range m.Modules {
+			if c.Call.ForEach != nil {
+				modules[c.Name] = cty.DynamicVal
+				continue
+			}
+			outs := map[string]cty.Value{}
+			for _, o := range c.Outputs {
+				outs[o.Name] = cty.DynamicVal
+			}
+			modules[c.Name] = cty.ObjectVal(outs)
+		}
+		ctx.Variables["module"] = cty.ObjectVal(modules)
+		ctxs[m] = ctx
+		for _, c := range m.Modules {
+			walk(c)
+		}
 	}
-	ctx := &hcl.EvalContext{Functions: g.funcs, Variables: map[string]cty.Value{"input": cty.ObjectVal(inputs)}}
-	locals, diags := g.evalLocals(ctx)
-	ctx.Variables["local"] = locals
-	stageVals := map[string]cty.Value{}
-	for _, s := range g.Stages {
-		stageVals[s.Name] = cty.UnknownVal(stage.OutputType(s.Kind))
-	}
-	ctx.Variables["stage"] = cty.ObjectVal(stageVals)
-	return ctx, diags
+	walk(g.Root)
+	return ctxs, diags
 }
 
-func (g *Graph) evalLocals(ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
+// eachContext adds each (of unknown key and value) to ctx, for an
+// expression under for_each.
+func eachContext(ctx *hcl.EvalContext) *hcl.EvalContext {
+	child := ctx.NewChild()
+	child.Variables = map[string]cty.Value{"each": cty.ObjectVal(map[string]cty.Value{"key": cty.UnknownVal(cty.String), "value": cty.DynamicVal})}
+	return child
+}
+
+// checkModules type-checks what is written in module calls and modules:
+// each argument against its input's type, for_each, and outputs.
+func (g *Graph) checkModules(ctxs map[*Module]*hcl.EvalContext) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	var walk func(m *Module)
+	walk = func(m *Module) {
+		for _, o := range m.Outputs {
+			_, d := o.Expr.Value(ctxs[m])
+			diags = append(diags, d...)
+		}
+		for _, c := range m.Modules {
+			ctx := ctxs[m]
+			if c.Call.ForEach != nil {
+				diags = append(diags, checkForEach(c.Call.ForEach, ctx)...)
+				ctx = eachContext(ctx)
+			}
+			for _, in := range c.Inputs {
+				arg, ok := c.Call.Args[in.Name]
+				if !ok {
+					continue
+				}
+				v, d := arg.Expr.Value(ctx)
+				diags = append(diags, d...)
+				if d.HasErrors() {
+					continue
+				}
+				if _, err := convert.Convert(v, in.Type); err != nil {
+					diags = append(diags, &hcl.Diagnostic{
+						Severity: hcl.DiagError,
+						Summary:  "Invalid module input",
+						Detail:   fmt.Sprintf("Input %q of module %q must be %s (declared at %s): %v.", in.Name, c.Name, typeexpr.TypeString(in.Type), fmtPos(in.DeclRange), err),
+						Subject:  arg.Expr.Range().Ptr(),
+					})
+				}
+			}
+			walk(c)
+		}
+	}
+	walk(g.Root)
+	return diags
+}
+
+// checkForEach refuses a for_each whose value, known at validation (a
+// literal), breaks the rule of forEachKeys.
+func checkForEach(expr hcl.Expression, ctx *hcl.EvalContext) hcl.Diagnostics {
+	v, diags := expr.Value(ctx)
+	if diags.HasErrors() || !v.IsWhollyKnown() {
+		return diags
+	}
+	if _, err := forEachKeys(v); err != nil {
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid for_each", Detail: err.Error() + ".", Subject: expr.Range().Ptr()})
+	}
+	return diags
+}
+
+func evalLocals(ls []*Local, ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	vals := map[string]cty.Value{}
-	for _, l := range g.Locals {
+	for _, l := range ls {
 		ctx.Variables["local"] = cty.ObjectVal(vals)
 		v, d := l.Expr.Value(ctx)
 		diags = append(diags, d...)
@@ -129,6 +224,10 @@ type Scope struct {
 	g      *Graph
 	inputs cty.Value
 	locals cty.Value
+	// root is the pipeline's module instance; static those of the modules
+	// that run once (no for_each on the way to them).
+	root   *modInst
+	static map[*Module]*modInst
 	// base is the evaluation context of stages that refer to no stage
 	// outputs; evaluation only reads it, so stages share it.
 	base *hcl.EvalContext
@@ -173,11 +272,25 @@ func (g *Graph) NewScope(values map[string]cty.Value) (*Scope, error) {
 	}
 	sc := &Scope{g: g, inputs: cty.ObjectVal(vals)}
 	ctx := &hcl.EvalContext{Functions: g.funcs, Variables: map[string]cty.Value{"input": sc.inputs}}
-	locals, diags := g.evalLocals(ctx)
+	locals, diags := evalLocals(g.Locals, ctx)
 	if diags.HasErrors() {
 		return nil, diag.NewError(errcode.ConfigInvalid, diags)
 	}
 	sc.locals = locals
+	sc.root = newModInst(g.Root, nil, "", cty.NilVal)
+	sc.static = map[*Module]*modInst{}
+	var walk func(m *Module, p *modInst)
+	walk = func(m *Module, p *modInst) {
+		for _, c := range m.Modules {
+			if c.Expands {
+				continue
+			}
+			ci := newModInst(c, p, c.Addr, cty.NilVal)
+			sc.static[c] = ci
+			walk(c, ci)
+		}
+	}
+	walk(g.Root, sc.root)
 	sc.base = &hcl.EvalContext{Functions: g.funcs, Variables: map[string]cty.Value{"input": sc.inputs, "local": sc.locals}}
 	return sc, nil
 }
@@ -214,7 +327,10 @@ func (sc *Scope) EvalStage(s *Stage, outputs []map[string]cty.Value, gone Gone) 
 	if len(s.kindAttrs) == 0 {
 		return cty.EmptyObjectVal, nil, nil
 	}
-	ctx, anyGone := sc.stageContext(s, outputs, gone)
+	ctx, anyGone, diags := sc.stageContext(s, outputs, gone)
+	if diags.HasErrors() {
+		return cty.NilVal, nil, diags
+	}
 	cfg, diags := s.evalConfig(ctx)
 	if !anyGone || diags.HasErrors() {
 		return cfg, nil, diags
@@ -237,6 +353,16 @@ func (sc *Scope) EvalStage(s *Stage, outputs []map[string]cty.Value, gone Gone) 
 // goneRefs names the gone stages expr refers to, in order of first reference.
 func (s *Stage) goneRefs(expr hcl.Expression, gone Gone) []string {
 	var names []string
+	if s.generic {
+		// Through module values the reference names no stage: every gone
+		// stage it depends on is named.
+		for _, d := range s.DataDeps {
+			if d.Index < len(gone) && gone[d.Index] {
+				names = append(names, d.Name)
+			}
+		}
+		return names
+	}
 	seen := map[string]bool{}
 	for _, tr := range expr.Variables() {
 		if len(tr) < 2 || tr.RootName() != "stage" {
@@ -278,7 +404,10 @@ func (sc *Scope) EvalWhen(s *Stage, outputs []map[string]cty.Value, gone Gone) (
 	if s.When == nil {
 		return true, nil, nil
 	}
-	ctx, _ := sc.stageContext(s, outputs, gone)
+	ctx, _, diags := sc.stageContext(s, outputs, gone)
+	if diags.HasErrors() {
+		return false, nil, diags
+	}
 	v, diags := s.evalWhen(ctx)
 	if !v.IsKnown() {
 		return false, s.goneRefs(s.When, gone), diags
@@ -289,9 +418,18 @@ func (sc *Scope) EvalWhen(s *Stage, outputs []map[string]cty.Value, gone Gone) (
 // stageContext is the evaluation context of one stage: inputs, locals and
 // the outputs of the stages its expressions refer to. anyGone reports
 // whether one of those is gone (its outputs are then unknown).
-func (sc *Scope) stageContext(s *Stage, outputs []map[string]cty.Value, gone Gone) (ctx *hcl.EvalContext, anyGone bool) {
+func (sc *Scope) stageContext(s *Stage, outputs []map[string]cty.Value, gone Gone) (ctx *hcl.EvalContext, anyGone bool, diags hcl.Diagnostics) {
+	if s.generic {
+		for _, d := range s.DataDeps {
+			if d.Index < len(gone) && gone[d.Index] {
+				anyGone = true
+			}
+		}
+		ctx, diags = sc.genericContext(s, runView{outputs, gone})
+		return ctx, anyGone, diags
+	}
 	if len(s.DataDeps) == 0 {
-		return sc.base, false
+		return sc.base, false, nil
 	}
 	st := make(map[string]cty.Value, len(s.DataDeps))
 	for _, d := range s.DataDeps {
@@ -307,7 +445,7 @@ func (sc *Scope) stageContext(s *Stage, outputs []map[string]cty.Value, gone Gon
 		}
 	}
 	vars := map[string]cty.Value{"input": sc.inputs, "local": sc.locals, "stage": cty.ObjectVal(st)}
-	return &hcl.EvalContext{Functions: sc.g.funcs, Variables: vars}, anyGone
+	return &hcl.EvalContext{Functions: sc.g.funcs, Variables: vars}, anyGone, nil
 }
 
 // evalConfig evaluates the stage's attributes into an object with one

@@ -47,11 +47,16 @@ type Graph struct {
 	// Files holds the parsed sources, for printing diagnostics with snippets.
 	Files map[string]*hcl.File
 
+	// Root is the pipeline's own scope; the modules it calls hang off it.
+	Root *Module
+
 	byName map[string]*Stage
-	// unknownKind names the stages whose kind is unknown: they exist for
-	// reference checking only (the file has an error already).
-	unknownKind map[string]bool
-	funcs       funcTable
+	funcs  funcTable
+	opts   Options
+	// memo holds what each module value reaches (refs.go).
+	memo       map[memoKey][]ref
+	inProgress map[memoKey]bool
+	memoDone   bool
 }
 
 // Input is a declared pipeline input.
@@ -77,8 +82,33 @@ type Local struct {
 type Stage struct {
 	Index    int
 	KindName string
-	Name     string
-	Kind     stage.Kind
+	// Name is how the stage is named to people and in documents: its label
+	// for a stage of the pipeline itself, its address in a module
+	// (module.payload.stage.bundle), with the key for an instance
+	// (sign["linux-x64"]). LocalName is its label, unique in its module;
+	// Addr its full address (stage.bundle).
+	Name      string
+	LocalName string
+	Addr      string
+	Kind      stage.Kind
+	// Module is the scope the stage's expressions see.
+	Module *Module
+	// ForEach, if set, makes the stage run once per key (instances).
+	ForEach hcl.Expression
+	// Template is, for an instance, the stage it was made from; Seq its
+	// position among the template's instances (module instance order,
+	// then keys as sorted strings). Both are set by Scope.Expand.
+	Template *Stage
+	Seq      int
+	inst     *modInst  // the module instance it runs in (instances)
+	each     cty.Value // each.key and each.value (instances of a for_each stage)
+	outcome  *outcome  // what it gave (instances; written by Scope.Record)
+	// generic is set when the stage's expressions need more than inputs,
+	// locals and outputs of the pipeline's stages (a module's values,
+	// each, instances): evaluation then builds its context by reference.
+	generic bool
+	// traversals are the references of its attributes and condition.
+	traversals []hcl.Traversal
 	// Body is the stage's configuration without the meta-arguments.
 	Body hcl.Body
 	// attrs are Body's attributes, extracted once at validation so a run
@@ -110,14 +140,45 @@ type pendingDep struct {
 	rng  hcl.Range
 }
 
-// Label is the stage's span name, "<kind> <name>".
-func (s *Stage) Label() string { return s.KindName + " " + s.Name }
+// Label is the stage's span name: "<kind> <name>" for a stage of the
+// pipeline itself, its address for one in a module or an instance
+// (module.payload.stage.bundle, stage.sign["a"]).
+func (s *Stage) Label() string {
+	switch {
+	case !s.addressed():
+		return s.KindName + " " + s.Name
+	case s.Module == nil || s.Module.Addr == "":
+		return "stage." + s.Name
+	}
+	return s.Name
+}
+
+// addressed reports whether the stage is named by its address: it is in a
+// module, or an instance.
+func (s *Stage) addressed() bool {
+	return s.Template != nil || (s.Module != nil && s.Module.Addr != "")
+}
+
+// Expands reports whether the stage runs as instances: it has for_each or
+// a module that calls it has.
+func (s *Stage) Expands() bool {
+	return s.Template == nil && (s.ForEach != nil || (s.Module != nil && s.Module.Expands))
+}
+
+// TemplateIndex is the declaration index of the stage an instance was made
+// from (the stage's own for any other).
+func (s *Stage) TemplateIndex() int {
+	if s.Template != nil {
+		return s.Template.Index
+	}
+	return s.Index
+}
 
 // Title is how progress and listings name the stage for people: "<kind>
 // <name>", or only the name when it is the kind's ("audit", not "audit
 // audit"). Stage names are unique in a pipeline, so titles are too.
 func (s *Stage) Title() string {
-	if s.Name == s.KindName {
+	if s.Name == s.KindName || s.addressed() {
 		return s.Name
 	}
 	return s.Label()
@@ -132,6 +193,9 @@ type Edge struct {
 	Data bool
 	// Output is the output a data edge reads; empty for depends_on.
 	Output string
+	// Via lists the module values a data edge goes through, with their
+	// positions: "input.dir of module.payload given at release.hcl:12,9".
+	Via []string
 }
 
 // Stage returns the stage called name.
@@ -140,9 +204,22 @@ func (g *Graph) Stage(name string) (*Stage, bool) {
 	return s, ok
 }
 
-// link fills Dependents and DepStages from Deps.
+// link fills Dependents and DepStages from Deps, and decides how each
+// stage's expressions are evaluated (Stage.generic).
 func (g *Graph) link() {
 	for _, s := range g.Stages {
+		s.traversals = s.variables()
+		s.generic = s.Module.Addr != "" || s.ForEach != nil
+		for _, tr := range s.traversals {
+			if r := tr.RootName(); r == "module" || r == "each" {
+				s.generic = true
+			}
+		}
+		for _, e := range s.Deps {
+			if e.From.Expands() && e.Data {
+				s.generic = true
+			}
+		}
 		sort.SliceStable(s.Deps, func(i, j int) bool {
 			a, b := s.Deps[i], s.Deps[j]
 			if a.From.Index != b.From.Index {

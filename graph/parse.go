@@ -25,6 +25,7 @@ var pipelineSchema = &hcl.BodySchema{
 		{Type: "input", LabelNames: []string{"name"}},
 		{Type: "locals"},
 		{Type: "stage", LabelNames: []string{"kind", "name"}},
+		{Type: "module", LabelNames: []string{"name"}},
 	},
 }
 
@@ -38,6 +39,7 @@ var inputSchema = &hcl.BodySchema{
 var MetaAttrs = []stage.Attr{
 	{Name: "always", Type: cty.Bool, Doc: "run even after a failure or Ctrl-C (cleanup); outputs of a stage that failed or did not run are unknown to it, and attributes that need them are left unset"},
 	{Name: "depends_on", Type: cty.List(cty.DynamicPseudoType), Doc: "stages that must finish first, without reading their outputs: [stage.a, ...]"},
+	{Name: "for_each", Type: cty.DynamicPseudoType, Doc: "run the stage once per key of a map, or per element of a list of strings; each.key and each.value inside, instances addressed stage.NAME[\"KEY\"]"},
 	{Name: "when", Type: cty.Bool, Doc: "condition evaluated when the stage is ready; false skips it (its outputs are null to the stages after it)"},
 }
 
@@ -63,6 +65,23 @@ func isMeta(name string) bool {
 // diagnostics; dir is where relative paths (file(), abspath(), stage paths)
 // resolve.
 func Parse(src []byte, filename, dir string, reg *stage.Registry) ([]*Graph, map[string]*hcl.File, hcl.Diagnostics) {
+	return ParseWith(src, filename, dir, Options{Kinds: reg})
+}
+
+// Options are what parsing needs besides the file: the stage kinds, and
+// where module sources are found.
+type Options struct {
+	Kinds *stage.Registry
+	// Builtin returns the files of a built-in module (`source =
+	// "builtin:NAME"`); nil means there are none.
+	Builtin func(name string) ([]ModuleFile, bool)
+	// SourceDir is the directory relative module sources of the pipeline
+	// file resolve against: the file's own directory; empty means dir.
+	SourceDir string
+}
+
+// ParseWith is Parse with modules: opts says where their sources are.
+func ParseWith(src []byte, filename, dir string, opts Options) ([]*Graph, map[string]*hcl.File, hcl.Diagnostics) {
 	file, diags := parseConfig(src, filename)
 	files := map[string]*hcl.File{filename: file}
 	if diags.HasErrors() {
@@ -84,9 +103,12 @@ func Parse(src []byte, filename, dir string, reg *stage.Registry) ([]*Graph, map
 			continue
 		}
 		seen[name] = blk.DefRange
-		g, d := decodePipeline(blk, filename, dir, reg)
+		g, d := decodePipeline(blk, filename, dir, opts)
 		diags = append(diags, d...)
 		if g != nil {
+			for name, f := range g.Files {
+				files[name] = f
+			}
 			g.Files = files
 			graphs = append(graphs, g)
 		}
@@ -105,9 +127,10 @@ func Parse(src []byte, filename, dir string, reg *stage.Registry) ([]*Graph, map
 	return graphs, files, sortDiags(diags)
 }
 
-func decodePipeline(blk *hcl.Block, filename, dir string, reg *stage.Registry) (*Graph, hcl.Diagnostics) {
-	g := &Graph{Name: blk.Labels[0], File: filename, Dir: dir, byName: map[string]*Stage{}, unknownKind: map[string]bool{}}
+func decodePipeline(blk *hcl.Block, filename, dir string, opts Options) (*Graph, hcl.Diagnostics) {
+	g := &Graph{Name: blk.Labels[0], File: filename, Dir: dir, byName: map[string]*Stage{}, Files: map[string]*hcl.File{}}
 	g.funcs = newFuncTable(dir)
+	g.opts = opts
 	content, diags := blk.Body.Content(pipelineSchema)
 
 	if attr, ok := content.Attributes["description"]; ok {
@@ -122,63 +145,17 @@ func decodePipeline(blk *hcl.Block, filename, dir string, reg *stage.Registry) (
 		}
 	}
 
-	inputNames := map[string]hcl.Range{}
-	var localBlocks []*hcl.Block
-	for _, b := range content.Blocks {
-		switch b.Type {
-		case "input":
-			in, d := decodeInput(b)
-			diags = append(diags, d...)
-			if prev, dup := inputNames[in.Name]; dup {
-				diags = append(diags, dupDiag("input", in.Name, prev, b.LabelRanges[0]))
-				continue
-			}
-			inputNames[in.Name] = b.DefRange
-			g.Inputs = append(g.Inputs, in)
-		case "locals":
-			localBlocks = append(localBlocks, b)
-		}
+	g.Root = newModule("", nil, filename, opts.SourceDir)
+	if opts.SourceDir == "" {
+		g.Root.dir = dir
 	}
-
-	locals, d := g.decodeLocals(localBlocks)
-	diags = append(diags, d...)
-	g.Locals = locals
-
-	var stageBlocks []*hcl.Block
-	for _, b := range content.Blocks {
-		if b.Type == "stage" {
-			stageBlocks = append(stageBlocks, b)
-		}
-	}
-	// Each stage decodes independently; thousands of them are spread over
-	// the CPUs, then names are checked in declaration order.
-	decoded := make([]*Stage, len(stageBlocks))
-	stageDiags := make([]hcl.Diagnostics, len(stageBlocks))
-	schemas := newSchemaCache()
-	parallelFor(len(stageBlocks), func(i int) {
-		decoded[i], stageDiags[i] = g.decodeStage(stageBlocks[i], reg, schemas)
-	})
-	for i, b := range stageBlocks {
-		s, d := decoded[i], stageDiags[i]
-		diags = append(diags, d...)
-		if s == nil {
-			// Its kind is unknown: the stage still exists for the
-			// references to it (with outputs of any name), so the one
-			// diagnostic is the unknown kind with its did-you-mean.
-			g.unknownKind[b.Labels[1]] = true
-			continue
-		}
-		if prev, dup := g.byName[s.Name]; dup {
-			diags = append(diags, dupDiag("stage", s.Name, prev.DeclRange, b.LabelRanges[1]))
-			continue
-		}
-		s.Index = len(g.Stages)
-		g.Stages = append(g.Stages, s)
-		g.byName[s.Name] = s
-	}
+	diags = append(diags, g.decodeScope(g.Root, content.Blocks, newSchemaCache(), nil)...)
+	g.Inputs, g.Locals = g.Root.Inputs, g.Root.Locals
 
 	// References are resolved once every stage is known, so a stage may
-	// refer to one declared after it.
+	// refer to one declared after it. Module values (inputs, locals,
+	// outputs) are resolved first, in one pass, so stages read them only.
+	diags = append(diags, g.resolveModuleValues()...)
 	resolveDiags := make([]hcl.Diagnostics, len(g.Stages))
 	parallelFor(len(g.Stages), func(i int) { resolveDiags[i] = g.resolveStage(g.Stages[i]) })
 	for _, d := range resolveDiags {
@@ -209,6 +186,89 @@ func decodePipeline(blk *hcl.Block, filename, dir string, reg *stage.Registry) (
 		}
 	}
 	return g, diags
+}
+
+// decodeScope decodes the blocks of the pipeline or of one module into m:
+// inputs, locals, outputs, and, in declaration order, its stages and the
+// stages of the modules it calls (appended to g.Stages, so a module's
+// stages take the place of its call in declaration order).
+func (g *Graph) decodeScope(m *Module, blocks []*hcl.Block, schemas *schemaCache, calls []string) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	var localBlocks, stageBlocks []*hcl.Block
+	for _, b := range blocks {
+		switch b.Type {
+		case "input":
+			in, d := decodeInput(b)
+			diags = append(diags, d...)
+			if prev, dup := m.inputs[in.Name]; dup {
+				diags = append(diags, dupDiag("input", in.Name, prev.DeclRange, b.LabelRanges[0]))
+				continue
+			}
+			m.inputs[in.Name] = in
+			m.Inputs = append(m.Inputs, in)
+		case "locals":
+			localBlocks = append(localBlocks, b)
+		case "stage":
+			stageBlocks = append(stageBlocks, b)
+		case "output":
+			o, d := decodeOutput(b)
+			diags = append(diags, d...)
+			if o == nil {
+				continue
+			}
+			if prev, dup := m.outputs[o.Name]; dup {
+				diags = append(diags, dupDiag("output", o.Name, prev.DeclRange, b.LabelRanges[0]))
+				continue
+			}
+			m.outputs[o.Name] = o
+			m.Outputs = append(m.Outputs, o)
+		}
+	}
+	locals, d := g.decodeLocals(m, localBlocks)
+	diags = append(diags, d...)
+	m.Locals = locals
+
+	// Each stage decodes independently; thousands of them are spread over
+	// the CPUs, then names are checked in declaration order.
+	decoded := make([]*Stage, len(stageBlocks))
+	stageDiags := make([]hcl.Diagnostics, len(stageBlocks))
+	parallelFor(len(stageBlocks), func(i int) {
+		decoded[i], stageDiags[i] = g.decodeStage(stageBlocks[i], g.opts.Kinds, schemas)
+	})
+	next := 0
+	for _, b := range blocks {
+		switch b.Type {
+		case "stage":
+			i := next
+			next++
+			s, d := decoded[i], stageDiags[i]
+			diags = append(diags, d...)
+			if s == nil {
+				// Its kind is unknown: the stage still exists for the
+				// references to it (with outputs of any name), so the one
+				// diagnostic is the unknown kind with its did-you-mean.
+				m.unknownKind[b.Labels[1]] = true
+				continue
+			}
+			if prev, dup := m.stages[s.LocalName]; dup {
+				diags = append(diags, dupDiag("stage", s.LocalName, prev.DeclRange, b.LabelRanges[1]))
+				continue
+			}
+			s.Module = m
+			s.Index = len(g.Stages)
+			if m.Addr != "" {
+				s.Name = m.Addr + ".stage." + s.LocalName
+			}
+			s.Addr = stageAddr(m.Addr, s.LocalName)
+			g.Stages = append(g.Stages, s)
+			g.byName[s.Name] = s
+			m.stages[s.LocalName] = s
+			m.Stages = append(m.Stages, s)
+		case "module":
+			diags = append(diags, g.decodeModuleCall(m, b, schemas, calls)...)
+		}
+	}
+	return diags
 }
 
 func decodeInput(b *hcl.Block) (*Input, hcl.Diagnostics) {
@@ -250,7 +310,7 @@ func decodeInput(b *hcl.Block) (*Input, hcl.Diagnostics) {
 
 // decodeLocals collects local values and orders them so each follows the
 // locals it refers to; locals may refer to inputs and other locals only.
-func (g *Graph) decodeLocals(blocks []*hcl.Block) ([]*Local, hcl.Diagnostics) {
+func (g *Graph) decodeLocals(m *Module, blocks []*hcl.Block) ([]*Local, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	byName := map[string]*Local{}
 	var all []*Local
@@ -270,6 +330,7 @@ func (g *Graph) decodeLocals(blocks []*hcl.Block) ([]*Local, hcl.Diagnostics) {
 			}
 			l := &Local{Name: n, Expr: a.Expr, Range: a.Range}
 			byName[n] = l
+			m.locals[n] = l
 			all = append(all, l)
 		}
 	}
@@ -278,7 +339,7 @@ func (g *Graph) decodeLocals(blocks []*hcl.Block) ([]*Local, hcl.Diagnostics) {
 		for _, tr := range l.Expr.Variables() {
 			switch tr.RootName() {
 			case "input":
-				diags = append(diags, g.checkInputRef(tr)...)
+				diags = append(diags, m.checkInputRef(tr)...)
 			case "local":
 				name, ok := attrName(tr, 1)
 				if !ok {
@@ -291,11 +352,11 @@ func (g *Graph) decodeLocals(blocks []*hcl.Block) ([]*Local, hcl.Diagnostics) {
 					continue
 				}
 				deps[l] = append(deps[l], dep)
-			case "stage":
+			case "stage", "module", "each":
 				diags = append(diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  "Stage reference in a local value",
-					Detail:   "Local values are computed before any stage runs, so they can refer to inputs and other locals only. Move the expression into the stage that needs it.",
+					Detail:   "Local values are computed from inputs and other locals only. Move the expression into the stage that needs it, or into a module's output.",
 					Subject:  tr.SourceRange().Ptr(),
 				})
 			default:
@@ -382,7 +443,7 @@ func (g *Graph) decodeStage(b *hcl.Block, reg *stage.Registry, schemas *schemaCa
 		})
 	}
 	sch := schemas.get(kind)
-	s := &Stage{KindName: kindName, Name: name, Kind: kind, kindAttrs: sch.attrs, Body: b.Body, DeclRange: b.DefRange}
+	s := &Stage{KindName: kindName, Name: name, LocalName: name, Kind: kind, kindAttrs: sch.attrs, Body: b.Body, DeclRange: b.DefRange}
 	meta, attrs, fast := fastContent(b.Body, sch)
 	var remain hcl.Body
 	if !fast {
@@ -394,6 +455,9 @@ func (g *Graph) decodeStage(b *hcl.Block, reg *stage.Registry, schemas *schemaCa
 	}
 	if attr, ok := meta["when"]; ok {
 		s.When = attr.Expr
+	}
+	if attr, ok := meta["for_each"]; ok {
+		s.ForEach = attr.Expr
 	}
 	if attr, ok := meta["always"]; ok {
 		v, d := attr.Expr.Value(nil)
@@ -480,74 +544,53 @@ func fastContent(body hcl.Body, sch *kindSchema) (meta, attrs hcl.Attributes, ok
 }
 
 // resolveStage turns the stage's references into edges and reports those
-// that name nothing.
+// that name nothing. References through a module's inputs, locals and
+// outputs become edges to the stages they reach (resolveModuleValues), and
+// every stage of a module with for_each also depends on what that
+// for_each reads.
 func (g *Graph) resolveStage(s *Stage) hcl.Diagnostics {
 	var diags hcl.Diagnostics
+	m := s.Module
 	for _, p := range s.dependsOn {
-		target, ok := g.byName[p.name]
-		if !ok && g.unknownKind[p.name] {
+		target, ok := m.stages[p.name]
+		if !ok && m.unknownKind[p.name] {
 			continue
 		}
 		if !ok {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Reference to an unknown stage",
-				Detail:   unknownStageDetail(p.name, g),
+				Detail:   unknownStageDetail(p.name, g, m),
 				Subject:  p.rng.Ptr(),
 			})
 			continue
 		}
 		s.Deps = append(s.Deps, &Edge{From: target, To: s, Range: p.rng})
 	}
+	scope := refScope{each: s.ForEach != nil}
 	for _, tr := range s.variables() {
-		switch tr.RootName() {
-		case "input":
-			diags = append(diags, g.checkInputRef(tr)...)
-		case "local":
-			name, ok := attrName(tr, 1)
-			if !ok {
-				diags = append(diags, badRef(tr, "A local value is referred to as local.<name>."))
+		refs, d := g.traversalRefs(m, tr, scope)
+		diags = append(diags, d...)
+		for _, r := range refs {
+			s.Deps = append(s.Deps, &Edge{From: r.stage, To: s, Range: tr.SourceRange(), Data: true, Output: r.output, Via: r.via})
+		}
+	}
+	if s.ForEach != nil {
+		for _, tr := range s.ForEach.Variables() {
+			if tr.RootName() == "each" {
+				diags = append(diags, badRef(tr, "for_each cannot refer to each: each is what it makes."))
 				continue
 			}
-			if !g.hasLocal(name) {
-				diags = append(diags, unknownName(tr, "local value", name, localNames(g.Locals)))
+			refs, d := g.traversalRefs(m, tr, refScope{})
+			diags = append(diags, d...)
+			for _, r := range refs {
+				s.Deps = append(s.Deps, &Edge{From: r.stage, To: s, Range: tr.SourceRange(), Data: true, Output: r.output, Via: r.via})
 			}
-		case "stage":
-			name, ok := attrName(tr, 1)
-			if !ok {
-				diags = append(diags, badRef(tr, "A stage output is referred to as stage.<name>.<output>."))
-				continue
-			}
-			target, ok := g.byName[name]
-			if !ok && g.unknownKind[name] {
-				continue
-			}
-			if !ok {
-				diags = append(diags, &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Reference to an unknown stage",
-					Detail:   unknownStageDetail(name, g),
-					Subject:  tr.SourceRange().Ptr(),
-				})
-				continue
-			}
-			out, ok := attrName(tr, 2)
-			if !ok {
-				diags = append(diags, badRef(tr, fmt.Sprintf("Refer to one output of stage %q: stage.%s.<output>; it has %s.", name, name, outputList(target.Kind))))
-				continue
-			}
-			if !hasOutput(target.Kind, out) {
-				diags = append(diags, &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Reference to an undeclared output",
-					Detail:   fmt.Sprintf("Stage %q (kind %s) has no output %q. Available outputs: %s.", name, target.KindName, out, outputList(target.Kind)),
-					Subject:  tr.SourceRange().Ptr(),
-				})
-				continue
-			}
-			s.Deps = append(s.Deps, &Edge{From: target, To: s, Range: tr.SourceRange(), Data: true, Output: out})
-		default:
-			diags = append(diags, unknownVariable(tr))
+		}
+	}
+	for mm := m; mm.Call != nil; mm = mm.Parent {
+		for _, r := range g.memo[memoKey{mm, valForEach, ""}] {
+			s.Deps = append(s.Deps, &Edge{From: r.stage, To: s, Range: mm.Call.ForEach.Range(), Data: true, Output: r.output, Via: r.via})
 		}
 	}
 	return diags
@@ -570,15 +613,15 @@ func (g *Graph) decodeVerdicts(attr *hcl.Attribute) hcl.Diagnostics {
 			})
 			continue
 		}
-		s, ok := g.byName[name]
-		if !ok && g.unknownKind[name] {
+		s, ok := g.Root.stages[name]
+		if !ok && g.Root.unknownKind[name] {
 			continue
 		}
 		if !ok {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Verdict entry is not a stage",
-				Detail:   unknownStageDetail(name, g),
+				Detail:   unknownStageDetail(name, g, g.Root),
 				Subject:  e.Range().Ptr(),
 			})
 			continue
@@ -602,40 +645,38 @@ func (g *Graph) decodeVerdicts(attr *hcl.Attribute) hcl.Diagnostics {
 // outputs as unknown values of their declared types, so a wrong type is
 // reported before anything runs.
 func (g *Graph) typeCheck() hcl.Diagnostics {
-	ctx, diags := g.validationContext()
+	ctxs, diags := g.validationContexts()
 	if diags.HasErrors() {
 		return diags
 	}
-	// The context is only read while evaluating, so stages share it.
+	diags = append(diags, g.checkModules(ctxs)...)
+	// The contexts are only read while evaluating, so stages share them.
 	stageDiags := make([]hcl.Diagnostics, len(g.Stages))
-	parallelFor(len(g.Stages), func(i int) { stageDiags[i] = g.Stages[i].checkConfig(ctx) })
+	parallelFor(len(g.Stages), func(i int) {
+		s := g.Stages[i]
+		ctx := ctxs[s.Module]
+		if s.ForEach != nil {
+			stageDiags[i] = checkForEach(s.ForEach, ctx)
+			ctx = eachContext(ctx)
+		}
+		stageDiags[i] = append(stageDiags[i], s.checkConfig(ctx)...)
+	})
 	for _, d := range stageDiags {
 		diags = append(diags, d...)
 	}
 	return diags
 }
 
-func (g *Graph) hasLocal(name string) bool {
-	for _, l := range g.Locals {
-		if l.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-func (g *Graph) checkInputRef(tr hcl.Traversal) hcl.Diagnostics {
+func (m *Module) checkInputRef(tr hcl.Traversal) hcl.Diagnostics {
 	name, ok := attrName(tr, 1)
 	if !ok {
 		return hcl.Diagnostics{badRef(tr, "An input is referred to as input.<name>.")}
 	}
-	for _, in := range g.Inputs {
-		if in.Name == name {
-			return nil
-		}
+	if _, ok := m.inputs[name]; ok {
+		return nil
 	}
-	names := make([]string, len(g.Inputs))
-	for i, in := range g.Inputs {
+	names := make([]string, len(m.Inputs))
+	for i, in := range m.Inputs {
 		names[i] = in.Name
 	}
 	return hcl.Diagnostics{unknownName(tr, "input", name, names)}
@@ -678,13 +719,16 @@ func attrName(tr hcl.Traversal, i int) (string, bool) {
 	return "", false
 }
 
-func unknownStageDetail(name string, g *Graph) string {
-	names := make([]string, 0, len(g.byName))
-	for n := range g.byName {
+func unknownStageDetail(name string, g *Graph, m *Module) string {
+	names := make([]string, 0, len(m.stages))
+	for n := range m.stages {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	detail := fmt.Sprintf("There is no stage named %q in pipeline %q.", name, g.Name)
+	if m.Addr != "" {
+		detail = fmt.Sprintf("There is no stage named %q in %s (%s).", name, m.Addr, m.Source)
+	}
 	if s := suggest(name, names); s != "" {
 		detail += fmt.Sprintf(" Did you mean %q?", s)
 	}
@@ -708,7 +752,7 @@ func unknownVariable(tr hcl.Traversal) *hcl.Diagnostic {
 	return &hcl.Diagnostic{
 		Severity: hcl.DiagError,
 		Summary:  "Unknown variable",
-		Detail:   fmt.Sprintf("There is no variable named %q. Expressions can refer to input.<name>, local.<name> and stage.<name>.<output>.", tr.RootName()),
+		Detail:   fmt.Sprintf("There is no variable named %q. Expressions can refer to input.<name>, local.<name>, stage.<name>.<output>, module.<name>.<output> and, under for_each, each.key and each.value.", tr.RootName()),
 		Subject:  tr.SourceRange().Ptr(),
 	}
 }

@@ -48,6 +48,9 @@ const (
 	AttrStageKind = "piship.stage.kind"
 	// AttrStageName is the stage's name; its presence marks a stage span.
 	AttrStageName = "piship.stage.name"
+	// AttrStageAddress is the stage's full address: stage.NAME,
+	// module.M.stage.NAME, stage.NAME["KEY"] (graph.Stage.Addr).
+	AttrStageAddress = "piship.stage.address"
 	// The cache and verdict keys are spankey's (the leaf the kinds use).
 	AttrCacheKey        = spankey.CacheKey
 	AttrCacheHit        = spankey.CacheHit

@@ -1,0 +1,135 @@
+package graph
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"piship.dev/piship/stages"
+)
+
+// parseDir parses a pipeline file written into a temporary directory
+// beside the given module files.
+func parseDir(t *testing.T, pipeline string, modules map[string]string) ([]*Graph, string, error) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, src := range modules {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := filepath.Join(dir, "p.hcl")
+	gs, _, diags := ParseWith([]byte(pipeline), file, dir, Options{Kinds: stages.Default(), SourceDir: dir})
+	if diags.HasErrors() {
+		var all []string
+		for _, d := range diags {
+			all = append(all, fmt.Sprintf("%s:%d,%d: %s; %s", d.Subject.Filename, d.Subject.Start.Line, d.Subject.Start.Column, d.Summary, d.Detail))
+		}
+		return nil, dir, errors.New(strings.Join(all, "\n"))
+	}
+	return gs, dir, nil
+}
+
+func TestModuleCycleNamesBothFiles(t *testing.T) {
+	_, dir, err := parseDir(t, `pipeline "p" {
+  stage "exec" "a" { command = ["echo", module.m.out] }
+  module "m" {
+    source = "./m.hcl"
+    x      = stage.a.stdout
+  }
+}
+`, map[string]string{"m.hcl": `input "x" { type = string }
+stage "exec" "b" { command = ["echo", input.x] }
+output "out" { value = stage.b.stdout }
+`})
+	if err == nil {
+		t.Fatal("a cycle through a module was accepted")
+	}
+	msg := strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), "")
+	for _, want := range []string{"Dependency cycle", "p.hcl:2,", "m.hcl:2:", "p.hcl:5:", "m.hcl:3:", `stage "a"`, `stage "module.m.stage.b"`} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("cycle report lacks %q:\n%s", want, msg)
+		}
+	}
+}
+
+func TestModuleDiagnosticsPointIntoTheModuleFile(t *testing.T) {
+	_, dir, err := parseDir(t, `pipeline "p" {
+  module "m" {
+    source = "./mods"
+    x      = "a"
+    y      = 1
+  }
+}
+`, map[string]string{"mods/m.hcl": `input "x" { type = string }
+stage "exec" "b" {
+  command = ["echo", input.x]
+  comand  = "typo"
+}
+output "out" { value = stage.b.nope }
+`})
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	msg := strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), "")
+	for _, want := range []string{"mods/m.hcl:4,", `Did you mean "command"`, "mods/m.hcl:6,", `no output "nope"`, "p.hcl:5,", `has no input "y"`} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("diagnostics lack %q:\n%s", want, msg)
+		}
+	}
+}
+
+func TestModuleAddressesAndBuiltinSource(t *testing.T) {
+	builtin := func(name string) ([]ModuleFile, bool) {
+		if name != "greet" {
+			return nil, false
+		}
+		return []ModuleFile{{Name: "builtin:greet", Src: []byte(`input "who" { default = "world" }
+stage "exec" "hello" { command = ["echo", input.who] }
+output "said" { value = stage.hello.stdout }
+`)}}, true
+	}
+	gs, _, diags := ParseWith([]byte(`pipeline "p" {
+  module "greet" { source = "builtin:greet" }
+  stage "exec" "after" { command = ["echo", module.greet.said] }
+}`), "p.hcl", t.TempDir(), Options{Kinds: stages.Default(), Builtin: builtin})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	g := gs[0]
+	var got []string
+	for _, s := range g.Stages {
+		got = append(got, s.Name+" "+s.Label())
+	}
+	want := []string{"module.greet.stage.hello module.greet.stage.hello", "after exec after"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("names and span names %q, want %q", got, want)
+	}
+	if after, _ := g.Stage("after"); len(after.DepStages) != 1 || after.DepStages[0].Name != "module.greet.stage.hello" {
+		t.Fatalf("after depends on %v", after.DepStages)
+	}
+	_, _, diags = ParseWith([]byte(`pipeline "p" {
+  module "x" { source = "builtin:nope" }
+}`), "p.hcl", t.TempDir(), Options{Kinds: stages.Default(), Builtin: builtin})
+	if !strings.Contains(diags.Error(), `no built-in module "nope"`) {
+		t.Fatalf("unknown builtin: %v", diags)
+	}
+}
+
+func TestModuleCallingItselfIsRefused(t *testing.T) {
+	_, _, err := parseDir(t, `pipeline "p" {
+  module "m" { source = "./m.hcl" }
+}
+`, map[string]string{"m.hcl": `module "again" { source = "./m.hcl" }
+`})
+	if err == nil || !strings.Contains(err.Error(), "Module calls itself") {
+		t.Fatalf("self-calling module: %v", err)
+	}
+}
