@@ -3,6 +3,7 @@ package engine
 import (
 	"container/heap"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"strings"
@@ -46,8 +47,9 @@ const (
 
 // StagePlan is what one stage would do.
 type StagePlan struct {
-	// Address names the entry: today the stage's name; an instance of a
-	// module or a for_each will have its own (module.m.stage.x["k"]).
+	// Address names the entry: the stage's name (graph.Stage.Name), which
+	// for a module's stage or an instance is its address
+	// (module.m.stage.x, x["k"]).
 	Address string
 	Stage   *graph.Stage
 	Action  Action
@@ -105,11 +107,56 @@ func PlanRun(g *graph.Graph, opts Options) (*RunPlan, error) {
 		plans:   make([]*StagePlan, n),
 		written: map[string]writer{},
 	}
-	rp := &RunPlan{Pipeline: g.Name, File: PipelineFile(g), Dir: g.Dir, Stages: p.plans}
+	rp := &RunPlan{Pipeline: g.Name, File: PipelineFile(g), Dir: g.Dir}
+	instances := make([][]*StagePlan, n)
+	next := n
 	for _, st := range startOrder(g) {
-		sp := p.plan(st)
-		p.plans[st.Index] = sp
-		rp.Waves = max(rp.Waves, sp.Wave)
+		if !st.Expands() {
+			sp := p.plan(st)
+			p.plans[st.Index] = sp
+			rp.Waves = max(rp.Waves, sp.Wave)
+			continue
+		}
+		// Its instances, when its for_each is known now; else the stage
+		// itself, decided after what its for_each reads.
+		insts, err := scope.Expand(st, p.s.outputs, p.unknown, next)
+		sum := &StagePlan{Address: st.Name, Stage: st, Wave: 1}
+		for _, d := range st.DepStages {
+			sum.Needs = append(sum.Needs, p.plans[d.Index].Address)
+			sum.Wave = max(sum.Wave, p.plans[d.Index].Wave+1)
+		}
+		switch {
+		case errors.Is(err, graph.ErrUndecided):
+			p.after(sum, nil, "its for_each")
+			instances[st.Index] = []*StagePlan{sum}
+		case err != nil:
+			p.runs(sum, ActionFails, "its for_each: "+err.Error())
+			instances[st.Index] = []*StagePlan{sum}
+		case len(insts) == 0:
+			sum.Action, sum.Reason = ActionSkipped, "its for_each is empty"
+		default:
+			next += len(insts)
+			for _, in := range insts {
+				sp := p.plan(in)
+				instances[st.Index] = append(instances[st.Index], sp)
+				sum.Wave = max(sum.Wave, sp.Wave)
+				if p.unknown[st.Index] {
+					continue
+				}
+				if sp.Action != ActionCached && sp.Action != ActionSkipped {
+					p.unknown[st.Index] = true
+				}
+			}
+		}
+		p.plans[st.Index] = sum
+		rp.Waves = max(rp.Waves, sum.Wave)
+	}
+	for _, st := range g.Stages {
+		if insts := instances[st.Index]; st.Expands() {
+			rp.Stages = append(rp.Stages, insts...)
+			continue
+		}
+		rp.Stages = append(rp.Stages, p.plans[st.Index])
 	}
 	return rp, nil
 }
@@ -162,6 +209,9 @@ func (p *planner) plan(st *graph.Stage) *StagePlan {
 	}
 	if st.When != nil {
 		run, undecided, diags := p.s.scope.EvalWhen(st, p.s.outputs, p.unknown)
+		if !run && len(undecided) == 0 && !diags.HasErrors() {
+			p.s.setOutcome(st, nil, false)
+		}
 		switch {
 		case diags.HasErrors():
 			return p.cannot(sp, "its when condition", diag.NewError(errcode.ConfigInvalid, diags))
@@ -229,7 +279,7 @@ func (p *planner) plan(st *graph.Stage) *StagePlan {
 	if res, hit := p.s.opts.Cache.Peek(key, spec.Outputs); hit {
 		if out, err := decodeOutputs(st.Kind, res.Outputs); err == nil {
 			sp.Action = ActionCached
-			p.s.outputs[st.Index] = out
+			p.s.setOutcome(st, out, false)
 			p.wrote(sp, func(i int) string { return res.Files[spec.Outputs[i]] })
 			return sp
 		}
@@ -241,7 +291,11 @@ func (p *planner) plan(st *graph.Stage) *StagePlan {
 // runs records a stage that would run: its outputs are unknown after it.
 func (p *planner) runs(sp *StagePlan, a Action, reason string) *StagePlan {
 	sp.Action, sp.Reason = a, reason
-	p.unknown[sp.Stage.Index] = true
+	if sp.Stage.Template != nil {
+		p.s.scope.Record(sp.Stage, nil, true)
+	} else {
+		p.unknown[sp.Stage.Index] = true
+	}
 	return sp
 }
 

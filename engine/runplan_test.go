@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -299,5 +300,72 @@ func TestPlanSaysFailsOnlyWhenNothingBeforeCanHelp(t *testing.T) {
 	}
 	if later.Action != ActionDecidedAfter || !reflect.DeepEqual(later.After, []string{"lost"}) || !strings.HasPrefix(later.Reason, "its cache key: cache input lost.out:") {
 		t.Errorf("later: %s %q after %v", later.Action, later.Reason, later.After)
+	}
+}
+
+// A plan expands what it can: a for_each over an input is listed instance
+// by instance; one over a stage's output is decided after that stage on a
+// cold cache, and expanded (every instance cached) on a warm one.
+func TestPlanExpandsInstances(t *testing.T) {
+	dir, home := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gs, _, diags := graph.Parse([]byte(`pipeline "p" {
+  input "names" { default = ["x", "y"] }
+  stage "copy" "a" {
+    from  = "a.txt"
+    to    = "a.out"
+    cache = true
+  }
+  stage "copy" "k" {
+    for_each = input.names
+    from     = "a.txt"
+    to       = "k-${each.key}.out"
+    cache    = true
+  }
+  stage "copy" "m" {
+    for_each = { (stage.a.sha256) = "m" }
+    from     = "a.txt"
+    to       = "m-${each.value}.out"
+    cache    = true
+  }
+}`), "p.hcl", dir, stage.NewRegistry(stage.Define[copyConfig, copyOutputs](copyKind{})))
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	opts := Options{Parallelism: 2, Cache: cache.OpenActions(home), ToolDigest: "test"}
+	plan := func() []string {
+		rp, err := PlanRun(gs[0], opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, sp := range rp.Stages {
+			out = append(out, fmt.Sprintf("%s %s %s %v", sp.Address, sp.Action, sp.Reason, sp.After))
+		}
+		return out
+	}
+	cold := strings.Join(plan(), "\n")
+	for _, want := range []string{`k["x"] runs`, `k["y"] runs`, "m decided after its for_each [a]"} {
+		if !strings.Contains(cold, want) {
+			t.Errorf("cold plan lacks %q:\n%s", want, cold)
+		}
+	}
+	res, err := Run(context.Background(), gs[0], opts)
+	if err != nil || res.Err() != nil {
+		t.Fatal(err, res.Err())
+	}
+	warm := plan()
+	if len(warm) != 4 {
+		t.Fatalf("warm plan: %q", warm)
+	}
+	for _, line := range warm {
+		if !strings.Contains(line, " cached ") {
+			t.Errorf("warm plan: %q is not cached", line)
+		}
+	}
+	if !strings.HasPrefix(warm[3], `m["`) {
+		t.Errorf("warm plan does not expand m: %q", warm)
 	}
 }

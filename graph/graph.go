@@ -136,6 +136,8 @@ type Stage struct {
 
 // pendingDep is a depends_on entry before stage names are resolved.
 type pendingDep struct {
+	root string // stage, module or input
+	tr   hcl.Traversal
 	name string
 	rng  hcl.Range
 }

@@ -18,6 +18,7 @@ import (
 //	module "payload" {
 //	  source   = "./payload.hcl"   // or a directory, or "builtin:NAME"
 //	  for_each = ...               // optional: one instance per key
+//	  depends_on = [stage.x]       // optional: every stage inside waits
 //	  dir      = input.dir         // one argument per input of the module
 //	}
 //
@@ -89,8 +90,11 @@ type Module struct {
 type ModuleCall struct {
 	Source string
 	// Args are the input values given, by input name.
-	Args      map[string]*hcl.Attribute
-	ForEach   hcl.Expression
+	Args    map[string]*hcl.Attribute
+	ForEach hcl.Expression
+	// DependsOn are stage.NAME and module.NAME entries, in the caller's
+	// scope, that every stage of the module waits for.
+	DependsOn []hcl.Traversal
 	DeclRange hcl.Range
 }
 
@@ -154,11 +158,27 @@ func (g *Graph) decodeModuleCall(m *Module, b *hcl.Block, schemas *schemaCache, 
 			call.Source = v.AsString()
 		case "for_each":
 			call.ForEach = a.Expr
-		case "depends_on", "when", "always":
+		case "depends_on":
+			exprs, d := hcl.ExprList(a.Expr)
+			diags = append(diags, d...)
+			for _, e := range exprs {
+				tr, d := hcl.AbsTraversalForExpr(e)
+				if d.HasErrors() || (tr.RootName() != "stage" && tr.RootName() != "module") || len(tr) != 2 {
+					diags = append(diags, &hcl.Diagnostic{
+						Severity: hcl.DiagError,
+						Summary:  "Invalid depends_on entry",
+						Detail:   "Each depends_on entry of a module call is a stage or a module: stage.<name> or module.<name>.",
+						Subject:  e.Range().Ptr(),
+					})
+					continue
+				}
+				call.DependsOn = append(call.DependsOn, tr)
+			}
+		case "when", "always":
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Unsupported argument",
-				Detail:   fmt.Sprintf("A module call takes source, for_each and the module's inputs; %s belongs on the stages inside it.", n),
+				Detail:   fmt.Sprintf("A module call takes source, for_each, depends_on and the module's inputs; %s belongs on the stages inside it.", n),
 				Subject:  a.NameRange.Ptr(),
 			})
 		default:

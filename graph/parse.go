@@ -475,11 +475,12 @@ func (g *Graph) decodeStage(b *hcl.Block, reg *stage.Registry, schemas *schemaCa
 		diags = append(diags, d...)
 		for _, e := range exprs {
 			tr, d := hcl.AbsTraversalForExpr(e)
-			if d.HasErrors() || tr.RootName() != "stage" || len(tr) != 2 {
+			root := tr.RootName()
+			if d.HasErrors() || (root != "stage" && root != "module" && root != "input") || len(tr) != 2 {
 				diags = append(diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  "Invalid depends_on entry",
-					Detail:   "Each depends_on entry is a stage reference: stage.<name>.",
+					Detail:   "Each depends_on entry is a stage reference, stage.<name>; or module.<name> (its every stage); or, in a module, input.<name> (every stage its argument refers to).",
 					Subject:  e.Range().Ptr(),
 				})
 				continue
@@ -487,7 +488,7 @@ func (g *Graph) decodeStage(b *hcl.Block, reg *stage.Registry, schemas *schemaCa
 			// Resolved with the data references in resolveStage, once
 			// every stage is known.
 			name, _ := attrName(tr, 1)
-			s.dependsOn = append(s.dependsOn, pendingDep{name: name, rng: tr.SourceRange()})
+			s.dependsOn = append(s.dependsOn, pendingDep{root: root, name: name, rng: tr.SourceRange(), tr: tr})
 		}
 	}
 	if fast {
@@ -552,6 +553,24 @@ func (g *Graph) resolveStage(s *Stage) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	m := s.Module
 	for _, p := range s.dependsOn {
+		switch p.root {
+		case "module":
+			targets, d := dependsOnTargets(g, m, p.tr)
+			diags = append(diags, d...)
+			for _, t := range targets {
+				s.Deps = append(s.Deps, &Edge{From: t, To: s, Range: p.rng})
+			}
+			continue
+		case "input":
+			// The stages the call's argument is made of, as ordering
+			// edges: a module's stage can wait for a stage of its caller.
+			refs, d := g.traversalRefs(m, p.tr, refScope{})
+			diags = append(diags, d...)
+			for _, r := range refs {
+				s.Deps = append(s.Deps, &Edge{From: r.stage, To: s, Range: p.rng, Via: r.via})
+			}
+			continue
+		}
 		target, ok := m.stages[p.name]
 		if !ok && m.unknownKind[p.name] {
 			continue
@@ -592,8 +611,47 @@ func (g *Graph) resolveStage(s *Stage) hcl.Diagnostics {
 		for _, r := range g.memo[memoKey{mm, valForEach, ""}] {
 			s.Deps = append(s.Deps, &Edge{From: r.stage, To: s, Range: mm.Call.ForEach.Range(), Data: true, Output: r.output, Via: r.via})
 		}
+		for _, tr := range mm.Call.DependsOn {
+			targets, _ := dependsOnTargets(g, mm.Parent, tr) // reported by resolveModuleValues
+			for _, t := range targets {
+				s.Deps = append(s.Deps, &Edge{From: t, To: s, Range: tr.SourceRange()})
+			}
+		}
 	}
 	return diags
+}
+
+// dependsOnTargets resolves a module call's depends_on entry in the
+// caller's scope: a stage, or every stage of a module.
+func dependsOnTargets(g *Graph, m *Module, tr hcl.Traversal) ([]*Stage, hcl.Diagnostics) {
+	name, _ := attrName(tr, 1)
+	if tr.RootName() == "stage" {
+		if t, ok := m.stages[name]; ok {
+			return []*Stage{t}, nil
+		}
+		if m.unknownKind[name] {
+			return nil, nil
+		}
+		return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Reference to an unknown stage", Detail: unknownStageDetail(name, g, m), Subject: tr.SourceRange().Ptr()}}
+	}
+	c, ok := m.children[name]
+	if !ok {
+		names := make([]string, len(m.Modules))
+		for i, c := range m.Modules {
+			names[i] = c.Name
+		}
+		return nil, hcl.Diagnostics{unknownName(tr, "module", name, names)}
+	}
+	var out []*Stage
+	var walk func(c *Module)
+	walk = func(c *Module) {
+		out = append(out, c.Stages...)
+		for _, cc := range c.Modules {
+			walk(cc)
+		}
+	}
+	walk(c)
+	return out, nil
 }
 
 func (g *Graph) decodeVerdicts(attr *hcl.Attribute) hcl.Diagnostics {
@@ -603,25 +661,41 @@ func (g *Graph) decodeVerdicts(attr *hcl.Attribute) hcl.Diagnostics {
 	seen := map[*Stage]bool{}
 	for _, e := range exprs {
 		tr, d := hcl.AbsTraversalForExpr(e)
+		// stage.NAME, or a module's stage by its address:
+		// module.A.stage.NAME, module.A.module.B.stage.NAME.
+		m := g.Root
+		for len(tr) >= 4 && tr.RootName() == "module" && !d.HasErrors() {
+			cname, _ := attrName(tr, 1)
+			c, ok := m.children[cname]
+			if !ok {
+				break
+			}
+			m = c
+			rest := hcl.Traversal{hcl.TraverseRoot{Name: "stage", SrcRange: tr[2].SourceRange()}}
+			if kw, ok := attrName(tr, 2); ok && kw == "module" {
+				rest[0] = hcl.TraverseRoot{Name: "module", SrcRange: tr[2].SourceRange()}
+			}
+			tr = append(rest, tr[3:]...)
+		}
 		name, ok := attrName(tr, 1)
 		if d.HasErrors() || tr.RootName() != "stage" || len(tr) != 2 || !ok {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Invalid verdict entry",
-				Detail:   "Each verdicts entry is a stage reference: stage.<name>.",
+				Detail:   "Each verdicts entry is a stage reference: stage.<name>, or module.<module>.stage.<name> for a module's.",
 				Subject:  e.Range().Ptr(),
 			})
 			continue
 		}
-		s, ok := g.Root.stages[name]
-		if !ok && g.Root.unknownKind[name] {
+		s, ok := m.stages[name]
+		if !ok && m.unknownKind[name] {
 			continue
 		}
 		if !ok {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Verdict entry is not a stage",
-				Detail:   unknownStageDetail(name, g, g.Root),
+				Detail:   unknownStageDetail(name, g, m),
 				Subject:  e.Range().Ptr(),
 			})
 			continue

@@ -58,6 +58,10 @@ func (g *Graph) resolveModuleValues() hcl.Diagnostics {
 	walk = func(m *Module) {
 		if m.Call != nil {
 			diags = append(diags, checkArgs(m)...)
+			for _, tr := range m.Call.DependsOn {
+				_, d := dependsOnTargets(g, m.Parent, tr)
+				diags = append(diags, d...)
+			}
 			if m.Call.ForEach != nil {
 				_, d := g.valueRefs(memoKey{m, valForEach, ""})
 				diags = append(diags, d...)
@@ -246,7 +250,11 @@ func (g *Graph) traversalRefs(m *Module, tr hcl.Traversal, scope refScope) ([]re
 			return nil, nil
 		}
 		name, _ := attrName(tr, 1)
-		return g.valueRefs(memoKey{m, valInput, name})
+		refs, diags := g.valueRefs(memoKey{m, valInput, name})
+		if arg, ok := m.Call.Args[name]; ok {
+			refs = narrow(refs, arg.Expr, tr, 2)
+		}
+		return refs, diags
 	case "local":
 		name, ok := attrName(tr, 1)
 		if !ok {
@@ -300,6 +308,9 @@ func (g *Graph) stageRefs(m *Module, tr hcl.Traversal) ([]ref, hcl.Diagnostics) 
 			return []ref{{stage: target}}, nil
 		}
 		at = 3
+	}
+	if len(tr) <= at {
+		return []ref{{stage: target}}, nil // every output, as an object
 	}
 	out, ok := attrName(tr, at)
 	if !ok {
@@ -358,7 +369,30 @@ func (g *Graph) moduleRefs(m *Module, tr hcl.Traversal) ([]ref, hcl.Diagnostics)
 	}
 	for _, o := range outs {
 		r, d := g.valueRefs(memoKey{child, valOutput, o.Name})
+		if len(outs) == 1 && child.Call.ForEach == nil {
+			r = narrow(r, o.Expr, tr, 3)
+		}
 		refs, diags = append(refs, r...), append(diags, d...)
 	}
 	return refs, diags
+}
+
+// narrow names the output a reference reads when a module value passes a
+// whole stage on unchanged (inputs = stage.inputs, value = stage.inventory)
+// and the reference reads one attribute of it (input.inputs.dir): the edge
+// then says which output it reads, as a direct reference would.
+func narrow(refs []ref, value hcl.Expression, tr hcl.Traversal, at int) []ref {
+	if len(refs) != 1 || refs[0].output != "" || len(tr) <= at {
+		return refs
+	}
+	if vt, d := hcl.AbsTraversalForExpr(value); d.HasErrors() || len(vt) != 2 {
+		return refs
+	}
+	out, ok := attrName(tr, at)
+	if !ok || !hasOutput(refs[0].stage.Kind, out) {
+		return refs
+	}
+	r := refs[0]
+	r.output = out
+	return []ref{r}
 }

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/hashicorp/hcl/v2"
 )
 
 // sourceFanOut is the number of dependents from which a stage without
@@ -41,10 +43,10 @@ func (g *Graph) WriteDOT(w io.Writer) error {
 	b.WriteString("  edge [fontname=\"Helvetica\", fontsize=10];\n")
 	pos := g.verdictPositions()
 	sources := g.sources()
-	for _, s := range g.Stages {
+	node := func(indent string, s *Stage) {
 		if sources[s] {
-			fmt.Fprintf(&b, "  %s [label=<%s>, shape=plain, style=\"\"];\n", dotQuote(s.Name), g.sourceTable(s, pos))
-			continue
+			fmt.Fprintf(&b, "%s%s [label=<%s>, shape=plain, style=\"\"];\n", indent, dotQuote(s.Name), g.sourceTable(s, pos))
+			return
 		}
 		attrs := "label=<" + g.nodeLabel(s, pos) + ">"
 		if _, ok := pos[s]; ok {
@@ -53,7 +55,30 @@ func (g *Graph) WriteDOT(w io.Writer) error {
 		if s.Always {
 			attrs += ", peripheries=2"
 		}
-		fmt.Fprintf(&b, "  %s [%s];\n", dotQuote(s.Name), attrs)
+		fmt.Fprintf(&b, "%s%s [%s];\n", indent, dotQuote(s.Name), attrs)
+	}
+	for _, s := range g.Root.Stages {
+		node("  ", s)
+	}
+	// A module is a cluster named by its address and source (with its
+	// for_each, whose instances exist only in a run), its stages inside.
+	var cluster func(m *Module, indent string)
+	cluster = func(m *Module, indent string) {
+		label := "<B>" + htmlText(m.Addr) + "</B><BR/>" + htmlText(m.Source)
+		if m.Call.ForEach != nil {
+			label += `<BR/><FONT POINT-SIZE="10" COLOR="#1f4e9c"><I>for_each ` + htmlText(exprText(g, m.Call.ForEach)) + "</I></FONT>"
+		}
+		fmt.Fprintf(&b, "%ssubgraph %s {\n%s  label=<%s>;\n%s  style=rounded;\n%s  color=\"#999999\";\n", indent, dotQuote("cluster_"+m.Addr), indent, label, indent, indent)
+		for _, s := range m.Stages {
+			node(indent+"  ", s)
+		}
+		for _, c := range m.Modules {
+			cluster(c, indent+"  ")
+		}
+		fmt.Fprintf(&b, "%s}\n", indent)
+	}
+	for _, m := range g.Root.Modules {
+		cluster(m, "  ")
 	}
 	reach := map[*Stage]map[*Stage]bool{}
 	for src := range sources {
@@ -90,7 +115,7 @@ func (g *Graph) WriteDOT(w io.Writer) error {
 // position, always and when.
 func (g *Graph) nodeLabel(s *Stage, pos map[*Stage]int) string {
 	var b strings.Builder
-	b.WriteString("<B>" + htmlText(s.Name) + "</B><BR/>")
+	b.WriteString("<B>" + htmlText(s.LocalName) + "</B><BR/>")
 	b.WriteString(`<FONT POINT-SIZE="10" COLOR="#555555">` + htmlText(s.KindName) + "</FONT>")
 	if p, ok := pos[s]; ok {
 		fmt.Fprintf(&b, `<BR/><FONT COLOR="#8a4b00">verdict %d</FONT>`, p)
@@ -98,10 +123,23 @@ func (g *Graph) nodeLabel(s *Stage, pos map[*Stage]int) string {
 	if s.Always {
 		b.WriteString(`<BR/><FONT POINT-SIZE="10">always</FONT>`)
 	}
+	if s.ForEach != nil {
+		b.WriteString(`<BR/><FONT POINT-SIZE="10" COLOR="#1f4e9c"><I>for_each ` + htmlText(exprText(g, s.ForEach)) + "</I></FONT>")
+	}
 	if s.When != nil {
 		b.WriteString(`<BR/><FONT POINT-SIZE="10" COLOR="#1f4e9c"><I>when ` + htmlLines(g.whenText(s), `<BR ALIGN="LEFT"/>`) + "</I></FONT>")
 	}
 	return b.String()
+}
+
+// exprText is an expression as written, on one line.
+func exprText(g *Graph, e hcl.Expression) string {
+	r := e.Range()
+	f := g.Files[r.Filename]
+	if f == nil || r.End.Byte > len(f.Bytes) {
+		return "..."
+	}
+	return strings.Join(strings.Fields(string(f.Bytes[r.Start.Byte:r.End.Byte])), " ")
 }
 
 // sourceTable is the HTML-like table a source stage is drawn as: a header

@@ -275,11 +275,22 @@ func releaseGraph(t *testing.T) *Graph {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gs, _, diags := Parse(src, p, t.TempDir(), stages.Default())
+	gs, _, diags := ParseWith(src, p, t.TempDir(), Options{Kinds: stages.Default(), Builtin: builtinFromDisk})
 	if diags.HasErrors() {
 		t.Fatal(diags.Error())
 	}
 	return gs[0]
+}
+
+// builtinFromDisk reads the built-in modules from pipelines/modules (graph
+// does not link pipelines, which embeds them).
+func builtinFromDisk(name string) ([]ModuleFile, bool) {
+	p := filepath.Join("..", "pipelines", "modules", name+".hcl")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, false
+	}
+	return []ModuleFile{{Name: p, Src: b}}, true
 }
 
 // The release pipeline's inputs stage feeds 18 stages. It is drawn as a
@@ -302,8 +313,8 @@ func TestReleaseGraphIsReadable(t *testing.T) {
 			others = append(others, e)
 		}
 	}
-	if got := strings.Join(fromInputs, ","); got != "runtime_entry,audit,package_audits,signatures" {
-		t.Errorf("edges from inputs to %s, want runtime_entry,audit,package_audits,signatures", got)
+	if got, want := strings.Join(fromInputs, ","), "module.qualify.stage.runtime_entry,module.qualify.stage.audit,module.qualify.stage.package_audits,module.qualify.stage.signatures"; got != want {
+		t.Errorf("edges from inputs to %s, want %s", got, want)
 	}
 	for _, s := range g.Stages {
 		for _, dep := range s.DepStages {
@@ -345,17 +356,17 @@ func TestReleaseGraphIsReadable(t *testing.T) {
 			t.Errorf("output %s read by %q in the table, want %q", o, table[o], strings.Join(rs, ", "))
 		}
 	}
-	if table["release_dir"] != "audit, sbom, notices, metadata, checksums, archive" {
+	if table["release_dir"] != "module.qualify.stage.audit, module.qualify.stage.sbom, module.qualify.stage.notices, module.publish.stage.metadata, module.publish.stage.checksums, module.publish.stage.archive" {
 		t.Errorf("release_dir readers %q", table["release_dir"])
 	}
 
 	for name, want := range map[string]string{
-		"signatures": "signatures\nsignatures\nverdict 1",
-		"tests":      "tests\nsmoke\nverdict 2",
-		"audit":      "audit\naudit\nverdict 3",
-		"sbom":       "sbom\nsbom",
-		"strip":      "strip\nstrip\nwhen !stage.inputs.bundle_cached && stage.inputs.strip",
-		"cleanup":    "cleanup\nstaging_cleanup\nalways",
+		"module.qualify.stage.signatures": "signatures\nsignatures\nverdict 1",
+		"module.qualify.stage.tests":      "tests\nsmoke\nverdict 2",
+		"module.qualify.stage.audit":      "audit\naudit\nverdict 3",
+		"module.qualify.stage.sbom":       "sbom\nsbom",
+		"module.payload.stage.strip":      "strip\nstrip\nwhen input.reuse == \"none\" && !input.inputs.bundle_cached && input.inputs.strip",
+		"cleanup":                         "cleanup\nstaging_cleanup\nalways",
 	} {
 		if got := labelText(t, d.labels[name]); got != want {
 			t.Errorf("node %s reads %q, want %q", name, got, want)
@@ -385,7 +396,7 @@ func TestDOTRendersWithGraphviz(t *testing.T) {
 		want []string
 	}{
 		{"hostile", hostileGraph(t), []string{`q"b\s<l>&a`, "line 2", `when input.x == "q\"b\\s<l>&a" || (`, `input.x == "")`}},
-		{"release", releaseGraph(t), []string{"release", "verdict 1", "verdict 4", "when !stage.inputs.bundle_cached && stage.inputs.strip", "legend"}},
+		{"release", releaseGraph(t), []string{"release", "verdict 1", "verdict 4", "module.payload", "builtin:payload", `when input.reuse == "none" && !input.inputs.bundle_cached && input.inputs.strip`, "legend"}},
 	} {
 		var src bytes.Buffer
 		if err := tc.g.WriteDOT(&src); err != nil {

@@ -12,7 +12,8 @@ package pipelines
 import "embed"
 
 // FS holds the embedded pipeline files, one pipeline per file, named
-// <pipeline>.hcl.
+// <pipeline>.hcl, and the built-in modules, modules/<module>.hcl (`source
+// = "builtin:<module>"`).
 //
-//go:embed *.hcl
+//go:embed *.hcl modules/*.hcl
 var FS embed.FS

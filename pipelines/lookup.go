@@ -10,10 +10,12 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/graph"
+	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/stages/stage/errcode"
 )
@@ -93,7 +95,7 @@ func FindForDistribution(name, dist string, builtin bool) (*Source, error) {
 // FindFile reads the pipeline file a run recorded (engine.PipelineFile):
 // embedded:pipelines/NAME.hcl is the built-in one, anything else a path.
 func FindFile(file string) (*Source, error) {
-	if name, ok := strings.CutPrefix(file, embeddedPrefix); ok {
+	if name, ok := strings.CutPrefix(file, embeddedPrefix); ok && !strings.HasPrefix(name, "modules/") {
 		src, err := embedded(name)
 		if err != nil {
 			return nil, errcode.Newf(errcode.ConfigInvalid, "no built-in pipeline %s in this piship (%v); pass --pipeline the file that ran", file, err)
@@ -147,7 +149,64 @@ func EmbeddedNames() []string {
 // Parse parses src against kinds (stages.Default for piship, the consumer
 // kinds for the end-user installer).
 func (src *Source) Parse(kinds *stage.Registry) ([]*graph.Graph, map[string]*hcl.File, hcl.Diagnostics) {
-	return graph.Parse(src.Src, src.Name, src.Dir, kinds)
+	return graph.ParseWith(src.Src, src.Name, src.Dir, graph.Options{Kinds: kinds, Builtin: BuiltinModule})
+}
+
+// modulePrefix names a built-in module's file, as diagnostics show it.
+const modulePrefix = embeddedPrefix + "modules/"
+
+// BuiltinModule is the built-in module name (`source = "builtin:NAME"`).
+func BuiltinModule(name string) ([]graph.ModuleFile, bool) {
+	b, err := fs.ReadFile(FS, "modules/"+name+".hcl")
+	if err != nil {
+		return nil, false
+	}
+	return []graph.ModuleFile{{Name: modulePrefix + name + ".hcl", Src: b}}, true
+}
+
+// Outline is what a built-in module declares.
+type Outline struct {
+	File            string
+	Src             []byte
+	Inputs, Outputs []string // in declaration order
+	Stages          int
+}
+
+// ModuleOutline reads the built-in module name's declarations.
+func ModuleOutline(name string) (*Outline, error) {
+	files, ok := BuiltinModule(name)
+	if !ok {
+		return nil, errcode.Newf(errcode.UsageInvalid, "no built-in module %q; the built-in modules are %s", name, strings.Join(ModuleNames(), ", "))
+	}
+	f, diags := diag.ParseConfig(files[0].Src, files[0].Name, hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil, diag.NewError(errcode.ConfigInvalid, diags)
+	}
+	o := &Outline{File: files[0].Name, Src: files[0].Src, Inputs: []string{}, Outputs: []string{}}
+	for _, b := range f.Body.(*hclsyntax.Body).Blocks {
+		switch b.Type {
+		case "input":
+			o.Inputs = append(o.Inputs, b.Labels[0])
+		case "output":
+			o.Outputs = append(o.Outputs, b.Labels[0])
+		case "stage":
+			o.Stages++
+		}
+	}
+	return o, nil
+}
+
+// ModuleNames lists the built-in modules, sorted.
+func ModuleNames() []string {
+	entries, _ := fs.ReadDir(FS, "modules")
+	var names []string
+	for _, e := range entries {
+		if n, ok := strings.CutSuffix(e.Name(), ".hcl"); ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
 }
 
 // LoadOne parses src and requires exactly one pipeline in it. Diagnostics

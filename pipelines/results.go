@@ -118,17 +118,17 @@ type (
 // changes kind. The consumer side reads its kinds' own outputs structs.
 var (
 	buildInputs    = reads[distInputsRead]("build", "inputs")
-	buildInventory = reads[inventoryRead]("build", "inventory")
-	buildRuntime   = reads[runtimeRead]("build", "runtime")
-	buildBundle    = reads[bundleRead]("build", "bundle")
+	buildInventory = reads[inventoryRead]("build", "module.payload.stage.inventory")
+	buildRuntime   = reads[runtimeRead]("build", "module.payload.stage.runtime")
+	buildBundle    = reads[bundleRead]("build", "module.payload.stage.bundle")
 
 	releaseInputs    = reads[releaseInputsRead]("release", "inputs")
-	releaseEntry     = reads[runtimeRead]("release", "runtime_entry")
-	releaseRuntime   = reads[runtimeRead]("release", "runtime")
-	releaseBundle    = reads[bundleRead]("release", "bundle")
-	releasePublish   = reads[releasePublishRead]("release", "publish")
-	releaseInventory = reads[inventoryRead]("release", "inventory")
-	releaseArchive   = reads[archiveRead]("release", "archive")
+	releaseEntry     = reads[runtimeRead]("release", "module.qualify.stage.runtime_entry")
+	releaseRuntime   = reads[runtimeRead]("release", "module.payload.stage.runtime")
+	releaseBundle    = reads[bundleRead]("release", "module.payload.stage.bundle")
+	releasePublish   = reads[releasePublishRead]("release", "module.publish.stage.publish")
+	releaseInventory = reads[inventoryRead]("release", "module.payload.stage.inventory")
+	releaseArchive   = reads[archiveRead]("release", "module.publish.stage.archive")
 
 	installInstall = reads[consumer.InstallOutputs]("install", "install")
 	updateCheck    = reads[consumer.UpdateCheckOutputs]("update", "check")
@@ -300,7 +300,7 @@ func Release(ctx context.Context, c Config, a ReleaseArgs) (*Released, error) {
 			Schema: release.BuildInfoSchema, Release: in.Name, RuntimeCache: r.RuntimeCache,
 			Entry: entry.Entry, EntryDigest: entry.Digest, Linked: int64(rt.Linked), Copied: int64(rt.Copied), Bundle: bundle,
 			Tools:  pub.Tools,
-			Timing: tracing.Summarize(o.Spans, o.Graph.Name, o.Graph.DepNames()).JSON,
+			Timing: tracing.Summarize(o.Spans, o.Graph.Name, o.Result.DepNames()).JSON,
 		})
 		return r
 	})

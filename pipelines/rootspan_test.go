@@ -29,7 +29,7 @@ func TestRootAttrsNameWhatTheReleaseProduced(t *testing.T) {
 	in := stages.ReleaseInputsOutputs{ID: "pi", Version: "1.2.3", Name: "pi-1.2.3-linux-x64"}
 	arc := stages.ArchiveOutputs{SHA256: "ab12"}
 	got := attrMap(rootAttrs("release", &engine.Result{Stages: []*engine.StageResult{
-		result("inputs", engine.Succeeded, in), result("archive", engine.Succeeded, arc),
+		result("inputs", engine.Succeeded, in), result("module.publish.stage.archive", engine.Succeeded, arc),
 	}}))
 	want := map[string]string{tracing.AttrDistribution: "pi", tracing.AttrVersion: "1.2.3",
 		tracing.AttrReleaseName: "pi-1.2.3-linux-x64", tracing.AttrArchiveSHA256: "ab12"}
@@ -42,7 +42,7 @@ func TestRootAttrsNameWhatTheReleaseProduced(t *testing.T) {
 		}
 	}
 	failed := attrMap(rootAttrs("release", &engine.Result{Stages: []*engine.StageResult{
-		result("inputs", engine.Succeeded, in), result("archive", engine.Failed, arc),
+		result("inputs", engine.Succeeded, in), result("module.publish.stage.archive", engine.Failed, arc),
 	}}))
 	if _, ok := failed[tracing.AttrArchiveSHA256]; ok || failed[tracing.AttrReleaseName] == "" {
 		t.Errorf("with the archive stage failed: %v, want the release name and no digest", failed)

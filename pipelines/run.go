@@ -231,13 +231,13 @@ func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value
 		}
 	}
 	if c.Timings != "" {
-		if err := WriteTimingsFile(c.Timings, spans, g.DepNames()); err != nil {
+		if err := WriteTimingsFile(c.Timings, spans, res.DepNames()); err != nil {
 			fmt.Fprintf(c.Stderr, "piship: --timings: %v\n", err)
 			code = ExitFailed
 		}
 	}
 	if c.Getenv("PISHIP_DEBUG_TIMING") == "1" {
-		_ = tracing.Summarize(spans, g.Name, g.DepNames()).Write(c.Stderr)
+		_ = tracing.Summarize(spans, g.Name, res.DepNames()).Write(c.Stderr)
 	}
 	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(parent), 10*time.Second)
 	defer cancel()

@@ -165,7 +165,7 @@ func TestUnchangedRebuildRunsNoHeavyStage(t *testing.T) {
 		t.Fatalf("summary %q", summary)
 	}
 	names := ranSpans(rec)
-	for _, heavy := range []string{"npm_install runtime", "prune prune", "strip strip", "bundle bundle", "inventory inventory", "publish publish"} {
+	for _, heavy := range []string{"module.payload.stage.runtime", "module.payload.stage.prune", "module.payload.stage.strip", "module.payload.stage.bundle", "module.payload.stage.inventory", "publish publish"} {
 		for _, n := range names {
 			if n == heavy {
 				t.Fatalf("unchanged rebuild ran %s (spans of stages that ran: %v)", heavy, names)
@@ -195,7 +195,7 @@ func TestUnchangedRebuildRunsNoHeavyStage(t *testing.T) {
 	}
 	for _, n := range ranSpans(rec2) {
 		switch n {
-		case "npm_install runtime", "prune prune", "strip strip", "bundle bundle":
+		case "module.payload.stage.runtime", "module.payload.stage.prune", "module.payload.stage.strip", "module.payload.stage.bundle":
 			t.Fatalf("resource refresh ran %s", n)
 		}
 	}

@@ -206,6 +206,18 @@ func StagesJSON(kinds []stage.Kind) StagesDoc {
 type PipelinesDoc struct {
 	Schema    string        `json:"schema"`
 	Pipelines []PipelineDoc `json:"pipelines"` // by name
+	Modules   []ModuleDoc   `json:"modules"`   // by name
+}
+
+// ModuleDoc is one built-in module.
+type ModuleDoc struct {
+	Name        string   `json:"name"`   // what piship pipelines show NAME takes
+	Source      string   `json:"source"` // builtin:NAME, what a module block's source takes
+	File        string   `json:"file"`   // embedded:pipelines/modules/NAME.hcl, as diagnostics name it
+	Description string   `json:"description"`
+	Inputs      []string `json:"inputs"`  // in declaration order
+	Outputs     []string `json:"outputs"` // in declaration order
+	Stages      int      `json:"stages"`
 }
 
 // PipelineDoc is one built-in pipeline.

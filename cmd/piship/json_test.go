@@ -218,7 +218,7 @@ func TestJSONMatchesDocs(t *testing.T) {
 					m, ok := st[1].(map[string]any)
 					return m, ok
 				}()
-				if p["pipeline"] != "build" || first["address"] != "runtime" || first["action"] != "decided after" || fmt.Sprint(first["after"]) != "[inputs]" {
+				if p["pipeline"] != "build" || first["address"] != "module.payload.stage.runtime" || first["action"] != "decided after" || fmt.Sprint(first["after"]) != "[inputs]" {
 					t.Errorf("build --plan --json: %v", p)
 				}
 			}

@@ -32,7 +32,7 @@ func withMarker(t *testing.T, name, after string) string {
 	if i < 0 {
 		t.Fatalf("%s.hcl has no verdicts line", name)
 	}
-	marker := "\n  stage \"exec\" \"custom_marker\" {\n    command    = [\"true\"]\n    depends_on = [stage." + after + "]\n  }\n"
+	marker := "\n  stage \"exec\" \"custom_marker\" {\n    command    = [\"true\"]\n    depends_on = [" + after + "]\n  }\n"
 	return src[:i] + marker + src[i:]
 }
 
@@ -62,7 +62,7 @@ func TestDistributionPipelinesWinOverTheBuiltIn(t *testing.T) {
 	env := buildEnv(t)
 	dir := copyDist(t, "hello")
 	own := map[string]string{}
-	for name, after := range map[string]string{"build": "publish", "release": "archive"} {
+	for name, after := range map[string]string{"build": "stage.publish", "release": "module.publish"} {
 		own[name] = writeFile(t, filepath.Join(dir, "pipelines"), name+".hcl", withMarker(t, name, after))
 	}
 	archive := filepath.Join(dir, "dist", "releases", helloRelease+".tar.gz.sha256")

@@ -20,13 +20,15 @@ func pipelinesCmd(e *cli.Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:     "pipelines",
 		GroupID: cli.GroupPipeline,
-		Short:   "list the pipelines built into piship (pipelines show NAME prints one)",
-		Long: `Lists the pipelines built into piship, each with its description. piship pipelines show NAME
-prints one as it is built in, to start a pipeline of your own from: as DIST/pipelines/NAME.hcl
-it replaces the built-in one for build and release on that distribution, as
-./pipelines/NAME.hcl for piship run NAME.`,
+		Short:   "list the pipelines and modules built into piship (pipelines show NAME prints one)",
+		Long: `Lists the pipelines built into piship, each with its description, and the modules they are
+made of (a pipeline of your own calls one with source = "builtin:NAME"). piship pipelines show
+NAME prints one as it is built in, to start a pipeline of your own from: as
+DIST/pipelines/NAME.hcl it replaces the built-in one for build and release on that
+distribution, as ./pipelines/NAME.hcl for piship run NAME.`,
 		Example: `  piship pipelines
-  piship pipelines show release > mydist/pipelines/release.hcl`,
+  piship pipelines show release > mydist/pipelines/release.hcl
+  piship pipelines show builtin:qualify`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 {
@@ -38,9 +40,9 @@ it replaces the built-in one for build and release on that distribution, as
 	cli.JSONFlag(c, &asJSON)
 	show := &cobra.Command{
 		Use:   "show NAME",
-		Short: "print a built-in pipeline's HCL as it is built in",
-		Long: `Prints the built-in pipeline NAME (piship pipelines lists them) byte for byte as piship runs
-it, to start a pipeline of your own from.`,
+		Short: "print a built-in pipeline's or module's HCL as it is built in",
+		Long: `Prints the built-in pipeline NAME, or the built-in module NAME (builtin:NAME), byte for byte
+as piship runs it (piship pipelines lists them), to start a pipeline of your own from.`,
 		Example: `  piship pipelines show build
   piship pipelines show release > mydist/pipelines/release.hcl`,
 		Args:              cli.ExactArgs("NAME"),
@@ -68,11 +70,19 @@ func runPipelines(e *cli.Env, asJSON bool) int {
 			return cli.Fail(e, errcode.Newf(errcode.ConfigInvalid, "the built-in pipeline %s does not load: %s; run piship validate --builtin", src.Name, diags.Error()))
 		}
 		g := graphs[0]
-		p := PipelineDoc{Name: name, File: src.Name, Description: g.Description, Inputs: []string{}, Stages: len(g.Stages)}
+		p := PipelineDoc{Name: name, File: src.Name, Description: g.Description, Inputs: []string{}, Stages: len(g.Root.Stages)}
 		for _, in := range g.Inputs {
 			p.Inputs = append(p.Inputs, in.Name)
 		}
 		doc.Pipelines = append(doc.Pipelines, p)
+	}
+	doc.Modules = []ModuleDoc{}
+	for _, name := range pipelines.ModuleNames() {
+		m, err := moduleDoc(name)
+		if err != nil {
+			return cli.Fail(e, err)
+		}
+		doc.Modules = append(doc.Modules, m)
 	}
 	if asJSON {
 		cli.PrintJSON(e, doc)
@@ -84,18 +94,60 @@ func runPipelines(e *cli.Env, asJSON bool) int {
 		rows[i] = []string{p.Name, p.Description}
 	}
 	writeColumns(&b, "", rows)
+	b.WriteString("\nModules (source = \"builtin:NAME\" in a module block):\n")
+	rows = make([][]string, len(doc.Modules))
+	for i, m := range doc.Modules {
+		rows[i] = []string{m.Source, m.Description}
+	}
+	writeColumns(&b, "", rows)
 	b.WriteString("\nRun `piship pipelines show NAME` to print one. A distribution's pipelines/build.hcl and pipelines/release.hcl\n" +
 		"replace the built-in ones for piship build and release, ./pipelines/NAME.hcl for piship run NAME;\n" +
-		"--builtin runs the built-in one.\n")
+		"--builtin runs the built-in one. docs/pipelines.md says how to write and compose them.\n")
 	pipelines.WriteAll(e.Stdout, b.String())
 	return cli.ExitOK
 }
 
-// runPipelinesShow prints the built-in pipeline name as embedded.
+// moduleDoc describes the built-in module name from its file: inputs,
+// outputs, stages, and the comment it opens with.
+func moduleDoc(name string) (ModuleDoc, error) {
+	m, err := pipelines.ModuleOutline(name)
+	if err != nil {
+		return ModuleDoc{}, err
+	}
+	return ModuleDoc{Name: name, Source: "builtin:" + name, File: m.File, Description: leadingComment(m.Src),
+		Inputs: m.Inputs, Outputs: m.Outputs, Stages: m.Stages}, nil
+}
+
+// leadingComment is the text of the # comment lines a file opens with,
+// joined into one line: a module's description.
+func leadingComment(src []byte) string {
+	var words []string
+	for _, line := range strings.Split(string(src), "\n") {
+		t, ok := strings.CutPrefix(strings.TrimSpace(line), "#")
+		if !ok {
+			break
+		}
+		words = append(words, strings.Fields(t)...)
+	}
+	return strings.Join(words, " ")
+}
+
+// runPipelinesShow prints the built-in pipeline or module name as embedded.
 func runPipelinesShow(e *cli.Env, name string) int {
+	if mod, ok := strings.CutPrefix(name, "builtin:"); ok {
+		if files, ok := pipelines.BuiltinModule(mod); ok {
+			pipelines.WriteAll(e.Stdout, string(files[0].Src))
+			return cli.ExitOK
+		}
+		return cli.UsageErr(e, cli.CodeUsage, "no built-in module %q; the built-in modules are %s", mod, strings.Join(pipelines.ModuleNames(), ", "))
+	}
 	names := pipelines.EmbeddedNames()
 	src, err := fs.ReadFile(pipelines.FS, strings.TrimSuffix(name, ".hcl")+".hcl")
 	if err != nil {
+		if files, ok := pipelines.BuiltinModule(name); ok {
+			pipelines.WriteAll(e.Stdout, string(files[0].Src))
+			return cli.ExitOK
+		}
 		hint := ""
 		if s := diag.Suggest(name, names); s != "" {
 			hint = fmt.Sprintf(" (did you mean %q?)", s)

@@ -319,9 +319,9 @@ func TestProgressInTmux(t *testing.T) {
 			t.Fatalf("%s: bundleCache %q (%v), want a hit:\n%s", what, doc.BundleCache, err, r.stdout)
 		}
 		pane := strings.Join(r.final, "\n")
-		want := "=> bundle: DONE "
+		want := "=> module.payload.stage.bundle: DONE "
 		if bundleHitIsCacheHit {
-			want = "=> bundle: CACHED "
+			want = "=> module.payload.stage.bundle: CACHED "
 		}
 		if !strings.Contains(pane, want) {
 			t.Errorf("%s: the bundle cache hit is not shown as %q (bundleHitIsCacheHit = %v):\n%s", what, want, bundleHitIsCacheHit, pane)

@@ -162,8 +162,8 @@ func TestFailingVerdictsStopTheRelease(t *testing.T) {
 		wantStage string
 		wantText  string
 	}{
-		{"audit", false, "audit", "HELLO-TEST-9999"},
-		{"audit and tests", true, "tests", "smoke test help failed"},
+		{"audit", false, "module.qualify.stage.audit", "HELLO-TEST-9999"},
+		{"audit and tests", true, "module.qualify.stage.tests", "smoke test help failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := buildEnv(t)

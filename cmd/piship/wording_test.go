@@ -46,10 +46,10 @@ func TestPrintedWording(t *testing.T) {
 		{"run one stage", append([]string{"run", one}, plain...), exitOK, []string{`^one: ok \(1 stage: 1 ran, 0 cached\)$`}, nil},
 		{"dry run of one stage", []string{"run", "--dry-run", one}, exitOK, []string{`^pipeline one: 1 stage \(dry run, nothing runs\)$`}, nil},
 		{"build", append([]string{"build", dir}, plain...), exitOK,
-			[]string{`build: bundle: started$`, `build: prune: DONE`, `build: npm_install runtime: started$`},
+			[]string{`build: module.payload.stage.bundle: started$`, `build: module.payload.stage.prune: DONE`, `build: module.payload.stage.runtime: started$`},
 			[]string{`pi_packages`, `search_tools`}},
 		{"release", append([]string{"release", dir}, plain...), exitOK,
-			[]string{`release: audit: started$`, `release: signatures: DONE`},
+			[]string{`release: module.qualify.stage.audit: started$`, `release: module.qualify.stage.signatures: DONE`},
 			[]string{`pi_packages`, `search_tools`}},
 	} {
 		t.Run(row.name, func(t *testing.T) {

@@ -1,0 +1,60 @@
+# Publication of a release: release.json, the checksums, the reproducible
+# archive, and the release directory published under <out>/releases. Used
+# by the release pipeline.
+
+input "inputs" {
+  description = "the outputs of the release_inputs stage"
+}
+input "qualification" {
+  description = "the qualification's report (module.qualify.report)"
+}
+input "after" {
+  default     = null
+  description = "stages release.json waits for besides the qualification (a signing stage, say)"
+}
+
+stage "release_metadata" "metadata" {
+  release_dir     = input.inputs.release_dir
+  distribution    = input.inputs.dir
+  target          = input.inputs.target
+  channel         = input.inputs.channel
+  created         = input.inputs.created
+  lock_sha256     = input.inputs.lock_sha256
+  runtime_package = input.inputs.runtime_package
+  runtime_version = input.inputs.runtime_version
+  tests           = input.qualification.tests
+  signatures      = input.qualification.signatures
+  package_audits  = input.qualification.package_audits
+  sbom_sha256     = input.qualification.sbom_sha256
+  sbom_packages   = input.qualification.sbom_packages
+  depends_on      = [input.after]
+}
+
+stage "checksums" "checksums" {
+  release_dir = input.inputs.release_dir
+  depends_on  = [stage.metadata]
+}
+
+stage "archive" "archive" {
+  release_dir = input.inputs.release_dir
+  epoch       = input.inputs.epoch
+  depends_on  = [stage.checksums]
+}
+
+stage "release_publish" "publish" {
+  staging    = input.inputs.staging
+  name       = input.inputs.name
+  releases   = input.inputs.releases
+  ship_tools = true
+  target     = input.inputs.target
+  depends_on = [stage.archive]
+}
+
+output "archive" {
+  description = "the archive: path, sha256, bytes, files"
+  value       = stage.archive
+}
+output "published" {
+  description = "the published release: path, archive, tools"
+  value       = stage.publish
+}
