@@ -366,13 +366,13 @@ func TestReleaseGraphIsReadable(t *testing.T) {
 		"module.qualify.stage.audit":      "audit\naudit\nverdict 3",
 		"module.qualify.stage.sbom":       "sbom\nsbom",
 		"module.payload.stage.strip":      "strip\nstrip\nwhen input.reuse == \"none\" && !input.inputs.bundle_cached && input.inputs.strip",
-		"cleanup":                         "cleanup\nstaging_cleanup\nalways",
+		"module.publish.stage.cleanup":    "cleanup\nstaging_cleanup\nalways",
 	} {
 		if got := labelText(t, d.labels[name]); got != want {
 			t.Errorf("node %s reads %q, want %q", name, got, want)
 		}
 	}
-	if !strings.Contains(out.String(), `"cleanup" [label=<`) || !strings.Contains(out.String(), "peripheries=2];\n") {
+	if !strings.Contains(out.String(), `"module.publish.stage.cleanup" [label=<`) || !strings.Contains(out.String(), "peripheries=2];\n") {
 		t.Error("the always stage has no double border")
 	}
 	legend := htmlRows(t, d.labels["legend:"])

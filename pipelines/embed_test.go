@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+
 	"piship.dev/piship/stages/stage/errcode"
 )
 
@@ -15,9 +18,11 @@ import (
 // release.hcl), so the files piship ships read as a user's formatted files.
 func TestEmbeddedPipelinesAreFmtClean(t *testing.T) {
 	names, err := fs.Glob(FS, "*.hcl")
-	if err != nil || len(names) < 5 {
-		t.Fatalf("embedded pipelines: %v %v", names, err)
+	mods, _ := fs.Glob(FS, "modules/*.hcl")
+	if err != nil || len(names) < 5 || len(mods) < 3 {
+		t.Fatalf("embedded pipelines: %v %v %v", names, mods, err)
 	}
+	names = append(names, mods...)
 	dir := t.TempDir()
 	var paths []string
 	for _, n := range names {
@@ -25,7 +30,7 @@ func TestEmbeddedPipelinesAreFmtClean(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := filepath.Join(dir, n)
+		p := filepath.Join(dir, filepath.Base(n))
 		if err := os.WriteFile(p, src, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -34,6 +39,43 @@ func TestEmbeddedPipelinesAreFmtClean(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if code := Format(&stdout, &stderr, func(string) string { return "" }, paths, true); code != ExitOK {
 		t.Errorf("piship fmt --check of the embedded pipelines: exit %d; run piship fmt pipelines/ to fix:\n%s%s", code, stdout.String(), stderr.String())
+	}
+}
+
+// build.hcl and release.hcl share the payload's assembly through
+// builtin:payload: no stage block appears in both files, and both call the
+// module.
+func TestBuildAndReleaseShareThePayloadModule(t *testing.T) {
+	blocks := map[string]map[string]string{}
+	for _, name := range []string{"build.hcl", "release.hcl"} {
+		src, err := FS.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, diags := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
+		if diags.HasErrors() {
+			t.Fatal(diags)
+		}
+		blocks[name] = map[string]string{}
+		var payload bool
+		for _, b := range f.Body.(*hclsyntax.Body).Blocks[0].Body.Blocks {
+			switch b.Type {
+			case "stage":
+				blocks[name][b.Labels[0]+" "+b.Labels[1]] = string(b.Range().SliceBytes(src))
+			case "module":
+				if a, ok := b.Body.Attributes["source"]; ok && string(a.Expr.Range().SliceBytes(src)) == `"builtin:payload"` {
+					payload = true
+				}
+			}
+		}
+		if !payload {
+			t.Errorf("%s does not call builtin:payload", name)
+		}
+	}
+	for label, body := range blocks["build.hcl"] {
+		if _, ok := blocks["release.hcl"][label]; ok {
+			t.Errorf("stage %s appears in both build.hcl and release.hcl:\n%s", label, body)
+		}
 	}
 }
 

@@ -109,7 +109,46 @@ func runBuiltin(ctx context.Context, c Config, name string, inputs map[string]ct
 // distribution (build, release): found by FindForDistribution.
 func runForDistribution(ctx context.Context, c Config, name, dist string, builtin bool, inputs map[string]cty.Value) Outcome {
 	src, err := FindForDistribution(name, dist, builtin)
-	return runSource(ctx, c, src, err, inputs)
+	g, rep := loadSource(c, src, err)
+	if rep != nil {
+		return Outcome{Code: rep.Exit}
+	}
+	return Execute(ctx, g, declaredInputs(c, name, g, inputs), c)
+}
+
+// declaredInputs drops from the values a command passes to the built-in
+// pipeline name those a distribution's own pipeline g does not declare and
+// that are the built-in's defaults: a short pipeline made of the built-in
+// modules need not declare channel or no_cache to be run by piship
+// release. A value that is not the default stays, and the run refuses it
+// (pipeline "release" has no input "channel"), so no flag is ignored.
+func declaredInputs(c Config, name string, g *graph.Graph, values map[string]cty.Value) map[string]cty.Value {
+	declared := map[string]bool{}
+	for _, in := range g.Inputs {
+		declared[in.Name] = true
+	}
+	src, err := FindBuiltin(name)
+	if err != nil || src.Name == g.File {
+		return values
+	}
+	gs, _, diags := src.Parse(c.Kinds)
+	if diags.HasErrors() || len(gs) != 1 {
+		return values
+	}
+	defaults := map[string]cty.Value{}
+	for _, in := range gs[0].Inputs {
+		if !in.Required() {
+			defaults[in.Name] = in.Default
+		}
+	}
+	out := make(map[string]cty.Value, len(values))
+	for n, v := range values {
+		if d, ok := defaults[n]; ok && !declared[n] && d.Equals(v).True() {
+			continue
+		}
+		out[n] = v
+	}
+	return out
 }
 
 // runSource loads src, found with err, and executes it.

@@ -40,7 +40,7 @@ func planForDistribution(c Config, name, dist string, builtin bool, values map[s
 	if rep != nil {
 		return nil, rep
 	}
-	return plan(c, g, values)
+	return plan(c, g, declaredInputs(c, name, g, values))
 }
 
 // plan plans g with the engine options a run of it would have; an input

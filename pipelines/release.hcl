@@ -57,19 +57,13 @@ pipeline "release" {
   }
 
   # Publication (builtin:publish): release.json, checksums, the archive,
-  # and the release directory published.
+  # the release directory published, and the staging directory cleaned up
+  # (always).
   module "publish" {
     source        = "builtin:publish"
     inputs        = stage.inputs
     qualification = module.qualify.report
-  }
-
-  stage "staging_cleanup" "cleanup" {
-    always        = true
-    staging       = stage.inputs.staging
     evict         = !input.no_cache
-    keep_runtimes = 2 + stage.inputs.runtime_entries
-    depends_on    = [module.publish]
   }
 
   verdicts = [module.qualify.stage.signatures, module.qualify.stage.tests, module.qualify.stage.audit, module.qualify.stage.package_audits]

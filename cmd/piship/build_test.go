@@ -289,7 +289,8 @@ func TestStaleLockCleanupDoesNotFail(t *testing.T) {
 				t.Errorf("%s: points into an embedded file: %s", cmd, line)
 			}
 		}
-		if !strings.Contains(stderr, cmd+": staging_cleanup cleanup: DONE") {
+		cleanup := map[string]string{"build": "staging_cleanup cleanup", "release": "module.publish.stage.cleanup"}[cmd]
+		if !strings.Contains(stderr, cmd+": "+cleanup+": DONE") {
 			t.Errorf("%s: the cleanup did not run to the end:\n%s", cmd, stderr)
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -157,5 +158,78 @@ func TestRunNamesItsFile(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("piship %s: exit %d, want 2 and one line with %q\n%s", strings.Join(tc.args, " "), code, tc.want, stderr)
 		}
+	}
+}
+
+// signedRelease is the release pipeline of a distribution that signs its
+// archive: the built-in modules and one exec stage, under 30 lines.
+const signedRelease = `pipeline "release" {
+  input "distribution" { type = string }
+  stage "release_inputs" "inputs" { distribution = input.distribution }
+  module "qualify" {
+    source        = "builtin:qualify"
+    inputs        = stage.inputs
+    vendored      = module.payload.pi_trees
+    payload_ready = module.payload.inventory
+  }
+  module "payload" {
+    source        = "builtin:payload"
+    inputs        = stage.inputs
+    dest          = stage.inputs.payload
+    runtime_after = module.qualify.runtime_entry
+    bundle_after  = module.qualify.signatures
+  }
+  module "publish" {
+    source        = "builtin:publish"
+    inputs        = stage.inputs
+    qualification = module.qualify.report
+  }
+  stage "exec" "sign" {
+    command = ["sh", "-c", "sha256sum \"$1\" > \"$1.sig\"", "sign", module.publish.published.archive]
+  }
+}
+`
+
+// A release engineer adds one stage to the release through the built-in
+// modules, in a short file instead of a copy of release.hcl: the release
+// it makes has the same release --json document as the built-in one's,
+// and the stage ran.
+func TestReleaseComposedFromBuiltinModules(t *testing.T) {
+	if n := strings.Count(signedRelease, "\n"); n >= 30 {
+		t.Fatalf("the composed release is %d lines, not under 30", n)
+	}
+	env := buildEnv(t)
+	dir := copyDist(t, "hello")
+	writeFile(t, filepath.Join(dir, "pipelines"), "release.hcl", signedRelease)
+	docs := map[bool]map[string]any{}
+	for _, builtin := range []bool{false, true} {
+		args := []string{"release", dir, "--json"}
+		if builtin {
+			args = append(args, "--builtin")
+		}
+		code, stdout, stderr := piship(t, env, args...)
+		if code != exitOK {
+			t.Fatalf("piship %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+			t.Fatalf("%v\n%s", err, stdout)
+		}
+		// The run's duration and the cache it found (the first release
+		// fills it) differ between any two runs.
+		delete(doc, "seconds")
+		delete(doc, "runtimeCache")
+		docs[builtin] = doc
+		if !builtin {
+			sig := filepath.Join(dir, "dist", "releases", helloRelease+".tar.gz.sig")
+			if b, err := os.ReadFile(sig); err != nil || !strings.Contains(string(b), helloRelease+".tar.gz") {
+				t.Fatalf("the sign stage did not sign the archive: %v %q\n%s", err, b, stderr)
+			}
+		}
+	}
+	a, _ := json.MarshalIndent(docs[false], "", "  ")
+	b, _ := json.MarshalIndent(docs[true], "", "  ")
+	if string(a) != string(b) {
+		t.Errorf("release --json of the composed pipeline differs from the built-in one's:\n%s\nbuilt-in:\n%s", a, b)
 	}
 }

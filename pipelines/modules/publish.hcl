@@ -1,6 +1,6 @@
 # Publication of a release: release.json, the checksums, the reproducible
-# archive, and the release directory published under <out>/releases. Used
-# by the release pipeline.
+# archive, the release directory published under <out>/releases, and the
+# staging directory cleaned up. Used by the release pipeline.
 
 input "inputs" {
   description = "the outputs of the release_inputs stage"
@@ -11,6 +11,11 @@ input "qualification" {
 input "after" {
   default     = null
   description = "stages release.json waits for besides the qualification (a signing stage, say)"
+}
+input "evict" {
+  type        = bool
+  default     = true
+  description = "evict old runtime cache entries once published (false for a release without cache)"
 }
 
 stage "release_metadata" "metadata" {
@@ -48,6 +53,16 @@ stage "release_publish" "publish" {
   ship_tools = true
   target     = input.inputs.target
   depends_on = [stage.archive]
+}
+
+# The staging directory goes and the release's lock is let go, whatever
+# happened before: always.
+stage "staging_cleanup" "cleanup" {
+  always        = true
+  staging       = input.inputs.staging
+  evict         = input.evict
+  keep_runtimes = 2 + input.inputs.runtime_entries
+  depends_on    = [stage.publish]
 }
 
 output "archive" {
