@@ -51,6 +51,14 @@ func (s *scheduler) planStep(st *graph.Stage) PlanStep {
 	if !ok || s.opts.Cache == nil {
 		return step
 	}
+	if st.Expands() {
+		// Its instances are made in the run (--plan lists those it can).
+		if sw, ok := st.Kind.(stage.CacheSwitch); ok && sw.CacheSwitch() != "" && !st.Sets(sw.CacheSwitch()) {
+			return step // the switch is off in every instance
+		}
+		step.Cache, step.Note = "unknown", "one entry per instance of its for_each (piship run --plan lists them)"
+		return step
+	}
 	if len(st.DataDeps) > 0 {
 		// Nothing has run: the outputs it reads are unknown, and so is
 		// its key, unless its cache switch is off (exec without cache).

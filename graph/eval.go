@@ -76,6 +76,8 @@ func newFuncTable(dir string) funcTable {
 		"trimsuffix": stdlib.TrimSuffixFunc, "upper": stdlib.UpperFunc, "values": stdlib.ValuesFunc,
 		"zipmap":   stdlib.ZipmapFunc,
 		"tostring": makeToFunc(cty.String), "tonumber": makeToFunc(cty.Number), "tobool": makeToFunc(cty.Bool),
+		// for_each over a list of strings, written as Terraform users do.
+		"toset": makeToFunc(cty.Set(cty.String)),
 	}
 }
 

@@ -161,6 +161,12 @@ func (s *Stage) addressed() bool {
 	return s.Template != nil || (s.Module != nil && s.Module.Addr != "")
 }
 
+// Sets reports whether the stage's block sets the kind attribute name.
+func (s *Stage) Sets(name string) bool {
+	_, ok := s.attrs[name]
+	return ok
+}
+
 // Expands reports whether the stage runs as instances: it has for_each or
 // a module that calls it has.
 func (s *Stage) Expands() bool {

@@ -258,6 +258,9 @@ func (sc *Scope) instOf(s *Stage) *modInst {
 		return s.inst
 	case s.Module == nil || s.Module.Addr == "":
 		return sc.root
+	case s.Module.Expands:
+		// A stage that expands is evaluated as its instances only.
+		panic(fmt.Sprintf("graph: %s is evaluated before Scope.Expand made its instances", s.Name))
 	}
 	return sc.static[s.Module]
 }

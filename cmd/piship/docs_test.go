@@ -24,6 +24,11 @@ import (
 // validate`. Write why after "fragment".
 const fragmentMarker = "<!-- docs-test: fragment"
 
+// fileMarker, on the line right before a ```hcl fence, names a module file
+// an example calls (`<!-- docs-test: file sign.hcl -->`): it is written
+// beside the page's examples, which are validated next to it.
+const fileMarker = "<!-- docs-test: file "
+
 // docFile is one Markdown page the tests read: the README and docs/*.md.
 type docFile struct {
 	name string // as a reader names it: README.md, docs/x.md
@@ -57,8 +62,9 @@ func readDocs(t *testing.T) []docFile {
 // codeBlock is one fenced block of a page.
 type codeBlock struct {
 	lang, body string
-	line       int  // of the opening fence
-	fragment   bool // fragmentMarker on the line before
+	line       int    // of the opening fence
+	fragment   bool   // fragmentMarker on the line before
+	file       string // the name fileMarker gives, or ""
 }
 
 func codeBlocks(src string) []codeBlock {
@@ -71,6 +77,11 @@ func codeBlocks(src string) []codeBlock {
 		}
 		b := codeBlock{lang: strings.TrimSpace(strings.TrimPrefix(l, "```")), line: i + 1}
 		b.fragment = i > 0 && strings.HasPrefix(strings.TrimSpace(lines[i-1]), fragmentMarker)
+		if i > 0 {
+			if name, ok := strings.CutPrefix(strings.TrimSpace(lines[i-1]), fileMarker); ok {
+				b.file = strings.TrimSpace(strings.TrimSuffix(name, "-->"))
+			}
+		}
 		var body []string
 		for i++; i < len(lines) && !strings.HasPrefix(lines[i], "```"); i++ {
 			body = append(body, lines[i])
@@ -197,11 +208,23 @@ func TestDocsCommandsRun(t *testing.T) {
 
 	var cmds []docCommand
 	hclBlocks, fragments := 0, 0
+	files := 0
 	for _, d := range readDocs(t) {
+		// A page's module files first: its examples call them.
+		pageDir := t.TempDir()
+		for _, b := range codeBlocks(d.src) {
+			if b.file != "" {
+				writeFile(t, pageDir, b.file, b.body)
+				files++
+			}
+		}
 		for _, b := range codeBlocks(d.src) {
 			where := d.name + ":" + strconv.Itoa(b.line)
 			switch b.lang {
 			case "hcl":
+				if b.file != "" {
+					continue // validated through the examples that call it
+				}
 				if b.fragment {
 					fragments++
 					if _, diags := hclsyntax.ParseConfig([]byte(b.body), where, hcl.InitialPos); diags.HasErrors() {
@@ -214,7 +237,7 @@ func TestDocsCommandsRun(t *testing.T) {
 				if regexp.MustCompile(`(?m)^distribution\s+"`).MatchString(b.body) {
 					name = "distribution.hcl"
 				}
-				p := writeFile(t, t.TempDir(), name, b.body)
+				p := writeFile(t, pageDir, name, b.body)
 				if code, stdout, stderr := piship(t, nil, "validate", p); code != exitOK {
 					t.Errorf("%s: piship validate on the example: exit %d\n%s%s%s", where, code, b.body, stdout, stderr)
 				}
@@ -234,8 +257,8 @@ func TestDocsCommandsRun(t *testing.T) {
 			}
 		}
 	}
-	if hclBlocks < 2 || fragments < 1 || len(cmds) < 50 {
-		t.Fatalf("too little found: %d HCL examples, %d fragments, %d commands", hclBlocks, fragments, len(cmds))
+	if hclBlocks < 2 || fragments < 1 || files < 1 || len(cmds) < 50 {
+		t.Fatalf("too little found: %d HCL examples, %d fragments, %d module files, %d commands", hclBlocks, fragments, files, len(cmds))
 	}
 
 	helps := map[string]string{}
