@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -202,8 +203,13 @@ func (s *scheduler) expand(st *graph.Stage) {
 	s.instances[st.Index] = insts
 	s.left[st.Index] = len(insts)
 	s.total += len(insts)
-	for _, in := range insts {
-		s.results = append(s.results, &StageResult{Stage: in})
+	// One allocation for the instances' results: a for_each may make
+	// thousands, and this loop is what every stage waits on.
+	results := make([]StageResult, len(insts))
+	s.results = slices.Grow(s.results, len(insts))
+	for i, in := range insts {
+		results[i].Stage = in
+		s.results = append(s.results, &results[i])
 		heap.Push(&s.ready, in)
 	}
 	s.emit(Event{Kind: EventExpanded, Pipeline: s.g.Name, Stage: st, Instances: len(insts)})

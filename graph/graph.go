@@ -100,9 +100,9 @@ type Stage struct {
 	// then keys as sorted strings). Both are set by Scope.Expand.
 	Template *Stage
 	Seq      int
-	inst     *modInst  // the module instance it runs in (instances)
-	each     cty.Value // each.key and each.value (instances of a for_each stage)
-	outcome  *outcome  // what it gave (instances; written by Scope.Record)
+	inst     *modInst    // the module instance it runs in (instances)
+	each     *forEachKey // each.key and each.value (instances of a for_each stage)
+	outcome  *outcome    // what it gave (instances; written by Scope.Record)
 	// generic is set when the stage's expressions need more than inputs,
 	// locals and outputs of the pipeline's stages (a module's values,
 	// each, instances): evaluation then builds its context by reference.

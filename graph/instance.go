@@ -3,7 +3,7 @@ package graph
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -45,7 +45,7 @@ type modInst struct {
 
 func newModInst(m *Module, parent *modInst, addr string, each cty.Value) *modInst {
 	return &modInst{m: m, parent: parent, addr: addr, each: each,
-		vals: map[memoKey]cty.Value{}, children: map[*Module][]*modInst{}, insts: map[*Stage][]*Stage{}}
+		vals: map[memoKey]cty.Value{}, children: map[*Module][]*modInst{}, insts: make(map[*Stage][]*Stage, len(m.Stages))}
 }
 
 // ErrUndecided is the error of a for_each that refers to outputs of a
@@ -62,39 +62,51 @@ type forEachKey struct {
 // list, set or tuple of strings its elements (a duplicate is refused);
 // instances are ordered by key as sorted strings.
 func forEachKeys(v cty.Value) ([]forEachKey, error) {
-	if !v.IsWhollyKnown() {
+	if !v.IsKnown() {
 		return nil, ErrUndecided
 	}
 	if v.IsNull() {
 		return nil, fmt.Errorf("for_each is null: give a map, or a list of strings")
 	}
 	ty := v.Type()
-	var keys []forEachKey
-	switch {
-	case ty.IsMapType() || ty.IsObjectType():
-		for it := v.ElementIterator(); it.Next(); {
-			k, e := it.Element()
-			keys = append(keys, forEachKey{key: k.AsString(), val: e})
+	byName := ty.IsMapType() || ty.IsObjectType()
+	if !byName && !ty.IsListType() && !ty.IsSetType() && !ty.IsTupleType() {
+		return nil, fmt.Errorf("for_each must be a map, or a list of strings; it is %s", ty.FriendlyName())
+	}
+	// The elements in one pass (v.IsWhollyKnown would be a second one, and
+	// the iterator allocates for each element): an unknown one decides
+	// nothing, whatever the others are.
+	keys := make([]forEachKey, 0, v.LengthInt())
+	for it := v.ElementIterator(); it.Next(); {
+		k, e := it.Element()
+		if !e.IsWhollyKnown() {
+			return nil, ErrUndecided
 		}
-	case ty.IsListType() || ty.IsSetType() || ty.IsTupleType():
-		seen := map[string]bool{}
-		for it := v.ElementIterator(); it.Next(); {
-			_, e := it.Element()
-			s, err := convert.Convert(e, cty.String)
+		if byName {
+			keys = append(keys, forEachKey{key: k.AsString(), val: e})
+		} else {
+			keys = append(keys, forEachKey{val: e})
+		}
+	}
+	if !byName {
+		seen := make(map[string]bool, len(keys))
+		for i, el := range keys {
+			s, err := convert.Convert(el.val, cty.String)
 			if err != nil || s.IsNull() {
-				return nil, fmt.Errorf("for_each over a list takes strings (each is its own key); element %s is not one", e.GoString())
+				return nil, fmt.Errorf("for_each over a list takes strings (each is its own key); element %s is not one", el.val.GoString())
 			}
 			k := s.AsString()
 			if seen[k] {
 				return nil, fmt.Errorf("for_each has %q twice: each element is a key, so keys must be unique (distinct() removes duplicates)", k)
 			}
 			seen[k] = true
-			keys = append(keys, forEachKey{key: k, val: s})
+			keys[i] = forEachKey{key: k, val: s}
 		}
-	default:
-		return nil, fmt.Errorf("for_each must be a map, or a list of strings; it is %s", ty.FriendlyName())
 	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i].key < keys[j].key })
+	byKey := func(a, b forEachKey) int { return strings.Compare(a.key, b.key) }
+	if !slices.IsSortedFunc(keys, byKey) { // a map's keys come sorted
+		slices.SortFunc(keys, byKey)
+	}
 	return keys, nil
 }
 
@@ -114,54 +126,66 @@ type runView struct {
 // strings. Their indexes start at next. It is called once per run, when
 // every stage the stage depends on has settled. An error is the for_each's
 // (ErrUndecided when it needs a stage that did not succeed).
+//
+// It runs on the scheduler's loop, which every stage waits on, and a
+// for_each may make thousands of instances: the keys of every module
+// instance are decided first, so the list of instances and their outcomes
+// are allocated once, and each.key and each.value become a value only
+// when the instance's expressions are evaluated (genericContext).
 func (sc *Scope) Expand(t *Stage, outputs []map[string]cty.Value, gone Gone, next int) ([]*Stage, error) {
 	view := runView{outputs, gone}
 	mis, err := sc.moduleInstances(t.Module, view)
 	if err != nil {
 		return nil, err
 	}
-	var out []*Stage
-	for _, mi := range mis {
-		base := t.LocalName
+	keys := make([][]forEachKey, len(mis))
+	n := 0
+	for i, mi := range mis {
+		if t.ForEach == nil {
+			n++
+			continue
+		}
+		ctx, diags := sc.exprContext(mi, t.ForEach.Variables(), cty.NilVal, view)
+		if diags.HasErrors() {
+			return nil, diagError(diags)
+		}
+		v, diags := t.ForEach.Value(ctx)
+		if diags.HasErrors() {
+			return nil, diagError(diags)
+		}
+		if keys[i], err = forEachKeys(v); err != nil {
+			return nil, err
+		}
+		n += len(keys[i])
+	}
+	outcomes, out := make([]outcome, n), make([]*Stage, n)
+	j := 0
+	// add makes instance j; its name is the tail of its address (one
+	// string for both).
+	add := func(mi *modInst, addr string, nameAt int, each *forEachKey) {
+		cp := new(Stage) // one block for thousands would be fresh pages each run
+		*cp = *t
+		cp.Template, cp.Seq, cp.Index = t, j, next+j
+		cp.inst, cp.each, cp.outcome = mi, each, &outcomes[j]
+		cp.Addr, cp.Name = addr, addr[nameAt:]
+		cp.Dependents = nil
+		out[j] = cp
+		j++
+	}
+	for i, mi := range mis {
+		from := j
+		prefix, base := "stage.", t.LocalName
 		if mi.addr != "" {
-			base = mi.addr + ".stage." + t.LocalName
-		}
-		var keys []forEachKey
-		if t.ForEach != nil {
-			ctx, diags := sc.exprContext(mi, t.ForEach.Variables(), cty.NilVal, view)
-			if diags.HasErrors() {
-				return nil, diagError(diags)
-			}
-			v, diags := t.ForEach.Value(ctx)
-			if diags.HasErrors() {
-				return nil, diagError(diags)
-			}
-			if keys, err = forEachKeys(v); err != nil {
-				return nil, err
-			}
-		}
-		var made []*Stage
-		add := func(name string, each cty.Value) {
-			cp := *t
-			cp.Template, cp.Seq, cp.Index = t, len(out), next+len(out)
-			cp.inst, cp.each, cp.outcome = mi, each, &outcome{}
-			cp.Name = name
-			cp.Addr = name
-			if mi.addr == "" {
-				cp.Addr = "stage." + name
-			}
-			cp.Dependents = nil
-			out = append(out, &cp)
-			made = append(made, &cp)
+			prefix, base = "", mi.addr+".stage."+t.LocalName
 		}
 		if t.ForEach == nil {
-			add(base, cty.NilVal)
+			add(mi, prefix+base, len(prefix), nil)
 		}
-		for _, k := range keys {
-			add(base+keyText(k.key), eachValue(k))
+		for k := range keys[i] {
+			add(mi, prefix+base+keyText(keys[i][k].key), len(prefix), &keys[i][k])
 		}
 		mi.mu.Lock()
-		mi.insts[t] = made
+		mi.insts[t] = out[from:j:j]
 		mi.mu.Unlock()
 	}
 	return out, nil
@@ -177,13 +201,14 @@ func (sc *Scope) Record(inst *Stage, outputs map[string]cty.Value, gone bool) {
 
 // Key is an instance's key (each.key); empty for a stage without for_each.
 func (s *Stage) Key() string {
-	if s.each == cty.NilVal {
+	if s.each == nil {
 		return ""
 	}
-	return s.each.GetAttr("key").AsString()
+	return s.each.key
 }
 
-// moduleInstances lists the instances of m in a run, in order.
+// moduleInstances lists the instances of m in a run, in order; the
+// caller does not change the list.
 func (sc *Scope) moduleInstances(m *Module, view runView) ([]*modInst, error) {
 	if m.Addr == "" {
 		return []*modInst{sc.root}, nil
@@ -194,6 +219,9 @@ func (sc *Scope) moduleInstances(m *Module, view runView) ([]*modInst, error) {
 	parents, err := sc.moduleInstances(m.Parent, view)
 	if err != nil {
 		return nil, err
+	}
+	if len(parents) == 1 {
+		return sc.childInsts(parents[0], m, view) // kept by the parent: not to be changed
 	}
 	var out []*modInst
 	for _, p := range parents {
@@ -268,7 +296,11 @@ func (sc *Scope) instOf(s *Stage) *modInst {
 // genericContext is the evaluation context of a stage whose expressions
 // need module values, each or instances (Stage.generic).
 func (sc *Scope) genericContext(s *Stage, view runView) (*hcl.EvalContext, hcl.Diagnostics) {
-	return sc.exprContext(sc.instOf(s), s.traversals, s.each, view)
+	each := cty.NilVal
+	if s.each != nil {
+		each = eachValue(*s.each)
+	}
+	return sc.exprContext(sc.instOf(s), s.traversals, each, view)
 }
 
 // exprContext builds the context for expressions in module instance mi

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -131,7 +132,7 @@ func stageAddr(moduleAddr, name string) string {
 
 // keyText is an instance key as an address writes it: ["linux-x64"].
 func keyText(key string) string {
-	return "[" + fmt.Sprintf("%q", key) + "]"
+	return "[" + strconv.Quote(key) + "]" // as %q writes it, without fmt: a for_each makes thousands
 }
 
 // decodeModuleCall decodes a module block of m, loads its source and
