@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -89,23 +90,31 @@ func forEachKeys(v cty.Value) ([]forEachKey, error) {
 		}
 	}
 	if !byName {
-		seen := make(map[string]bool, len(keys))
 		for i, el := range keys {
-			s, err := convert.Convert(el.val, cty.String)
-			if err != nil || s.IsNull() {
+			s := el.val
+			if s.Type() != cty.String {
+				var err error
+				if s, err = convert.Convert(el.val, cty.String); err != nil {
+					s = cty.NullVal(cty.String)
+				}
+			}
+			if s.IsNull() {
 				return nil, fmt.Errorf("for_each over a list takes strings (each is its own key); element %s is not one", el.val.GoString())
 			}
-			k := s.AsString()
-			if seen[k] {
-				return nil, fmt.Errorf("for_each has %q twice: each element is a key, so keys must be unique (distinct() removes duplicates)", k)
-			}
-			seen[k] = true
-			keys[i] = forEachKey{key: k, val: s}
+			keys[i] = forEachKey{key: s.AsString(), val: s}
 		}
 	}
 	byKey := func(a, b forEachKey) int { return strings.Compare(a.key, b.key) }
 	if !slices.IsSortedFunc(keys, byKey) { // a map's keys come sorted
 		slices.SortFunc(keys, byKey)
+	}
+	if !byName {
+		// Sorted, a duplicate is next to its twin: no set of thousands.
+		for i := 1; i < len(keys); i++ {
+			if keys[i].key == keys[i-1].key {
+				return nil, fmt.Errorf("for_each has %q twice: each element is a key, so keys must be unique (distinct() removes duplicates)", keys[i].key)
+			}
+		}
 	}
 	return keys, nil
 }
@@ -182,13 +191,26 @@ func (sc *Scope) Expand(t *Stage, outputs []map[string]cty.Value, gone Gone, nex
 			add(mi, prefix+base, len(prefix), nil)
 		}
 		for k := range keys[i] {
-			add(mi, prefix+base+keyText(keys[i][k].key), len(prefix), &keys[i][k])
+			add(mi, instanceAddr(prefix, base, keys[i][k].key), len(prefix), &keys[i][k])
 		}
 		mi.mu.Lock()
 		mi.insts[t] = out[from:j:j]
 		mi.mu.Unlock()
 	}
 	return out, nil
+}
+
+// instanceAddr is prefix+base+keyText(key) in one allocation: a for_each
+// makes thousands.
+func instanceAddr(prefix, base, key string) string {
+	var b strings.Builder
+	b.Grow(len(prefix) + len(base) + len(key) + 6)
+	b.WriteString(prefix)
+	b.WriteString(base)
+	b.WriteByte('[')
+	b.WriteString(strconv.Quote(key))
+	b.WriteByte(']')
+	return b.String()
 }
 
 // Record keeps what an instance gave for the stages that read it; the

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -222,12 +223,16 @@ func (g *Graph) decodeModuleCall(m *Module, b *hcl.Block, schemas *schemaCache, 
 
 	var blocks []*hcl.Block
 	for _, f := range files {
-		file, d := parseConfig(f.Src, f.Name)
-		diags = append(diags, d...)
-		if d.HasErrors() {
-			continue
+		file, ok := g.Files[f.Name]
+		if !ok || !bytes.Equal(file.Bytes, f.Src) {
+			var d hcl.Diagnostics
+			file, d = parseConfig(f.Src, f.Name)
+			diags = append(diags, d...)
+			if d.HasErrors() {
+				continue
+			}
+			g.Files[f.Name] = file
 		}
-		g.Files[f.Name] = file
 		content, d := file.Body.Content(moduleFileSchema)
 		diags = append(diags, d...)
 		blocks = append(blocks, content.Blocks...)
