@@ -213,6 +213,55 @@ func instanceAddr(prefix, base, key string) string {
 	return b.String()
 }
 
+// TemplateName is the name of the stage an instance name was made from:
+// the name without its keys (sign["a"] -> sign, module.t["x"].stage.b ->
+// module.t.stage.b); a name without keys is its own.
+func TemplateName(name string) string {
+	if !strings.Contains(name, "[\"") {
+		return name
+	}
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		if name[i] == '[' && i+1 < len(name) && name[i+1] == '"' {
+			if q, err := strconv.QuotedPrefix(name[i+1:]); err == nil && strings.HasPrefix(name[i+1+len(q):], "]") {
+				i += len(q) + 1
+				continue
+			}
+		}
+		b.WriteByte(name[i])
+	}
+	return b.String()
+}
+
+// DepNamesOf is DepNames for the stages a run recorded by name, instances
+// included (a trace's): each waited for every recorded instance of the
+// stages it depends on. unknown lists the names the graph has no stage for.
+func (g *Graph) DepNamesOf(names []string) (deps map[string][]string, unknown []string) {
+	byTemplate := map[string][]string{}
+	for _, n := range names {
+		t := TemplateName(n)
+		byTemplate[t] = append(byTemplate[t], n)
+	}
+	deps = make(map[string][]string, len(names))
+	for _, n := range names {
+		s, ok := g.byName[TemplateName(n)]
+		if !ok {
+			unknown = append(unknown, n)
+			continue
+		}
+		ds := []string{}
+		for _, d := range s.DepStages {
+			if ran, ok := byTemplate[d.Name]; ok {
+				ds = append(ds, ran...)
+			} else {
+				ds = append(ds, d.Name)
+			}
+		}
+		deps[n] = ds
+	}
+	return deps, unknown
+}
+
 // Record keeps what an instance gave for the stages that read it; the
 // engine calls it before any of those starts.
 func (sc *Scope) Record(inst *Stage, outputs map[string]cty.Value, gone bool) {

@@ -133,3 +133,30 @@ func TestModuleCallingItselfIsRefused(t *testing.T) {
 		t.Fatalf("self-calling module: %v", err)
 	}
 }
+
+func TestTemplateNameAndDepNamesOf(t *testing.T) {
+	for in, want := range map[string]string{
+		"bundle":                                  "bundle",
+		`sign["a"]`:                               "sign",
+		`module.t["linux-x64"].stage.npm_install`: "module.t.stage.npm_install",
+		`module.t["a\"]b"].stage.x["k"]`:          "module.t.stage.x",
+	} {
+		if got := TemplateName(in); got != want {
+			t.Errorf("TemplateName(%s) = %q, want %q", in, got, want)
+		}
+	}
+	gs, _, diags := Parse([]byte(`pipeline "p" {
+  stage "exec" "a" {
+    for_each = ["x", "y"]
+    command  = ["true"]
+  }
+  stage "exec" "b" { command = ["echo", length(stage.a)] }
+}`), "p.hcl", t.TempDir(), stages.Default())
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	deps, unknown := gs[0].DepNamesOf([]string{`a["x"]`, `a["y"]`, "b", "c"})
+	if got := strings.Join(deps["b"], ","); got != `a["x"],a["y"]` || len(deps[`a["x"]`]) != 0 || strings.Join(unknown, ",") != "c" {
+		t.Fatalf("deps %v, unknown %v", deps, unknown)
+	}
+}

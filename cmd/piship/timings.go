@@ -109,13 +109,7 @@ func timingsDeps(e *cli.Env, path, name, file string, spans []sdktrace.ReadOnlyS
 		return nil, cli.UsageErr(e, errcode.ConfigInvalid, "%s: the trace is of pipeline %s, but %s holds pipeline %s; pass --pipeline the file that ran",
 			path, name, src.Name, g.Name)
 	}
-	deps := g.DepNames()
-	var unknown []string
-	for _, s := range tracing.StageNames(spans) {
-		if _, ok := deps[s]; !ok {
-			unknown = append(unknown, s)
-		}
-	}
+	deps, unknown := g.DepNamesOf(tracing.StageNames(spans))
 	if len(unknown) > 0 {
 		return nil, cli.UsageErr(e, errcode.ConfigInvalid, "%s: %s has no stage %s that the trace ran (it changed since, or is another file); pass --pipeline the file that ran",
 			path, src.Name, strings.Join(unknown, ", "))
