@@ -233,31 +233,40 @@ func TemplateName(name string) string {
 	return b.String()
 }
 
-// DepNamesOf is DepNames for the stages a run recorded by name, instances
-// included (a trace's): each waited for every recorded instance of the
-// stages it depends on. unknown lists the names the graph has no stage for.
+// DepNamesOf is DepNames with the instances a run recorded (a trace's
+// stage names): an instance has its stage's dependencies, and a stage that
+// depends on an expanded one waited for every recorded instance of it.
+// unknown lists the names the graph has no stage for.
 func (g *Graph) DepNamesOf(names []string) (deps map[string][]string, unknown []string) {
-	byTemplate := map[string][]string{}
+	instances := map[string][]string{}
 	for _, n := range names {
-		t := TemplateName(n)
-		byTemplate[t] = append(byTemplate[t], n)
-	}
-	deps = make(map[string][]string, len(names))
-	for _, n := range names {
-		s, ok := g.byName[TemplateName(n)]
-		if !ok {
-			unknown = append(unknown, n)
-			continue
+		if t := TemplateName(n); t != n {
+			instances[t] = append(instances[t], n)
 		}
-		ds := []string{}
-		for _, d := range s.DepStages {
-			if ran, ok := byTemplate[d.Name]; ok {
-				ds = append(ds, ran...)
+	}
+	expand := func(ds []*Stage) []string {
+		out := []string{}
+		for _, d := range ds {
+			if in, ok := instances[d.Name]; ok {
+				out = append(out, in...)
 			} else {
-				ds = append(ds, d.Name)
+				out = append(out, d.Name)
 			}
 		}
-		deps[n] = ds
+		return out
+	}
+	deps = make(map[string][]string, len(g.Stages)+len(names))
+	for _, s := range g.Stages {
+		deps[s.Name] = expand(s.DepStages)
+	}
+	for _, n := range names {
+		s, ok := g.byName[TemplateName(n)]
+		switch {
+		case !ok:
+			unknown = append(unknown, n)
+		case n != s.Name:
+			deps[n] = expand(s.DepStages)
+		}
 	}
 	return deps, unknown
 }
