@@ -136,8 +136,8 @@ func TestModuleCallingItselfIsRefused(t *testing.T) {
 
 func TestTemplateNameAndDepNamesOf(t *testing.T) {
 	for in, want := range map[string]string{
-		"bundle":                                  "bundle",
-		`sign["a"]`:                               "sign",
+		"bundle":    "bundle",
+		`sign["a"]`: "sign",
 		`module.t["linux-x64"].stage.npm_install`: "module.t.stage.npm_install",
 		`module.t["a\"]b"].stage.x["k"]`:          "module.t.stage.x",
 	} {
