@@ -160,3 +160,19 @@ func TestTemplateNameAndDepNamesOf(t *testing.T) {
 		t.Fatalf("deps %v, unknown %v", deps, unknown)
 	}
 }
+
+// piship validate checks a module file on its own: its inputs unknown, its
+// references and types checked like a pipeline's.
+func TestModuleFileValidatesOnItsOwn(t *testing.T) {
+	good := []byte("input \"x\" { type = string }\nstage \"exec\" \"a\" { command = [\"echo\", input.x] }\noutput \"o\" { value = stage.a.stdout }\n")
+	if !IsModuleFile(good, "m.hcl") || IsModuleFile([]byte("pipeline \"p\" {}\n"), "p.hcl") {
+		t.Fatal("IsModuleFile")
+	}
+	if _, _, diags := ParseModule(good, "m.hcl", t.TempDir(), Options{Kinds: stages.Default()}); diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	bad := []byte("input \"x\" { type = number }\nstage \"exec\" \"a\" { command = [\"echo\", input.y] }\n")
+	if _, _, diags := ParseModule(bad, "m.hcl", t.TempDir(), Options{Kinds: stages.Default()}); !strings.Contains(diags.Error(), `m.hcl:2,39`) || !strings.Contains(diags.Error(), `no input named "y"`) {
+		t.Fatalf("bad module: %v", diags)
+	}
+}

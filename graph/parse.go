@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -128,9 +129,7 @@ func ParseWith(src []byte, filename, dir string, opts Options) ([]*Graph, map[st
 }
 
 func decodePipeline(blk *hcl.Block, filename, dir string, opts Options) (*Graph, hcl.Diagnostics) {
-	g := &Graph{Name: blk.Labels[0], File: filename, Dir: dir, byName: map[string]*Stage{}, Files: map[string]*hcl.File{}}
-	g.funcs = newFuncTable(dir)
-	g.opts = opts
+	g := newGraph(blk.Labels[0], filename, dir, opts)
 	content, diags := blk.Body.Content(pipelineSchema)
 
 	if attr, ok := content.Attributes["description"]; ok {
@@ -144,12 +143,23 @@ func decodePipeline(blk *hcl.Block, filename, dir string, opts Options) (*Graph,
 			}
 		}
 	}
+	return g.build(content.Blocks, content.Attributes["verdicts"], diags)
+}
 
+func newGraph(name, filename, dir string, opts Options) *Graph {
+	g := &Graph{Name: name, File: filename, Dir: dir, byName: map[string]*Stage{}, Files: map[string]*hcl.File{}, opts: opts}
+	g.funcs = newFuncTable(dir)
 	g.Root = newModule("", nil, filename, opts.SourceDir)
 	if opts.SourceDir == "" {
 		g.Root.dir = dir
 	}
-	diags = append(diags, g.decodeScope(g.Root, content.Blocks, newSchemaCache(), nil)...)
+	return g
+}
+
+// build decodes the pipeline's (or a module file's) blocks into g and
+// checks everything: references, verdicts, cycles, types.
+func (g *Graph) build(blocks []*hcl.Block, verdicts *hcl.Attribute, diags hcl.Diagnostics) (*Graph, hcl.Diagnostics) {
+	diags = append(diags, g.decodeScope(g.Root, blocks, newSchemaCache(), nil)...)
 	g.Inputs, g.Locals = g.Root.Inputs, g.Root.Locals
 
 	// References are resolved once every stage is known, so a stage may
@@ -161,8 +171,8 @@ func decodePipeline(blk *hcl.Block, filename, dir string, opts Options) (*Graph,
 	for _, d := range resolveDiags {
 		diags = append(diags, d...)
 	}
-	if attr, ok := content.Attributes["verdicts"]; ok {
-		diags = append(diags, g.decodeVerdicts(attr)...)
+	if verdicts != nil {
+		diags = append(diags, g.decodeVerdicts(verdicts)...)
 	}
 	if diags.HasErrors() {
 		return nil, diags
@@ -186,6 +196,49 @@ func decodePipeline(blk *hcl.Block, filename, dir string, opts Options) (*Graph,
 		}
 	}
 	return g, diags
+}
+
+// IsModuleFile reports whether src holds a module (top-level input,
+// stage, module or output blocks) rather than pipelines.
+func IsModuleFile(src []byte, filename string) bool {
+	f, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	if diags.HasErrors() {
+		return false
+	}
+	body := f.Body.(*hclsyntax.Body)
+	found := false
+	for _, b := range body.Blocks {
+		switch b.Type {
+		case "pipeline":
+			return false
+		case "input", "locals", "stage", "module", "output":
+			found = true
+		}
+	}
+	return found
+}
+
+// ParseModule validates a module file on its own, as piship validate does
+// with one: its inputs are unknown values of their types, as a pipeline's
+// are when it is validated.
+func ParseModule(src []byte, filename, dir string, opts Options) (*Graph, map[string]*hcl.File, hcl.Diagnostics) {
+	file, diags := parseConfig(src, filename)
+	files := map[string]*hcl.File{filename: file}
+	if diags.HasErrors() {
+		return nil, files, sortDiags(diags)
+	}
+	content, d := file.Body.Content(moduleFileSchema)
+	diags = append(diags, d...)
+	g := newGraph(filepath.Base(filename), filename, dir, opts)
+	g.Files[filename] = file
+	g, d = g.build(content.Blocks, nil, diags)
+	if g != nil {
+		for name, f := range g.Files {
+			files[name] = f
+		}
+		g.Files = files
+	}
+	return g, files, sortDiags(d)
 }
 
 // decodeScope decodes the blocks of the pipeline or of one module into m:

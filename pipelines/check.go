@@ -14,6 +14,7 @@ import (
 
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
+	"piship.dev/piship/graph"
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/stage"
@@ -38,6 +39,19 @@ func Validate(stderr io.Writer, getenv func(string) string, kinds *stage.Registr
 			// A distribution manifest, not a pipeline file.
 			_, diags := distribution.Parse(src.Src, src.Name, src.Dir)
 			WriteDiags(stderr, getenv, map[string]*hcl.File{src.Name: {Bytes: src.Src}}, diags)
+			v.Diags = append(v.Diags, diags...)
+			if diags.HasErrors() {
+				v.Failed++
+			} else {
+				v.Count++
+			}
+			continue
+		}
+		if graph.IsModuleFile(src.Src, src.Name) {
+			// A module a pipeline calls (source = "./NAME.hcl"):
+			// checked on its own, its inputs unknown.
+			_, files, diags := src.ParseModule(kinds)
+			WriteDiags(stderr, getenv, files, diags)
 			v.Diags = append(v.Diags, diags...)
 			if diags.HasErrors() {
 				v.Failed++

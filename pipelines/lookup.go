@@ -152,6 +152,12 @@ func (src *Source) Parse(kinds *stage.Registry) ([]*graph.Graph, map[string]*hcl
 	return graph.ParseWith(src.Src, src.Name, src.Dir, graph.Options{Kinds: kinds, Builtin: BuiltinModule})
 }
 
+// ParseModule validates src as a module file (graph.IsModuleFile), for
+// piship validate.
+func (src *Source) ParseModule(kinds *stage.Registry) (*graph.Graph, map[string]*hcl.File, hcl.Diagnostics) {
+	return graph.ParseModule(src.Src, src.Name, src.Dir, graph.Options{Kinds: kinds, Builtin: BuiltinModule})
+}
+
 // modulePrefix names a built-in module's file, as diagnostics show it.
 const modulePrefix = embeddedPrefix + "modules/"
 
