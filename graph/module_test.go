@@ -176,3 +176,37 @@ func TestModuleFileValidatesOnItsOwn(t *testing.T) {
 		t.Fatalf("bad module: %v", diags)
 	}
 }
+
+// piship graph draws a module as a cluster and a for_each with its
+// expression, and with its instances when they are known before the run.
+func TestGraphDrawsModulesAndInstances(t *testing.T) {
+	gs, _, err := parseDir(t, `pipeline "p" {
+  input "files" { default = ["b.zip", "a.tgz"] }
+  module "signed" {
+    source   = "./sign.hcl"
+    for_each = input.files
+    file     = each.key
+  }
+  stage "exec" "per" {
+    for_each = module.signed
+    command  = ["echo", each.value.sig]
+  }
+}
+`, map[string]string{"sign.hcl": `input "file" { type = string }
+stage "exec" "sign" { command = ["echo", input.file] }
+output "sig" { value = stage.sign.stdout }
+`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := gs[0].WriteDOT(&out); err != nil {
+		t.Fatal(err)
+	}
+	dot := out.String()
+	for _, want := range []string{`subgraph "cluster_module.signed"`, "<B>module.signed</B><BR/>./sign.hcl", "for_each input.files</I></FONT><BR/><FONT POINT-SIZE=\"10\">instances: a.tgz, b.zip", `"module.signed.stage.sign" [label=<<B>sign</B>`, "for_each module.signed</I></FONT>>", `"module.signed.stage.sign" -> "per"`} {
+		if !strings.Contains(dot, want) {
+			t.Errorf("the DOT lacks %q:\n%s", want, dot)
+		}
+	}
+}

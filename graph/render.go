@@ -66,7 +66,7 @@ func (g *Graph) WriteDOT(w io.Writer) error {
 	cluster = func(m *Module, indent string) {
 		label := "<B>" + htmlText(m.Addr) + "</B><BR/>" + htmlText(m.Source)
 		if m.Call.ForEach != nil {
-			label += `<BR/><FONT POINT-SIZE="10" COLOR="#1f4e9c"><I>for_each ` + htmlText(exprText(g, m.Call.ForEach)) + "</I></FONT>"
+			label += `<BR/><FONT POINT-SIZE="10" COLOR="#1f4e9c"><I>for_each ` + htmlText(exprText(g, m.Call.ForEach)) + "</I></FONT>" + g.keysText(m.Parent, m.Call.ForEach)
 		}
 		fmt.Fprintf(&b, "%ssubgraph %s {\n%s  label=<%s>;\n%s  style=rounded;\n%s  color=\"#999999\";\n", indent, dotQuote("cluster_"+m.Addr), indent, label, indent, indent)
 		for _, s := range m.Stages {
@@ -124,12 +124,48 @@ func (g *Graph) nodeLabel(s *Stage, pos map[*Stage]int) string {
 		b.WriteString(`<BR/><FONT POINT-SIZE="10">always</FONT>`)
 	}
 	if s.ForEach != nil {
-		b.WriteString(`<BR/><FONT POINT-SIZE="10" COLOR="#1f4e9c"><I>for_each ` + htmlText(exprText(g, s.ForEach)) + "</I></FONT>")
+		b.WriteString(`<BR/><FONT POINT-SIZE="10" COLOR="#1f4e9c"><I>for_each ` + htmlText(exprText(g, s.ForEach)) + "</I></FONT>" + g.keysText(s.Module, s.ForEach))
 	}
 	if s.When != nil {
 		b.WriteString(`<BR/><FONT POINT-SIZE="10" COLOR="#1f4e9c"><I>when ` + htmlLines(g.whenText(s), `<BR ALIGN="LEFT"/>`) + "</I></FONT>")
 	}
 	return b.String()
+}
+
+// keysText lists the instances a for_each of the pipeline itself makes
+// when they are known before the run (over inputs with defaults and
+// locals): "instances: a, b". Over a stage's output, or in a module, the
+// instances exist only in a run and nothing is added.
+func (g *Graph) keysText(m *Module, expr hcl.Expression) string {
+	if m != g.Root {
+		return ""
+	}
+	for _, tr := range expr.Variables() {
+		if r := tr.RootName(); r != "input" && r != "local" {
+			return ""
+		}
+	}
+	sc, err := g.NewScope(nil)
+	if err != nil {
+		return "" // a required input: not known before the run
+	}
+	v, diags := expr.Value(sc.base)
+	if diags.HasErrors() {
+		return ""
+	}
+	keys, err := forEachKeys(v)
+	if err != nil || len(keys) == 0 {
+		return ""
+	}
+	names := make([]string, 0, min(len(keys), 8))
+	for i, k := range keys {
+		if i == 7 && len(keys) > 8 {
+			names = append(names, fmt.Sprintf("... (%d in all)", len(keys)))
+			break
+		}
+		names = append(names, k.key)
+	}
+	return `<BR/><FONT POINT-SIZE="10">instances: ` + htmlText(strings.Join(names, ", ")) + "</FONT>"
 }
 
 // exprText is an expression as written, on one line.
@@ -357,6 +393,9 @@ func (g *Graph) WriteMermaid(w io.Writer) error {
 		label := mermaidText(s.Label())
 		if p, ok := pos[s]; ok {
 			label += fmt.Sprintf("<br/>verdict %d", p)
+		}
+		if s.ForEach != nil {
+			label += "<br/>for_each " + mermaidText(exprText(g, s.ForEach))
 		}
 		if s.When != nil {
 			lines := strings.Split(g.whenText(s), "\n")
