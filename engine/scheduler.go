@@ -152,9 +152,13 @@ func (s *scheduler) run() *Result {
 			s.recomputeNeeded()
 		}
 	}
-	res := &Result{Pipeline: s.g.Name, Interrupted: s.interrupted}
-	for _, st := range s.g.Stages {
-		res.Stages = append(res.Stages, s.resultsOf(st)...)
+	res := &Result{Pipeline: s.g.Name, Interrupted: s.interrupted, Stages: s.results}
+	if len(s.results) > len(s.g.Stages) {
+		// Instances in their stages' places, in key order.
+		res.Stages = make([]*StageResult, 0, len(s.results))
+		for _, st := range s.g.Stages {
+			res.Stages = append(res.Stages, s.resultsOf(st)...)
+		}
 	}
 	for _, st := range s.g.VerdictOrder {
 		for _, r := range s.resultsOf(st) {
