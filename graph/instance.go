@@ -53,7 +53,8 @@ func newModInst(m *Module, parent *modInst, addr string, each cty.Value) *modIns
 // stage that failed or did not run.
 var ErrUndecided = errors.New("for_each cannot be decided: it needs outputs of a stage that did not succeed")
 
-// forEachKey is one instance's key and each.value.
+// forEachKey is one instance's key and each.value (cty.NilVal for an
+// element of a list, whose value is its key).
 type forEachKey struct {
 	key string
 	val cty.Value
@@ -89,38 +90,47 @@ func forEachKeys(v cty.Value) ([]forEachKey, error) {
 			keys = append(keys, forEachKey{val: e})
 		}
 	}
-	if !byName {
-		for i, el := range keys {
-			s := el.val
-			if s.Type() != cty.String {
-				var err error
-				if s, err = convert.Convert(el.val, cty.String); err != nil {
-					s = cty.NullVal(cty.String)
-				}
-			}
-			if s.IsNull() {
-				return nil, fmt.Errorf("for_each over a list takes strings (each is its own key); element %s is not one", el.val.GoString())
-			}
-			keys[i] = forEachKey{key: s.AsString(), val: s}
+	if byName {
+		byKey := func(a, b forEachKey) int { return strings.Compare(a.key, b.key) }
+		if !slices.IsSortedFunc(keys, byKey) { // a map's keys come sorted
+			slices.SortFunc(keys, byKey)
 		}
+		return keys, nil
 	}
-	byKey := func(a, b forEachKey) int { return strings.Compare(a.key, b.key) }
-	if !slices.IsSortedFunc(keys, byKey) { // a map's keys come sorted
-		slices.SortFunc(keys, byKey)
+	// A list: each element is its key and its value, so the keys alone
+	// are sorted (strings sort much faster than pairs), and each.value is
+	// made from the key when it is read.
+	ks := make([]string, len(keys))
+	for i, el := range keys {
+		s := el.val
+		if s.Type() != cty.String {
+			var err error
+			if s, err = convert.Convert(el.val, cty.String); err != nil {
+				s = cty.NullVal(cty.String)
+			}
+		}
+		if s.IsNull() {
+			return nil, fmt.Errorf("for_each over a list takes strings (each is its own key); element %s is not one", el.val.GoString())
+		}
+		ks[i] = s.AsString()
 	}
-	if !byName {
+	slices.Sort(ks)
+	for i, k := range ks {
 		// Sorted, a duplicate is next to its twin: no set of thousands.
-		for i := 1; i < len(keys); i++ {
-			if keys[i].key == keys[i-1].key {
-				return nil, fmt.Errorf("for_each has %q twice: each element is a key, so keys must be unique (distinct() removes duplicates)", keys[i].key)
-			}
+		if i > 0 && k == ks[i-1] {
+			return nil, fmt.Errorf("for_each has %q twice: each element is a key, so keys must be unique (distinct() removes duplicates)", k)
 		}
+		keys[i] = forEachKey{key: k}
 	}
 	return keys, nil
 }
 
 func eachValue(k forEachKey) cty.Value {
-	return cty.ObjectVal(map[string]cty.Value{"key": cty.StringVal(k.key), "value": k.val})
+	v := k.val
+	if v == cty.NilVal { // an element of a list: its own value
+		v = cty.StringVal(k.key)
+	}
+	return cty.ObjectVal(map[string]cty.Value{"key": cty.StringVal(k.key), "value": v})
 }
 
 // runView is what a run knows of its stages: outputs and gone by index

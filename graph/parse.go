@@ -201,11 +201,14 @@ func (g *Graph) build(blocks []*hcl.Block, verdicts *hcl.Attribute, diags hcl.Di
 // IsModuleFile reports whether src holds a module (top-level input,
 // stage, module or output blocks) rather than pipelines.
 func IsModuleFile(src []byte, filename string) bool {
-	f, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	f, diags := diag.ParseConfig(src, filename, hcl.InitialPos) // the nesting bound first
 	if diags.HasErrors() {
 		return false
 	}
-	body := f.Body.(*hclsyntax.Body)
+	body, ok := f.Body.(*hclsyntax.Body)
+	if !ok {
+		return false
+	}
 	found := false
 	for _, b := range body.Blocks {
 		switch b.Type {

@@ -47,20 +47,14 @@ func Validate(stderr io.Writer, getenv func(string) string, kinds *stage.Registr
 			}
 			continue
 		}
-		if graph.IsModuleFile(src.Src, src.Name) {
-			// A module a pipeline calls (source = "./NAME.hcl"):
-			// checked on its own, its inputs unknown.
-			_, files, diags := src.ParseModule(kinds)
-			WriteDiags(stderr, getenv, files, diags)
-			v.Diags = append(v.Diags, diags...)
-			if diags.HasErrors() {
-				v.Failed++
-			} else {
-				v.Count++
-			}
-			continue
-		}
 		graphs, files, diags := src.Parse(kinds)
+		if diags.HasErrors() && graph.IsModuleFile(src.Src, src.Name) {
+			// A module a pipeline calls (source = "./NAME.hcl"), not a
+			// pipeline: checked on its own, its inputs unknown.
+			var g *graph.Graph
+			g, files, diags = src.ParseModule(kinds)
+			graphs = []*graph.Graph{g}
+		}
 		WriteDiags(stderr, getenv, files, diags)
 		v.Diags = append(v.Diags, diags...)
 		if diags.HasErrors() {
