@@ -161,21 +161,9 @@ func (g *Graph) decodeModuleCall(m *Module, b *hcl.Block, schemas *schemaCache, 
 		case "for_each":
 			call.ForEach = a.Expr
 		case "depends_on":
-			exprs, d := hcl.ExprList(a.Expr)
+			trs, d := dependsOnList(a.Expr, "Each depends_on entry of a module call is a stage or a module: stage.<name> or module.<name>.", "stage", "module")
 			diags = append(diags, d...)
-			for _, e := range exprs {
-				tr, d := hcl.AbsTraversalForExpr(e)
-				if d.HasErrors() || (tr.RootName() != "stage" && tr.RootName() != "module") || len(tr) != 2 {
-					diags = append(diags, &hcl.Diagnostic{
-						Severity: hcl.DiagError,
-						Summary:  "Invalid depends_on entry",
-						Detail:   "Each depends_on entry of a module call is a stage or a module: stage.<name> or module.<name>.",
-						Subject:  e.Range().Ptr(),
-					})
-					continue
-				}
-				call.DependsOn = append(call.DependsOn, tr)
-			}
+			call.DependsOn = append(call.DependsOn, trs...)
 		case "when", "always":
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,

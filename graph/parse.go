@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -527,24 +528,13 @@ func (g *Graph) decodeStage(b *hcl.Block, reg *stage.Registry, schemas *schemaCa
 		}
 	}
 	if attr, ok := meta["depends_on"]; ok {
-		exprs, d := hcl.ExprList(attr.Expr)
+		trs, d := dependsOnList(attr.Expr, "Each depends_on entry is a stage reference, stage.<name>; or module.<name> (its every stage); or, in a module, input.<name> (every stage its argument refers to).", "stage", "module", "input")
 		diags = append(diags, d...)
-		for _, e := range exprs {
-			tr, d := hcl.AbsTraversalForExpr(e)
-			root := tr.RootName()
-			if d.HasErrors() || (root != "stage" && root != "module" && root != "input") || len(tr) != 2 {
-				diags = append(diags, &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Invalid depends_on entry",
-					Detail:   "Each depends_on entry is a stage reference, stage.<name>; or module.<name> (its every stage); or, in a module, input.<name> (every stage its argument refers to).",
-					Subject:  e.Range().Ptr(),
-				})
-				continue
-			}
+		for _, tr := range trs {
 			// Resolved with the data references in resolveStage, once
 			// every stage is known.
 			name, _ := attrName(tr, 1)
-			s.dependsOn = append(s.dependsOn, pendingDep{root: root, name: name, rng: tr.SourceRange(), tr: tr})
+			s.dependsOn = append(s.dependsOn, pendingDep{root: tr.RootName(), name: name, rng: tr.SourceRange(), tr: tr})
 		}
 	}
 	if fast {
@@ -566,6 +556,22 @@ func (g *Graph) decodeStage(b *hcl.Block, reg *stage.Registry, schemas *schemaCa
 	diag.ImproveUnsupported(d, fmt.Sprintf("Kind %s (see `piship stages %s`)", kindName, kindName), names, nil)
 	diags = append(diags, d...)
 	return s, diags
+}
+
+// dependsOnList reads a depends_on list: ROOT.NAME entries whose root is
+// one of roots; detail words the rule for an entry that breaks it.
+func dependsOnList(expr hcl.Expression, detail string, roots ...string) ([]hcl.Traversal, hcl.Diagnostics) {
+	exprs, diags := hcl.ExprList(expr)
+	var out []hcl.Traversal
+	for _, e := range exprs {
+		tr, d := hcl.AbsTraversalForExpr(e)
+		if d.HasErrors() || len(tr) != 2 || !slices.Contains(roots, tr.RootName()) {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid depends_on entry", Detail: detail, Subject: e.Range().Ptr()})
+			continue
+		}
+		out = append(out, tr)
+	}
+	return out, diags
 }
 
 // fastContent splits a native-syntax stage body into meta-arguments and

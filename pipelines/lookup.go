@@ -134,8 +134,12 @@ func ReadSource(path string) (*Source, error) {
 }
 
 // EmbeddedNames lists the embedded pipelines, sorted.
-func EmbeddedNames() []string {
-	entries, _ := fs.ReadDir(FS, ".")
+func EmbeddedNames() []string { return embeddedHCL(".") }
+
+// embeddedHCL lists the names of the .hcl files of an embedded directory,
+// without the extension, sorted.
+func embeddedHCL(dir string) []string {
+	entries, _ := fs.ReadDir(FS, dir)
 	var names []string
 	for _, e := range entries {
 		if n, ok := strings.CutSuffix(e.Name(), ".hcl"); ok {
@@ -203,17 +207,7 @@ func ModuleOutline(name string) (*Outline, error) {
 }
 
 // ModuleNames lists the built-in modules, sorted.
-func ModuleNames() []string {
-	entries, _ := fs.ReadDir(FS, "modules")
-	var names []string
-	for _, e := range entries {
-		if n, ok := strings.CutSuffix(e.Name(), ".hcl"); ok {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	return names
-}
+func ModuleNames() []string { return embeddedHCL("modules") }
 
 // LoadOne parses src and requires exactly one pipeline in it. Diagnostics
 // go to stderr (see WriteDiags); ok is false when there were errors.
