@@ -23,7 +23,7 @@ const SourceNPM = "npm"
 type Distribution struct {
 	// ID is the block label: distribution "<id>". It names apps/<id>/ and
 	// receipts/<id>.json.
-	ID      string
+	ID   string
 	Name string
 	// Version is distribution.hcl's version, "" when not written: the
 	// release version is ResolveVersion's.
