@@ -71,6 +71,8 @@ func (d *Distribution) ResolveVersion(ctx context.Context, o VersionOptions) (Re
 			return ResolvedVersion{}, errcode.Newf(errcode.ConfigInvalid, "%s", msg)
 		}
 		r = ResolvedVersion{Version: o.Version, From: "--version"}
+	case o.Snapshot && d.Version != "":
+		return ResolvedVersion{}, conflict(d, "--snapshot", "a snapshot version")
 	case o.Snapshot:
 		v, sha, err := SnapshotVersion(ctx, d.Dir)
 		if err != nil {
@@ -94,11 +96,17 @@ func (d *Distribution) ResolveVersion(ctx context.Context, o VersionOptions) (Re
 		return ResolvedVersion{Version: v, From: "git tag " + tag}, nil
 	}
 	if d.Version != "" && d.Version != r.Version {
-		return ResolvedVersion{}, errcode.Newf(errcode.ConfigInvalid,
-			"%s: version %q is written, and %s says %s: piship.lock records the written version, so a release can carry no other; remove version from %s and run piship lock to name each release by its git tag, --version or --snapshot",
-			d.Pos("version"), d.Version, r.From, r.Version, FileName)
+		return ResolvedVersion{}, conflict(d, r.From, r.Version)
 	}
 	return r, nil
+}
+
+// conflict refuses a version from a flag that differs from the one
+// distribution.hcl writes.
+func conflict(d *Distribution, from, version string) error {
+	return errcode.Newf(errcode.ConfigInvalid,
+		"%s: version %q is written, and %s asks for %s: piship.lock records the written version, so a release can carry no other; remove version from %s and run piship lock to name each release by its git tag, --version or --snapshot",
+		d.Pos("version"), d.Version, from, version, FileName)
 }
 
 // TagVersion is the version of the git tag at HEAD of dir's repository
