@@ -15,6 +15,16 @@ pipeline "build" {
     default     = false
     description = "ignore the build stamp"
   }
+  input "version" {
+    type        = string
+    default     = ""
+    description = "the version the build reports (--version); empty: distribution.hcl's version, else the git tag at HEAD"
+  }
+  input "snapshot" {
+    type        = bool
+    default     = false
+    description = "report the snapshot version <next>-snapshot.g<sha> of the commit at HEAD (--snapshot)"
+  }
   input "pi_footprint" {
     type        = bool
     default     = true
@@ -26,6 +36,8 @@ pipeline "build" {
     out          = input.out
     rebuild      = input.rebuild
     no_footprint = !input.pi_footprint
+    version      = input.version
+    snapshot     = input.snapshot
   }
 
   # The payload, assembled in the staging directory (builtin:payload, as

@@ -19,6 +19,16 @@ pipeline "release" {
     default     = true
     description = "bundle the bundle-safe closures of the vendored Pi packages and share their identical dependencies (false keeps every vendored file as installed: the footprint's baseline; the report still records each decision)"
   }
+  input "version" {
+    type        = string
+    default     = ""
+    description = "the release version (--version); empty: distribution.hcl's version, else the git tag at HEAD (v1.2.3 -> 1.2.3)"
+  }
+  input "snapshot" {
+    type        = bool
+    default     = false
+    description = "a snapshot release (--snapshot): the version <next>-snapshot.g<sha> of the commit at HEAD; piship repo add refuses it"
+  }
   input "no_cache" {
     type        = bool
     default     = false
@@ -30,6 +40,8 @@ pipeline "release" {
     out          = input.out
     channel      = input.channel
     no_cache     = input.no_cache
+    version      = input.version
+    snapshot     = input.snapshot
   }
 
   # Qualification (builtin:qualify): the runtime entry the audits read, the

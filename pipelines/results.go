@@ -170,6 +170,10 @@ type BuildArgs struct {
 	// Builtin runs the built-in build.hcl even when the distribution has
 	// its own pipelines/build.hcl (FindForDistribution).
 	Builtin bool
+	// Version and Snapshot are --version and --snapshot: what
+	// distribution.ResolveVersion names the build's version from.
+	Version  string
+	Snapshot bool
 }
 
 // values are the build pipeline's input values.
@@ -179,6 +183,8 @@ func (a BuildArgs) values() map[string]cty.Value {
 		"out":          cty.StringVal(a.Out),
 		"rebuild":      cty.BoolVal(a.Rebuild),
 		"pi_footprint": cty.BoolVal(!a.NoFootprint),
+		"version":      cty.StringVal(a.Version),
+		"snapshot":     cty.BoolVal(a.Snapshot),
 	}
 }
 
@@ -237,6 +243,10 @@ type ReleaseArgs struct {
 	// Builtin runs the built-in release.hcl even when the distribution
 	// has its own pipelines/release.hcl (FindForDistribution).
 	Builtin bool
+	// Version and Snapshot are --version and --snapshot: what
+	// distribution.ResolveVersion names the release from.
+	Version  string
+	Snapshot bool
 }
 
 // values are the release pipeline's input values.
@@ -244,6 +254,7 @@ func (a ReleaseArgs) values() map[string]cty.Value {
 	return map[string]cty.Value{
 		"distribution": cty.StringVal(a.Distribution), "out": cty.StringVal(a.Out),
 		"channel": cty.StringVal(a.Channel), "no_cache": cty.BoolVal(a.NoCache), "pi_footprint": cty.BoolVal(!a.NoFootprint),
+		"version": cty.StringVal(a.Version), "snapshot": cty.BoolVal(a.Snapshot),
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/buildstate"
+	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/stage"
 )
@@ -32,12 +33,14 @@ type DistInputsConfig struct {
 	Out          string `cty:"out" doc:"output directory (default: DIST/dist)"`
 	Rebuild      bool   `cty:"rebuild" doc:"ignore the build stamp"`
 	NoFootprint  bool   `cty:"no_footprint" doc:"the build keeps every vendored Pi package file as installed (pi_packages' no_footprint): part of the stamp's keys, so a payload built the other way is not reused"`
+	Version      string `cty:"version" doc:"the version (piship build --version); empty: distribution.hcl's version, else the git tag at HEAD (v1.2.3 -> 1.2.3)"`
+	Snapshot     bool   `cty:"snapshot" doc:"the snapshot version <next>-snapshot.g<sha> of the commit at HEAD (piship build --snapshot)"`
 }
 
 // DistInputsOutputs are the outputs of a dist_inputs stage.
 type DistInputsOutputs struct {
 	ID           string `cty:"id" doc:"the distribution id"`
-	Version      string `cty:"version" doc:"the distribution version"`
+	Version      string `cty:"version" doc:"the version the build reports (distribution.ResolveVersion, as a release resolves it, but the snapshot version of HEAD when nothing names one)"`
 	Command      string `cty:"command" doc:"the command name the payload installs (bin/<command>)"`
 	Dir          string `cty:"dir" doc:"absolute distribution directory"`
 	RuntimeDir   string `cty:"runtime_dir" doc:"absolute runtime directory (package.json, package-lock.json)"`
@@ -72,6 +75,10 @@ func (DistInputs) Run(ctx context.Context, inv *stage.Invocation, c DistInputsCo
 		return DistInputsOutputs{}, err
 	}
 	d, key, runtimeKey := st.Dist, st.Key, st.RuntimeKey
+	rv, err := d.ResolveVersion(ctx, distribution.VersionOptions{Version: c.Version, Snapshot: c.Snapshot, OrSnapshot: true})
+	if err != nil {
+		return DistInputsOutputs{}, err
+	}
 	if c.NoFootprint && len(st.Lock.Packages) > 0 {
 		// The vendored packages' files differ: neither the whole payload
 		// nor its runtime part (pi-packages/ included) of the other way
@@ -104,7 +111,7 @@ func (DistInputs) Run(ctx context.Context, inv *stage.Invocation, c DistInputsCo
 		staging = st.Dir
 	}
 	return DistInputsOutputs{
-		ID: d.ID, Version: d.Version, Command: d.Command,
+		ID: d.ID, Version: rv.Version, Command: d.Command,
 		Dir: d.Dir, RuntimeDir: st.RuntimeDir, Entry: d.Runtime.Entry,
 		Out: out, Final: filepath.Join(out, d.ID), Staging: staging,
 		Reuse: reuse, Bundle: d.Release.Bundle, Strip: d.Release.Strip,

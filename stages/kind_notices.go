@@ -25,6 +25,7 @@ type NoticesConfig struct {
 	Distribution string `cty:"distribution" required:"true" doc:"the distribution directory"`
 	Tree         string `cty:"tree" required:"true" doc:"the installed runtime (read-only)"`
 	ReleaseDir   string `cty:"release_dir" required:"true" doc:"where licenses/ is written"`
+	Version      string `cty:"version" doc:"the release version (release_inputs' version); empty: resolved as release_inputs resolves it without flags"`
 	Vendored     string `cty:"vendored" doc:"the vendored Pi packages' installed trees: JSON {name: tree} (pi_packages' trees output)"`
 }
 
@@ -36,7 +37,7 @@ type NoticesOutputs struct {
 
 // Run implements stage.Typed.
 func (Notices) Run(ctx context.Context, inv *stage.Invocation, cfg NoticesConfig) (NoticesOutputs, error) {
-	in, err := sbomInput(inv, cfg.Distribution, cfg.Tree, "", cfg.Vendored)
+	in, err := sbomInput(ctx, inv, cfg.Distribution, cfg.Version, cfg.Tree, "", cfg.Vendored)
 	if err != nil {
 		return NoticesOutputs{}, err
 	}

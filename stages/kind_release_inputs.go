@@ -9,6 +9,7 @@ import (
 
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/buildstate"
+	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/stages/stage/errcode"
@@ -23,7 +24,7 @@ type ReleaseInputs struct{}
 func (ReleaseInputs) Name() string    { return "release_inputs" }
 func (ReleaseInputs) Version() string { return "1" }
 func (ReleaseInputs) Doc() string {
-	return "Reads distribution.hcl and piship.lock (LOCK_INVALID when stale), applies the release gates, names the release <id>-<version>-<target>, " +
+	return "Reads distribution.hcl and piship.lock (LOCK_INVALID when stale), applies the release gates, resolves the release version (version, snapshot, distribution.hcl's version, the git tag at HEAD: distribution.ResolveVersion), names the release <id>-<version>-<target>, " +
 		"takes created from SOURCE_DATE_EPOCH (default 0) and opens the staging directory <out>/.staging-release-<name>-*/<name>/ with an empty payload/. " +
 		"With no_cache the runtime and bundle caches are replaced by a throwaway one, so npm ci and the bundler run again."
 }
@@ -34,6 +35,8 @@ type ReleaseInputsConfig struct {
 	Out          string  `cty:"out" doc:"output directory (default: DIST/dist); releases go to <out>/releases/"`
 	Channel      *string `cty:"channel" doc:"update channel recorded in release.json (default stable)"`
 	NoCache      bool    `cty:"no_cache" doc:"ignore the runtime and bundle caches (a cold release)"`
+	Version      string  `cty:"version" doc:"the release version (piship release --version); empty: distribution.hcl's version, else the git tag at HEAD (v1.2.3 -> 1.2.3)"`
+	Snapshot     bool    `cty:"snapshot" doc:"a snapshot release (piship release --snapshot): the version <next>-snapshot.g<sha> of the commit at HEAD, never published"`
 }
 
 // channel is the configured channel; unset means stable (an explicit
@@ -48,7 +51,9 @@ func (c ReleaseInputsConfig) channel() string {
 // ReleaseInputsOutputs are release_inputs' outputs.
 type ReleaseInputsOutputs struct {
 	ID             string `cty:"id" doc:"the distribution id"`
-	Version        string `cty:"version" doc:"the distribution version"`
+	Version        string `cty:"version" doc:"the release version (distribution.ResolveVersion: version, snapshot, distribution.hcl, the git tag at HEAD)"`
+	VersionFrom    string `cty:"version_from" doc:"where the version came from: --version, distribution.hcl, git tag <tag>, --snapshot (commit <sha>)"`
+	Snapshot       bool   `cty:"snapshot" doc:"the version is a snapshot's: repo add refuses the release"`
 	Command        string `cty:"command" doc:"the command name the payload installs (bin/<command>)"`
 	Name           string `cty:"name" doc:"<id>-<version>-<target>"`
 	Target         string `cty:"target" doc:"<platform>-<arch>"`
@@ -106,8 +111,12 @@ func (ReleaseInputs) Run(ctx context.Context, inv *stage.Invocation, cfg Release
 	if err != nil {
 		return ReleaseInputsOutputs{}, err
 	}
+	rv, err := d.ResolveVersion(ctx, distribution.VersionOptions{Version: cfg.Version, Snapshot: cfg.Snapshot})
+	if err != nil {
+		return ReleaseInputsOutputs{}, err
+	}
 	target := st.Platform + "-" + st.Arch
-	name := d.ID + "-" + d.Version + "-" + target
+	name := d.ID + "-" + rv.Version + "-" + target
 	out := cfg.Out
 	if out == "" {
 		out = filepath.Join(d.Dir, "dist")
@@ -129,7 +138,7 @@ func (ReleaseInputs) Run(ctx context.Context, inv *stage.Invocation, cfg Release
 	}
 	recordKeyInputs(inv, st, cacheHome)
 	return ReleaseInputsOutputs{
-		ID: d.ID, Version: d.Version, Command: d.Command,
+		ID: d.ID, Version: rv.Version, VersionFrom: rv.From, Snapshot: rv.Snapshot, Command: d.Command,
 		Name: name, Target: target,
 		Dir: d.Dir, RuntimeDir: st.RuntimeDir, Entry: d.Runtime.Entry,
 		Bundle: d.Release.Bundle, Strip: d.Release.Strip,

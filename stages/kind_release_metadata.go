@@ -43,6 +43,7 @@ type ReleaseMetadataConfig struct {
 	Channel        string `cty:"channel" required:"true" doc:"the update channel recorded in release.json"`
 	Created        string `cty:"created" required:"true" doc:"RFC 3339"`
 	LockSHA256     string `cty:"lock_sha256" required:"true" doc:"sha256 of piship.lock"`
+	Version        string `cty:"version" doc:"the release version (release_inputs' version); empty: resolved as release_inputs resolves it without flags"`
 	RuntimePackage string `cty:"runtime_package" required:"true" doc:"the runtime's package name"`
 	RuntimeVersion string `cty:"runtime_version" required:"true" doc:"the runtime's package version"`
 	Tests          string `cty:"tests" required:"true" doc:"JSON list of {name, result}"`
@@ -66,7 +67,11 @@ func (ReleaseMetadata) Run(ctx context.Context, inv *stage.Invocation, cfg Relea
 	}
 	var r releasejson.Metadata
 	r.Schema = releasejson.Schema
-	r.Distribution.ID, r.Distribution.Name, r.Distribution.Version, r.Distribution.Command = d.ID, d.Name, d.Version, d.Command
+	version, err := releaseVersion(ctx, d, cfg.Version)
+	if err != nil {
+		return ReleaseMetadataOutputs{}, err
+	}
+	r.Distribution.ID, r.Distribution.Name, r.Distribution.Version, r.Distribution.Command = d.ID, d.Name, version, d.Command
 	r.Tool.Name, r.Tool.Version = "piship", ToolVersion()
 	r.Runtime.Package, r.Runtime.Version = cfg.RuntimePackage, cfg.RuntimeVersion
 	r.LockSHA256, r.Target, r.Channel, r.Created = cfg.LockSHA256, cfg.Target, cfg.Channel, cfg.Created

@@ -33,6 +33,7 @@ type SBOMConfig struct {
 	Tree         string `cty:"tree" required:"true" doc:"the installed runtime (read-only)"`
 	ReleaseDir   string `cty:"release_dir" required:"true" doc:"where sbom.spdx.json is written"`
 	Created      string `cty:"created" required:"true" doc:"RFC 3339 time"`
+	Version      string `cty:"version" doc:"the release version (release_inputs' version); empty: resolved as release_inputs resolves it without flags"`
 	Vendored     string `cty:"vendored" doc:"the vendored Pi packages' installed trees: JSON {name: tree} (pi_packages' trees output)"`
 	Payload      string `cty:"payload" doc:"the assembled payload: each package's packageFileName is its directory there, or the bundle file that carries it (metadata/bundle.json), or none"`
 }
@@ -45,7 +46,7 @@ type SBOMOutputs struct {
 
 // Run implements stage.Typed.
 func (SBOM) Run(ctx context.Context, inv *stage.Invocation, cfg SBOMConfig) (SBOMOutputs, error) {
-	in, err := sbomInput(inv, cfg.Distribution, cfg.Tree, cfg.Created, cfg.Vendored)
+	in, err := sbomInput(ctx, inv, cfg.Distribution, cfg.Version, cfg.Tree, cfg.Created, cfg.Vendored)
 	if err != nil {
 		return SBOMOutputs{}, err
 	}

@@ -22,6 +22,7 @@ import (
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages/buildstate"
 	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/pirpc"
 	"piship.dev/piship/stages/proc"
 	"piship.dev/piship/stages/release/releasejson"
@@ -39,7 +40,7 @@ func (Smoke) Name() string    { return "smoke" }
 func (Smoke) Version() string { return "1" }
 func (Smoke) Doc() string {
 	return "Runs each `smoke \"<name>\" { args expect timeout }` test of distribution.hcl: the payload's bin/<command> with args, in its own throwaway HOME, " +
-		"XDG and PISHIP_STATE_HOME directories, all tests in parallel; the trimmed combined output must match expect. With vendored Pi packages, one more test, " +
+		"XDG and PISHIP_STATE_HOME directories, all tests in parallel; the trimmed combined output must match expect (${version} in it is the release version, matched literally; the program gets it as PISHIP_APP_VERSION). With vendored Pi packages, one more test, " +
 		"pi-packages: Pi in RPC mode, offline, must list a command from each package's directory (get_commands), proving its extensions loaded. Any failure fails the stage."
 }
 
@@ -47,6 +48,7 @@ func (Smoke) Doc() string {
 type SmokeConfig struct {
 	Payload      string `cty:"payload" required:"true" doc:"the payload root"`
 	Distribution string `cty:"distribution" required:"true" doc:"the distribution directory (its smoke tests)"`
+	Version      string `cty:"version" doc:"the release version (release_inputs' version): the program's PISHIP_APP_VERSION, and what ${version} in expect stands for; empty: resolved as release_inputs resolves it without flags"`
 }
 
 // SmokeOutputs are smoke's outputs.
@@ -59,6 +61,10 @@ type SmokeOutputs struct {
 // Run implements stage.Typed.
 func (Smoke) Run(ctx context.Context, inv *stage.Invocation, cfg SmokeConfig) (SmokeOutputs, error) {
 	d, err := buildstate.LoadManifest(stage.Resolve(inv.Dir, cfg.Distribution))
+	if err != nil {
+		return SmokeOutputs{}, err
+	}
+	version, err := releaseVersion(ctx, d, cfg.Version)
 	if err != nil {
 		return SmokeOutputs{}, err
 	}
@@ -87,7 +93,7 @@ func (Smoke) Run(ctx context.Context, inv *stage.Invocation, cfg SmokeConfig) (S
 		if i >= len(d.Smoke) {
 			f = smokePiPackages(tctx, bin, cfg.Payload, pkgs)
 		} else {
-			f, code = runSmoke(tctx, bin, t.Args, t.Expect, t.Timeout)
+			f, code = runSmoke(tctx, bin, version, t.Args, receipt.ExpandExpect(t.Expect, version), t.Timeout)
 		}
 		var ferr error
 		if f != nil {
@@ -166,15 +172,15 @@ func (f *smokeFailure) diagnostic(d *distribution.Distribution, t distribution.S
 
 // runSmoke runs one test and returns why it failed, or nil, and the
 // program's exit code (-1 when it did not run or was killed).
-func runSmoke(ctx context.Context, bin string, args []string, expect string, timeout time.Duration) (*smokeFailure, int) {
-	f, cmd := runSmokeCmd(ctx, bin, args, expect, timeout)
+func runSmoke(ctx context.Context, bin, version string, args []string, expect string, timeout time.Duration) (*smokeFailure, int) {
+	f, cmd := runSmokeCmd(ctx, bin, version, args, expect, timeout)
 	if cmd == nil || cmd.ProcessState == nil {
 		return f, -1
 	}
 	return f, cmd.ProcessState.ExitCode()
 }
 
-func runSmokeCmd(ctx context.Context, bin string, args []string, expect string, timeout time.Duration) (*smokeFailure, *exec.Cmd) {
+func runSmokeCmd(ctx context.Context, bin, version string, args []string, expect string, timeout time.Duration) (*smokeFailure, *exec.Cmd) {
 	if timeout <= 0 {
 		timeout = 300 * time.Second
 	}
@@ -192,7 +198,9 @@ func runSmokeCmd(ctx context.Context, bin string, args []string, expect string, 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = phase.ChildEnv(ctx, smokeEnv(home))
+	// The program is given its release version as an installed copy's
+	// launcher gives it.
+	cmd.Env = phase.ChildEnv(ctx, append(smokeEnv(home), receipt.EnvAppVersion+"="+version))
 	cmd.Dir = home
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
@@ -220,7 +228,7 @@ func smokeEnv(home string) []string {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "HOME", "USERPROFILE", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "PISHIP_STATE_HOME", "TMPDIR":
+		case "HOME", "USERPROFILE", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "PISHIP_STATE_HOME", "TMPDIR", receipt.EnvAppVersion:
 			continue
 		}
 		env = append(env, kv)

@@ -5,6 +5,7 @@ package stages
 // domain package).
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -75,9 +76,12 @@ func loadWithPackageLock(inv *stage.Invocation, dir string) (*distribution.Distr
 // distribution's locked runtime installed in tree and each vendored Pi
 // package's project installed in the tree vendored names for it (JSON
 // {name: tree}), at created (RFC 3339; empty: the epoch).
-func sbomInput(inv *stage.Invocation, dir, tree, created, vendored string) (sbom.Input, error) {
+func sbomInput(ctx context.Context, inv *stage.Invocation, dir, version, tree, created, vendored string) (sbom.Input, error) {
 	d, pl, raw, err := buildstate.LoadWithPackageLock(stage.Resolve(inv.Dir, dir))
 	if err != nil {
+		return sbom.Input{}, err
+	}
+	if version, err = releaseVersion(ctx, d, version); err != nil {
 		return sbom.Input{}, err
 	}
 	at := time.Unix(0, 0).UTC()
@@ -90,7 +94,7 @@ func sbomInput(inv *stage.Invocation, dir, tree, created, vendored string) (sbom
 	for name, t := range d.Tools {
 		tools = append(tools, sbom.Tool{Name: name, Source: t.Source, SHA256: t.SHA256})
 	}
-	in := sbom.Input{Name: d.ID, Version: d.Version, Tree: tree, Lock: pl,
+	in := sbom.Input{Name: d.ID, Version: version, Tree: tree, Lock: pl,
 		LockSHA256: canon.SHA256Hex(raw), Created: at, ToolVersion: ToolVersion(), Tools: tools}
 	trees := map[string]string{}
 	if vendored != "" {
@@ -110,4 +114,17 @@ func sbomInput(inv *stage.Invocation, dir, tree, created, vendored string) (sbom
 		in.Vendored = append(in.Vendored, sbom.Vendored{Prefix: p.PayloadDir(), Tree: t, Lock: vpl})
 	}
 	return in, nil
+}
+
+// releaseVersion is the release version a stage after release_inputs
+// uses: the one it was given (release_inputs' version output, which the
+// built-in pipelines pass on), else the one distribution.ResolveVersion
+// names without flags, so a stage of a hand-written pipeline names the
+// release as release_inputs would.
+func releaseVersion(ctx context.Context, d *distribution.Distribution, given string) (string, error) {
+	if given != "" {
+		return given, nil
+	}
+	rv, err := d.ResolveVersion(ctx, distribution.VersionOptions{})
+	return rv.Version, err
 }

@@ -57,15 +57,19 @@ func runLock(e *cli.Env, dir string) int {
 	if n := len(l.Packages); n > 0 {
 		pi = ", " + canon.Count(n, "Pi package")
 	}
-	fmt.Fprintf(e.Stdout, "locked %s %s: %s (%s, %s, %s%s)\n",
-		d.ID, d.Version, filepath.Join(d.Dir, "piship.lock"), canon.Count(l.Runtime.Packages, "package"),
+	name := d.ID
+	if d.Version != "" {
+		name += " " + d.Version
+	}
+	fmt.Fprintf(e.Stdout, "locked %s: %s (%s, %s, %s%s)\n",
+		name, filepath.Join(d.Dir, "piship.lock"), canon.Count(l.Runtime.Packages, "package"),
 		canon.Count(len(l.Resources), "resource file"), canon.Count(len(l.Tools), "tool"), pi)
 	return cli.ExitOK
 }
 
 func buildCmd(e *cli.Env) *cobra.Command {
-	var out string
-	var rebuild, asJSON, noFootprint, builtin, plan bool
+	var out, version string
+	var rebuild, asJSON, noFootprint, builtin, plan, snapshot bool
 	var rc cli.RunConfig
 	c := &cobra.Command{
 		Use:     "build DIST",
@@ -76,17 +80,19 @@ the distribution has its own, else the built-in one (--builtin forces it; the fi
 names the file that runs). The built-in one checks the lock, runs npm ci into the runtime
 cache, prunes, strips, bundles, adds the resources, writes the inventory and publishes. The
 payload is renamed to OUT/<id> only when complete; an unchanged rebuild reuses it. The last
-line says what was built: files, size, cache hits and the time.`,
+line says what was built: files, size, cache hits and the time. The version it names is
+resolved as piship release resolves it (--version, distribution.hcl's version, the git tag
+at HEAD), and is the snapshot version of HEAD when none names one.`,
 		Example: `  piship build testdata/distributions/hello
   piship build ./mydist --out /tmp/out --rebuild`,
 		Args: cli.ExactArgs("DIST"),
 		RunE: func(c *cobra.Command, args []string) error {
 			dist, outDir := absArgs(args[0], out)
 			if plan {
-				rp, err := pipelines.PlanBuild(e.DevConfig(rc), pipelines.BuildArgs{Distribution: dist, Out: outDir, Rebuild: rebuild, NoFootprint: noFootprint, Builtin: builtin})
+				rp, err := pipelines.PlanBuild(e.DevConfig(rc), pipelines.BuildArgs{Distribution: dist, Out: outDir, Rebuild: rebuild, NoFootprint: noFootprint, Builtin: builtin, Version: version, Snapshot: snapshot})
 				return cli.Done(printPlan(e, rp, err, asJSON))
 			}
-			b, err := pipelines.Build(e.Ctx, e.DevConfig(rc), pipelines.BuildArgs{Distribution: dist, Out: outDir, Rebuild: rebuild, NoFootprint: noFootprint, Builtin: builtin})
+			b, err := pipelines.Build(e.Ctx, e.DevConfig(rc), pipelines.BuildArgs{Distribution: dist, Out: outDir, Rebuild: rebuild, NoFootprint: noFootprint, Builtin: builtin, Version: version, Snapshot: snapshot})
 			code := pipelines.ExitCode(err)
 			if b == nil {
 				return cli.Done(code)
@@ -102,10 +108,19 @@ line says what was built: files, size, cache hits and the time.`,
 	c.Flags().StringVar(&out, "out", "", "output `DIR` (default: DIST/dist)")
 	c.Flags().BoolVar(&rebuild, "rebuild", false, "ignore the build stamp and rebuild the payload")
 	c.Flags().BoolVar(&noFootprint, "no-footprint", false, "keep every vendored Pi package file as installed: no closure bundled, no dependency shared, nothing pretranspiled (the footprint's baseline)")
+	versionFlags(c, &version, &snapshot)
 	builtinFlag(c, &builtin, "DIST/pipelines/build.hcl exists")
 	planFlag(c.Flags(), &plan)
 	cli.RunFlags(c.Flags(), &rc)
 	return c
+}
+
+// versionFlags adds --version and --snapshot, what
+// distribution.ResolveVersion names a release (or a build) from.
+func versionFlags(c *cobra.Command, version *string, snapshot *bool) {
+	c.Flags().StringVar(version, "version", "", "the release `VERSION` (a semantic version); default: distribution.hcl's version, else the git tag at HEAD (v1.2.3 -> 1.2.3)")
+	c.Flags().BoolVar(snapshot, "snapshot", false, "a snapshot version made from the commit at HEAD, <next>-snapshot.g<sha>: to try, never to publish (piship repo add refuses it)")
+	c.MarkFlagsMutuallyExclusive("version", "snapshot")
 }
 
 // builtinFlag adds --builtin: run the built-in pipeline even when own

@@ -97,7 +97,7 @@ func TestInitWritesACommentedUpdatesBlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	hcl := string(b)
-	for _, want := range []string{"  version = \"1.0.0\"\n", `expect = "^1\\.0\\.0$"`, "  # updates {\n", `  #   root_sha256 = "sha256:`, "#   piship keygen root.pem",
+	for _, want := range []string{"  version = \"1.0.0\"\n", `expect = "^${version}$"`, "  # updates {\n", `  #   root_sha256 = "sha256:`, "#   piship keygen root.pem",
 		"#   piship repo init REPO --key root=root.pem --key targets=targets.pem", "#   piship repo add REPO dist/releases/"} {
 		if !strings.Contains(hcl, want) {
 			t.Errorf("distribution.hcl lacks %q:\n%s", want, hcl)

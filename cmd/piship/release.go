@@ -15,8 +15,8 @@ import (
 )
 
 func releaseCmd(e *cli.Env) *cobra.Command {
-	var out, channel string
-	var rebuild, asJSON, noFootprint, builtin, plan bool
+	var out, channel, version string
+	var rebuild, asJSON, noFootprint, builtin, plan, snapshot bool
 	var rc cli.RunConfig
 	c := &cobra.Command{
 		Use:     "release DIST",
@@ -28,18 +28,26 @@ runs). The built-in one runs the audit, registry signatures, SBOM and notices be
 build, the smoke tests against the payload, the verdicts in the fixed order signatures,
 tests, vulnerabilities, package audits; then writes release.json, checksums.txt and a
 reproducible <id>-<version>-<target>.tar.gz in OUT/releases/.
-PISHIP_RELEASE_NO_CACHE=1 equals --rebuild.`,
+PISHIP_RELEASE_NO_CACHE=1 equals --rebuild.
+
+The release version is --version, else distribution.hcl's version, else the git tag at
+HEAD of DIST (v1.2.3 or 1.2.3 names release 1.2.3); without any, the release is refused
+(CONFIG_INVALID). --snapshot makes a release to try from the commit at HEAD, version
+<next>-snapshot.g<sha> (v1.2.3 then 1.2.4-snapshot.g0123456789ab), which piship repo add
+refuses.`,
 		Example: `  piship release testdata/distributions/hello --out /tmp/out
-  piship release ./mydist --channel beta --rebuild`,
+  piship release ./mydist --channel beta --rebuild
+  piship release ./mydist --version 1.2.3
+  piship release ./mydist --snapshot`,
 		Args: cli.ExactArgs("DIST"),
 		RunE: func(c *cobra.Command, args []string) error {
 			distDir, outDir := absArgs(args[0], out)
 			noCache := rebuild || e.Getenv("PISHIP_RELEASE_NO_CACHE") == "1"
 			if plan {
-				rp, err := pipelines.PlanRelease(e.DevConfig(rc), pipelines.ReleaseArgs{Distribution: distDir, Out: outDir, Channel: channel, NoCache: noCache, NoFootprint: noFootprint, Builtin: builtin})
+				rp, err := pipelines.PlanRelease(e.DevConfig(rc), pipelines.ReleaseArgs{Distribution: distDir, Out: outDir, Channel: channel, NoCache: noCache, NoFootprint: noFootprint, Builtin: builtin, Version: version, Snapshot: snapshot})
 				return cli.Done(printPlan(e, rp, err, asJSON))
 			}
-			r, err := pipelines.Release(e.Ctx, e.DevConfig(rc), pipelines.ReleaseArgs{Distribution: distDir, Out: outDir, Channel: channel, NoCache: noCache, NoFootprint: noFootprint, Builtin: builtin})
+			r, err := pipelines.Release(e.Ctx, e.DevConfig(rc), pipelines.ReleaseArgs{Distribution: distDir, Out: outDir, Channel: channel, NoCache: noCache, NoFootprint: noFootprint, Builtin: builtin, Version: version, Snapshot: snapshot})
 			code := pipelines.ExitCode(err)
 			if r == nil {
 				return cli.Done(code)
@@ -61,6 +69,7 @@ PISHIP_RELEASE_NO_CACHE=1 equals --rebuild.`,
 	c.Flags().BoolVar(&rebuild, "rebuild", false, "ignore the runtime and bundle caches: run npm ci and the bundler again (also PISHIP_RELEASE_NO_CACHE=1)")
 	c.Flags().StringVar(&channel, "channel", "stable", "update `CHANNEL` recorded in release.json")
 	c.Flags().BoolVar(&noFootprint, "no-footprint", false, "keep every vendored Pi package file as installed: no closure bundled, no dependency shared (the footprint's baseline; the report still records each decision)")
+	versionFlags(c, &version, &snapshot)
 	builtinFlag(c, &builtin, "DIST/pipelines/release.hcl exists")
 	planFlag(c.Flags(), &plan)
 	cli.RunFlags(c.Flags(), &rc)

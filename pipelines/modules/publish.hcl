@@ -25,6 +25,7 @@ stage "release_metadata" "metadata" {
   channel         = input.inputs.channel
   created         = input.inputs.created
   lock_sha256     = input.inputs.lock_sha256
+  version         = input.inputs.version
   runtime_package = input.inputs.runtime_package
   runtime_version = input.inputs.runtime_version
   tests           = input.qualification.tests

@@ -48,6 +48,7 @@ stage "sbom" "sbom" {
   payload      = input.inputs.payload
   release_dir  = input.inputs.release_dir
   created      = input.inputs.created
+  version      = input.inputs.version
 }
 
 stage "notices" "notices" {
@@ -55,11 +56,13 @@ stage "notices" "notices" {
   tree         = stage.runtime_entry.tree
   vendored     = input.vendored
   release_dir  = input.inputs.release_dir
+  version      = input.inputs.version
 }
 
 stage "smoke" "tests" {
   payload      = input.inputs.payload
   distribution = input.inputs.dir
+  version      = input.inputs.version
   depends_on   = [input.payload_ready]
 }
 

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"piship.dev/piship/stages/home/receipt"
 )
 
 // FileName is the distribution file in a distribution directory.
@@ -21,8 +23,10 @@ const SourceNPM = "npm"
 type Distribution struct {
 	// ID is the block label: distribution "<id>". It names apps/<id>/ and
 	// receipts/<id>.json.
-	ID      string
-	Name    string
+	ID   string
+	Name string
+	// Version is distribution.hcl's version, "" when not written: the
+	// release version is ResolveVersion's.
 	Version string
 	// Command is the shim's file name: <bin-home>/<command>.
 	Command string
@@ -190,7 +194,9 @@ type Smoke struct {
 	// Args are the command's arguments.
 	Args []string
 	// Expect is an RE2 regular expression, checked when decoded, matched
-	// against the run's trimmed combined stdout and stderr.
+	// against the run's trimmed combined stdout and stderr. It may hold
+	// ${version} (receipt.VersionRef), which stands for the release
+	// version, matched literally: Regexp fills it in.
 	Expect string
 	// Timeout is how long the run may take (DefaultSmokeTimeout when not
 	// set).
@@ -199,12 +205,13 @@ type Smoke struct {
 	re *regexp.Regexp
 }
 
-// Regexp is Expect compiled.
-func (s Smoke) Regexp() (*regexp.Regexp, error) {
+// Regexp is Expect compiled for a release of version: ${version}
+// replaced by the version, quoted (receipt.ExpandExpect).
+func (s Smoke) Regexp(version string) (*regexp.Regexp, error) {
 	if s.re != nil {
 		return s.re, nil
 	}
-	return regexp.Compile(s.Expect)
+	return regexp.Compile(receipt.ExpandExpect(s.Expect, version))
 }
 
 // Range returns where the value at key is written: "name", "runtime.entry",

@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
 
 	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/stages/home/receipt"
 )
 
 // The audit, signatures and smoke blocks: what a release checks beyond the
@@ -153,8 +155,8 @@ func (dc *decoder) smoke(blk *hcl.Block, name string) (Smoke, bool) {
 	} else if _, written := attrs["args"]; written {
 		ok = false
 	}
-	if v, r, vok := dc.str(attrs, key+".expect"); vok {
-		re, err := regexp.Compile(v)
+	if v, r, vok := dc.expect(attrs, key+".expect"); vok {
+		re, err := regexp.Compile(receipt.ExpandExpect(v, sampleVersion))
 		switch {
 		case v == "":
 			dc.add(errDiag("Invalid expect", where+": expect cannot be empty, it would accept any output: write what the output must match, e.g. \"^1\\\\.0\\\\.0$\".", r))
@@ -163,7 +165,10 @@ func (dc *decoder) smoke(blk *hcl.Block, name string) (Smoke, bool) {
 			dc.add(errDiag("Invalid expect", fmt.Sprintf("%s: expect %q is not an RE2 regular expression (%v); RE2 has no lookaround or backreferences.", where, v, err), r))
 			ok = false
 		default:
-			s.Expect, s.re = v, re
+			s.Expect = v
+			if !strings.Contains(v, receipt.VersionRef) {
+				s.re = re
+			}
 		}
 	} else {
 		ok = false
@@ -281,4 +286,42 @@ func describeDB(m os.FileMode) string {
 		return "a file that is not a .zip"
 	}
 	return atomicfs.KindOf(m)
+}
+
+// sampleVersion stands for the release version when an expect that names
+// ${version} is checked at decoding, before any release names one.
+const sampleVersion = "0.0.0"
+
+// versionMark is what ${version} evaluates to while an expect is decoded:
+// no text a file can hold, replaced by receipt.VersionRef afterwards.
+const versionMark = "\x00version\x00"
+
+// expect reads a smoke test's expect, the one string of distribution.hcl
+// that may name a variable: ${version}, the release version, kept as
+// receipt.VersionRef for the smoke stage (and the launcher's smoke start)
+// to fill in with receipt.ExpandExpect.
+func (dc *decoder) expect(attrs hcl.Attributes, key string) (string, hcl.Range, bool) {
+	attr, ok := attrs[lastName(key)]
+	if !ok {
+		return "", hcl.Range{}, false
+	}
+	r := attr.Expr.Range()
+	dc.d.ranges[key] = r
+	ctx := &hcl.EvalContext{Variables: map[string]cty.Value{"version": cty.StringVal(versionMark)}}
+	v, diags := attr.Expr.Value(ctx)
+	for _, d := range diags {
+		switch d.Summary {
+		case "Unknown variable", "Variables not allowed", "Function calls not allowed":
+			d.Detail = strings.TrimSuffix(d.Detail, ".") + ": expect may name ${version}, the release version, and nothing else; " + FileName + " is static."
+		}
+	}
+	dc.add(diags...)
+	if diags.HasErrors() {
+		return "", r, false
+	}
+	if v.IsNull() || !v.IsKnown() || v.Type() != cty.String {
+		dc.add(typeDiag(r, key, "a string"+exampleFor(key), v))
+		return "", r, false
+	}
+	return strings.ReplaceAll(v.AsString(), versionMark, receipt.VersionRef), r, true
 }

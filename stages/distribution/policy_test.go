@@ -103,10 +103,10 @@ func TestParsePolicy(t *testing.T) {
 	if v.Name != "version" || !reflect.DeepEqual(v.Args, []string{"--version"}) || v.Expect != `^1\.0\.0$` || v.Timeout != time.Minute {
 		t.Errorf("smoke version = %+v", v)
 	}
-	if re, err := v.Regexp(); err != nil || !re.MatchString("1.0.0") || re.MatchString("1x0x0") {
+	if re, err := v.Regexp("9.9.9"); err != nil || !re.MatchString("1.0.0") || re.MatchString("1x0x0") {
 		t.Errorf("expect is not the regexp written: %v", err)
 	}
-	if re, err := (Smoke{Expect: "^a+$"}).Regexp(); err != nil || !re.MatchString("aa") {
+	if re, err := (Smoke{Expect: "^a+$"}).Regexp("9.9.9"); err != nil || !re.MatchString("aa") {
 		t.Errorf("Regexp of a hand-made Smoke: %v", err)
 	}
 	if h.Name != "help" || h.Timeout != DefaultSmokeTimeout || !reflect.DeepEqual(h.Args, []string{"--help"}) {

@@ -46,8 +46,8 @@ func (b Block) Header() string {
 var schema = []Field{
 	{Name: "name", Type: "string", Required: true, Example: `"Hello"`,
 		Doc: "display name"},
-	{Name: "version", Type: "string", Required: true, Example: `"1.0.0"`,
-		Doc: "semantic version MAJOR.MINOR.PATCH[-pre][+build] of the distribution"},
+	{Name: "version", Type: "string", Example: `"1.0.0"`,
+		Doc: "semantic version MAJOR.MINOR.PATCH[-pre][+build] of the distribution; unset: each release is named by --version, or the git tag at HEAD (v1.2.3 -> 1.2.3), or --snapshot"},
 	{Name: "command", Type: "string", Required: true, Example: `"hello"`,
 		Doc: "the shim's name, [a-z0-9][a-z0-9._-]*: <bin-home>/<command>"},
 	{Name: "resources", Type: "list(string)", Default: "[]", Example: `["resources"]`,
@@ -89,8 +89,8 @@ var schema = []Field{
 
 	{Name: "smoke.args", Type: "list(string)", Default: "[]", Example: `["--version"]`,
 		Doc: "the arguments the command is run with"},
-	{Name: "smoke.expect", Type: "string", Required: true, Example: `"^1\\.0\\.0$"`,
-		Doc: "an RE2 regular expression matched against the trimmed combined stdout and stderr of the run, which must exit 0"},
+	{Name: "smoke.expect", Type: "string", Required: true, Example: `"^${version}$"`,
+		Doc: "an RE2 regular expression matched against the trimmed combined stdout and stderr of the run, which must exit 0; ${version} stands for the release version, matched literally"},
 	{Name: "smoke.timeout", Type: "string", Default: `"300s"`, Example: `"60s"`,
 		Doc: "how long the run may take, a Go duration (30s, 5m), at most 1h"},
 

@@ -375,18 +375,27 @@ func Check(in Input) *Checked {
 	if l := out.Lock; l != nil {
 		lockID = Identity{ID: l.Distribution.ID, Version: l.Distribution.Version}
 	}
+	// The lock records distribution.hcl's version, and none when it
+	// writes none (the release is then named by its git tag or
+	// --version): such a lock names the id alone.
+	lockAs := func(v string) Identity {
+		if lockID.Version == "" {
+			return Identity{ID: lockID.ID, Version: v, Target: lockID.Target}
+		}
+		return lockID
+	}
 	switch {
 	case rel != nil:
 		id = Identity{ID: rel.Distribution.ID, Version: rel.Distribution.Version, Target: rel.Target}
 		differ("release.json", in.Name, id)
-		differ("payload/piship.lock", id, lockID)
+		differ("payload/piship.lock", id, lockAs(id.Version))
 		differ("payload/metadata/target.json", id, Identity{Target: target})
 		if l := out.Lock; l != nil && l.Distribution.Command != rel.Distribution.Command {
 			problems = append(problems, fmt.Sprintf("payload/piship.lock names the command %q, release.json %q", l.Distribution.Command, rel.Distribution.Command))
 		}
 	case in.PayloadOnly && out.Lock != nil && target != "":
-		id = Identity{ID: lockID.ID, Version: lockID.Version, Target: target}
-		differ("payload/piship.lock", in.Name, lockID)
+		id = Identity{ID: lockID.ID, Version: lockAs(in.Name.Version).Version, Target: target}
+		differ("payload/piship.lock", in.Name, lockAs(in.Name.Version))
 		differ("payload/metadata/target.json", in.Name, Identity{Target: target})
 	}
 	if id != (Identity{}) {

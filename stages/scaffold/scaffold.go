@@ -13,7 +13,7 @@
 //	app/package.json, bin/cli.js  the program: a dependency-free Node ESM package
 //	runtime/package.json          the npm project: one file: dependency on app
 //	runtime/package-lock.json     lockfileVersion 3, the tarball's sha512 integrity
-//	runtime/vendor/<id>-<version>.tgz  app/ packed as npm pack does
+//	runtime/vendor/<id>-0.0.0.tgz  app/ packed as npm pack does (its own npm version, not the release's)
 //
 // The program is a package of its own because a distribution's
 // runtime.entry is a file of an installed, locked package
@@ -40,7 +40,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"text/template"
@@ -56,6 +55,12 @@ var templates embed.FS
 
 // Version is the version a new distribution starts at.
 const Version = "0.1.0"
+
+// appVersion is the app package's own npm version, which is not the
+// distribution's: the version is written once, in distribution.hcl, and
+// the program prints the one the launcher gives it (PISHIP_APP_VERSION),
+// so a new version is one edit and piship lock, never a repack.
+const appVersion = "0.0.0"
 
 // Options say what to scaffold. The zero value derives everything.
 type Options struct {
@@ -73,8 +78,10 @@ type Options struct {
 // fields are the templates' values.
 type fields struct {
 	ID, Name, Version, Command, Target, Tarball, Integrity string
-	// VersionRE matches exactly Version, escaped for an HCL string.
-	VersionRE string
+	// AppVersion is the app package's npm version (appVersion).
+	AppVersion string
+	// EnvAppVersion is the variable the program reads its version from.
+	EnvAppVersion string
 }
 
 // appDir holds the template files that also go into the app's tarball, as
@@ -108,8 +115,8 @@ func Write(dir string, o Options) ([]string, error) {
 		}
 		version = o.Version
 	}
-	f := fields{ID: id, Name: id, Version: version, VersionRE: strings.ReplaceAll(regexp.QuoteMeta(version), `\`, `\\`), Command: id, Target: target,
-		Tarball: id + "-" + version + ".tgz"}
+	f := fields{ID: id, Name: id, Version: version, AppVersion: appVersion, EnvAppVersion: receipt.EnvAppVersion, Command: id, Target: target,
+		Tarball: id + "-" + appVersion + ".tgz"}
 
 	files, err := render(f)
 	if err != nil {

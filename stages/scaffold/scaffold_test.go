@@ -21,7 +21,7 @@ import (
 )
 
 var wantFiles = []string{".gitignore", "app/bin/cli.js", "app/package.json", "distribution.hcl", "pack.sh",
-	"runtime/package-lock.json", "runtime/package.json", "runtime/vendor/demo-0.1.0.tgz"}
+	"runtime/package-lock.json", "runtime/package.json", "runtime/vendor/demo-0.0.0.tgz"}
 
 // A scaffold is a distribution that loads without a diagnostic, whose
 // distribution.hcl is as `piship fmt` writes it, and whose npm lock pins
@@ -52,7 +52,7 @@ func TestWriteMakesALoadableDistribution(t *testing.T) {
 		}
 	}
 
-	tgz := read(t, dir, "runtime/vendor/demo-0.1.0.tgz")
+	tgz := read(t, dir, "runtime/vendor/demo-0.0.0.tgz")
 	var lock struct {
 		Packages map[string]struct{ Resolved, Integrity string } `json:"packages"`
 	}
@@ -61,7 +61,7 @@ func TestWriteMakesALoadableDistribution(t *testing.T) {
 	}
 	sum := sha512.Sum512(tgz)
 	p := lock.Packages["node_modules/demo"]
-	if want := "sha512-" + base64.StdEncoding.EncodeToString(sum[:]); p.Integrity != want || p.Resolved != "file:vendor/demo-0.1.0.tgz" {
+	if want := "sha512-" + base64.StdEncoding.EncodeToString(sum[:]); p.Integrity != want || p.Resolved != "file:vendor/demo-0.0.0.tgz" {
 		t.Fatalf("lock pins %s %s, the tarball is %s", p.Resolved, p.Integrity, want)
 	}
 	// The tarball holds app/ as npm pack lays it out: package/<file>.
@@ -95,7 +95,7 @@ func TestWriteMakesALoadableDistribution(t *testing.T) {
 	if _, err := Write(again, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(read(t, again, "runtime/vendor/demo-0.1.0.tgz"), tgz) {
+	if !bytes.Equal(read(t, again, "runtime/vendor/demo-0.0.0.tgz"), tgz) {
 		t.Error("a second scaffold packed different bytes")
 	}
 }
@@ -167,7 +167,7 @@ func TestWriteRefusesABadID(t *testing.T) {
 	}
 	// Options.ID names a directory whose own name is no id.
 	files, err := Write(filepath.Join(t.TempDir(), "My App"), Options{ID: "my-app"})
-	if err != nil || !slices.Contains(files, "runtime/vendor/my-app-0.1.0.tgz") {
+	if err != nil || !slices.Contains(files, "runtime/vendor/my-app-0.0.0.tgz") {
 		t.Fatalf("--id my-app: %q %v", files, err)
 	}
 }
@@ -179,4 +179,44 @@ func read(t *testing.T, dir, rel string) []byte {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// The version is written once, in distribution.hcl: the program prints
+// the one piship gives it (PISHIP_APP_VERSION) and the "version" smoke test
+// expects ${version}, so no other file, the packed app included, holds it.
+func TestTheVersionIsWrittenOnce(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	files, err := Write(dir, Options{Version: "4.5.6"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		data := read(t, dir, f)
+		if strings.HasSuffix(f, ".tgz") {
+			zr, err := gzip.NewReader(bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if data, err = io.ReadAll(zr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := bytes.Count(data, []byte("4.5.6")); (f == "distribution.hcl") != (n == 1) {
+			t.Errorf("%s holds the version %d times", f, n)
+		}
+	}
+	if !bytes.Contains(read(t, dir, "app/bin/cli.js"), []byte("process.env.PISHIP_APP_VERSION")) {
+		t.Error("the program does not read PISHIP_APP_VERSION")
+	}
+	d, diags := distribution.Load(dir)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if d.Version != "4.5.6" || d.Smoke[0].Expect != "^${version}$" {
+		t.Fatalf("version %q, expect %q", d.Version, d.Smoke[0].Expect)
+	}
+	re, err := d.Smoke[0].Regexp("4.5.6")
+	if err != nil || !re.MatchString("4.5.6") || re.MatchString("4x5x6") || re.MatchString("4.5.60") {
+		t.Fatalf("expect for 4.5.6: %v %v", re, err)
+	}
 }

@@ -148,3 +148,16 @@ func cmpInt(a, b int) int {
 	}
 	return 0
 }
+
+// SnapshotPre is the first pre-release identifier of a snapshot version,
+// the version `piship release --snapshot` makes from a commit
+// (1.2.4-snapshot.g<sha>): a build to try, never one to publish.
+const SnapshotPre = "snapshot"
+
+// IsSnapshot reports whether s is a snapshot version: a semantic version
+// whose pre-release starts with SnapshotPre. `piship repo add` refuses
+// one.
+func IsSnapshot(s string) bool {
+	v, err := Parse(s)
+	return err == nil && len(v.Pre) > 0 && v.Pre[0] == SnapshotPre
+}

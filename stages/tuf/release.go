@@ -14,6 +14,7 @@ import (
 
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/release/releasejson"
+	"piship.dev/piship/stages/semver"
 )
 
 // maxReleaseDoc bounds the release.json ReleaseOf reads from an archive
@@ -63,6 +64,9 @@ func ReleaseOf(archive, channelName string) (Release, error) {
 	want := fmt.Sprintf("%s-%s-%s.tar.gz", ri.Distribution.ID, ri.Distribution.Version, ri.Target)
 	if base := filepath.Base(archive); base != want {
 		return Release{}, configErr("%s holds release %s %s for %s, whose archive is named %s: rename it back", archive, ri.Distribution.ID, ri.Distribution.Version, ri.Target, want)
+	}
+	if semver.IsSnapshot(ri.Distribution.Version) {
+		return Release{}, configErr("%s is snapshot release %s %s (piship release --snapshot): a snapshot is for trying, never published; tag the commit (git tag v1.2.3) or give --version, release again and add that archive", archive, ri.Distribution.ID, ri.Distribution.Version)
 	}
 	return Release{Archive: archive, Version: ri.Distribution.Version, Target: ri.Target, LockSHA256: ri.LockSHA256, Channel: channelName}, nil
 }

@@ -27,7 +27,8 @@
 //  3. walks and hashes the payload against its inventory only when the
 //     lock (or the receipt) says runtime.verifyAtLaunch;
 //  4. runs node on the entry with the user's arguments and inherited
-//     stdio, forwards SIGINT, SIGTERM and SIGHUP to it, waits, removes the
+//     stdio, PISHIP_APP_VERSION set to the receipt's version (the
+//     application's release version: receipt.EnvAppVersion), forwards SIGINT, SIGTERM and SIGHUP to it, waits, removes the
 //     lease and returns node's exit code.
 //
 // Why a child and not exec: exec would replace this process, so nothing
@@ -213,6 +214,9 @@ func Run(ctx context.Context, installHome, id string, args []string, o Options) 
 	}
 	mark(PhaseSearchTools)
 	env := append(append([]string(nil), o.Env...), toolEnv...)
+	// The application's release version, the receipt's: what it prints
+	// for --version without repeating it in its own files.
+	env = append(env, receipt.EnvAppVersion+"="+rel.Version)
 	smoke := len(args) == 1 && args[0] == SmokeFlag
 	kv, why, err := compileCache(o.StateDir, rel, verify, smoke, getenv)
 	if err != nil {
@@ -312,7 +316,7 @@ func Run(ctx context.Context, installHome, id string, args []string, o Options) 
 // 0 and the trimmed output matching expect.
 func checkSmoke(id string, rel *receipt.Release, t *lockSmoke, code int, out string) error {
 	out = strings.TrimSpace(out)
-	re, err := regexp.Compile(t.Expect)
+	re, err := regexp.Compile(receipt.ExpandExpect(t.Expect, rel.Version))
 	switch {
 	case err != nil:
 		return receipt.Errorf(receipt.CodeConfigInvalid, "%s %s: smoke test %s: expect %q: %v", id, rel.Version, t.Name, t.Expect, err)
