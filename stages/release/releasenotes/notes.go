@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"piship.dev/piship/stages/proc"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // Timeout bounds each git command.
@@ -61,7 +62,14 @@ func Collect(ctx context.Context, dir, id, version string) (*Notes, error) {
 		return nil, fmt.Errorf("%w: git is not on PATH", ErrNoRepository)
 	}
 	if _, err := git(ctx, dir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNoRepository, err)
+		if errcode.Of(err) == errcode.ExecTimeout {
+			return nil, err
+		}
+		why := strings.TrimPrefix(err.Error(), errcode.ExecFailed+": release notes: ")
+		if strings.Contains(why, ": exit status 1:") {
+			why = "HEAD in " + dir + " names no commit yet"
+		}
+		return nil, fmt.Errorf("%w: %s", ErrNoRepository, strings.SplitN(why, ": repair the repository", 2)[0])
 	}
 	own := []string{"v" + version, version}
 	tags, err := git(ctx, dir, "tag", "--merged", "HEAD")
@@ -107,13 +115,13 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 	out, err := proc.Output(cmd)
 	if err != nil {
 		if ctx.Err() != nil {
-			return "", fmt.Errorf("git %s timed out after %s in %s", args[0], Timeout, dir)
+			return "", errcode.Newf(errcode.ExecTimeout, "release notes: git %s timed out after %s in %s: find what holds the repository (a lock, a slow disk), or release from a copy outside it", args[0], Timeout, dir)
 		}
 		msg := err.Error()
 		if ee, ok := errors.AsType[*exec.ExitError](err); ok && len(strings.TrimSpace(string(ee.Stderr))) > 0 {
 			msg = strings.TrimSpace(strings.SplitN(strings.TrimSpace(string(ee.Stderr)), "\n", 2)[0])
 		}
-		return "", fmt.Errorf("git %s in %s: %s", args[0], dir, msg)
+		return "", errcode.Newf(errcode.ExecFailed, "release notes: git %s in %s: %s: repair the repository (git fsck), or release from a copy outside it", args[0], dir, msg)
 	}
 	return string(out), nil
 }
