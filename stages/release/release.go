@@ -105,6 +105,7 @@ import (
 	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/release/releasejson"
 )
 
 // release.json's document (its schema, name, type and strict reader,
@@ -126,7 +127,7 @@ const (
 	// outside the archive and checksums.txt (OutsideArchive): the archive's
 	// bytes depend on the distribution alone, not on how much history a
 	// clone holds; piship repo add publishes it as a TUF target of its own.
-	NotesName = "notes.md"
+	NotesName = releasejson.NotesName
 )
 
 // OutsideArchive reports whether a release-relative slash path is a file a

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -64,7 +65,14 @@ func ReleaseOf(archive, channelName string) (Release, error) {
 	if base := filepath.Base(archive); base != want {
 		return Release{}, configErr("%s holds release %s %s for %s, whose archive is named %s: rename it back", archive, ri.Distribution.ID, ri.Distribution.Version, ri.Target, want)
 	}
-	return Release{Archive: archive, Version: ri.Distribution.Version, Target: ri.Target, LockSHA256: ri.LockSHA256, Channel: channelName}, nil
+	rel := Release{Archive: archive, Version: ri.Distribution.Version, Target: ri.Target, LockSHA256: ri.LockSHA256, Channel: channelName}
+	// The notes piship release wrote beside release.json, in the release
+	// directory beside the archive (<name>/notes.md), when there are any.
+	notes := filepath.Join(strings.TrimSuffix(archive, ".tar.gz"), releasejson.NotesName)
+	if fi, err := os.Lstat(notes); err == nil && fi.Mode().IsRegular() {
+		rel.Notes = notes
+	}
+	return rel, nil
 }
 
 // RoleStatus is one top-level role of a repository as published.
@@ -119,6 +127,9 @@ func (r *Repository) Status() Status {
 			Threshold: r.Root.Signed.Roles[role].Threshold, KeyIDs: ids, KeyNames: namesOf(ids, names)})
 	}
 	for path, tf := range r.Targets.Signed.Targets {
+		if tf.Custom == nil && strings.HasSuffix(path, NotesSuffix) {
+			continue // a release's notes, not a release
+		}
 		p := PublishedRelease{Path: path, Length: tf.Length, SHA256: hex.EncodeToString(tf.Hashes["sha256"])}
 		if tf.Custom != nil {
 			_ = json.Unmarshal(*tf.Custom, &p.Custom) // a target piship did not make shows without its fields
