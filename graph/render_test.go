@@ -356,7 +356,7 @@ func TestReleaseGraphIsReadable(t *testing.T) {
 			t.Errorf("output %s read by %q in the table, want %q", o, table[o], strings.Join(rs, ", "))
 		}
 	}
-	if table["release_dir"] != "module.qualify.stage.audit, module.qualify.stage.sbom, module.qualify.stage.notices, module.publish.stage.metadata, module.publish.stage.checksums, module.publish.stage.archive" {
+	if table["release_dir"] != "module.qualify.stage.audit, module.qualify.stage.sbom, module.qualify.stage.notices, module.publish.stage.metadata, module.publish.stage.checksums, module.publish.stage.archive, module.publish.stage.notes" {
 		t.Errorf("release_dir readers %q", table["release_dir"])
 	}
 

@@ -364,7 +364,10 @@ type Updated struct {
 	Root, Timestamp  int64 // the trusted TUF root and timestamp versions
 	Bytes            int64
 	Linked           int64 // files the install linked from the store
-	Total            time.Duration
+	// Notes are the new version's release notes (a check only; "" when
+	// the repository publishes none), verified through TUF.
+	Notes string
+	Total time.Duration
 }
 
 // Update runs the built-in update pipeline.
@@ -385,7 +388,7 @@ func Update(ctx context.Context, c Config, a UpdateArgs) (*Updated, error) {
 		ch, _ := updateCheck.from(out)
 		in, _ := updateInstall.from(out)
 		u := &Updated{Available: ch.Update, Current: ch.Current, Version: ch.Version, Channel: ch.Channel,
-			Root: ch.Root, Timestamp: ch.Timestamp, Bytes: ch.Bytes, Linked: int64(in.Linked), Total: o.Total}
+			Root: ch.Root, Timestamp: ch.Timestamp, Bytes: ch.Bytes, Linked: int64(in.Linked), Notes: ch.Notes, Total: o.Total}
 		if in.UpToDate {
 			// Another command activated the version while this update ran.
 			u.Available, u.Current, u.Version = false, in.Version, in.Version

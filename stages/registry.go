@@ -41,6 +41,7 @@ func Default() *stage.Registry {
 		stage.Define(ReleaseMetadata{}),
 		stage.Define(Checksums{}),
 		stage.Define(Archive{}),
+		stage.Define(ReleaseNotes{}),
 		stage.Define(ReleasePublish{}),
 	}
 	// consumer: what an end user's machine runs (cmd/piship-install links only those)

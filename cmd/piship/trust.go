@@ -131,6 +131,8 @@ func repoAddCmd(e *cli.Env) *cobra.Command {
 		Long: `Publishes release archives (the .tar.gz piship release writes) on a channel of the TUF
 repository in DIR: each archive is copied under targets/<channel>/ by its sha256 and becomes
 a target with its length, sha256 and its release.json's version, target and lockSha256;
+the release notes piship release wrote beside it (<name>/notes.md), when there are any, become
+the target <channel>/<name>.notes.md that piship update --check shows;
 then targets, snapshot and timestamp are signed again. --key gives the targets, snapshot
 and timestamp keys (each file signs the roles it holds). A release already published is
 never replaced.`,
@@ -169,6 +171,9 @@ func runRepoAdd(e *cli.Env, dir string, archives []string, ch string, keyFiles [
 	}
 	for _, rel := range rels {
 		fmt.Fprintf(e.Stdout, "published %s %s for %s on %s\n", tuf.TargetPath(ch, rel.Archive), rel.Version, rel.Target, ch)
+		if rel.Notes != "" {
+			fmt.Fprintf(e.Stdout, "published %s: the release notes of %s (%s)\n", tuf.NotesPath(ch, rel.Archive), rel.Version, rel.Notes)
+		}
 	}
 	fmt.Fprintf(e.Stdout, "repository %s: %s\n", dir, versions(r))
 	return cli.ExitOK

@@ -1,6 +1,8 @@
 # Publication of a release: release.json, the checksums, the reproducible
-# archive, the release directory published under <out>/releases, and the
-# staging directory cleaned up. Used by the release pipeline.
+# archive, the release notes beside them (from the distribution's git
+# history; outside the archive and checksums), the release directory
+# published under <out>/releases, and the staging directory cleaned up.
+# Used by the release pipeline.
 
 input "inputs" {
   description = "the outputs of the release_inputs stage"
@@ -47,13 +49,22 @@ stage "archive" "archive" {
   depends_on  = [stage.checksums]
 }
 
+# notes.md is written once the archive is, so it is never in it.
+stage "release_notes" "notes" {
+  release_dir  = input.inputs.release_dir
+  distribution = input.inputs.dir
+  id           = input.inputs.id
+  version      = input.inputs.version
+  depends_on   = [stage.archive]
+}
+
 stage "release_publish" "publish" {
   staging    = input.inputs.staging
   name       = input.inputs.name
   releases   = input.inputs.releases
   ship_tools = true
   target     = input.inputs.target
-  depends_on = [stage.archive]
+  depends_on = [stage.archive, stage.notes]
 }
 
 # The staging directory goes and the release's lock is let go, whatever
@@ -69,6 +80,10 @@ stage "staging_cleanup" "cleanup" {
 output "archive" {
   description = "the archive: path, sha256, bytes, files"
   value       = stage.archive
+}
+output "notes" {
+  description = "the release notes: path (empty when none), previous, commits"
+  value       = stage.notes
 }
 output "published" {
   description = "the published release: path, archive, tools"

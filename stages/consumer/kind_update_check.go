@@ -22,13 +22,13 @@ import (
 type UpdateCheck struct{}
 
 func (UpdateCheck) Name() string    { return "update_check" }
-func (UpdateCheck) Version() string { return "4" }
+func (UpdateCheck) Version() string { return "5" }
 func (UpdateCheck) Doc() string {
 	return "Runs the TUF client (stages/tuf, go-tuf's updater) against the distribution's repository (a directory, or http(s); plain http only on loopback): " +
 		"the root chain from the trusted root in trust/<id>/ (first time: the initial root the active release's lock pins), timestamp, snapshot and targets, " +
 		"then picks the newest release of the channel for this target, refuses a downgrade and downloads it into apps/<id>/.downloads/ with TUF's length and hash check. " +
 		"The verified store is left staged (trust_stage) for the install stage to commit once it accepted the archive; up to date, it is committed here. " +
-		"With check, the trusted metadata is read and nothing is written or downloaded. Outputs what to install (update false: up to date). " +
+		"With check, the trusted metadata is read and nothing is written or downloaded but the chosen release's notes (notes), verified like the archive. Outputs what to install (update false: up to date). " +
 		"Every request runs under connect, header and idle timeouts and an overall budget (timeout, max_time); one that fires is UPDATE_FAILED naming it."
 }
 
@@ -61,6 +61,9 @@ type UpdateCheckOutputs struct {
 	// the update (the timestamp is TUF's freshness counter).
 	Root      int64 `cty:"root" doc:"the trusted root version"`
 	Timestamp int64 `cty:"timestamp" doc:"the trusted timestamp version"`
+	// Notes are the release notes the repository publishes for the
+	// version (fetched with check only, verified through TUF).
+	Notes string `cty:"notes" doc:"with check: the chosen version's release notes (notes.md), verified against the targets role; empty when the repository has none"`
 }
 
 // Run implements stage.Typed.
@@ -125,7 +128,7 @@ func (UpdateCheck) Run(ctx context.Context, inv *stage.Invocation, cfg UpdateChe
 	}
 	out.Version, out.Update = res.Release.Version, true
 	out.Archive, out.SHA256, out.Bytes = res.Archive, res.SHA256, res.Length
-	out.LockSHA256, out.TrustStage = res.Release.LockSHA256, res.Stage
+	out.LockSHA256, out.TrustStage, out.Notes = res.Release.LockSHA256, res.Stage, res.Notes
 	return out, nil
 }
 

@@ -205,9 +205,10 @@ func identifyDir(s *source) error {
 	}
 	if s.kind == receipt.SourceRelease {
 		// The piship binaries a release directory ships for install.sh are
-		// tools of the installer, not part of the installed version.
+		// tools of the installer, and notes.md is the publisher's: neither
+		// is part of the installed version (the archive holds neither).
 		t.files = slices.DeleteFunc(t.files, func(f treeFile) bool {
-			if slices.Contains(distribution.ShippedTools(), f.rel) {
+			if release.OutsideArchive(f.rel) {
 				t.bytes -= f.size
 				return true
 			}

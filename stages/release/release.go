@@ -25,7 +25,8 @@
 //	                         (a payload directory: the last three)
 //	checksums                checksums.txt is sorted `<sha256>  <path>` lines, one per file
 //	                         it covers (all but itself, payload/ but its inventory, and the
-//	                         shipped piship binaries), no other, each digest right
+//	                         files outside the archive: the shipped piship binaries and
+//	                         notes.md), no other, each digest right
 //	release-json             release.json is piship-release/v1, no unknown field, every
 //	                         required field, qualification "qualified"; packageAudits
 //	                         says passed or failed only with a lock read, not-applicable
@@ -104,6 +105,7 @@ import (
 	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/release/releasejson"
 )
 
 // release.json's document (its schema, name, type and strict reader,
@@ -119,11 +121,27 @@ const (
 	VulnerabilitiesName = "vulnerabilities.json"
 	InstallScriptName   = "install.sh"
 	ChecksumsName       = "checksums.txt"
+	// NotesName is the release notes piship release writes beside
+	// release.json when the distribution is in a git repository
+	// (stages/release/releasenotes). Like the shipped binaries it stays
+	// outside the archive and checksums.txt (OutsideArchive): the archive's
+	// bytes depend on the distribution alone, not on how much history a
+	// clone holds; piship repo add publishes it as a TUF target of its own.
+	NotesName = releasejson.NotesName
 )
+
+// OutsideArchive reports whether a release-relative slash path is a file a
+// release directory holds beside the archive's files, not among them: the
+// shipped piship binaries and notes.md. The archive does not hold them,
+// checksums.txt does not cover them, Scan does not see them and install
+// does not install them.
+func OutsideArchive(p string) bool {
+	return p == NotesName || IsShippedTool(p)
+}
 
 // ChecksumPaths lists the release files checksums.txt covers: all but
 // checksums.txt itself, the payload (its inventory stands for it) and the
-// shipped piship binaries.
+// files outside the archive (the shipped piship binaries, notes.md).
 func ChecksumPaths(releaseDir string) ([]string, error) {
 	files, err := payload.Walk(releaseDir)
 	if err != nil {
@@ -133,7 +151,7 @@ func ChecksumPaths(releaseDir string) ([]string, error) {
 	for _, f := range files {
 		switch {
 		case f.Path == ChecksumsName:
-		case IsShippedTool(f.Path): // beside install.sh, not in the archive; build-info.json has their digests
+		case OutsideArchive(f.Path): // the binaries beside install.sh (build-info.json has their digests), notes.md
 		case strings.HasPrefix(f.Path, "payload/") && f.Path != "payload/"+payload.InventoryName:
 		default:
 			paths = append(paths, f.Path)

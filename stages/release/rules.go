@@ -174,10 +174,10 @@ func ValidPath(p string) bool {
 
 // Checksummed reports whether checksums.txt covers the release file p:
 // every file but checksums.txt itself, the payload (its inventory stands
-// for it) and the shipped piship binaries.
+// for it) and the files outside the archive (OutsideArchive).
 func Checksummed(p string) bool {
 	switch {
-	case p == ChecksumsName, IsShippedTool(p):
+	case p == ChecksumsName, OutsideArchive(p):
 		return false
 	case strings.HasPrefix(p, "payload/"):
 		return p == InventoryPath
@@ -486,8 +486,8 @@ func DirReader(dir string) func(rel string) ([]byte, error) {
 }
 
 // Scan hashes every regular file below dir (a release directory or an
-// installed version), the shipped piship binaries aside: the Files of an
-// Input for a release that stands on disk.
+// installed version), the files outside the archive aside (OutsideArchive):
+// the Files of an Input for a release that stands on disk.
 func Scan(ctx context.Context, dir string) (map[string]string, error) {
 	files, err := payload.Walk(dir)
 	if err != nil {
@@ -495,7 +495,7 @@ func Scan(ctx context.Context, dir string) (map[string]string, error) {
 	}
 	var paths []string
 	for _, f := range files {
-		if !IsShippedTool(f.Path) {
+		if !OutsideArchive(f.Path) {
 			paths = append(paths, f.Path)
 		}
 	}

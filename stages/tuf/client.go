@@ -94,6 +94,10 @@ type Result struct {
 	Stage string
 	// UpToDate: the newest release is the active version.
 	UpToDate bool
+	// Notes are the chosen release's notes (its NotesPath target), fetched
+	// and verified against the targets role with Check; "" when the
+	// repository publishes none for it.
+	Notes string
 	// The trusted versions after the update, and the timestamp's expiry.
 	RootVersion, TimestampVersion, SnapshotVersion, TargetsVersion int64
 	TimestampExpires                                               time.Time
@@ -296,7 +300,9 @@ func pick(ctx context.Context, o UpdateOptions, f *fetcher, up *updater.Updater)
 		}
 	}
 	if o.Check {
-		return res, nil
+		notes, err := fetchNotes(up, f, NotesPath(bestC.Channel, path.Base(best.Path)))
+		res.Notes = notes
+		return res, err
 	}
 	if len(best.Hashes["sha256"]) == 0 {
 		return nil, updateErr(ReasonMalformed, nil, "target %s of %s has no sha256: piship signs sha256 for every release", best.Path, f.src)
@@ -336,6 +342,26 @@ func pick(ctx context.Context, o UpdateOptions, f *fetcher, up *updater.Updater)
 	}
 	res.Archive = dst
 	return res, ctx.Err()
+}
+
+// fetchNotes downloads the notes target p through go-tuf (the fetcher's
+// bounds, then TargetFiles.VerifyLengthHashes against the verified targets
+// role; nothing is written: a check's store is read-only). A repository
+// without that target has no notes: "".
+func fetchNotes(up *updater.Updater, f *fetcher, p string) (string, error) {
+	tf, ok := up.GetTopLevelTargets()[p]
+	if !ok || tf.Custom != nil {
+		return "", nil
+	}
+	if tf.Length > MaxNotesBytes || len(tf.Hashes["sha256"]) == 0 {
+		return "", updateErr(ReasonMalformed, nil, "the notes target %s of %s is %d bytes, or has no sha256: piship publishes notes of at most %d bytes with their sha256", p, f.src, tf.Length, MaxNotesBytes)
+	}
+	tf.Path = p
+	_, data, err := up.DownloadTarget(tf, "", "") // called with Check only: go-tuf writes nothing (DisableLocalCache)
+	if err != nil {
+		return "", f.explain(err, up)
+	}
+	return string(data), nil
 }
 
 // fetcher is go-tuf's Fetcher over a channel Source: the metadata and
@@ -450,7 +476,7 @@ func (f *fetcher) explain(err error, up *updater.Updater) error {
 	switch {
 	case errors.As(err, &lenErr):
 		if strings.HasPrefix(last, "targets/") {
-			return updateErr(ReasonTooLarge, err, "the archive %s is longer than its target length (%s): endless data; %s", loc, firstMatch(reLenLimit, lenErr.Msg, "the signed length"), tampered)
+			return updateErr(ReasonTooLarge, err, "the %s %s is longer than its target length (%s): endless data; %s", roleOf(last), loc, firstMatch(reLenLimit, lenErr.Msg, "the signed length"), tampered)
 		}
 		return updateErr(ReasonTooLarge, err, "%s is longer than the %s bound for %s metadata: endless data; %s", loc, firstMatch(reLenLimit, lenErr.Msg, "size"), roleOf(last), tampered)
 	case errors.As(err, &expErr):
@@ -555,7 +581,10 @@ func roleOf(rel string) string {
 			base = base[i+1:]
 		}
 	}
-	if strings.HasPrefix(rel, "targets/") {
+	switch {
+	case strings.HasPrefix(rel, "targets/") && strings.HasSuffix(rel, NotesSuffix):
+		return "release notes"
+	case strings.HasPrefix(rel, "targets/"):
 		return "archive"
 	}
 	return base

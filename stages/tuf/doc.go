@@ -17,6 +17,7 @@
 //	metadata/<N>.snapshot.json             the targets version in force
 //	metadata/timestamp.json                the snapshot version in force: the commit point, written last
 //	targets/<channel>/<sha256>.<archive>   a release archive under its consistent-snapshot name
+//	targets/<channel>/<sha256>.<name>.notes.md  its release notes, when piship release wrote any (NotesPath)
 //
 // Every file is written through a flushed temporary sibling and a rename
 // (cache/atomicfs), and in dependency order: archives, targets, snapshot,

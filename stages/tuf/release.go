@@ -3,14 +3,18 @@ package tuf
 import (
 	"archive/tar"
 	"compress/gzip"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/theupdateframework/go-tuf/v2/metadata"
 
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/release/releasejson"
@@ -68,7 +72,14 @@ func ReleaseOf(archive, channelName string) (Release, error) {
 	if semver.IsSnapshot(ri.Distribution.Version) {
 		return Release{}, configErr("%s is snapshot release %s %s (piship release --snapshot): a snapshot is for trying, never published; tag the commit (git tag v1.2.3) or give --version, release again and add that archive", archive, ri.Distribution.ID, ri.Distribution.Version)
 	}
-	return Release{Archive: archive, Version: ri.Distribution.Version, Target: ri.Target, LockSHA256: ri.LockSHA256, Channel: channelName}, nil
+	rel := Release{Archive: archive, Version: ri.Distribution.Version, Target: ri.Target, LockSHA256: ri.LockSHA256, Channel: channelName}
+	// The notes piship release wrote beside release.json, in the release
+	// directory beside the archive (<name>/notes.md), when there are any.
+	notes := filepath.Join(strings.TrimSuffix(archive, ".tar.gz"), releasejson.NotesName)
+	if fi, err := os.Lstat(notes); err == nil && fi.Mode().IsRegular() {
+		rel.Notes = notes
+	}
+	return rel, nil
 }
 
 // RoleStatus is one top-level role of a repository as published.
@@ -123,6 +134,9 @@ func (r *Repository) Status() Status {
 			Threshold: r.Root.Signed.Roles[role].Threshold, KeyIDs: ids, KeyNames: namesOf(ids, names)})
 	}
 	for path, tf := range r.Targets.Signed.Targets {
+		if tf.Custom == nil && strings.HasSuffix(path, NotesSuffix) {
+			continue // a release's notes, not a release
+		}
 		p := PublishedRelease{Path: path, Length: tf.Length, SHA256: hex.EncodeToString(tf.Hashes["sha256"])}
 		if tf.Custom != nil {
 			_ = json.Unmarshal(*tf.Custom, &p.Custom) // a target piship did not make shows without its fields
@@ -131,4 +145,51 @@ func (r *Repository) Status() Status {
 	}
 	sort.Slice(st.Releases, func(i, j int) bool { return st.Releases[i].Path < st.Releases[j].Path })
 	return st
+}
+
+// NotesSuffix ends the target path of a release's notes.
+const NotesSuffix = ".notes.md"
+
+// MaxNotesBytes bounds a release's notes, published and fetched.
+const MaxNotesBytes = 1 << 20
+
+// NotesPath is the target path of the notes of the release whose archive
+// is published at TargetPath(channelName, archive):
+// <channel>/<id>-<version>-<target>.notes.md. It is a target of its own,
+// without custom fields (so no client takes it for a release), signed by
+// the targets role like the archive; a client fetches it by this name.
+func NotesPath(channelName, archive string) string {
+	return channelName + "/" + strings.TrimSuffix(filepath.Base(archive), ".tar.gz") + NotesSuffix
+}
+
+// Custom is the custom object of every release target.
+type Custom struct {
+	Version    string `json:"version"`
+	Target     string `json:"target"`
+	LockSHA256 string `json:"lockSha256"`
+	Channel    string `json:"channel"`
+}
+
+// addNotes puts a release's notes at targets/<channel>/<sha256>.<name>.notes.md
+// (the consistent-snapshot name, as archives) and returns their target.
+// Notes already published with other bytes are refused, as an archive is.
+func (r *Repository) addNotes(rel Release) (*metadata.TargetFiles, error) {
+	data, err := atomicfs.ReadRegular(rel.Notes, MaxNotesBytes)
+	if err != nil {
+		return nil, configErr("cannot read the release notes %s (at most %d bytes): %v", rel.Notes, MaxNotesBytes, err)
+	}
+	sum := sha256.Sum256(data)
+	path := NotesPath(rel.Channel, rel.Archive)
+	tf := &metadata.TargetFiles{Length: int64(len(data)), Hashes: metadata.Hashes{"sha256": sum[:]}, Path: path}
+	if old, ok := r.Targets.Signed.Targets[path]; ok && !old.Equal(*tf) {
+		return nil, configErr("the notes %s are already published on channel %s with other bytes: a release's notes are never replaced; publish a new version", path, rel.Channel)
+	}
+	dst := filepath.Join(r.Dir, "targets", rel.Channel, hex.EncodeToString(sum[:])+"."+filepath.Base(path))
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return nil, configErr("cannot make %s: %v", filepath.Dir(dst), err)
+	}
+	if err := writeFile(dst, data); err != nil {
+		return nil, err
+	}
+	return tf, nil
 }

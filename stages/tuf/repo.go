@@ -272,14 +272,9 @@ type Release struct {
 	// (the release's lock digest) and Channel (e.g. stable) become the
 	// target's custom fields.
 	Version, Target, LockSHA256, Channel string
-}
-
-// Custom is the custom object of every release target.
-type Custom struct {
-	Version    string `json:"version"`
-	Target     string `json:"target"`
-	LockSHA256 string `json:"lockSha256"`
-	Channel    string `json:"channel"`
+	// Notes is the local path of the release's notes.md ("" when it has
+	// none): published as the target NotesPath beside the archive.
+	Notes string
 }
 
 // TargetPath is where a release archive lives in the repository:
@@ -339,6 +334,13 @@ func (r *Repository) AddReleases(rels []Release, targetsKeys, snapshotKeys, time
 			r.Targets.Signed.Targets = map[string]*metadata.TargetFiles{}
 		}
 		r.Targets.Signed.Targets[path] = tf
+		if rel.Notes != "" {
+			ntf, err := r.addNotes(rel)
+			if err != nil {
+				return err
+			}
+			r.Targets.Signed.Targets[ntf.Path] = ntf
+		}
 	}
 	if err := r.publish(targetsKeys, snapshotKeys, timestampKeys); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -157,6 +158,7 @@ func runUpdate(e *Env, id string, o updateOpts, rc RunConfig) int {
 	case o.check:
 		fmt.Fprintf(e.Stdout, "%s: update available %s -> %s (channel %s, root %d, timestamp %d, %s)\n", id, u.Current, u.Version,
 			u.Channel, u.Root, u.Timestamp, pipelines.HumanBytes(u.Bytes))
+		printNotes(e.Stdout, u.Version, u.Notes)
 	default:
 		linked := ""
 		if u.Linked > 0 {
@@ -166,6 +168,37 @@ func runUpdate(e *Env, id string, o updateOpts, rc RunConfig) int {
 			u.Root, u.Timestamp, linked, u.Total.Round(time.Millisecond), id, u.Current)
 	}
 	return code
+}
+
+// MaxNotesLines is how many lines of a new version's release notes
+// update --check prints (--json carries them whole).
+const MaxNotesLines = 20
+
+// printNotes prints the release notes of version under the check's line,
+// indented, at most MaxNotesLines of them; nothing when there are none.
+func printNotes(w io.Writer, version, notes string) {
+	notes = strings.TrimRight(notes, "\n")
+	if notes == "" {
+		return
+	}
+	lines := strings.Split(notes, "\n")
+	fmt.Fprintf(w, "release notes of %s:\n", version)
+	for i, l := range lines {
+		if i == MaxNotesLines {
+			fmt.Fprintf(w, "  ... %s more (piship update --check --json has them all)\n", canon.Count(len(lines)-i, "line"))
+			break
+		}
+		fmt.Fprintf(w, "  %s\n", strings.Map(printable, l))
+	}
+}
+
+// printable drops control characters from a line of notes: they come from
+// commit subjects, and a terminal must not take them for escapes.
+func printable(r rune) rune {
+	if r == '\t' || !unicode.IsControl(r) {
+		return r
+	}
+	return -1
 }
 
 // RollbackCmd is `piship rollback`.

@@ -147,13 +147,14 @@ type UpdateDoc struct {
 	Timestamp int64   `json:"timestamp"` // the trusted timestamp version
 	Bytes     int64   `json:"bytes"`
 	Linked    int64   `json:"linked"`
+	Notes     string  `json:"notes"` // --check: the new version's release notes, "" when none
 	Seconds   float64 `json:"seconds"`
 }
 
 // UpdateJSON is the update as piship-update/v1.
 func UpdateJSON(u *pipelines.Updated, id string, check bool) UpdateDoc {
 	return UpdateDoc{Schema: Schema("update"), ID: id, Check: check, Available: u.Available, Updated: u.Available && !check,
-		Current: u.Current, Version: u.Version, Channel: u.Channel, Root: u.Root, Timestamp: u.Timestamp, Bytes: u.Bytes, Linked: u.Linked, Seconds: u.Total.Seconds()}
+		Current: u.Current, Version: u.Version, Channel: u.Channel, Root: u.Root, Timestamp: u.Timestamp, Bytes: u.Bytes, Linked: u.Linked, Notes: u.Notes, Seconds: u.Total.Seconds()}
 }
 
 // RollbackDoc is piship-rollback/v1.

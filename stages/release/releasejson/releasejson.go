@@ -24,6 +24,11 @@ const Schema = "piship-release/v1"
 // Name is release.json's name in a release directory and archive.
 const Name = "release.json"
 
+// NotesName is the release notes piship release writes beside release.json
+// (release.NotesName, whose rules say what it is), named here so that
+// stages/tuf (piship repo add) finds it without the build's packages.
+const NotesName = "notes.md"
+
 // Metadata is release.json: what a release is and what qualified it. Every
 // field derives from the release's content, never from the cache or the
 // clock, so a cold and a warm release write the same bytes.
