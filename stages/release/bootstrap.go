@@ -48,6 +48,8 @@ type BootstrapArchive struct {
 	SHA256          string // the archive's, from its sidecar
 	Installer       string // <name>/piship[.exe], "" when the release directory carries none
 	InstallerSHA256 string
+	Launcher        string // <name>/piship-launch[.exe] beside the installer, "" when none
+	LauncherSHA256  string
 }
 
 // Bootstrap is what the bootstrap scripts are generated from.
@@ -65,6 +67,26 @@ func installerName(target string) string {
 		return "piship.exe"
 	}
 	return "piship"
+}
+
+// launcherName is the launcher's file name beside it: the installer
+// keeps it in the install home for the command shims, so the shims do not
+// name a downloaded installer.
+func launcherName(target string) string {
+	if strings.HasPrefix(target, "win32-") {
+		return "piship-launch.exe"
+	}
+	return "piship-launch"
+}
+
+// hashRegular returns the sha256 of releases/rel when it is a regular file,
+// "" when there is none.
+func hashRegular(releases, rel string) (string, error) {
+	p := filepath.Join(releases, filepath.FromSlash(rel))
+	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+		return "", nil
+	}
+	return cache.HashFile(p)
 }
 
 // ScanBootstrap builds the bootstrap data for id and version from the
@@ -94,13 +116,17 @@ func ScanBootstrap(releases, id, version, rootSHA256 string) (Bootstrap, error) 
 			return b, err
 		}
 		a := BootstrapArchive{Target: n.Target, Archive: e.Name(), SHA256: sum}
-		inst := base + "/" + installerName(n.Target)
-		if fi, err := os.Stat(filepath.Join(releases, filepath.FromSlash(inst))); err == nil && fi.Mode().IsRegular() {
-			s, err := cache.HashFile(filepath.Join(releases, filepath.FromSlash(inst)))
+		for _, f := range []struct {
+			rel       string
+			path, sum *string
+		}{{base + "/" + installerName(n.Target), &a.Installer, &a.InstallerSHA256}, {base + "/" + launcherName(n.Target), &a.Launcher, &a.LauncherSHA256}} {
+			s, err := hashRegular(releases, f.rel)
 			if err != nil {
 				return b, err
 			}
-			a.Installer, a.InstallerSHA256 = inst, s
+			if s != "" {
+				*f.path, *f.sum = f.rel, s
+			}
 		}
 		b.Archives = append(b.Archives, a)
 	}
@@ -119,7 +145,7 @@ func BootstrapScripts(b Bootstrap) (sh, ps1 []byte, err error) {
 	vals := []string{b.ID, b.Version, b.RootSHA256}
 	win := false
 	for _, a := range b.Archives {
-		vals = append(vals, a.Target, a.Archive, a.SHA256, a.Installer, a.InstallerSHA256)
+		vals = append(vals, a.Target, a.Archive, a.SHA256, a.Installer, a.InstallerSHA256, a.Launcher, a.LauncherSHA256)
 		win = win || strings.HasPrefix(a.Target, "win32-")
 	}
 	for _, v := range vals {
@@ -213,7 +239,7 @@ target=$os-$arch
 
 case $target in
 {{- range .Archives}}
-  {{.Target}}) archive='{{.Archive}}'; sum='{{.SHA256}}'; installer='{{.Installer}}'; installer_sum='{{.InstallerSHA256}}' ;;
+  {{.Target}}) archive='{{.Archive}}'; sum='{{.SHA256}}'; installer='{{.Installer}}'; installer_sum='{{.InstallerSHA256}}'; launcher='{{.Launcher}}'; launcher_sum='{{.LauncherSHA256}}' ;;
 {{- end}}
   *) die "this host is $target; $id $version was released for {{targets .}} only: there is no archive for $target here" ;;
 esac
@@ -248,8 +274,21 @@ case $base in
     fetch "$base/$archive" "$tmp/$archive"
     arc=$tmp/$archive
     if [ -n "$installer" ]; then
-      fetch "$base/$installer" "$tmp/piship-installer"
-      inst=$tmp/piship-installer
+      fetch "$base/$installer" "$tmp/piship"
+      inst=$tmp/piship
+      if [ -n "$launcher" ]; then
+        # Beside the installer, install keeps it in the install home and
+        # the command shims run it, not this temporary installer.
+        fetch "$base/$launcher" "$tmp/piship-launch"
+        got=$(sha256 "$tmp/piship-launch")
+        [ "$got" = "$launcher_sum" ] || die "$base/$launcher has sha256 $got, expected $launcher_sum: it is not the launcher released with $archive; nothing was installed"
+        chmod +x "$tmp/piship-launch"
+      else
+        # Without a launcher the command shims run the installer itself:
+        # it must outlive this script.
+        echo "install.sh: the release carries no piship-launch; keeping the installer in $tmp for the command shims" >&2
+        trap - EXIT
+      fi
     fi
     ;;
   *)
