@@ -119,6 +119,27 @@ func TestBootstrapInstallSh(t *testing.T) {
 		}
 	})
 
+	t.Run("other-target", func(t *testing.T) {
+		// A host of another target (uname answers for it) is refused,
+		// naming the host's target, before anything is read.
+		fake, sys, mach := "darwin-x64", "Darwin", "x86_64"
+		if platform.HostTarget() == fake {
+			fake, sys, mach = "linux-arm64", "Linux", "aarch64"
+		}
+		h := t.TempDir()
+		writeFile(t, filepath.Join(h, "fakebin"), "uname", "#!/bin/sh\ncase $1 in -s) echo "+sys+" ;; -m) echo "+mach+" ;; esac\n")
+		os.Chmod(filepath.Join(h, "fakebin", "uname"), 0o755)
+		cmd := exec.Command("sh", filepath.Join(releases, "install.sh"))
+		cmd.Dir, cmd.Env = h, append(homeEnv(h), "PATH="+filepath.Join(h, "fakebin")+":/usr/bin:/bin")
+		out, err := cmd.CombinedOutput()
+		if want := "install.sh: this host is " + fake + "; hello 1.0.0 was released for " + platform.HostTarget() + " only"; err == nil || !strings.Contains(string(out), want) {
+			t.Fatalf("install.sh on %s: %v\n%s", fake, err, out)
+		}
+		if _, err := os.Stat(filepath.Join(h, "install")); !os.IsNotExist(err) {
+			t.Fatalf("the installer ran for another target: %v", err)
+		}
+	})
+
 	t.Run("tampered", func(t *testing.T) {
 		// A copy of the releases directory whose archive lost a byte.
 		bad := filepath.Join(t.TempDir(), "releases")

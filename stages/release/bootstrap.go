@@ -228,7 +228,7 @@ case $(uname -s) in
   Linux) os=linux ;;
   Darwin) os=darwin ;;
   MINGW*|MSYS*|CYGWIN*) os=win32 ;;
-  *) os=$(uname -s) ;;
+  *) os=$(uname -s | tr '[:upper:]' '[:lower:]') ;;
 esac
 case $(uname -m) in
   x86_64|amd64) arch=x64 ;;
