@@ -25,12 +25,12 @@ import (
 func TestBootstrapInstallSh(t *testing.T) {
 	root := t.TempDir()
 	// The release ships the end-user installer beside the running piship
-	// (release_publish): build it there, as make build does.
-	tools := filepath.Join(root, "tools")
-	build := exec.Command("go", "build", "-o", tools+string(filepath.Separator), "piship.dev/piship/cmd/piship-install", "piship.dev/piship/cmd/piship-launch")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build piship-install: %v\n%s", err, out)
+	// (release_publish): the binaries make build makes, built once per
+	// test process with the test binaries' flags (fixture.Binaries), so
+	// this costs three links, not a second compile of the tree.
+	tools, err := fixture.Binaries()
+	if err != nil {
+		t.Fatalf("cannot build the binaries: %v", err)
 	}
 	env := buildEnv(t)
 
