@@ -160,31 +160,14 @@ type Result struct {
 	Interrupted bool
 }
 
-// DepNames maps each stage of the run to the names of the stages it
-// waited for, instances included (a stage after a for_each stage waited
-// for every instance): the timing summary's critical path reads it.
-func (r *Result) DepNames() map[string][]string {
-	byTemplate := map[*graph.Stage][]string{}
-	for _, sr := range r.Stages {
-		t := sr.Stage
-		if t.Template != nil {
-			t = t.Template
-		}
-		byTemplate[t] = append(byTemplate[t], sr.Stage.Name)
+// Names are the names of the run's stages and instances, in order: what
+// graph.Graph.DepNamesOf takes for the timing summary's critical path.
+func (r *Result) Names() []string {
+	names := make([]string, len(r.Stages))
+	for i, sr := range r.Stages {
+		names[i] = sr.Stage.Name
 	}
-	m := make(map[string][]string, len(r.Stages))
-	for _, sr := range r.Stages {
-		t := sr.Stage
-		if t.Template != nil {
-			t = t.Template
-		}
-		names := []string{}
-		for _, d := range t.DepStages {
-			names = append(names, byTemplate[d]...)
-		}
-		m[sr.Stage.Name] = names
-	}
-	return m
+	return names
 }
 
 // Err returns the run's error: the first failing verdict, or nil.

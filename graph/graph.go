@@ -251,17 +251,3 @@ func (g *Graph) link() {
 	// Dependents were appended in increasing order of the dependent's index
 	// because the outer loop walks stages in declaration order.
 }
-
-// DepNames maps each stage name to the names of the stages it depends on;
-// the timing summary uses it for the critical path.
-func (g *Graph) DepNames() map[string][]string {
-	m := make(map[string][]string, len(g.Stages))
-	for _, s := range g.Stages {
-		names := make([]string, len(s.DepStages))
-		for i, d := range s.DepStages {
-			names[i] = d.Name
-		}
-		m[s.Name] = names
-	}
-	return m
-}

@@ -243,9 +243,11 @@ func TemplateName(name string) string {
 	return b.String()
 }
 
-// DepNamesOf is DepNames with the instances a run recorded (a trace's
-// stage names): an instance has its stage's dependencies, and a stage that
-// depends on an expanded one waited for every recorded instance of it.
+// DepNamesOf maps each stage name, and each instance a run recorded
+// (names: a run's or a trace's stage names), to the names of the stages it
+// waited for: the timing summary's critical path. An instance has its
+// stage's dependencies, and a stage that depends on an expanded one waited
+// for every recorded instance of it.
 // unknown lists the names the graph has no stage for.
 func (g *Graph) DepNamesOf(names []string) (deps map[string][]string, unknown []string) {
 	instances := map[string][]string{}

@@ -311,7 +311,7 @@ func Release(ctx context.Context, c Config, a ReleaseArgs) (*Released, error) {
 			Schema: release.BuildInfoSchema, Release: in.Name, RuntimeCache: r.RuntimeCache,
 			Entry: entry.Entry, EntryDigest: entry.Digest, Linked: int64(rt.Linked), Copied: int64(rt.Copied), Bundle: bundle,
 			Tools:  pub.Tools,
-			Timing: tracing.Summarize(o.Spans, o.Graph.Name, o.Result.DepNames()).JSON,
+			Timing: tracing.Summarize(o.Spans, o.Graph.Name, o.depNames()).JSON,
 		})
 		return r
 	})

@@ -147,6 +147,13 @@ type Outcome struct {
 	Spans  []sdktrace.ReadOnlySpan
 }
 
+// depNames maps each stage and instance of the run to those it waited
+// for (the timing summary's critical path).
+func (o Outcome) depNames() map[string][]string {
+	deps, _ := o.Graph.DepNamesOf(o.Result.Names())
+	return deps
+}
+
 // OK reports whether the run finished without a failing verdict.
 func (o Outcome) OK() bool { return o.Result != nil && o.Result.Err() == nil }
 
@@ -230,14 +237,15 @@ func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value
 			code = ExitFailed
 		}
 	}
+	deps, _ := g.DepNamesOf(res.Names()) // the critical path's edges
 	if c.Timings != "" {
-		if err := WriteTimingsFile(c.Timings, spans, res.DepNames()); err != nil {
+		if err := WriteTimingsFile(c.Timings, spans, deps); err != nil {
 			fmt.Fprintf(c.Stderr, "piship: --timings: %v\n", err)
 			code = ExitFailed
 		}
 	}
 	if c.Getenv("PISHIP_DEBUG_TIMING") == "1" {
-		_ = tracing.Summarize(spans, g.Name, res.DepNames()).Write(c.Stderr)
+		_ = tracing.Summarize(spans, g.Name, deps).Write(c.Stderr)
 	}
 	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(parent), 10*time.Second)
 	defer cancel()

@@ -103,7 +103,7 @@ var timingsTemplate = template.Must(template.New("timings").Parse(timingsHTML))
 // critical path, cache hits and failures marked, and the timing lines
 // PISHIP_DEBUG_TIMING=1 prints. Every figure comes from Summarize, so the
 // page and the timing line agree. deps are the graph's dependency edges
-// (graph.DepNames); nil means unknown, and the page then marks no critical
+// (graph.Graph.DepNamesOf); nil means unknown, and the page then marks no critical
 // path and says why.
 func WriteTimingsHTML(w io.Writer, spans []sdktrace.ReadOnlySpan, deps map[string][]string) error {
 	page, err := timingsPageOf(spans, deps)
