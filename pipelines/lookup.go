@@ -10,12 +10,10 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/graph"
-	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/stages/stage/errcode"
 )
@@ -172,38 +170,6 @@ func BuiltinModule(name string) ([]graph.ModuleFile, bool) {
 		return nil, false
 	}
 	return []graph.ModuleFile{{Name: modulePrefix + name + ".hcl", Src: b}}, true
-}
-
-// Outline is what a built-in module declares.
-type Outline struct {
-	File            string
-	Src             []byte
-	Inputs, Outputs []string // in declaration order
-	Stages          int
-}
-
-// ModuleOutline reads the built-in module name's declarations.
-func ModuleOutline(name string) (*Outline, error) {
-	files, ok := BuiltinModule(name)
-	if !ok {
-		return nil, errcode.Newf(errcode.UsageInvalid, "no built-in module %q; the built-in modules are %s", name, strings.Join(ModuleNames(), ", "))
-	}
-	f, diags := diag.ParseConfig(files[0].Src, files[0].Name, hcl.InitialPos)
-	if diags.HasErrors() {
-		return nil, diag.NewError(errcode.ConfigInvalid, diags)
-	}
-	o := &Outline{File: files[0].Name, Src: files[0].Src, Inputs: []string{}, Outputs: []string{}}
-	for _, b := range f.Body.(*hclsyntax.Body).Blocks {
-		switch b.Type {
-		case "input":
-			o.Inputs = append(o.Inputs, b.Labels[0])
-		case "output":
-			o.Outputs = append(o.Outputs, b.Labels[0])
-		case "stage":
-			o.Stages++
-		}
-	}
-	return o, nil
 }
 
 // ModuleNames lists the built-in modules, sorted.

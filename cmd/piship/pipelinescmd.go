@@ -110,12 +110,24 @@ func runPipelines(e *cli.Env, asJSON bool) int {
 // moduleDoc describes the built-in module name from its file: inputs,
 // outputs, stages, and the comment it opens with.
 func moduleDoc(name string) (ModuleDoc, error) {
-	m, err := pipelines.ModuleOutline(name)
-	if err != nil {
-		return ModuleDoc{}, err
+	files, ok := pipelines.BuiltinModule(name)
+	if !ok {
+		return ModuleDoc{}, errcode.Newf(errcode.UsageInvalid, "no built-in module %q; the built-in modules are %s", name, strings.Join(pipelines.ModuleNames(), ", "))
 	}
-	return ModuleDoc{Name: name, Source: "builtin:" + name, File: m.File, Description: leadingComment(m.Src),
-		Inputs: m.Inputs, Outputs: m.Outputs, Stages: m.Stages}, nil
+	// The full registry: a built-in module may use any kind.
+	g, _, diags := (&pipelines.Source{Name: files[0].Name, Src: files[0].Src}).ParseModule(stages.Default())
+	if diags.HasErrors() {
+		return ModuleDoc{}, errcode.Newf(errcode.ConfigInvalid, "the built-in module %s does not load: %s; run piship validate --builtin", files[0].Name, diags.Error())
+	}
+	doc := ModuleDoc{Name: name, Source: "builtin:" + name, File: files[0].Name, Description: leadingComment(files[0].Src),
+		Inputs: []string{}, Outputs: []string{}, Stages: len(g.Root.Stages)}
+	for _, in := range g.Root.Inputs {
+		doc.Inputs = append(doc.Inputs, in.Name)
+	}
+	for _, o := range g.Root.Outputs {
+		doc.Outputs = append(doc.Outputs, o.Name)
+	}
+	return doc, nil
 }
 
 // leadingComment is the text of the # comment lines a file opens with,
