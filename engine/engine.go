@@ -160,16 +160,6 @@ type Result struct {
 	Interrupted bool
 }
 
-// Names are the names of the run's stages and instances, in order: what
-// graph.Graph.DepNamesOf takes for the timing summary's critical path.
-func (r *Result) Names() []string {
-	names := make([]string, len(r.Stages))
-	for i, sr := range r.Stages {
-		names[i] = sr.Stage.Name
-	}
-	return names
-}
-
 // Err returns the run's error: the first failing verdict, or nil.
 func (r *Result) Err() error {
 	if r.Failed != nil {

@@ -256,20 +256,31 @@ func (g *Graph) DepNamesOf(names []string) (deps map[string][]string, unknown []
 			instances[t] = append(instances[t], n)
 		}
 	}
-	expand := func(ds []*Stage) []string {
+	// expand names the stages of ds that n waited for: an expanded stage's
+	// instances, but of a module instance n runs in, only its own
+	// (module.t["a"].stage.x waits for module.t["a"].stage.y, not
+	// module.t["b"]'s).
+	expand := func(n string, ds []*Stage) []string {
 		out := []string{}
 		for _, d := range ds {
-			if in, ok := instances[d.Name]; ok {
-				out = append(out, in...)
-			} else {
+			in, ok := instances[d.Name]
+			if !ok {
 				out = append(out, d.Name)
+				continue
+			}
+			for _, c := range in {
+				if sameModuleInstance(n, c) {
+					out = append(out, c)
+				}
 			}
 		}
 		return out
 	}
 	deps = make(map[string][]string, len(g.Stages)+len(names))
 	for _, s := range g.Stages {
-		deps[s.Name] = expand(s.DepStages)
+		if _, expanded := instances[s.Name]; !expanded { // its instances stand for it
+			deps[s.Name] = expand(s.Name, s.DepStages)
+		}
 	}
 	for _, n := range names {
 		s, ok := g.byName[TemplateName(n)]
@@ -277,10 +288,31 @@ func (g *Graph) DepNamesOf(names []string) (deps map[string][]string, unknown []
 		case !ok:
 			unknown = append(unknown, n)
 		case n != s.Name:
-			deps[n] = expand(s.DepStages)
+			deps[n] = expand(n, s.DepStages)
 		}
 	}
 	return deps, unknown
+}
+
+// sameModuleInstance reports whether instance c can be one n waited for:
+// at each key of c's address (module.t["a"]...), n is either outside that
+// module (or for_each stage) or in the same instance of it.
+func sameModuleInstance(n, c string) bool {
+	for i := 0; i < len(c); i++ {
+		if c[i] != '[' || i+1 >= len(c) || c[i+1] != '"' {
+			continue
+		}
+		q, err := strconv.QuotedPrefix(c[i+1:])
+		if err != nil {
+			return true
+		}
+		end := i + 1 + len(q) + 1 // past the ]
+		if strings.HasPrefix(n, c[:i]) && len(n) > i && n[i] == '[' && !strings.HasPrefix(n, c[:end]) {
+			return false
+		}
+		i = end - 1
+	}
+	return true
 }
 
 // Record keeps what an instance gave for the stages that read it; the

@@ -159,6 +159,33 @@ func TestTemplateNameAndDepNamesOf(t *testing.T) {
 	if got := strings.Join(deps["b"], ","); got != `a["x"],a["y"]` || len(deps[`a["x"]`]) != 0 || strings.Join(unknown, ",") != "c" {
 		t.Fatalf("deps %v, unknown %v", deps, unknown)
 	}
+	if _, ok := deps["a"]; ok {
+		t.Errorf("the expanded stage a is a key besides its instances: %v", deps)
+	}
+
+	// In a for_each module, an instance waited for its own module
+	// instance's stages only; a stage after the module for all of them.
+	gs, _, err := parseDir(t, `pipeline "p" {
+  module "t" {
+    source   = "./m.hcl"
+    for_each = ["x", "y"]
+  }
+  stage "exec" "sum" { command = concat(["echo"], [for k, m in module.t : m.o]) }
+}`, map[string]string{"m.hcl": `stage "exec" "a" { command = ["true"] }
+stage "exec" "b" { command = ["echo", stage.a.stdout] }
+output "o" { value = stage.b.stdout }
+`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{`module.t["x"].stage.a`, `module.t["y"].stage.a`, `module.t["x"].stage.b`, `module.t["y"].stage.b`, "sum"}
+	deps, _ = gs[0].DepNamesOf(names)
+	if got := strings.Join(deps[`module.t["y"].stage.b`], ","); got != `module.t["y"].stage.a` {
+		t.Errorf(`module.t["y"].stage.b waited for %s, want its own instance's a`, got)
+	}
+	if got := strings.Join(deps["sum"], ","); got != `module.t["x"].stage.b,module.t["y"].stage.b` {
+		t.Errorf("sum waited for %s, want both instances' b", got)
+	}
 }
 
 // piship validate checks a module file on its own: its inputs unknown, its

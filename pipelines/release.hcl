@@ -44,39 +44,24 @@ pipeline "release" {
     snapshot     = input.snapshot
   }
 
-  # Qualification (builtin:qualify): the runtime entry the audits read, the
-  # audits, signatures, SBOM, notices and smoke tests, in parallel with the
-  # payload's assembly where they can be.
-  module "qualify" {
-    source        = "builtin:qualify"
-    inputs        = stage.inputs
-    vendored      = module.payload.pi_trees
-    payload_ready = module.payload.inventory
+  # One release per entry of release.targets (builtin:target: payload,
+  # qualification, publication), side by side; each target's stages wait
+  # only for its own.
+  module "target" {
+    source       = "builtin:target"
+    for_each     = stage.inputs.targets
+    inputs       = each.value
+    pi_footprint = input.pi_footprint
+    evict        = !input.no_cache
   }
 
-  # The payload, assembled into release_dir/payload by the build's stages
-  # (builtin:payload). The runtime is installed after the runtime entry;
-  # when bundling, the bundle waits for the signature verdict: bytes are
-  # rewritten only from a runtime whose provenance was checked.
-  module "payload" {
-    source        = "builtin:payload"
-    inputs        = stage.inputs
-    dest          = stage.inputs.payload
-    cache_home    = stage.inputs.cache_home
-    no_footprint  = !input.pi_footprint
-    runtime_after = module.qualify.runtime_entry
-    bundle_after  = module.qualify.signatures
+  # SHA256SUMS over every archive of the version, beside them in releases/.
+  stage "release_set" "set" {
+    releases = stage.inputs.releases
+    id       = stage.inputs.id
+    version  = stage.inputs.version
+    archives = { for t, m in module.target : m.published.archive => m.archive.sha256 }
   }
 
-  # Publication (builtin:publish): release.json, checksums, the archive,
-  # the release directory published, and the staging directory cleaned up
-  # (always).
-  module "publish" {
-    source        = "builtin:publish"
-    inputs        = stage.inputs
-    qualification = module.qualify.report
-    evict         = !input.no_cache
-  }
-
-  verdicts = [module.qualify.stage.signatures, module.qualify.stage.tests, module.qualify.stage.audit, module.qualify.stage.package_audits]
+  verdicts = [module.target.module.qualify.stage.signatures, module.target.module.qualify.stage.tests, module.target.module.qualify.stage.audit, module.target.module.qualify.stage.package_audits]
 }

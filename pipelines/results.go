@@ -7,17 +7,24 @@ package pipelines
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/zclconf/go-cty/cty"
 
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/engine"
+	"piship.dev/piship/graph"
 	"piship.dev/piship/stages/consumer"
 	"piship.dev/piship/stages/home"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/release"
+	"piship.dev/piship/stages/release/releasejson"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/tracing"
 )
@@ -52,21 +59,44 @@ func reads[O any](pipeline, stageName string) reader[O] {
 // from decodes the stage's outputs. A stage that did not succeed (skipped
 // by its condition, say) reads as O's zero value and false.
 func (rd reader[O]) from(o *outputs) (O, bool) {
-	var zero O
+	v, ok := rd.each(o)[""]
+	return v, ok
+}
+
+// each decodes the outputs of every instance of the stage that
+// succeeded, by the key of the for_each module or stage it is in (the
+// first key of its address: module.target["linux-x64"]....); a stage of
+// no for_each is under "".
+func (rd reader[O]) each(o *outputs) map[string]O {
+	got := map[string]O{}
 	for _, r := range o.res.Stages {
-		if r.Stage.Name != rd.stage || r.Status != engine.Succeeded {
+		if graph.TemplateName(r.Stage.Name) != rd.stage || r.Status != engine.Succeeded {
 			continue
 		}
 		v, err := stage.DecodeOutputs[O](r.Outputs)
 		if err != nil {
 			if o.err == nil {
-				o.err = fmt.Errorf("stage %s: %v", rd.stage, err)
+				o.err = fmt.Errorf("stage %s: %v", r.Stage.Name, err)
 			}
-			return zero, false
+			continue
 		}
-		return v, true
+		got[firstKey(r.Stage.Name)] = v
 	}
-	return zero, false
+	return got
+}
+
+// firstKey is the first ["KEY"] of an address, "" when it has none.
+func firstKey(addr string) string {
+	_, rest, ok := strings.Cut(addr, "[")
+	if !ok {
+		return ""
+	}
+	k, err := strconv.QuotedPrefix(rest)
+	if err != nil {
+		return ""
+	}
+	k, _ = strconv.Unquote(k)
+	return k
 }
 
 // What the commands read of the build side's stages: the subset of each
@@ -100,12 +130,23 @@ type (
 	releaseInputsRead struct {
 		ID       string `cty:"id"`
 		Version  string `cty:"version"`
-		Name     string `cty:"name"`
 		Releases string `cty:"releases"`
+		// Targets is a map of objects with more attributes than a
+		// command reads: targetNames reads their names.
+		Targets cty.Value `cty:"targets"`
+	}
+	releaseSetRead struct {
+		Path string `cty:"path"`
+	}
+	smokeRead struct {
+		Results string `cty:"results"`
+		Passed  int    `cty:"passed"`
+		NotRun  int    `cty:"not_run"`
 	}
 	releasePublishRead struct {
-		Path  string               `cty:"path"`
-		Tools []release.ToolDigest `cty:"tools"`
+		Path    string               `cty:"path"`
+		Archive string               `cty:"archive"`
+		Tools   []release.ToolDigest `cty:"tools"`
 	}
 	archiveRead struct {
 		SHA256 string `cty:"sha256"`
@@ -122,13 +163,16 @@ var (
 	buildRuntime   = reads[runtimeRead]("build", "module.payload.stage.runtime")
 	buildBundle    = reads[bundleRead]("build", "module.payload.stage.bundle")
 
-	releaseInputs    = reads[releaseInputsRead]("release", "inputs")
-	releaseEntry     = reads[runtimeRead]("release", "module.qualify.stage.runtime_entry")
-	releaseRuntime   = reads[runtimeRead]("release", "module.payload.stage.runtime")
-	releaseBundle    = reads[bundleRead]("release", "module.payload.stage.bundle")
-	releasePublish   = reads[releasePublishRead]("release", "module.publish.stage.publish")
-	releaseInventory = reads[inventoryRead]("release", "module.payload.stage.inventory")
-	releaseArchive   = reads[archiveRead]("release", "module.publish.stage.archive")
+	releaseInputs = reads[releaseInputsRead]("release", "inputs")
+	releaseSet    = reads[releaseSetRead]("release", "set")
+	// Per target: module.target["TARGET"]...., read by target.
+	releaseEntry     = reads[runtimeRead]("release", "module.target.module.qualify.stage.runtime_entry")
+	releaseSmoke     = reads[smokeRead]("release", "module.target.module.qualify.stage.tests")
+	releaseRuntime   = reads[runtimeRead]("release", "module.target.module.payload.stage.runtime")
+	releaseBundle    = reads[bundleRead]("release", "module.target.module.payload.stage.bundle")
+	releasePublish   = reads[releasePublishRead]("release", "module.target.module.publish.stage.publish")
+	releaseInventory = reads[inventoryRead]("release", "module.target.module.payload.stage.inventory")
+	releaseArchive   = reads[archiveRead]("release", "module.target.module.publish.stage.archive")
 
 	installInstall = reads[consumer.InstallOutputs]("install", "install")
 	updateCheck    = reads[consumer.UpdateCheckOutputs]("update", "check")
@@ -258,24 +302,39 @@ func (a ReleaseArgs) values() map[string]cty.Value {
 	}
 }
 
-// Released is a finished release.
+// Released is a finished release: one per target of release.targets,
+// and the set file over their archives.
 type Released struct {
+	ID, Version string
+	Targets     []ReleasedTarget // in target order
+	Sums        string           // <releases>/<id>-<version>.SHA256SUMS
+	Total       time.Duration
+}
+
+// ReleasedTarget is one target's release.
+type ReleasedTarget struct {
+	Target       string
 	Name, Path   string // <id>-<version>-<target> and its directory
-	Files        int64  // payload files
+	Archive      string
+	Files        int64 // payload files
 	ArchiveBytes int64
 	SHA256       string // the archive's
+	// Smoke says what became of the smoke tests: "passed", "none", or
+	// "not-run: <reason>" (a target this host cannot run).
+	Smoke string
 	// RuntimeCache says where the runtime came from: "off (cold
 	// release)", "miss" or "hit (entry ..., linked N, copied N, bundle
 	// hit|miss|off)"; build-info.json records the same words.
 	RuntimeCache string
-	// BuildInfoErr is why <name>.build-info.json could not be written.
+	// BuildInfo is <name>.build-info.json; BuildInfoErr is why it could
+	// not be written.
+	BuildInfo    string
 	BuildInfoErr error
-	Total        time.Duration
 }
 
 // Release runs the release pipeline on the distribution (its own
 // pipelines/release.hcl, else the built-in one: FindForDistribution) and
-// writes the release's build-info.json: the line RuntimeCache, the
+// writes each target's build-info.json: the line RuntimeCache, the
 // timings and the shipped tools are the only places cache provenance is
 // recorded (release.json is the same whether the cache hit or not).
 func Release(ctx context.Context, c Config, a ReleaseArgs) (*Released, error) {
@@ -285,36 +344,82 @@ func Release(ctx context.Context, c Config, a ReleaseArgs) (*Released, error) {
 	o := runForDistribution(ctx, c, "release", a.Distribution, a.Builtin, a.values())
 	return finish(c, o, func(out *outputs) *Released {
 		in, _ := releaseInputs.from(out)
-		entry, _ := releaseEntry.from(out)
-		rt, _ := releaseRuntime.from(out)
-		bundle := "off"
-		if b, ran := releaseBundle.from(out); ran {
-			bundle = hitMiss(b.Hit)
+		set, _ := releaseSet.from(out)
+		entries, runtimes, bundles := releaseEntry.each(out), releaseRuntime.each(out), releaseBundle.each(out)
+		pubs, invs, arcs, smokes := releasePublish.each(out), releaseInventory.each(out), releaseArchive.each(out), releaseSmoke.each(out)
+		r := &Released{ID: in.ID, Version: in.Version, Sums: set.Path, Total: o.Total}
+		timing := tracing.Summarize(o.Spans, o.Graph.Name, o.depNames()).JSON
+		names := in.targetNames()
+		for _, target := range slices.Sorted(maps.Keys(names)) {
+			name := names[target]
+			entry, rt, pub, inv, arc := entries[target], runtimes[target], pubs[target], invs[target], arcs[target]
+			bundle := "off"
+			if b, ran := bundles[target]; ran {
+				bundle = hitMiss(b.Hit)
+			}
+			t := ReleasedTarget{Target: target, Name: name, Path: pub.Path, Archive: pub.Archive, Files: int64(inv.Files),
+				ArchiveBytes: arc.Bytes, SHA256: arc.SHA256}
+			if sm, ran := smokes[target]; ran {
+				t.Smoke = smokeSummary(sm)
+			}
+			switch {
+			case a.NoCache:
+				t.RuntimeCache = "off (cold release)"
+			case !entry.Hit:
+				t.RuntimeCache = "miss"
+			default:
+				t.RuntimeCache = fmt.Sprintf("hit (entry %s, linked %d, copied %d, bundle %s)", entry.Digest, rt.Linked, rt.Copied, bundle)
+			}
+			if len(pub.Tools) == 0 {
+				pub.Tools = nil
+			}
+			t.BuildInfo = release.BuildInfoPath(in.Releases, name)
+			t.BuildInfoErr = release.WriteBuildInfo(in.Releases, release.BuildInfo{
+				Schema: release.BuildInfoSchema, Release: name, RuntimeCache: t.RuntimeCache,
+				Entry: entry.Entry, EntryDigest: entry.Digest, Linked: int64(rt.Linked), Copied: int64(rt.Copied), Bundle: bundle,
+				Tools:  pub.Tools,
+				Timing: timing,
+			})
+			if t.BuildInfoErr != nil {
+				t.BuildInfo = ""
+			}
+			r.Targets = append(r.Targets, t)
 		}
-		pub, _ := releasePublish.from(out)
-		inv, _ := releaseInventory.from(out)
-		arc, _ := releaseArchive.from(out)
-
-		r := &Released{Name: in.Name, Path: pub.Path, Files: int64(inv.Files), ArchiveBytes: arc.Bytes, SHA256: arc.SHA256, Total: o.Total}
-		switch {
-		case a.NoCache:
-			r.RuntimeCache = "off (cold release)"
-		case !entry.Hit:
-			r.RuntimeCache = "miss"
-		default:
-			r.RuntimeCache = fmt.Sprintf("hit (entry %s, linked %d, copied %d, bundle %s)", entry.Digest, rt.Linked, rt.Copied, bundle)
-		}
-		if len(pub.Tools) == 0 {
-			pub.Tools = nil
-		}
-		r.BuildInfoErr = release.WriteBuildInfo(in.Releases, release.BuildInfo{
-			Schema: release.BuildInfoSchema, Release: in.Name, RuntimeCache: r.RuntimeCache,
-			Entry: entry.Entry, EntryDigest: entry.Digest, Linked: int64(rt.Linked), Copied: int64(rt.Copied), Bundle: bundle,
-			Tools:  pub.Tools,
-			Timing: tracing.Summarize(o.Spans, o.Graph.Name, o.depNames()).JSON,
-		})
 		return r
 	})
+}
+
+// targetNames maps each target of release_inputs' targets to its release
+// name.
+func (in releaseInputsRead) targetNames() map[string]string {
+	names := map[string]string{}
+	if in.Targets.IsNull() || !in.Targets.IsKnown() || !in.Targets.CanIterateElements() {
+		return names
+	}
+	for it := in.Targets.ElementIterator(); it.Next(); {
+		k, v := it.Element()
+		if v.Type().IsObjectType() && v.Type().HasAttribute("name") && v.GetAttr("name").Type() == cty.String {
+			names[k.AsString()] = v.GetAttr("name").AsString()
+		}
+	}
+	return names
+}
+
+// smokeSummary is "passed" (every test), "none" (the distribution has
+// none), or "not-run: <reason>" when the target's smoke tests could not
+// run here.
+func smokeSummary(s smokeRead) string {
+	switch {
+	case s.NotRun == 0 && s.Passed == 0:
+		return "none"
+	case s.NotRun == 0:
+		return releasejson.TestPassed
+	}
+	var rs []releasejson.TestResult
+	if json.Unmarshal([]byte(s.Results), &rs) == nil && len(rs) > 0 {
+		return releasejson.TestNotRun + ": " + rs[0].Reason
+	}
+	return releasejson.TestNotRun
 }
 
 // InstallArgs are the install pipeline's inputs.

@@ -1,6 +1,10 @@
 package pipelines
 
 import (
+	"maps"
+	"slices"
+	"strings"
+
 	"go.opentelemetry.io/otel/attribute"
 
 	"piship.dev/piship/engine"
@@ -27,14 +31,24 @@ func rootAttrs(pipeline string, res *engine.Result) []attribute.KeyValue {
 			add(tracing.AttrVersion, in.Version)
 		}
 	case "release":
+		// One name and digest per target, space-separated in target
+		// order (one target: as one release has always had them).
 		if in, ok := releaseInputs.from(out); ok {
 			add(tracing.AttrDistribution, in.ID)
 			add(tracing.AttrVersion, in.Version)
-			add(tracing.AttrReleaseName, in.Name)
+			var names []string
+			byTarget := in.targetNames()
+			for _, t := range slices.Sorted(maps.Keys(byTarget)) {
+				names = append(names, byTarget[t])
+			}
+			add(tracing.AttrReleaseName, strings.Join(names, " "))
 		}
-		if arc, ok := releaseArchive.from(out); ok {
-			add(tracing.AttrArchiveSHA256, arc.SHA256)
+		arcs := releaseArchive.each(out)
+		var sums []string
+		for _, t := range slices.Sorted(maps.Keys(arcs)) {
+			sums = append(sums, arcs[t].SHA256)
 		}
+		add(tracing.AttrArchiveSHA256, strings.Join(sums, " "))
 	}
 	return kv
 }

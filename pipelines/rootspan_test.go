@@ -26,13 +26,16 @@ func TestRootAttrsNameWhatTheReleaseProduced(t *testing.T) {
 		}
 		return &engine.StageResult{Stage: &graph.Stage{Name: name}, Status: st, Outputs: m}
 	}
-	in := stages.ReleaseInputsOutputs{ID: "pi", Version: "1.2.3", Name: "pi-1.2.3-linux-x64"}
+	in := stages.ReleaseInputsOutputs{ID: "pi", Version: "1.2.3", Targets: map[string]stages.ReleaseTarget{
+		"linux-x64": {Name: "pi-1.2.3-linux-x64"}, "darwin-arm64": {Name: "pi-1.2.3-darwin-arm64"}}}
 	arc := stages.ArchiveOutputs{SHA256: "ab12"}
+	const archive = `module.target["linux-x64"].module.publish.stage.archive`
 	got := attrMap(rootAttrs("release", &engine.Result{Stages: []*engine.StageResult{
-		result("inputs", engine.Succeeded, in), result("module.publish.stage.archive", engine.Succeeded, arc),
+		result("inputs", engine.Succeeded, in), result(archive, engine.Succeeded, arc),
+		result(`module.target["darwin-arm64"].module.publish.stage.archive`, engine.Succeeded, stages.ArchiveOutputs{SHA256: "cd34"}),
 	}}))
 	want := map[string]string{tracing.AttrDistribution: "pi", tracing.AttrVersion: "1.2.3",
-		tracing.AttrReleaseName: "pi-1.2.3-linux-x64", tracing.AttrArchiveSHA256: "ab12"}
+		tracing.AttrReleaseName: "pi-1.2.3-darwin-arm64 pi-1.2.3-linux-x64", tracing.AttrArchiveSHA256: "cd34 ab12"}
 	if len(got) != len(want) {
 		t.Errorf("attributes %v, want %v", got, want)
 	}
@@ -42,7 +45,7 @@ func TestRootAttrsNameWhatTheReleaseProduced(t *testing.T) {
 		}
 	}
 	failed := attrMap(rootAttrs("release", &engine.Result{Stages: []*engine.StageResult{
-		result("inputs", engine.Succeeded, in), result("module.publish.stage.archive", engine.Failed, arc),
+		result("inputs", engine.Succeeded, in), result(archive, engine.Failed, arc),
 	}}))
 	if _, ok := failed[tracing.AttrArchiveSHA256]; ok || failed[tracing.AttrReleaseName] == "" {
 		t.Errorf("with the archive stage failed: %v, want the release name and no digest", failed)

@@ -148,9 +148,11 @@ type Outcome struct {
 }
 
 // depNames maps each stage and instance of the run to those it waited
-// for (the timing summary's critical path).
+// for (the timing summary's critical path): from the instances that have
+// spans, as piship timings reads them from a trace file, so both make the
+// same page.
 func (o Outcome) depNames() map[string][]string {
-	deps, _ := o.Graph.DepNamesOf(o.Result.Names())
+	deps, _ := o.Graph.DepNamesOf(tracing.StageNames(o.Spans))
 	return deps
 }
 
@@ -237,7 +239,7 @@ func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value
 			code = ExitFailed
 		}
 	}
-	deps, _ := g.DepNamesOf(res.Names()) // the critical path's edges
+	deps, _ := g.DepNamesOf(tracing.StageNames(spans)) // the critical path's edges, as piship timings reads them
 	if c.Timings != "" {
 		if err := WriteTimingsFile(c.Timings, spans, deps); err != nil {
 			fmt.Fprintf(c.Stderr, "piship: --timings: %v\n", err)

@@ -52,6 +52,7 @@ type DistInputsOutputs struct {
 	Bundle       bool   `cty:"bundle" doc:"release.bundle: the runtime is bundled"`
 	Strip        bool   `cty:"strip" doc:"release.strip: source maps and TypeScript declarations are removed"`
 	BundleCached bool   `cty:"bundle_cached" doc:"a verified bundle cache entry exists for bundle_key"`
+	Target       string `cty:"target" doc:"the host's target (<platform>-<arch>): a build is for the host"`
 	Platform     string `cty:"platform" doc:"target platform (node naming: linux, darwin, win32)"`
 	Arch         string `cty:"arch" doc:"target architecture (node naming: x64, arm64)"`
 	Key          string `cty:"key" doc:"the build key the stamp records (everything that decides the payload)"`
@@ -70,7 +71,7 @@ type DistInputsOutputs struct {
 
 // Run implements stage.Typed.
 func (DistInputs) Run(ctx context.Context, inv *stage.Invocation, c DistInputsConfig) (DistInputsOutputs, error) {
-	st, err := buildstate.Load(ctx, stage.Resolve(inv.Dir, c.Distribution))
+	st, err := buildstate.Load(ctx, stage.Resolve(inv.Dir, c.Distribution), false)
 	if err != nil {
 		return DistInputsOutputs{}, err
 	}
@@ -85,7 +86,7 @@ func (DistInputs) Run(ctx context.Context, inv *stage.Invocation, c DistInputsCo
 		// may be reused.
 		key, runtimeKey = canon.SHA256Hex([]byte(key+"\x00no-footprint")), canon.SHA256Hex([]byte(runtimeKey+"\x00no-footprint"))
 	}
-	recordKeyInputs(inv, st, "")
+	recordKeyInputs(inv, st, "", st.HostKeys())
 
 	out := c.Out
 	if out == "" {
@@ -97,7 +98,7 @@ func (DistInputs) Run(ctx context.Context, inv *stage.Invocation, c DistInputsCo
 	if !c.Rebuild {
 		reuse = reuseMode(out, d.ID, key, runtimeKey)
 	}
-	bundleCached := reuse == "none" && !c.Rebuild && bundleCached(inv, st)
+	bundleCached := reuse == "none" && !c.Rebuild && bundleCached(inv, st, st.HostKeys())
 	staging := ""
 	if reuse == "all" {
 		if err := payload.Sweep(ctx, out, d.ID); err != nil {
@@ -115,7 +116,7 @@ func (DistInputs) Run(ctx context.Context, inv *stage.Invocation, c DistInputsCo
 		Dir: d.Dir, RuntimeDir: st.RuntimeDir, Entry: d.Runtime.Entry,
 		Out: out, Final: filepath.Join(out, d.ID), Staging: staging,
 		Reuse: reuse, Bundle: d.Release.Bundle, Strip: d.Release.Strip,
-		BundleCached: bundleCached, Platform: st.Platform, Arch: st.Arch,
+		BundleCached: bundleCached, Target: distribution.HostTarget().String(), Platform: st.Platform, Arch: st.Arch,
 		Key: key, RuntimeKey: runtimeKey,
 		InstallKey: st.InstallKey, BundleKey: st.BundleKey,
 		LockSHA256: canon.SHA256Hex(st.LockBytes), RuntimeEntries: 1 + len(st.Lock.Packages),
@@ -126,10 +127,10 @@ func (DistInputs) Run(ctx context.Context, inv *stage.Invocation, c DistInputsCo
 // recordKeyInputs leaves the named inputs of the runtime and bundle keys
 // for the stages that look them up (cache home: home, or the run's); a
 // failure only makes their miss reasons vaguer, so it is logged.
-func recordKeyInputs(inv *stage.Invocation, st *buildstate.State, home string) {
+func recordKeyInputs(inv *stage.Invocation, st *buildstate.State, home string, k buildstate.TargetKeys) {
 	rt, err := runtimeCacheAt(inv, home)
 	if err == nil {
-		err = st.RecordKeyInputs(rt)
+		err = st.RecordKeyInputs(rt, k)
 	}
 	if err != nil {
 		fmt.Fprintf(inv.Log, "%s: cache key inputs not recorded (piship explain will say less): %v\n", inv.Pipeline, err)

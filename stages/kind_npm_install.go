@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"piship.dev/piship/stages/buildstate"
+	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/npm"
 	"piship.dev/piship/stages/runtimecache"
 	"piship.dev/piship/stages/stage"
 )
@@ -26,6 +28,7 @@ type NpmInstallConfig struct {
 	Key        string `cty:"key" required:"true" doc:"runtime cache key (i-...)"`
 	Dest       string `cty:"dest" doc:"empty directory to place the tree in (the payload root); unset: only make sure the entry exists"`
 	CacheHome  string `cty:"cache_home" doc:"runtime cache home instead of PISHIP_CACHE_HOME (a release without cache passes a throwaway one)"`
+	Target     string `cty:"target" doc:"the release target whose native packages npm installs (npm ci --os/--cpu/--libc; the key must be that target's); empty: the host's"`
 }
 
 // NpmInstallOutputs are the outputs of an npm_install stage.
@@ -42,6 +45,10 @@ type NpmInstallOutputs struct {
 // Run implements stage.Typed.
 func (NpmInstall) Run(ctx context.Context, inv *stage.Invocation, c NpmInstallConfig) (NpmInstallOutputs, error) {
 	key := c.Key
+	target, err := configTarget(c.Target)
+	if err != nil {
+		return NpmInstallOutputs{}, err
+	}
 	rt, err := runtimeCacheAt(inv, c.CacheHome)
 	if err != nil {
 		return NpmInstallOutputs{}, err
@@ -59,7 +66,7 @@ func (NpmInstall) Run(ctx context.Context, inv *stage.Invocation, c NpmInstallCo
 	}
 	inv.CacheLookup(lk)
 	if !hit {
-		e, err = rt.CreateInputs(key, named, func(dir string) error { return installInto(ctx, c.RuntimeDir, dir, inv) })
+		e, err = rt.CreateInputs(key, named, func(dir string) error { return installInto(ctx, c.RuntimeDir, dir, inv, target) })
 		if err != nil {
 			return NpmInstallOutputs{}, err
 		}
@@ -77,8 +84,17 @@ func (NpmInstall) Run(ctx context.Context, inv *stage.Invocation, c NpmInstallCo
 	}, nil
 }
 
-// installInto installs the runtime's project into dir
-// (buildstate.InstallProject), npm's output labelled by the stage's name.
-func installInto(ctx context.Context, runtimeDir, dir string, inv *stage.Invocation) error {
-	return buildstate.InstallProject(ctx, runtimeDir, dir, inv.Log, inv.Name)
+// installInto installs the runtime's project into dir for target t
+// (buildstate.InstallProject with InstallArgs), npm's output labelled by
+// the stage's name.
+func installInto(ctx context.Context, runtimeDir, dir string, inv *stage.Invocation, t distribution.Target) error {
+	_, npmV, err := npm.Versions(ctx)
+	if err != nil {
+		return err
+	}
+	args, err := buildstate.InstallArgs(t, npmV)
+	if err != nil {
+		return err
+	}
+	return buildstate.InstallProject(ctx, runtimeDir, dir, inv.Log, inv.Name, args...)
 }

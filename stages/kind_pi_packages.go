@@ -13,7 +13,6 @@ import (
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/footprint"
 	"piship.dev/piship/stages/payload"
-	nodeplatform "piship.dev/piship/stages/platform"
 	"piship.dev/piship/stages/runtimecache"
 	"piship.dev/piship/stages/stage"
 )
@@ -41,6 +40,7 @@ type PiPackagesConfig struct {
 	CacheHome    string `cty:"cache_home" doc:"runtime cache home instead of PISHIP_CACHE_HOME"`
 	NoFootprint  bool   `cty:"no_footprint" doc:"keep every vendored file as installed: no closure bundled, no dependency shared (the footprint report still records the closure decisions)"`
 	Strip        bool   `cty:"strip" doc:"remove source maps and TypeScript declarations from the placed packages, as the strip stage does for the runtime"`
+	Target       string `cty:"target" doc:"the release target whose native packages npm installs and prune keeps (linux-x64, darwin-arm64, linux-x64-musl); empty: the host's"`
 }
 
 // PiPackagesOutputs are the outputs of a pi_packages stage.
@@ -77,13 +77,17 @@ func (PiPackages) Run(ctx context.Context, inv *stage.Invocation, c PiPackagesCo
 	hits := make([]bool, len(lock.Packages))
 	locks := make([]*distribution.PackageLock, len(lock.Packages)) // read once: prune, then the footprint
 	log := &syncWriter{w: inv.Log}
+	target, err := configTarget(c.Target)
+	if err != nil {
+		return out, err
+	}
 	if err := parallel.ForEach(ctx, len(lock.Packages), 4, func(i int) (err error) {
-		entries[i], hits[i], err = buildstate.InstallPiPackage(ctx, rt, c.Distribution, lock.Packages[i], log, inv.Name+" "+lock.Packages[i].Name)
+		entries[i], hits[i], err = buildstate.InstallPiPackage(ctx, rt, c.Distribution, lock.Packages[i], log, inv.Name+" "+lock.Packages[i].Name, target)
 		return err
 	}); err != nil {
 		return out, err
 	}
-	platform, arch := nodeplatform.Host()
+	platform, arch := target.Platform, target.Arch
 	for i, p := range lock.Packages {
 		e, hit := entries[i], hits[i]
 		lk := stage.CacheLookup{Cache: "runtime", Key: e.Key, Hit: hit}

@@ -48,15 +48,29 @@ func (c ReleaseInputsConfig) channel() string {
 	return *c.Channel
 }
 
-// ReleaseInputsOutputs are release_inputs' outputs.
+// ReleaseInputsOutputs are release_inputs' outputs: the release's
+// identity and, per target of release.targets, everything its payload,
+// qualification and publication read (the release pipeline runs
+// builtin:target once per entry of targets).
 type ReleaseInputsOutputs struct {
+	ID          string `cty:"id" doc:"the distribution id"`
+	Version     string `cty:"version" doc:"the release version (distribution.ResolveVersion: version, snapshot, distribution.hcl, the git tag at HEAD)"`
+	VersionFrom string `cty:"version_from" doc:"where the version came from: --version, distribution.hcl, git tag <tag>, --snapshot (commit <sha>)"`
+	Snapshot    bool   `cty:"snapshot" doc:"the version is a snapshot's: repo add refuses the release"`
+	Releases    string `cty:"releases" doc:"<out>/releases"`
+	// Targets is keyed by target (linux-x64, darwin-arm64, linux-x64-musl).
+	Targets map[string]ReleaseTarget `cty:"targets" doc:"per entry of release.targets, by target: what that target's release reads (each field below)"`
+}
+
+// ReleaseTarget is one target's part of release_inputs' outputs: the
+// identity again (so a module given one target's object needs nothing
+// else), the target, its cache keys and its own staging directory.
+type ReleaseTarget struct {
 	ID             string `cty:"id" doc:"the distribution id"`
-	Version        string `cty:"version" doc:"the release version (distribution.ResolveVersion: version, snapshot, distribution.hcl, the git tag at HEAD)"`
-	VersionFrom    string `cty:"version_from" doc:"where the version came from: --version, distribution.hcl, git tag <tag>, --snapshot (commit <sha>)"`
-	Snapshot       bool   `cty:"snapshot" doc:"the version is a snapshot's: repo add refuses the release"`
+	Version        string `cty:"version" doc:"the release version"`
 	Command        string `cty:"command" doc:"the command name the payload installs (bin/<command>)"`
 	Name           string `cty:"name" doc:"<id>-<version>-<target>"`
-	Target         string `cty:"target" doc:"<platform>-<arch>"`
+	Target         string `cty:"target" doc:"<platform>-<arch>, or linux-<arch>-musl"`
 	Dir            string `cty:"dir" doc:"absolute distribution directory"`
 	RuntimeDir     string `cty:"runtime_dir" doc:"absolute runtime directory (package.json, package-lock.json)"`
 	Entry          string `cty:"entry" doc:"entry file relative to the payload root"`
@@ -64,7 +78,8 @@ type ReleaseInputsOutputs struct {
 	Strip          bool   `cty:"strip" doc:"release.strip: source maps and TypeScript declarations are removed"`
 	Platform       string `cty:"platform" doc:"target platform (node naming: linux, darwin, win32)"`
 	Arch           string `cty:"arch" doc:"target architecture (node naming: x64, arm64)"`
-	InstallKey     string `cty:"install_key" doc:"i- runtime cache key"`
+	Host           bool   `cty:"host" doc:"the target is this host's: its smoke tests can run here"`
+	InstallKey     string `cty:"install_key" doc:"i- runtime cache key (the lock installed for this target)"`
 	BundleKey      string `cty:"bundle_key" doc:"b- bundle cache key"`
 	BundleCached   bool   `cty:"bundle_cached" doc:"a verified bundle cache entry exists for bundle_key (never with no_cache)"`
 	CacheHome      string `cty:"cache_home" doc:"runtime cache home to use (empty: PISHIP_CACHE_HOME)"`
@@ -102,7 +117,7 @@ func SourceDateEpoch(getenv func(string) string) (int64, error) {
 
 // Run implements stage.Typed.
 func (ReleaseInputs) Run(ctx context.Context, inv *stage.Invocation, cfg ReleaseInputsConfig) (ReleaseInputsOutputs, error) {
-	st, err := buildstate.Load(ctx, stage.Resolve(inv.Dir, cfg.Distribution))
+	st, err := buildstate.Load(ctx, stage.Resolve(inv.Dir, cfg.Distribution), true)
 	if err != nil {
 		return ReleaseInputsOutputs{}, err
 	}
@@ -115,36 +130,68 @@ func (ReleaseInputs) Run(ctx context.Context, inv *stage.Invocation, cfg Release
 	if err != nil {
 		return ReleaseInputsOutputs{}, err
 	}
-	target := st.Platform + "-" + st.Arch
-	name := d.ID + "-" + rv.Version + "-" + target
 	out := cfg.Out
 	if out == "" {
 		out = filepath.Join(d.Dir, "dist")
 	} else {
 		out = stage.Resolve(inv.Dir, out)
 	}
+	o := ReleaseInputsOutputs{
+		ID: d.ID, Version: rv.Version, VersionFrom: rv.From, Snapshot: rv.Snapshot,
+		Releases: filepath.Join(out, "releases"), Targets: map[string]ReleaseTarget{},
+	}
+	// Each target gets its own staging directory (and build lock): its
+	// release is published, or cleaned up, on its own.
+	var begun []*payload.Staging
+	for _, ts := range d.Release.Targets {
+		t, err := distribution.ParseTarget(ts)
+		if err == nil {
+			var rt ReleaseTarget
+			rt, err = releaseTarget(ctx, inv, cfg, st, rv, t, out, epoch)
+			if err == nil {
+				o.Targets[ts] = rt
+				if stg, ok := payload.Lookup(rt.Staging); ok {
+					begun = append(begun, stg)
+				}
+				continue
+			}
+		}
+		for _, stg := range begun {
+			_ = stg.Close()
+		}
+		return ReleaseInputsOutputs{}, err
+	}
+	return o, nil
+}
+
+// releaseTarget opens target t's staging directory and keys its runtime.
+func releaseTarget(ctx context.Context, inv *stage.Invocation, cfg ReleaseInputsConfig, st *buildstate.State, rv distribution.ResolvedVersion, t distribution.Target, out string, epoch int64) (ReleaseTarget, error) {
+	d := st.Dist
+	k := st.ForTarget(t)
+	name := d.ID + "-" + rv.Version + "-" + t.String()
 	stg, err := payload.Begin(ctx, out, "release-"+name)
 	if err != nil {
-		return ReleaseInputsOutputs{}, err
+		return ReleaseTarget{}, err
 	}
 	releaseDir := filepath.Join(stg.Dir, name)
 	payloadDir := filepath.Join(releaseDir, "payload")
 	if err := os.MkdirAll(payloadDir, 0o755); err != nil {
-		return ReleaseInputsOutputs{}, err
+		_ = stg.Close()
+		return ReleaseTarget{}, err
 	}
 	cacheHome := ""
 	if cfg.NoCache {
 		cacheHome = filepath.Join(stg.Dir, noCacheDir)
 	}
-	recordKeyInputs(inv, st, cacheHome)
-	return ReleaseInputsOutputs{
-		ID: d.ID, Version: rv.Version, VersionFrom: rv.From, Snapshot: rv.Snapshot, Command: d.Command,
-		Name: name, Target: target,
+	recordKeyInputs(inv, st, cacheHome, k)
+	return ReleaseTarget{
+		ID: d.ID, Version: rv.Version, Command: d.Command,
+		Name: name, Target: t.String(),
 		Dir: d.Dir, RuntimeDir: st.RuntimeDir, Entry: d.Runtime.Entry,
 		Bundle: d.Release.Bundle, Strip: d.Release.Strip,
-		Platform: st.Platform, Arch: st.Arch,
-		InstallKey: st.InstallKey, BundleKey: st.BundleKey,
-		BundleCached: !cfg.NoCache && bundleCached(inv, st),
+		Platform: t.Platform, Arch: t.Arch, Host: t == distribution.HostTarget(),
+		InstallKey: k.InstallKey, BundleKey: k.BundleKey,
+		BundleCached: !cfg.NoCache && bundleCached(inv, st, k),
 		CacheHome:    cacheHome, Staging: stg.Dir,
 		ReleaseDir: releaseDir, Payload: payloadDir,
 		Releases: filepath.Join(out, "releases"),

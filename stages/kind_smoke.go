@@ -49,12 +49,14 @@ type SmokeConfig struct {
 	Payload      string `cty:"payload" required:"true" doc:"the payload root"`
 	Distribution string `cty:"distribution" required:"true" doc:"the distribution directory (its smoke tests)"`
 	Version      string `cty:"version" doc:"the release version (release_inputs' version): the program's PISHIP_APP_VERSION, and what ${version} in expect stands for; empty: resolved as release_inputs resolves it without flags"`
+	Target       string `cty:"target" doc:"the payload's target; one this host cannot run records every test not-run with the reason; empty: the host's"`
 }
 
 // SmokeOutputs are smoke's outputs.
 type SmokeOutputs struct {
 	Results string `cty:"results" doc:"JSON list of {name, result} in declaration order"`
 	Passed  int    `cty:"passed" doc:"smoke tests that passed"`
+	NotRun  int    `cty:"not_run" doc:"smoke tests not run: the payload is for a target this host cannot run"`
 	Failed  int    `cty:"failed" doc:"smoke tests that failed"`
 }
 
@@ -65,6 +67,10 @@ func (Smoke) Run(ctx context.Context, inv *stage.Invocation, cfg SmokeConfig) (S
 		return SmokeOutputs{}, err
 	}
 	version, err := releaseVersion(ctx, d, cfg.Version)
+	if err != nil {
+		return SmokeOutputs{}, err
+	}
+	target, err := configTarget(cfg.Target)
 	if err != nil {
 		return SmokeOutputs{}, err
 	}
@@ -81,11 +87,21 @@ func (Smoke) Run(ctx context.Context, inv *stage.Invocation, cfg SmokeConfig) (S
 		tests = append(slices.Clone(tests), distribution.Smoke{Name: PiPackagesTest, Args: slices.Clone(pirpc.Args)})
 	}
 	results := make([]releasejson.TestResult, len(tests))
+	if host := distribution.HostTarget(); target != host {
+		// Never passed for a test that did not run.
+		why := fmt.Sprintf("the payload is for %s and this host is %s", target, host)
+		for i, t := range tests {
+			results[i] = releasejson.TestResult{Name: t.Name, Result: releasejson.TestNotRun, Reason: why}
+		}
+		fmt.Fprintf(inv.Log, "%s: %s not run: %s\n", inv.Name, canon.Count(len(tests), "smoke test"), why)
+		data, _ := json.Marshal(results)
+		return SmokeOutputs{Results: string(data), NotRun: len(tests)}, nil
+	}
 	problems := make([]*smokeFailure, len(tests))
 	// Every test runs, each in its own worker, whatever the others do.
 	_ = parallel.ForEach(context.Background(), len(tests), len(tests), func(i int) error {
 		t := tests[i]
-		results[i] = releasejson.TestResult{Name: t.Name, Result: "passed"}
+		results[i] = releasejson.TestResult{Name: t.Name, Result: releasejson.TestPassed}
 		// One span per test, whose TRACEPARENT the program receives.
 		tctx, ph := phase.Start(ctx, "smoke "+t.Name)
 		var f *smokeFailure
@@ -97,7 +113,7 @@ func (Smoke) Run(ctx context.Context, inv *stage.Invocation, cfg SmokeConfig) (S
 		}
 		var ferr error
 		if f != nil {
-			results[i].Result = "failed"
+			results[i].Result = releasejson.TestFailed
 			problems[i] = f
 			ferr = errors.New(f.why)
 		}

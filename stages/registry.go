@@ -43,6 +43,7 @@ func Default() *stage.Registry {
 		stage.Define(Archive{}),
 		stage.Define(ReleaseNotes{}),
 		stage.Define(ReleasePublish{}),
+		stage.Define(ReleaseSet{}),
 	}
 	// consumer: what an end user's machine runs (cmd/piship-install links only those)
 	return stage.NewRegistry(append(kinds, consumer.Kinds()...)...)

@@ -57,12 +57,12 @@ func runtimeCacheAt(inv *stage.Invocation, home string) (*runtimecache.Cache, er
 
 // bundleCached reports whether the runtime cache holds a verified bundle for
 // st; the cache is the run's (PISHIP_CACHE_HOME).
-func bundleCached(inv *stage.Invocation, st *buildstate.State) bool {
+func bundleCached(inv *stage.Invocation, st *buildstate.State, k buildstate.TargetKeys) bool {
 	rt, err := runtimeCacheAt(inv, "")
 	if err != nil {
 		return false
 	}
-	return st.BundleCached(rt, inv.Log, inv.Pipeline)
+	return st.BundleCached(rt, inv.Log, inv.Pipeline, k)
 }
 
 // loadWithPackageLock decodes the distribution (resolved against the
@@ -127,4 +127,17 @@ func releaseVersion(ctx context.Context, d *distribution.Distribution, given str
 	}
 	rv, err := d.ResolveVersion(ctx, distribution.VersionOptions{})
 	return rv.Version, err
+}
+
+// configTarget parses a stage's target attribute (a release target,
+// distribution.ParseTarget); empty is the host's.
+func configTarget(s string) (distribution.Target, error) {
+	if s == "" {
+		return distribution.HostTarget(), nil
+	}
+	t, err := distribution.ParseTarget(s)
+	if err != nil {
+		return t, errcode.Newf(errcode.ConfigInvalid, "%v", err)
+	}
+	return t, nil
 }

@@ -289,9 +289,13 @@ func TestStaleLockCleanupDoesNotFail(t *testing.T) {
 				t.Errorf("%s: points into an embedded file: %s", cmd, line)
 			}
 		}
-		cleanup := map[string]string{"build": "staging_cleanup cleanup", "release": "module.publish.stage.cleanup"}[cmd]
-		if !strings.Contains(stderr, cmd+": "+cleanup+": DONE") {
+		// The build's cleanup stage runs; a release's inputs stage fails
+		// before its targets' modules exist and removes what it opened.
+		if cmd == "build" && !strings.Contains(stderr, "build: staging_cleanup cleanup: DONE") {
 			t.Errorf("%s: the cleanup did not run to the end:\n%s", cmd, stderr)
+		}
+		if left, _ := filepath.Glob(filepath.Join(dir, "dist", ".staging-*")); len(left) > 0 {
+			t.Errorf("%s: staging directories left behind: %v", cmd, left)
 		}
 	}
 }

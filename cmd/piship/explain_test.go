@@ -246,7 +246,7 @@ func TestExplainReleaseRebuild(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"module.qualify.stage.runtime_entry runtime", "module.payload.stage.bundle bundle"} {
+	for _, want := range []string{hostTargetAddr("module.qualify.stage.runtime_entry runtime"), hostTargetAddr("module.payload.stage.bundle bundle")} {
 		if !rebuilt[want] {
 			t.Errorf("%s: the miss does not name --rebuild:\n%s", want, stdout)
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"regexp"
 	"sort"
-	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -44,29 +43,42 @@ func buildJSON(b *pipelines.Built) BuildDoc {
 		Reuse: b.Reuse, Files: b.Files, Bytes: b.Bytes, RuntimeCache: b.RuntimeCache, BundleCache: b.BundleCache, Seconds: b.Total.Seconds()}
 }
 
-// ReleaseDoc is piship-release/v1.
+// ReleaseDoc is piship-release/v2: the release set and each target's
+// release.
 type ReleaseDoc struct {
-	Schema       string  `json:"schema"`
-	Name         string  `json:"name"`
-	Path         string  `json:"path"`
-	Archive      string  `json:"archive"`
-	Files        int64   `json:"files"`
-	ArchiveBytes int64   `json:"archiveBytes"`
-	SHA256       string  `json:"sha256"`
-	RuntimeCache string  `json:"runtimeCache"`
-	BuildInfo    string  `json:"buildInfo"` // "" when it could not be written (buildInfoError says why)
-	BuildInfoErr string  `json:"buildInfoError"`
-	Seconds      float64 `json:"seconds"`
+	Schema  string             `json:"schema"`
+	ID      string             `json:"id"`
+	Version string             `json:"version"`
+	Sums    string             `json:"sums"`
+	Targets []ReleaseTargetDoc `json:"targets"`
+	Seconds float64            `json:"seconds"`
 }
 
-// releaseJSON is the release as piship-release/v1.
+// ReleaseTargetDoc is one target's release in piship-release/v2.
+type ReleaseTargetDoc struct {
+	Target       string `json:"target"`
+	Name         string `json:"name"`
+	Path         string `json:"path"`
+	Archive      string `json:"archive"`
+	Files        int64  `json:"files"`
+	ArchiveBytes int64  `json:"archiveBytes"`
+	SHA256       string `json:"sha256"`
+	Smoke        string `json:"smoke"`
+	RuntimeCache string `json:"runtimeCache"`
+	BuildInfo    string `json:"buildInfo"` // "" when it could not be written (buildInfoError says why)
+	BuildInfoErr string `json:"buildInfoError"`
+}
+
+// releaseJSON is the release as piship-release/v2.
 func releaseJSON(r *pipelines.Released) ReleaseDoc {
-	dir := strings.TrimSuffix(r.Path, "/"+r.Name)
-	d := ReleaseDoc{Schema: cli.Schema("release"), Name: r.Name, Path: r.Path, Archive: dir + "/" + r.Name + ".tar.gz", Files: r.Files,
-		ArchiveBytes: r.ArchiveBytes, SHA256: r.SHA256, RuntimeCache: r.RuntimeCache, BuildInfo: dir + "/" + r.Name + ".build-info.json",
-		Seconds: r.Total.Seconds()}
-	if r.BuildInfoErr != nil {
-		d.BuildInfo, d.BuildInfoErr = "", r.BuildInfoErr.Error()
+	d := ReleaseDoc{Schema: cli.Schema("release"), ID: r.ID, Version: r.Version, Sums: r.Sums, Targets: []ReleaseTargetDoc{}, Seconds: r.Total.Seconds()}
+	for _, t := range r.Targets {
+		td := ReleaseTargetDoc{Target: t.Target, Name: t.Name, Path: t.Path, Archive: t.Archive, Files: t.Files,
+			ArchiveBytes: t.ArchiveBytes, SHA256: t.SHA256, Smoke: t.Smoke, RuntimeCache: t.RuntimeCache, BuildInfo: t.BuildInfo}
+		if t.BuildInfoErr != nil {
+			td.BuildInfoErr = t.BuildInfoErr.Error()
+		}
+		d.Targets = append(d.Targets, td)
 	}
 	return d
 }

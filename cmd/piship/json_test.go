@@ -225,8 +225,10 @@ func TestJSONMatchesDocs(t *testing.T) {
 			ok("piship-plan/v1", exitOK, "release", dir, "--plan")
 			ok("piship-explain/v1", exitOK, "explain", "--pipeline", "build")
 		}
-		r := ok("piship-release/v1", exitOK, "release", dir)
-		archives[v], _ = r["archive"].(string)
+		r := ok("piship-release/v2", exitOK, "release", dir)
+		if ts, _ := r["targets"].([]any); len(ts) == 1 {
+			archives[v], _ = ts[0].(map[string]any)["archive"].(string)
+		}
 	}
 	failure("piship-validate/v1", exitUsage, "validate", missing)
 	// An invalid file is the document with its diagnostics (issue 29 point 4).
@@ -251,7 +253,7 @@ func TestJSONMatchesDocs(t *testing.T) {
 	failure("piship-build/v1", exitUsage, "build", missing)
 	failure("piship-plan/v1", exitUsage, "build", missing, "--plan")
 	failure("piship-explain/v1", exitUsage, "explain", "--file", missing+".hcl")
-	failure("piship-release/v1", exitUsage, "release", missing)
+	failure("piship-release/v2", exitUsage, "release", missing)
 
 	vr := ok("piship-verify-release/v1", exitOK, "verify-release", archives["1.0.0"])
 	if s, _ := json.Marshal(vr); regexp.MustCompile(`piship-verify-[0-9]`).Match(s) || vr["source"] != archives["1.0.0"] {

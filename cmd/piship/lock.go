@@ -27,7 +27,7 @@ func PinPiPackages(ctx context.Context, getenv func(string) string, log io.Write
 	rt := runtimecache.Open(home)
 	roots := map[string]string{}
 	for _, p := range l.Packages {
-		ent, _, err := buildstate.InstallPiPackage(ctx, rt, d.Dir, p, log, "lock: "+p.Name)
+		ent, _, err := buildstate.InstallPiPackage(ctx, rt, d.Dir, p, log, "lock: "+p.Name, distribution.HostTarget())
 		if err != nil {
 			return err
 		}

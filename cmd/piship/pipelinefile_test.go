@@ -63,7 +63,7 @@ func TestDistributionPipelinesWinOverTheBuiltIn(t *testing.T) {
 	env := buildEnv(t)
 	dir := copyDist(t, "hello")
 	own := map[string]string{}
-	for name, after := range map[string]string{"build": "stage.publish", "release": "module.publish"} {
+	for name, after := range map[string]string{"build": "stage.publish", "release": "stage.set"} {
 		own[name] = writeFile(t, filepath.Join(dir, "pipelines"), name+".hcl", withMarker(t, name, after))
 	}
 	archive := filepath.Join(dir, "dist", "releases", helloRelease+".tar.gz.sha256")
@@ -162,30 +162,25 @@ func TestRunNamesItsFile(t *testing.T) {
 }
 
 // signedRelease is the release pipeline of a distribution that signs its
-// archive: the built-in modules and one exec stage, under 30 lines.
+// release set (the SHA256SUMS over every target's archive, as GoReleaser
+// signs its checksums): the built-in modules and one exec stage, under 30
+// lines.
 const signedRelease = `pipeline "release" {
   input "distribution" { type = string }
   stage "release_inputs" "inputs" { distribution = input.distribution }
-  module "qualify" {
-    source        = "builtin:qualify"
-    inputs        = stage.inputs
-    vendored      = module.payload.pi_trees
-    payload_ready = module.payload.inventory
+  module "target" {
+    source   = "builtin:target"
+    for_each = stage.inputs.targets
+    inputs   = each.value
   }
-  module "payload" {
-    source        = "builtin:payload"
-    inputs        = stage.inputs
-    dest          = stage.inputs.payload
-    runtime_after = module.qualify.runtime_entry
-    bundle_after  = module.qualify.signatures
-  }
-  module "publish" {
-    source        = "builtin:publish"
-    inputs        = stage.inputs
-    qualification = module.qualify.report
+  stage "release_set" "set" {
+    releases = stage.inputs.releases
+    id       = stage.inputs.id
+    version  = stage.inputs.version
+    archives = { for t, m in module.target : m.published.archive => m.archive.sha256 }
   }
   stage "exec" "sign" {
-    command = ["sh", "-c", "sha256sum \"$1\" > \"$1.sig\"", "sign", module.publish.published.archive]
+    command = ["sh", "-c", "sha256sum \"$1\" > \"$1.sig\"", "sign", stage.set.path]
   }
 }
 `
@@ -218,11 +213,13 @@ func TestReleaseComposedFromBuiltinModules(t *testing.T) {
 		// The run's duration and the cache it found (the first release
 		// fills it) differ between any two runs.
 		delete(doc, "seconds")
-		delete(doc, "runtimeCache")
+		for _, t := range doc["targets"].([]any) {
+			delete(t.(map[string]any), "runtimeCache")
+		}
 		docs[builtin] = doc
 		if !builtin {
-			sig := filepath.Join(dir, "dist", "releases", helloRelease+".tar.gz.sig")
-			if b, err := os.ReadFile(sig); err != nil || !strings.Contains(string(b), helloRelease+".tar.gz") {
+			sig := filepath.Join(dir, "dist", "releases", "hello-1.0.0.SHA256SUMS.sig")
+			if b, err := os.ReadFile(sig); err != nil || !strings.Contains(string(b), "hello-1.0.0.SHA256SUMS") {
 				t.Fatalf("the sign stage did not sign the archive: %v %q\n%s", err, b, stderr)
 			}
 		}

@@ -52,12 +52,7 @@ refuses.`,
 			if r == nil {
 				return cli.Done(code)
 			}
-			fmt.Fprintln(e.Stderr, "runtime cache: "+r.RuntimeCache)
-			if r.BuildInfoErr != nil {
-				fmt.Fprintf(e.Stderr, "piship: build-info: %v\n", r.BuildInfoErr)
-			}
-			fmt.Fprintf(e.Stderr, "%s: %s (%s, archive %s, sha256 %s) in %.2f s\n",
-				r.Name, r.Path, canon.Count(r.Files, "file"), pipelines.HumanBytes(r.ArchiveBytes), r.SHA256, r.Total.Seconds())
+			printReleased(e, r)
 			if asJSON {
 				cli.PrintJSON(e, releaseJSON(r))
 			}
@@ -74,6 +69,30 @@ refuses.`,
 	planFlag(c.Flags(), &plan)
 	cli.RunFlags(c.Flags(), &rc)
 	return c
+}
+
+// printReleased prints each target's release (its runtime cache line,
+// then where it is), then the set file.
+func printReleased(e *cli.Env, r *pipelines.Released) {
+	for _, t := range r.Targets {
+		label := ""
+		if len(r.Targets) > 1 {
+			label = t.Target + ": "
+		}
+		fmt.Fprintln(e.Stderr, label+"runtime cache: "+t.RuntimeCache)
+		if t.BuildInfoErr != nil {
+			fmt.Fprintf(e.Stderr, "piship: build-info: %v\n", t.BuildInfoErr)
+		}
+		smoke := ""
+		if strings.HasPrefix(t.Smoke, "not-run") {
+			smoke = ", smoke tests " + t.Smoke
+		}
+		fmt.Fprintf(e.Stderr, "%s: %s (%s, archive %s, sha256 %s%s)\n",
+			t.Name, t.Path, canon.Count(t.Files, "file"), pipelines.HumanBytes(t.ArchiveBytes), t.SHA256, smoke)
+	}
+	if r.Sums != "" {
+		fmt.Fprintf(e.Stderr, "%s-%s: %s (%s) in %.2f s\n", r.ID, r.Version, r.Sums, canon.Count(len(r.Targets), "target"), r.Total.Seconds())
+	}
 }
 
 func verifyReleaseCmd(e *cli.Env) *cobra.Command {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,10 +12,17 @@ import (
 
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/cmd/piship/internal/fixture"
+	"piship.dev/piship/stages/platform"
 	"piship.dev/piship/stages/release"
 )
 
 const helloRelease = "hello-1.0.0-linux-x64"
+
+// hostTargetAddr is the address of a stage of the built-in release's
+// target module for the host's target: module.target["linux-x64"].REST.
+func hostTargetAddr(rest string) string {
+	return fmt.Sprintf("module.target[%q].%s", platform.HostTarget(), rest)
+}
 
 func mustRelease(t testing.TB, env map[string]string, args ...string) string {
 	t.Helper()
@@ -162,8 +170,8 @@ func TestFailingVerdictsStopTheRelease(t *testing.T) {
 		wantStage string
 		wantText  string
 	}{
-		{"audit", false, "module.qualify.stage.audit", "HELLO-TEST-9999"},
-		{"audit and tests", true, "module.qualify.stage.tests", "smoke test help failed"},
+		{"audit", false, hostTargetAddr("module.qualify.stage.audit"), "HELLO-TEST-9999"},
+		{"audit and tests", true, hostTargetAddr("module.qualify.stage.tests"), "smoke test help failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := buildEnv(t)

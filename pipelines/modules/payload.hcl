@@ -44,6 +44,7 @@ stage "npm_install" "runtime" {
   when        = input.reuse == "none" && !input.inputs.bundle_cached
   runtime_dir = input.inputs.runtime_dir
   key         = input.inputs.install_key
+  target      = input.inputs.target
   dest        = input.dest
   cache_home  = input.cache_home
   depends_on  = [input.runtime_after]
@@ -86,6 +87,7 @@ stage "pi_packages" "pi_packages" {
   cache_home   = input.cache_home
   no_footprint = input.no_footprint
   strip        = input.inputs.strip
+  target       = input.inputs.target
   depends_on   = [stage.bundle]
 }
 

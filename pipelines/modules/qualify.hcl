@@ -20,6 +20,7 @@ input "payload_ready" {
 stage "npm_install" "runtime_entry" {
   runtime_dir = input.inputs.runtime_dir
   key         = input.inputs.install_key
+  target      = input.inputs.target
   cache_home  = input.inputs.cache_home
 }
 
@@ -63,6 +64,7 @@ stage "smoke" "tests" {
   payload      = input.inputs.payload
   distribution = input.inputs.dir
   version      = input.inputs.version
+  target       = input.inputs.target
   depends_on   = [input.payload_ready]
 }
 

@@ -45,11 +45,41 @@ type State struct {
 	// InstallInputs and BundleInputs are the named inputs of InstallKey
 	// and BundleKey, for saying why a runtime or bundle lookup missed.
 	InstallInputs, BundleInputs cache.Inputs
+
+	// What ForTarget keys another target's install from.
+	packageJSON, packageLock []byte
+	nodeV, npmV              string
+}
+
+// TargetKeys are the runtime and bundle cache keys of one release target
+// (ForTarget), with their named inputs.
+type TargetKeys struct {
+	Target                      distribution.Target
+	InstallKey, BundleKey       string
+	InstallInputs, BundleInputs cache.Inputs
+}
+
+// ForTarget keys the runtime's install and bundle for target t: the same
+// lock installed with npm ci --os/--cpu/--libc for t (InstallArgs). The
+// host's keys are the State's own.
+func (st *State) ForTarget(t distribution.Target) TargetKeys {
+	k := TargetKeys{Target: t}
+	k.InstallKey, k.InstallInputs = InstallKey(st.Dist.Runtime.Dir, st.packageJSON, st.packageLock, st.nodeV, st.npmV, t)
+	k.BundleKey = runtimecache.BundleKey(k.InstallKey, st.Dist.Release.Strip, bundle.EsbuildVersion())
+	// The bundle's own inputs, and the runtime's it is made from, so a
+	// bundle miss names the lock file rather than only "runtime key".
+	k.BundleInputs = cache.Inputs{"runtime key": k.InstallKey, "strip": fmt.Sprint(st.Dist.Release.Strip), "esbuild version": bundle.EsbuildVersion()}
+	for n, v := range k.InstallInputs {
+		k.BundleInputs[n] = v
+	}
+	return k
 }
 
 // Load decodes the distribution in dir, refuses a stale lock and a lock
-// that breaks the release gates, and computes the cache and stamp keys.
-func Load(ctx context.Context, dir string) (*State, error) {
+// that breaks the release gates, and computes the cache and stamp keys of
+// the host's target. anyHost waives the gate that the host is one of
+// release.targets (a release builds every target: ForTarget).
+func Load(ctx context.Context, dir string, anyHost bool) (*State, error) {
 	d, err := LoadManifest(dir)
 	if err != nil {
 		return nil, err
@@ -73,6 +103,9 @@ func Load(ctx context.Context, dir string) (*State, error) {
 	}
 	platform, arch := nodeplatform.Host()
 	host := platform + "-" + arch
+	if anyHost {
+		host = distribution.AnyHost
+	}
 	if err := distribution.Gates(d, pl, npm.Registry(runtimeDir), host); err != nil {
 		return nil, err
 	}
@@ -81,15 +114,10 @@ func Load(ctx context.Context, dir string) (*State, error) {
 		return nil, errcode.Newf(errcode.ConfigUnavailable, "node and npm are needed to build: %v", err)
 	}
 	tool := cache.ToolDigest()
-	st := &State{Dist: d, Lock: lock, PackageLock: pl, LockBytes: lockBytes, RuntimeDir: runtimeDir, Platform: platform, Arch: arch}
-	st.InstallKey, st.InstallInputs = InstallKey(d.Runtime.Dir, pjBytes, plBytes, nodeV, npmV)
-	st.BundleKey = runtimecache.BundleKey(st.InstallKey, d.Release.Strip, bundle.EsbuildVersion())
-	// The bundle's own inputs, and the runtime's it is made from, so a
-	// bundle miss names the lock file rather than only "runtime key".
-	st.BundleInputs = cache.Inputs{"runtime key": st.InstallKey, "strip": fmt.Sprint(d.Release.Strip), "esbuild version": bundle.EsbuildVersion()}
-	for n, v := range st.InstallInputs {
-		st.BundleInputs[n] = v
-	}
+	st := &State{Dist: d, Lock: lock, PackageLock: pl, LockBytes: lockBytes, RuntimeDir: runtimeDir, Platform: platform, Arch: arch,
+		packageJSON: pjBytes, packageLock: plBytes, nodeV: nodeV, npmV: npmV}
+	hk := st.ForTarget(distribution.HostTarget())
+	st.InstallKey, st.InstallInputs, st.BundleKey, st.BundleInputs = hk.InstallKey, hk.InstallInputs, hk.BundleKey, hk.BundleInputs
 	// The runtime key decides the runtime part of the payload; the key adds
 	// everything else the lock covers (resources, tools, the manifest).
 	runtimePart := map[string]any{
@@ -124,26 +152,33 @@ func Load(ctx context.Context, dir string) (*State, error) {
 
 // BundleCached reports whether rt holds a verified bundle cache entry for
 // the state's bundle key; a damaged one is removed and reported to log.
-func (st *State) BundleCached(rt *runtimecache.Cache, log io.Writer, pipeline string) bool {
+// k says which target's (HostKeys for the host's).
+func (st *State) BundleCached(rt *runtimecache.Cache, log io.Writer, pipeline string, k TargetKeys) bool {
 	if !st.Dist.Release.Bundle || rt == nil {
 		return false
 	}
-	e, err := rt.Get(st.BundleKey, true)
+	e, err := rt.Get(k.BundleKey, true)
 	if err != nil {
-		fmt.Fprintf(log, "%s: bundle cache entry %s was damaged and removed: %v\n", pipeline, st.BundleKey, err)
+		fmt.Fprintf(log, "%s: bundle cache entry %s was damaged and removed: %v\n", pipeline, k.BundleKey, err)
 	}
 	return e != nil
+}
+
+// HostKeys are the keys of the host's target (the State's own).
+func (st *State) HostKeys() TargetKeys {
+	return TargetKeys{Target: distribution.HostTarget(), InstallKey: st.InstallKey, BundleKey: st.BundleKey, InstallInputs: st.InstallInputs, BundleInputs: st.BundleInputs}
 }
 
 // RecordKeyInputs writes the named inputs of the i- and b- keys into the
 // runtime cache's explain area, where npm_install and bundle read them
 // back when they look the keys up; scoped by the distribution directory.
-func (st *State) RecordKeyInputs(rt *runtimecache.Cache) error {
+// k says which target's (HostKeys for the host's).
+func (st *State) RecordKeyInputs(rt *runtimecache.Cache, k TargetKeys) error {
 	x := rt.Explain()
-	if err := x.RecordKeyInputs(st.InstallKey, st.Dist.Dir, st.InstallInputs); err != nil {
+	if err := x.RecordKeyInputs(k.InstallKey, st.Dist.Dir, k.InstallInputs); err != nil {
 		return err
 	}
-	return x.RecordKeyInputs(st.BundleKey, st.Dist.Dir, st.BundleInputs)
+	return x.RecordKeyInputs(k.BundleKey, st.Dist.Dir, k.BundleInputs)
 }
 
 // LoadManifest decodes distribution.hcl in dir without checking the lock
@@ -182,16 +217,16 @@ func LoadWithPackageLock(dir string) (*distribution.Distribution, *distribution.
 
 // InstallKey is the runtime cache key of an npm project's install (its
 // package.json and package-lock.json bytes, installed by node/npm of the
-// given versions on this host, by this piship) and the named inputs a miss
+// given versions for target t, by this piship) and the named inputs a miss
 // reports, the files named by dir (the project's directory, relative to
 // the distribution: "runtime", "packages/pi-web-access"). The runtime and
 // every vendored Pi package are keyed here, so they cannot drift apart.
-func InstallKey(dir string, packageJSON, packageLock []byte, nodeV, npmV string) (string, cache.Inputs) {
-	platform, arch := nodeplatform.Host()
+func InstallKey(dir string, packageJSON, packageLock []byte, nodeV, npmV string, t distribution.Target) (string, cache.Inputs) {
+	platform, arch, libc := t.Platform, t.Arch, t.Libc()
 	tool := cache.ToolDigest()
 	key := runtimecache.InstallKey{
 		ToolDigest: tool, Lock: append(append(append([]byte{}, packageJSON...), 0), packageLock...),
-		Platform: platform, Arch: arch, Libc: nodeplatform.Libc(), Node: nodeV, Npm: npmV,
+		Platform: platform, Arch: arch, Libc: libc, Node: nodeV, Npm: npmV,
 	}.Key()
 	rel := strings.TrimSuffix(dir, "/") + "/"
 	if dir == "" || dir == "." {
@@ -200,7 +235,7 @@ func InstallKey(dir string, packageJSON, packageLock []byte, nodeV, npmV string)
 	return key, cache.Inputs{
 		cache.InputFilePrefix + rel + "package.json":      canon.SHA256Hex(packageJSON),
 		cache.InputFilePrefix + rel + "package-lock.json": canon.SHA256Hex(packageLock),
-		"platform": platform, "arch": arch, "libc": nodeplatform.Libc(),
+		"platform": platform, "arch": arch, "libc": libc,
 		"node version": nodeV, "npm version": npmV, cache.InputTool: tool,
 	}
 }

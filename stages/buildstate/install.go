@@ -18,6 +18,7 @@ import (
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/proc"
 	"piship.dev/piship/stages/runtimecache"
+	"piship.dev/piship/stages/semver"
 	"piship.dev/piship/stages/stage/errcode"
 )
 
@@ -25,8 +26,9 @@ import (
 // package's project (distDir/p.Dir), running npm ci into a new entry on a
 // miss; hit says the entry was there. Build, release and piship lock (which
 // pins the extension files from it) all install through here, so they
-// install the same bytes.
-func InstallPiPackage(ctx context.Context, rt *runtimecache.Cache, distDir string, p distribution.LockPiPackage, log io.Writer, label string) (*runtimecache.Entry, bool, error) {
+// install the same bytes; t is the target whose native packages npm
+// installs (InstallArgs).
+func InstallPiPackage(ctx context.Context, rt *runtimecache.Cache, distDir string, p distribution.LockPiPackage, log io.Writer, label string, t distribution.Target) (*runtimecache.Entry, bool, error) {
 	dir := filepath.Join(distDir, filepath.FromSlash(p.Dir))
 	pj, err := os.ReadFile(filepath.Join(dir, "package.json"))
 	if err != nil {
@@ -40,7 +42,11 @@ func InstallPiPackage(ctx context.Context, rt *runtimecache.Cache, distDir strin
 	if err != nil {
 		return nil, false, errcode.Newf(errcode.ConfigUnavailable, "node and npm are needed to install Pi package %s: %v", p.Name, err)
 	}
-	key, inputs := InstallKey(p.Dir, pj, pl, nodeV, npmV)
+	key, inputs := InstallKey(p.Dir, pj, pl, nodeV, npmV, t)
+	targetArgs, err := InstallArgs(t, npmV)
+	if err != nil {
+		return nil, false, fmt.Errorf("Pi package %s: %w", p.Name, err)
+	}
 	e, err := rt.Get(key, false)
 	if err != nil {
 		fmt.Fprintf(log, "Pi package %s: runtime cache entry %s is damaged, rebuilding it: %v\n", p.Name, key, err)
@@ -51,11 +57,31 @@ func InstallPiPackage(ctx context.Context, rt *runtimecache.Cache, distDir strin
 	// A Pi package's peers (Pi itself, pi-ai, pi-tui, typebox ...) are
 	// what Pi supplies to the extensions it loads: its lock has none of
 	// them (npm install --legacy-peer-deps), and npm ci is told so.
-	e, err = rt.CreateInputs(key, inputs, func(into string) error { return InstallProject(ctx, dir, into, log, label, "--legacy-peer-deps") })
+	e, err = rt.CreateInputs(key, inputs, func(into string) error {
+		return InstallProject(ctx, dir, into, log, label, append([]string{"--legacy-peer-deps"}, targetArgs...)...)
+	})
 	if err != nil {
 		return nil, false, fmt.Errorf("Pi package %s: %w", p.Name, err)
 	}
 	return e, false, nil
+}
+
+// InstallArgs are the npm ci arguments that install the native packages
+// of target t from a lock (npm >= 10.2: --os, --cpu, and --libc on linux);
+// none for the host's own target, which npm installs by default.
+func InstallArgs(t distribution.Target, npmV string) ([]string, error) {
+	if t == distribution.HostTarget() {
+		return nil, nil
+	}
+	// npm.Versions gives major.minor.
+	if v, err := semver.Parse(npmV + ".0"); err != nil || semver.Compare(v, semver.Version{Major: 10, Minor: 2}) < 0 {
+		return nil, errcode.Newf(errcode.ConfigUnavailable, "npm %s cannot install the packages of another target (%s): npm ci --os/--cpu/--libc needs npm >= 10.2; upgrade npm (npm install -g npm@latest) or release on a %s host", npmV, t, t)
+	}
+	args := []string{"--os=" + t.Platform, "--cpu=" + t.Arch}
+	if l := t.Libc(); l != "" {
+		args = append(args, "--libc="+l)
+	}
+	return args, nil
 }
 
 // InstallProject copies an npm project's package.json, package-lock.json

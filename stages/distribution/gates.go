@@ -112,9 +112,17 @@ func (e *GateError) Error() string {
 //     dev-only packages are exempt, npm ci --omit=dev does not install
 //     them (POLICY_DENIED).
 //
+// A release passes AnyHost: it builds every target on whatever host runs
+// it (npm ci --os/--cpu/--libc); a build, for the host, passes "".
+//
 // It returns nil or a *GateError.
+// AnyHost is the hostTarget of Gates that waives the host target rule.
+const AnyHost = "*"
+
 func Gates(d *Distribution, pl *PackageLock, registry, hostTarget string) error {
-	if hostTarget == "" {
+	if hostTarget == AnyHost {
+		hostTarget = ""
+	} else if hostTarget == "" {
 		hostTarget = platform.HostTarget()
 	}
 	if registry == "" {
@@ -127,7 +135,7 @@ func Gates(d *Distribution, pl *PackageLock, registry, hostTarget string) error 
 	}
 	hints := map[string]string{}
 
-	if !slices.Contains(d.Release.Targets, hostTarget) {
+	if hostTarget != "" && !slices.Contains(d.Release.Targets, hostTarget) {
 		add(errcode.PolicyDenied, "target", "",
 			"this host is %s but release.targets (%s) is %s: a release is built on the target it is for, since npm installs the host's platform-specific packages; build on %s, or add %q to release.targets if this host is a target",
 			hostTarget, d.Pos("release.targets"), quoteList(d.Release.Targets), orList(d.Release.Targets), hostTarget)

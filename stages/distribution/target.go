@@ -31,18 +31,54 @@ var (
 )
 
 // Target is a release target in Node's naming: platform linux, darwin,
-// win32, ...; arch x64, arm64, ...
-type Target struct{ Platform, Arch string }
+// win32, ...; arch x64, arm64, ...; Musl for a linux target written
+// <platform>-<arch>-musl (a plain linux-* target means glibc).
+type Target struct {
+	Platform, Arch string
+	Musl           bool
+}
 
-func (t Target) String() string { return t.Platform + "-" + t.Arch }
+func (t Target) String() string {
+	if t.Musl {
+		return t.Platform + "-" + t.Arch + "-musl"
+	}
+	return t.Platform + "-" + t.Arch
+}
 
-// ParseTarget parses "<platform>-<arch>". The error says what is wrong and,
-// for Go or uname spellings (linux-amd64, darwin-aarch64), the Node name to
-// write instead.
+// Libc is the C library npm chooses native packages for (npm ci --libc):
+// glibc or musl on linux, "" elsewhere.
+func (t Target) Libc() string {
+	switch {
+	case t.Platform != "linux":
+		return ""
+	case t.Musl:
+		return "musl"
+	}
+	return "glibc"
+}
+
+// HostTarget is this machine's target: platform.HostTarget, with -musl on
+// a musl linux.
+func HostTarget() Target {
+	p, a := platform.Host()
+	return Target{Platform: p, Arch: a, Musl: p == "linux" && platform.Libc() == "musl"}
+}
+
+// ParseTarget parses "<platform>-<arch>" or "linux-<arch>-musl". The error
+// says what is wrong and, for Go or uname spellings (linux-amd64,
+// darwin-aarch64), the Node name to write instead.
 func ParseTarget(s string) (Target, error) {
 	platform, arch, ok := strings.Cut(s, "-")
 	if !ok || platform == "" || arch == "" {
-		return Target{}, fmt.Errorf("%q is not a target: write <platform>-<arch> in Node's naming, e.g. linux-x64, linux-arm64, darwin-arm64 or win32-x64", s)
+		return Target{}, fmt.Errorf("%q is not a target: write <platform>-<arch> in Node's naming, e.g. linux-x64, linux-arm64, darwin-arm64 or win32-x64 (linux-x64-musl for musl)", s)
+	}
+	if a, libc, ok := strings.Cut(arch, "-"); ok {
+		if libc != "musl" || platform != "linux" {
+			return Target{}, fmt.Errorf("target %q: only a linux target names its C library, and only as -musl (linux-x64-musl); a plain linux-<arch> is glibc", s)
+		}
+		t, err := ParseTarget(platform + "-" + a)
+		t.Musl = err == nil
+		return t, err
 	}
 	fixP, fixA := platform, arch
 	var problems []string

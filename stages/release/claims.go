@@ -72,7 +72,12 @@ func (c *checker) checkClaims(rel *releasejson.Metadata) {
 
 	var failed []string
 	for _, t := range rel.Tests {
-		if t.Result != "passed" {
+		// not-run is what a release records for a target its build host
+		// could not run, with the reason; anything else but passed fails.
+		switch {
+		case t.Result == releasejson.TestNotRun && t.Reason == "":
+			failed = append(failed, t.Name+": not-run without a reason")
+		case t.Result != releasejson.TestPassed && t.Result != releasejson.TestNotRun:
 			failed = append(failed, t.Name+": "+t.Result)
 		}
 	}

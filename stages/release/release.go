@@ -56,7 +56,8 @@
 //	                         from the findings and failOn (vulnreport.Report.Disagreements), a finding
 //	                         says allowed only where the lock's allow entries name it; and the
 //	                         verdict lets it ship: passed, or unavailable when allowed
-//	tests                    every test release.json records passed
+//	tests                    every test release.json records passed, or not-run with the
+//	                         reason (a target its build host could not run)
 //	signatures               the signature verdict is not failed
 //	identity                 the archive's name (<id>-<version>-<target>.tar.gz, or what the
 //	                         caller passes), release.json, the lock (id, version, command)

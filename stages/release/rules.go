@@ -529,14 +529,15 @@ func summarize(problems []string) string {
 	return strings.Join(problems, "; ")
 }
 
-// nodeTargetRE is <platform>-<arch> in Node's naming.
+// nodeTargetRE is <platform>-<arch> in Node's naming, or linux-<arch>-musl.
 var nodeTargetRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(aix|android|darwin|freebsd|linux|openbsd|sunos|win32)-(arm|arm64|ia32|loong64|mips|mipsel|ppc64|riscv64|s390x|x64)$`)
+	return regexp.MustCompile(`^((aix|android|darwin|freebsd|linux|openbsd|sunos|win32)-(arm|arm64|ia32|loong64|mips|mipsel|ppc64|riscv64|s390x|x64)|linux-(arm|arm64|ia32|loong64|mips|mipsel|ppc64|riscv64|s390x|x64)-musl)$`)
 })
 
 // ParseArchiveName splits <id>-<version>-<target>.tar.gz, the name a
 // release archive keeps: the identity install extracts it under and both
-// consumers hold release.json to. The target is the last two segments; of
+// consumers hold release.json to. The target is the last two segments (three
+// for linux-<arch>-musl); of
 // the remaining name, every split into a valid id and a semantic version is
 // a candidate, and there must be exactly one. why says what is wrong ("" when
 // nothing is).
@@ -552,6 +553,11 @@ func ParseArchiveName(base string) (n Identity, why string) {
 	j := strings.LastIndexByte(name[:i], '-')
 	if j <= 0 {
 		return n, "no target"
+	}
+	if name[i+1:] == "musl" {
+		if k := strings.LastIndexByte(name[:j], '-'); k > 0 {
+			j = k
+		}
 	}
 	target, rest := name[j+1:], name[:j]
 	if !nodeTargetRE().MatchString(target) {

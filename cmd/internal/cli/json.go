@@ -9,6 +9,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"regexp"
 	"sort"
@@ -20,14 +21,20 @@ import (
 	"piship.dev/piship/stages/stage/errcode"
 )
 
-// Schema is the schema name of command's document: piship-<command>/v1,
+// Schema is the schema name of command's document: piship-<command>/vN,
 // the words of a subcommand joined by "-" (cache prune: piship-cache-prune/v1).
+// N is 1 unless the document's shape changed (schemaVersions).
 func Schema(command string) string {
 	if strings.TrimSpace(command) == "" {
 		return "piship/v1"
 	}
-	return "piship-" + strings.Join(strings.Fields(command), "-") + "/v1"
+	name := strings.Join(strings.Fields(command), "-")
+	return fmt.Sprintf("piship-%s/v%d", name, max(1, schemaVersions[name]))
 }
+
+// schemaVersions are the documents past their first shape: release lists
+// one release per target since v2.
+var schemaVersions = map[string]int{"release": 2}
 
 // WriteJSON prints doc indented by two spaces, with a final newline.
 func WriteJSON(w io.Writer, doc any) {

@@ -114,11 +114,20 @@ const (
 	AuditNotApplicable = "not-applicable"
 )
 
-// TestResult is one smoke test's outcome.
+// TestResult is one smoke test's outcome: passed, failed, or not-run
+// with the reason (a target this host cannot run).
 type TestResult struct {
 	Name   string `json:"name"`
 	Result string `json:"result"`
+	Reason string `json:"reason,omitempty"`
 }
+
+// Results of a smoke test.
+const (
+	TestPassed = "passed"
+	TestFailed = "failed"
+	TestNotRun = "not-run"
+)
 
 // SignatureSummary is the signature verdict as release.json records it.
 type SignatureSummary struct {
