@@ -138,6 +138,9 @@ type (
 	releaseSetRead struct {
 		Path string `cty:"path"`
 	}
+	searchToolsRead struct {
+		Missing []string `cty:"missing"`
+	}
 	smokeRead struct {
 		Results string `cty:"results"`
 		Passed  int    `cty:"passed"`
@@ -168,6 +171,7 @@ var (
 	// Per target: module.target["TARGET"]...., read by target.
 	releaseEntry     = reads[runtimeRead]("release", "module.target.module.qualify.stage.runtime_entry")
 	releaseSmoke     = reads[smokeRead]("release", "module.target.module.qualify.stage.tests")
+	releaseTools     = reads[searchToolsRead]("release", "module.target.module.payload.stage.search_tools")
 	releaseRuntime   = reads[runtimeRead]("release", "module.target.module.payload.stage.runtime")
 	releaseBundle    = reads[bundleRead]("release", "module.target.module.payload.stage.bundle")
 	releasePublish   = reads[releasePublishRead]("release", "module.target.module.publish.stage.publish")
@@ -322,6 +326,9 @@ type ReleasedTarget struct {
 	// Smoke says what became of the smoke tests: "passed", "none", or
 	// "not-run: <reason>" (a target this host cannot run).
 	Smoke string
+	// SearchToolsMissing are the search tools this target's payload ships
+	// without: the distribution pins no archive for the target.
+	SearchToolsMissing []string
 	// RuntimeCache says where the runtime came from: "off (cold
 	// release)", "miss" or "hit (entry ..., linked N, copied N, bundle
 	// hit|miss|off)"; build-info.json records the same words.
@@ -347,6 +354,7 @@ func Release(ctx context.Context, c Config, a ReleaseArgs) (*Released, error) {
 		set, _ := releaseSet.from(out)
 		entries, runtimes, bundles := releaseEntry.each(out), releaseRuntime.each(out), releaseBundle.each(out)
 		pubs, invs, arcs, smokes := releasePublish.each(out), releaseInventory.each(out), releaseArchive.each(out), releaseSmoke.each(out)
+		tools := releaseTools.each(out)
 		r := &Released{ID: in.ID, Version: in.Version, Sums: set.Path, Total: o.Total}
 		timing := tracing.Summarize(o.Spans, o.Graph.Name, o.depNames()).JSON
 		names := in.targetNames()
@@ -359,6 +367,7 @@ func Release(ctx context.Context, c Config, a ReleaseArgs) (*Released, error) {
 			}
 			t := ReleasedTarget{Target: target, Name: name, Path: pub.Path, Archive: pub.Archive, Files: int64(inv.Files),
 				ArchiveBytes: arc.Bytes, SHA256: arc.SHA256}
+			t.SearchToolsMissing = tools[target].Missing
 			if sm, ran := smokes[target]; ran {
 				t.Smoke = smokeSummary(sm)
 			}

@@ -31,6 +31,7 @@ type InventoryConfig struct {
 	Distribution   string `cty:"distribution" required:"true" doc:"the distribution directory"`
 	Platform       string `cty:"platform" required:"true" doc:"target platform (node naming), recorded in metadata/target.json"`
 	Arch           string `cty:"arch" required:"true" doc:"target architecture (node naming), recorded in metadata/target.json"`
+	Target         string `cty:"target" doc:"the release target; a linux-<arch>-musl one records libc musl in metadata/target.json"`
 	KnownEntry     string `cty:"known_entry" doc:"runtime cache entry whose recorded digests may be trusted"`
 	KnownInventory string `cty:"known_inventory" doc:"inventory of the previous payload whose runtime files were linked in unchanged"`
 	CacheHome      string `cty:"cache_home" doc:"runtime cache home instead of PISHIP_CACHE_HOME (a release without cache passes a throwaway one)"`
@@ -52,7 +53,11 @@ func (Inventory) Run(ctx context.Context, inv *stage.Invocation, c InventoryConf
 		return InventoryOutputs{}, err
 	}
 	platform, arch := c.Platform, c.Arch
-	target, _ := canon.JSON(map[string]string{"platform": platform, "arch": arch})
+	tj := map[string]string{"platform": platform, "arch": arch}
+	if t, err := configTarget(c.Target); err == nil && c.Target != "" && t.Musl {
+		tj["libc"] = "musl" // glibc is not written: payloads from before musl targets say the same
+	}
+	target, _ := canon.JSON(tj)
 	if err := atomicfs.WriteFileAll(filepath.Join(dir, "metadata", "target.json"), target, 0o644); err != nil {
 		return InventoryOutputs{}, err
 	}

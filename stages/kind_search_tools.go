@@ -2,6 +2,7 @@ package stages
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -30,14 +31,16 @@ type SearchToolsConfig struct {
 	Dest         string `cty:"dest" required:"true" doc:"the payload root"`
 	Platform     string `cty:"platform" required:"true" doc:"the target's platform (linux, darwin, win32)"`
 	Arch         string `cty:"arch" required:"true" doc:"the target's arch (x64, arm64)"`
+	Target       string `cty:"target" doc:"the release target the pins are looked up by (linux-x64-musl); empty: <platform>-<arch>"`
 	CacheHome    string `cty:"cache_home" doc:"piship cache instead of PISHIP_CACHE_HOME"`
 }
 
 // SearchToolsOutputs are its outputs.
 type SearchToolsOutputs struct {
-	Tools  int `cty:"tools" doc:"search tools placed"`
-	Bytes  int `cty:"bytes" doc:"their executables' bytes"`
-	Cached int `cty:"cached" doc:"archives the cache served"`
+	Tools   int      `cty:"tools" doc:"search tools placed"`
+	Missing []string `cty:"missing" doc:"search tools not placed: the distribution pins no archive for this target"`
+	Bytes   int      `cty:"bytes" doc:"their executables' bytes"`
+	Cached  int      `cty:"cached" doc:"archives the cache served"`
 }
 
 // Run implements stage.Typed.
@@ -57,7 +60,17 @@ func (SearchTools) Run(ctx context.Context, inv *stage.Invocation, c SearchTools
 		}
 	}
 	target := c.Platform + "-" + c.Arch
+	if c.Target != "" {
+		target = c.Target
+	}
 	for _, name := range slices.Sorted(maps.Keys(d.SearchTools)) {
+		if _, pinned := d.SearchTools[name].Archives[target]; !pinned {
+			// Said in the log and the outputs, and the release rules
+			// expect it absent: Pi downloads one at its first prompt.
+			fmt.Fprintf(inv.Log, "%s: search_tools.%s pins no archive for %s: this payload ships without %s (Pi downloads one at its first prompt)\n", inv.Name, name, target, name)
+			out.Missing = append(out.Missing, name)
+			continue
+		}
 		pctx, ph := phase.Start(ctx, "search tool "+name)
 		n, cached, err := searchtools.Place(pctx, home, d.SearchTools[name], target, c.Dest)
 		ph.SetInt("bytes", n)

@@ -1,18 +1,22 @@
 package main
 
 import (
+	"os"
 	"regexp"
 	"sort"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 
 	"piship.dev/piship/cache"
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/cmd/internal/cli"
 	"piship.dev/piship/engine"
 	"piship.dev/piship/graph"
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/pipelines"
 	"piship.dev/piship/stages/contentstore"
+	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/stages/tuf"
 	"piship.dev/piship/stages/verify"
@@ -64,9 +68,12 @@ type ReleaseTargetDoc struct {
 	ArchiveBytes int64  `json:"archiveBytes"`
 	SHA256       string `json:"sha256"`
 	Smoke        string `json:"smoke"`
-	RuntimeCache string `json:"runtimeCache"`
-	BuildInfo    string `json:"buildInfo"` // "" when it could not be written (buildInfoError says why)
-	BuildInfoErr string `json:"buildInfoError"`
+	// SearchToolsMissing: search tools the distribution pins no archive
+	// for on this target, so its payload ships without them.
+	SearchToolsMissing []string `json:"searchToolsMissing"`
+	RuntimeCache       string   `json:"runtimeCache"`
+	BuildInfo          string   `json:"buildInfo"` // "" when it could not be written (buildInfoError says why)
+	BuildInfoErr       string   `json:"buildInfoError"`
 }
 
 // releaseJSON is the release as piship-release/v2.
@@ -74,7 +81,8 @@ func releaseJSON(r *pipelines.Released) ReleaseDoc {
 	d := ReleaseDoc{Schema: cli.Schema("release"), ID: r.ID, Version: r.Version, Sums: r.Sums, Targets: []ReleaseTargetDoc{}, Seconds: r.Total.Seconds()}
 	for _, t := range r.Targets {
 		td := ReleaseTargetDoc{Target: t.Target, Name: t.Name, Path: t.Path, Archive: t.Archive, Files: t.Files,
-			ArchiveBytes: t.ArchiveBytes, SHA256: t.SHA256, Smoke: t.Smoke, RuntimeCache: t.RuntimeCache, BuildInfo: t.BuildInfo}
+			ArchiveBytes: t.ArchiveBytes, SHA256: t.SHA256, Smoke: t.Smoke, SearchToolsMissing: append([]string{}, t.SearchToolsMissing...),
+			RuntimeCache: t.RuntimeCache, BuildInfo: t.BuildInfo}
 		if t.BuildInfoErr != nil {
 			td.BuildInfoErr = t.BuildInfoErr.Error()
 		}
@@ -113,6 +121,27 @@ func VerifyReleaseJSON(rep *verify.Report, source string) VerifyReleaseDoc {
 	for _, c := range rep.Checks {
 		d.Checks = append(d.Checks, VerifyCheck{Name: c.Name, File: verifyTemp.ReplaceAllString(c.File, ""), OK: c.OK,
 			Detail: verifyTemp.ReplaceAllString(c.Detail, "")})
+	}
+	return d
+}
+
+// VerifySetJSON is a release set's verification as piship-verify-release/v1:
+// release is <id>-<version>, sha256 the set file's, and every archive's
+// checks in the set's order, each file under its release's name.
+func VerifySetJSON(set *release.Sums, reps []*verify.Report, source string) VerifyReleaseDoc {
+	d := VerifyReleaseDoc{Schema: cli.Schema("verify-release"), Source: source, Release: set.ID + "-" + set.Version, OK: true, Checks: []VerifyCheck{}}
+	if b, err := os.ReadFile(set.Path); err == nil {
+		d.SHA256 = canon.SHA256Hex(b)
+	}
+	for _, rep := range reps {
+		one := VerifyReleaseJSON(rep, rep.Source)
+		d.OK = d.OK && one.OK
+		for _, c := range one.Checks {
+			if c.File != "" && !strings.HasPrefix(c.File, rep.Release) {
+				c.File = rep.Release + "/" + c.File
+			}
+			d.Checks = append(d.Checks, c)
+		}
 	}
 	return d
 }

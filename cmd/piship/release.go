@@ -11,6 +11,7 @@ import (
 
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/pipelines"
+	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/verify"
 )
 
@@ -83,12 +84,15 @@ func printReleased(e *cli.Env, r *pipelines.Released) {
 		if t.BuildInfoErr != nil {
 			fmt.Fprintf(e.Stderr, "piship: build-info: %v\n", t.BuildInfoErr)
 		}
-		smoke := ""
+		notes := ""
 		if strings.HasPrefix(t.Smoke, "not-run") {
-			smoke = ", smoke tests " + t.Smoke
+			notes = ", smoke tests " + t.Smoke
+		}
+		if len(t.SearchToolsMissing) > 0 {
+			notes += fmt.Sprintf(", without the search tools %s: no archive pinned for %s", strings.Join(t.SearchToolsMissing, ", "), t.Target)
 		}
 		fmt.Fprintf(e.Stderr, "%s: %s (%s, archive %s, sha256 %s%s)\n",
-			t.Name, t.Path, canon.Count(t.Files, "file"), pipelines.HumanBytes(t.ArchiveBytes), t.SHA256, smoke)
+			t.Name, t.Path, canon.Count(t.Files, "file"), pipelines.HumanBytes(t.ArchiveBytes), t.SHA256, notes)
 	}
 	if r.Sums != "" {
 		fmt.Fprintf(e.Stderr, "%s-%s: %s (%s) in %.2f s\n", r.ID, r.Version, r.Sums, canon.Count(len(r.Targets), "target"), r.Total.Seconds())
@@ -99,15 +103,20 @@ func verifyReleaseCmd(e *cli.Env) *cobra.Command {
 	var sum string
 	var asJSON bool
 	c := &cobra.Command{
-		Use:     "verify-release ARCHIVE|DIR",
+		Use:     "verify-release ARCHIVE|DIR|SET",
 		GroupID: cli.GroupDist,
 		Short:   "verify a release as a consumer would trust it",
 		Long: `Extracts the release archive (or the archive of a release directory) under the archive
 rules, applies the release rules and checks the SBOM, the notices and the verdicts, one line
-per check. Exit 1 when a check failed, naming it and its file.`,
+per check. Exit 1 when a check failed, naming it and its file.
+
+A release set (<id>-<version>.SHA256SUMS, what piship release writes beside the archives)
+verifies every archive it lists, each held to the set's digest, whatever its target: this
+is how an archive for another machine is inspected (piship install refuses it).`,
 		Example: `  piship verify-release /tmp/out/releases/hello-1.0.0-linux-x64.tar.gz
+  piship verify-release /tmp/out/releases/hello-1.0.0.SHA256SUMS
   piship verify-release /tmp/out/releases --sha256 0f3a...`,
-		Args: cli.ExactArgs("ARCHIVE|DIR"),
+		Args: cli.ExactArgs("ARCHIVE|DIR|SET"),
 		RunE: func(c *cobra.Command, args []string) error {
 			return cli.Done(runVerifyRelease(e, args[0], sum, asJSON))
 		},
@@ -117,9 +126,12 @@ per check. Exit 1 when a check failed, naming it and its file.`,
 	return c
 }
 
-// runVerifyRelease checks a release archive or directory.
+// runVerifyRelease checks a release archive, directory or set.
 func runVerifyRelease(e *cli.Env, path, sum string, asJSON bool) int {
 	start := time.Now()
+	if release.IsSums(path) {
+		return runVerifySet(e, path, sum, asJSON, start)
+	}
 	rep, err := verify.Release(e.Ctx, path, verify.Options{SHA256: sum})
 	if err != nil {
 		return cli.Fail(e, err)
@@ -127,22 +139,64 @@ func runVerifyRelease(e *cli.Env, path, sum string, asJSON bool) int {
 	if asJSON {
 		cli.PrintJSON(e, VerifyReleaseJSON(rep, path))
 	} else {
-		for _, c := range rep.Checks {
-			mark := "ok  "
-			if !c.OK {
-				mark = "FAIL"
-			}
-			line := fmt.Sprintf("%s %-24s %s", mark, c.Name, c.File)
-			if c.Detail != "" {
-				line += ": " + c.Detail
-			}
-			fmt.Fprintln(e.Stdout, strings.TrimRight(line, " "))
-		}
+		printChecks(e, rep.Checks)
 	}
 	if err := rep.Err(); err != nil {
 		fmt.Fprintln(e.Stderr, err)
 		return cli.ExitFailed
 	}
 	fmt.Fprintf(e.Stderr, "verified %s (%s) in %.2f s\n", rep.Release, canon.Count(len(rep.Checks), "check"), time.Since(start).Seconds())
+	return cli.ExitOK
+}
+
+// printChecks prints one line per check.
+func printChecks(e *cli.Env, checks []verify.Check) {
+	for _, c := range checks {
+		mark := "ok  "
+		if !c.OK {
+			mark = "FAIL"
+		}
+		line := fmt.Sprintf("%s %-24s %s", mark, c.Name, c.File)
+		if c.Detail != "" {
+			line += ": " + c.Detail
+		}
+		fmt.Fprintln(e.Stdout, strings.TrimRight(line, " "))
+	}
+}
+
+// runVerifySet verifies every archive of a release set: one block of
+// checks per archive (a header line naming it), every archive verified
+// even after one failed.
+func runVerifySet(e *cli.Env, path, sum string, asJSON bool, start time.Time) int {
+	if sum != "" {
+		return cli.UsageErr(e, cli.CodeUsage, "--sha256 names one archive's digest; the release set %s pins each archive's itself", path)
+	}
+	set, reps, err := verify.Set(e.Ctx, path)
+	if err != nil {
+		return cli.Fail(e, err)
+	}
+	if asJSON {
+		cli.PrintJSON(e, VerifySetJSON(set, reps, path))
+	}
+	var failed []error
+	checks := 0
+	for _, rep := range reps {
+		checks += len(rep.Checks)
+		if !asJSON {
+			fmt.Fprintf(e.Stdout, "== %s\n", rep.Release)
+			printChecks(e, rep.Checks)
+		}
+		if err := rep.Err(); err != nil {
+			failed = append(failed, fmt.Errorf("%s: %w", rep.Release, err))
+		}
+	}
+	if len(failed) > 0 {
+		for _, err := range failed {
+			fmt.Fprintln(e.Stderr, err)
+		}
+		return cli.ExitFailed
+	}
+	fmt.Fprintf(e.Stderr, "verified %s-%s (%s: %s; %s) in %.2f s\n", set.ID, set.Version, canon.Count(len(reps), "archive"),
+		strings.Join(set.Targets(), ", "), canon.Count(checks, "check"), time.Since(start).Seconds())
 	return cli.ExitOK
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"piship.dev/piship/cache/canon"
+	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/tuf"
 )
 
@@ -126,7 +127,7 @@ func repoAddCmd(e *cli.Env) *cobra.Command {
 	var keys []string
 	var ch string
 	c := &cobra.Command{
-		Use:   "add DIR ARCHIVE... --key FILE...",
+		Use:   "add DIR ARCHIVE|SET... --key FILE...",
 		Short: "publish release archives on a channel",
 		Long: `Publishes release archives (the .tar.gz piship release writes) on a channel of the TUF
 repository in DIR: each archive is copied under targets/<channel>/ by its sha256 and becomes
@@ -135,8 +136,10 @@ the release notes piship release wrote beside it (<name>/notes.md), when there a
 the target <channel>/<name>.notes.md that piship update --check shows;
 then targets, snapshot and timestamp are signed again. --key gives the targets, snapshot
 and timestamp keys (each file signs the roles it holds). A release already published is
-never replaced.`,
+never replaced. A release set (<id>-<version>.SHA256SUMS, beside the archives) publishes
+every archive it lists, each first held to the set's digest, or none of them.`,
 		Example: `  piship repo add /srv/hello out/releases/hello-1.0.0-linux-x64.tar.gz --key release.pem --key online.pem
+  piship repo add /srv/hello out/releases/hello-1.0.0.SHA256SUMS --key release.pem --key online.pem
   piship repo add /srv/hello a.tar.gz b.tar.gz --channel beta --key release.pem --key online.pem`,
 		Args: cli.RangeArgs(2, -1),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -160,6 +163,14 @@ func runRepoAdd(e *cli.Env, dir string, archives []string, ch string, keyFiles [
 	}
 	var rels []tuf.Release
 	for _, a := range archives {
+		if release.IsSums(a) { // a release set: every archive it lists
+			set, err := tuf.ReleasesOfSet(a, ch)
+			if err != nil {
+				return cli.FailIn(e, "repo add", err)
+			}
+			rels = append(rels, set...)
+			continue
+		}
 		rel, err := tuf.ReleaseOf(a, ch)
 		if err != nil {
 			return cli.FailIn(e, "repo add", err)

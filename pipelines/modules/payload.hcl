@@ -106,6 +106,7 @@ stage "search_tools" "search_tools" {
   dest         = input.dest
   platform     = input.inputs.platform
   arch         = input.inputs.arch
+  target       = input.inputs.target
   depends_on   = [stage.resources]
 }
 
@@ -115,6 +116,7 @@ stage "inventory" "inventory" {
   distribution    = input.inputs.dir
   platform        = input.inputs.platform
   arch            = input.inputs.arch
+  target          = input.inputs.target
   known_entry     = input.inputs.bundle ? stage.bundle.entry : stage.runtime.entry
   known_inventory = input.reuse == "resources" ? "${input.final}/metadata/inventory.json" : null
   cache_home      = input.cache_home

@@ -101,16 +101,21 @@ func (dc *decoder) searchTools(blk *hcl.Block) {
 	}
 }
 
-// checkSearchTargets refuses a search tool without an archive for each
-// release target: a release of that target could not bundle it. (One
-// written but invalid has had its own diagnostic.)
+// checkSearchTargets refuses a search tool with an archive for none of
+// the release targets: no release could bundle it. A target without one
+// ships without the tool, and its release says so (the search_tools
+// stage). (One written but invalid has had its own diagnostic.)
 func (dc *decoder) checkSearchTargets() {
 	d := dc.d
 	for _, name := range slices.Sorted(maps.Keys(d.SearchTools)) {
+		pinned := false
 		for _, target := range d.Release.Targets {
-			if _, written := d.ranges["search_tools."+name+"."+target]; !written {
-				dc.add(errDiag("Missing search tool archive", fmt.Sprintf("search_tools.%s has no archive for %s, a release target: add \"%s\" = { url = \"...\", sha256 = \"...\" } (the upstream release asset for that target).", name, target, target), d.Range("search_tools."+name)))
-			}
+			_, written := d.ranges["search_tools."+name+"."+target]
+			pinned = pinned || written
+		}
+		if !pinned && len(d.Release.Targets) > 0 {
+			t := d.Release.Targets[0]
+			dc.add(errDiag("Missing search tool archive", fmt.Sprintf("search_tools.%s has no archive for any release target (%s): add \"%s\" = { url = \"...\", sha256 = \"...\" } (the upstream release asset for that target); a target without one ships without the tool.", name, strings.Join(d.Release.Targets, ", "), t), d.Range("search_tools."+name)))
 		}
 	}
 }

@@ -55,7 +55,7 @@ func TestSearchToolsDiagnostics(t *testing.T) {
 		{"missing target", `  search_tools {
     fd = { "darwin-arm64" = { url = "https://example.com/fd.tar.gz", sha256 = "1111111111111111111111111111111111111111111111111111111111111111" } }
   }
-`, "search_tools.fd has no archive for linux-x64"},
+`, "search_tools.fd has no archive for any release target (linux-x64)"},
 		{"not https", `  search_tools {
     rg = { "linux-x64" = { url = "http://example.com/rg.tar.gz", sha256 = "1111111111111111111111111111111111111111111111111111111111111111" } }
   }

@@ -14,12 +14,19 @@ import (
 
 	"piship.dev/piship/cache/atomicfs/swap"
 	"piship.dev/piship/stages/archive"
+	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home/receipt"
-	"piship.dev/piship/stages/platform"
 	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/tuf"
 	"piship.dev/piship/tracing/phase"
 )
+
+// foreignTarget refuses a release built for another target than the
+// host's: which archive to take instead, and how to inspect this one.
+func foreignTarget(id, version, target, host string) error {
+	return receipt.Errorf(receipt.CodeConfigInvalid, "%s %s is built for %s, and this machine is %s: install the %s archive (piship install %s picks it from the release set), or inspect this one with piship verify-release",
+		id, version, target, host, host, release.SumsName(id, version))
+}
 
 // Install installs o.Source and makes it the active version (see the
 // package documentation for what it checks and in which order).
@@ -30,7 +37,7 @@ func Install(ctx context.Context, o InstallOptions) (_ *InstallResult, err error
 		defer os.RemoveAll(o.TrustStage)
 	}
 	if o.HostTarget == "" {
-		o.HostTarget = platform.HostTarget()
+		o.HostTarget = distribution.HostTarget().String() // linux-x64-musl on a musl linux
 	}
 	if o.FreeSpace == nil {
 		o.FreeSpace = freeSpace
@@ -69,7 +76,7 @@ func Install(ctx context.Context, o InstallOptions) (_ *InstallResult, err error
 		o.logf("warning: %s", w)
 	}
 	if s.target != "" && s.target != o.HostTarget {
-		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "%s %s is built for %s, and this machine is %s", s.id, s.version, s.target, o.HostTarget)
+		return nil, foreignTarget(s.id, s.version, s.target, o.HostTarget)
 	}
 	id := s.id
 	appDir := receipt.AppDir(home, id)
@@ -194,7 +201,7 @@ func Install(ctx context.Context, o InstallOptions) (_ *InstallResult, err error
 	}
 	if err == nil && s.target != o.HostTarget {
 		// Known only now when the archive's name did not say it.
-		err = receipt.Errorf(receipt.CodeConfigInvalid, "%s %s is built for %s, and this machine is %s", id, s.version, s.target, o.HostTarget)
+		err = foreignTarget(id, s.version, s.target, o.HostTarget)
 	}
 	if err != nil {
 		o.discard(ctx, id, s.version, placeAt)

@@ -5,11 +5,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"piship.dev/piship/cache/atomicfs"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"piship.dev/piship/cache/atomicfs"
 
 	"piship.dev/piship/stages/home/receipt"
 )

@@ -1,6 +1,7 @@
 package home
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -67,17 +68,11 @@ func readTarget(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var t struct {
-		Platform string `json:"platform"`
-		Arch     string `json:"arch"`
-	}
-	if err := json.Unmarshal(data, &t); err != nil {
+	t, err := release.TargetOf(data)
+	if err != nil {
 		return "", fmt.Errorf("%s: %v", path, err)
 	}
-	if t.Platform == "" || t.Arch == "" {
-		return "", fmt.Errorf("%s names no platform and arch", path)
-	}
-	return t.Platform + "-" + t.Arch, nil
+	return t, nil
 }
 
 var hexRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
@@ -101,6 +96,21 @@ func identify(o *InstallOptions) (*source, error) {
 		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "--sha256 %q is not a SHA-256 (64 hex digits)", o.SHA256)
 	}
 	s := &source{path: path, expectKey: strings.ToLower(strings.TrimSpace(o.ExpectKey))}
+	setName := ""
+	if fi.Mode().IsRegular() && release.IsSums(fi.Name()) {
+		// A release set: the host's archive, pinned by the set's digest.
+		if want != "" {
+			return nil, receipt.Errorf(receipt.CodeConfigInvalid, "--sha256 is the digest of an archive, and %s is a release set that pins each archive's digest itself", o.Source)
+		}
+		var arc string
+		if arc, want, err = pickFromSet(path, o.HostTarget); err != nil {
+			return nil, err
+		}
+		setName, path, s.path = fi.Name(), arc, arc
+		if fi, err = os.Stat(path); err != nil {
+			return nil, receipt.Errorf(receipt.CodeConfigInvalid, "cannot install %s: %v", o.Source, err)
+		}
+	}
 	switch {
 	case fi.Mode().IsRegular():
 		if !strings.HasSuffix(fi.Name(), ".tar.gz") {
@@ -119,7 +129,7 @@ func identify(o *InstallOptions) (*source, error) {
 			return nil, err
 		}
 		if want != "" {
-			s.expectSHA, s.expectWhy = want, "--sha256"
+			s.expectSHA, s.expectWhy = want, cmp.Or(setName, "--sha256")
 		}
 		if side, err := readSidecar(path); err != nil {
 			return nil, err
@@ -246,6 +256,21 @@ func readSidecar(archivePath string) (string, error) {
 
 // parseArchiveName splits <id>-<version>-<target>.tar.gz
 // (release.ParseArchiveName).
+// pickFromSet reads a release set (release.ReadSums) and returns the
+// archive of host's target beside it and its digest; a set without one
+// is refused naming the host's target and the set's.
+func pickFromSet(path, host string) (archive, sha256 string, err error) {
+	set, err := release.ReadSums(path)
+	if err != nil {
+		return "", "", receipt.Errorf(receipt.CodeConfigInvalid, "%v", err)
+	}
+	e, ok := set.For(host)
+	if !ok {
+		return "", "", receipt.Errorf(receipt.CodeConfigInvalid, "%s %s has no archive for %s, this machine's target (its release set %s has %s): release it for %s, or install on one of those", set.ID, set.Version, host, filepath.Base(path), strings.Join(set.Targets(), ", "), host)
+	}
+	return set.Archive(e), e.SHA256, nil
+}
+
 func parseArchiveName(base string) (id, version, target string, err error) {
 	n, why := release.ParseArchiveName(base)
 	if why != "" {

@@ -311,9 +311,18 @@ func Check(in Input) *Checked {
 			case inv != nil && inv[e] == "":
 				problems = append(problems, fmt.Sprintf("the entry %s is not in the payload's inventory", e))
 			}
-			// Each search tool the lock pins is bundled: a payload without
-			// it would let Pi download an unpinned one at its first prompt.
+			// Each search tool the lock pins for the payload's target is
+			// bundled: a payload without it would let Pi download an
+			// unpinned one at its first prompt. (A target the lock pins no
+			// archive for ships without it, and the release says so.)
+			payloadTarget := ""
+			if raw, err := c.in.Read(TargetPath); err == nil {
+				payloadTarget, _ = TargetOf(raw)
+			}
 			for _, name := range slices.Sorted(maps.Keys(l.SearchTools)) {
+				if _, pinned := l.SearchTools[name][payloadTarget]; payloadTarget != "" && !pinned {
+					continue
+				}
 				if _, ok := SearchToolPath(inv, name); inv != nil && !ok {
 					problems = append(problems, fmt.Sprintf("the lock bundles the search tool %s, and the payload's inventory has no tools/%s", name, name))
 				}
@@ -324,18 +333,10 @@ func Check(in Input) *Checked {
 
 	var target string
 	if raw, ok := c.read(RuleTarget, TargetPath); ok {
-		var t struct {
-			Platform string `json:"platform"`
-			Arch     string `json:"arch"`
-		}
-		err := json.Unmarshal(raw, &t)
-		switch {
-		case err != nil:
+		if t, err := TargetOf(raw); err != nil {
 			c.fail(RuleTarget, TargetPath, "%v", err)
-		case !ValidPath(t.Platform) || !ValidPath(t.Arch) || strings.Contains(t.Platform+t.Arch, "/"):
-			c.fail(RuleTarget, TargetPath, "names no platform and arch")
-		default:
-			target = t.Platform + "-" + t.Arch
+		} else {
+			target = t
 			c.result(RuleTarget, TargetPath, nil)
 		}
 	}
@@ -527,6 +528,26 @@ func summarize(problems []string) string {
 		problems = append(problems[:5:5], fmt.Sprintf("and %d more", len(problems)-5))
 	}
 	return strings.Join(problems, "; ")
+}
+
+// targetOf reads payload/metadata/target.json: its platform and arch, and
+// libc "musl" for a linux-<arch>-musl payload (glibc is not written).
+func TargetOf(raw []byte) (string, error) {
+	var t struct {
+		Platform string `json:"platform"`
+		Arch     string `json:"arch"`
+		Libc     string `json:"libc"`
+	}
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return "", err
+	}
+	if !ValidPath(t.Platform) || !ValidPath(t.Arch) || strings.Contains(t.Platform+t.Arch, "/") || (t.Libc != "" && t.Libc != "musl") {
+		return "", fmt.Errorf("names no platform and arch")
+	}
+	if t.Libc == "musl" {
+		return t.Platform + "-" + t.Arch + "-musl", nil
+	}
+	return t.Platform + "-" + t.Arch, nil
 }
 
 // nodeTargetRE is <platform>-<arch> in Node's naming, or linux-<arch>-musl.

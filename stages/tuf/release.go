@@ -16,9 +16,12 @@ import (
 
 	"github.com/theupdateframework/go-tuf/v2/metadata"
 
+	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/release/releasejson"
 	"piship.dev/piship/stages/semver"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // maxReleaseDoc bounds the release.json ReleaseOf reads from an archive
@@ -192,4 +195,32 @@ func (r *Repository) addNotes(rel Release) (*metadata.TargetFiles, error) {
 		return nil, err
 	}
 	return tf, nil
+}
+
+// ReleasesOfSet reads a release set (<id>-<version>.SHA256SUMS,
+// release.ReadSums) and returns the Release of every archive it lists,
+// each archive first held to the set's digest: repo add publishes the
+// whole set or nothing.
+func ReleasesOfSet(sums, channelName string) ([]Release, error) {
+	set, err := release.ReadSums(sums)
+	if err != nil {
+		return nil, configErr("%v", err)
+	}
+	var rels []Release
+	for _, e := range set.Entries {
+		arc := set.Archive(e)
+		got, err := cache.HashFile(arc)
+		if err != nil {
+			return nil, configErr("%s lists %s, which cannot be read beside it: %v", filepath.Base(sums), e.Archive, err)
+		}
+		if got != e.SHA256 {
+			return nil, &Error{Code: errcode.IntegrityFailed, Msg: fmt.Sprintf("%s has sha256 %s, and %s says %s: nothing was published (release again, or fetch the archive again)", arc, got, filepath.Base(sums), e.SHA256)}
+		}
+		rel, err := ReleaseOf(arc, channelName)
+		if err != nil {
+			return nil, err
+		}
+		rels = append(rels, rel)
+	}
+	return rels, nil
 }

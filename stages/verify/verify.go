@@ -245,3 +245,31 @@ func joinProblems(problems []string, err error) error {
 	}
 	return fmt.Errorf("%s", strings.Join(problems, "; "))
 }
+
+// Set verifies a release set (<id>-<version>.SHA256SUMS, release.ReadSums):
+// every archive it lists, beside it, each held to the set's digest. One
+// report per archive, in the set's order; a set that cannot be read is an
+// error.
+func Set(ctx context.Context, sums string) (*release.Sums, []*Report, error) {
+	set, err := release.ReadSums(sums)
+	if err != nil {
+		return nil, nil, errcode.Newf(errcode.ConfigInvalid, "%v", err)
+	}
+	var reps []*Report
+	for _, e := range set.Entries {
+		arc := set.Archive(e)
+		if _, err := os.Stat(arc); err != nil {
+			// Reported as a failed check of that archive, so the others
+			// are still verified.
+			reps = append(reps, finish(&Report{Source: arc, Release: strings.TrimSuffix(e.Archive, ".tar.gz"),
+				Checks: []Check{{Name: "archive-digest", File: e.Archive, Detail: fmt.Sprintf("listed in %s but not beside it: %v", filepath.Base(sums), err)}}}))
+			continue
+		}
+		rep, err := Release(ctx, arc, Options{SHA256: e.SHA256})
+		if err != nil {
+			return nil, nil, err
+		}
+		reps = append(reps, rep)
+	}
+	return set, reps, nil
+}
