@@ -27,7 +27,8 @@
 //  3. walks and hashes the payload against its inventory only when the
 //     lock (or the receipt) says runtime.verifyAtLaunch;
 //  4. runs node (the payload's own, checked by fingerprint, when the
-//     release ships one: see node.go; else the node on PATH) on the entry with the user's arguments and inherited
+//     release ships one: see node.go; else the node on PATH, refused when
+//     it does not satisfy the entry package's engines: engines.go) on the entry with the user's arguments and inherited
 //     stdio, PISHIP_APP_VERSION set to the receipt's version (the
 //     application's release version: receipt.EnvAppVersion), forwards SIGINT, SIGTERM and SIGHUP to it, waits, removes the
 //     lease and returns node's exit code.
@@ -258,6 +259,14 @@ func Run(ctx context.Context, installHome, id string, args []string, o Options) 
 		}
 		if nodePath, err = exec.LookPath(node); err != nil {
 			return 1, tr, receipt.Errorf(receipt.CodeUnavailable, "cannot start %s: node was not found (%v): install Node.js or put it on PATH", id, err)
+		}
+		// The node on PATH against the entry package's engines (engines.go).
+		v, asked, err := CheckEngines(id, rel, nodePath, o.StateDir)
+		if err != nil {
+			return 1, tr, err
+		}
+		if v != "" {
+			tr.Note("node", map[bool]string{true: "PATH " + v + " (asked)", false: "PATH " + v + " (remembered)"}[asked])
 		}
 	}
 	entry := filepath.Join(rel.Payload, filepath.FromSlash(rel.Entry))
