@@ -67,6 +67,9 @@ type DistInputsOutputs struct {
 	// (their when conditions): an app without them does not run them.
 	PiPackages  int `cty:"pi_packages" doc:"vendored Pi packages (package blocks) the lock pins; 0: the pi_packages stage does not apply"`
 	SearchTools int `cty:"search_tools" doc:"bundled search tools (the search_tools block); 0: the search_tools stage does not apply"`
+	// Node counts the node block's targets: 0, the node stage does not
+	// apply and the node on PATH runs the release.
+	Node int `cty:"node" doc:"targets of the node block (a pinned Node in the payload); 0: the node stage does not apply"`
 }
 
 // Run implements stage.Typed.
@@ -121,6 +124,7 @@ func (DistInputs) Run(ctx context.Context, inv *stage.Invocation, c DistInputsCo
 		InstallKey: st.InstallKey, BundleKey: st.BundleKey,
 		LockSHA256: canon.SHA256Hex(st.LockBytes), RuntimeEntries: 1 + len(st.Lock.Packages),
 		PiPackages: len(st.Lock.Packages), SearchTools: len(st.Dist.SearchTools),
+		Node: nodeTargets(st.Lock),
 	}, nil
 }
 

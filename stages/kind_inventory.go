@@ -9,6 +9,7 @@ import (
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/buildstate"
+	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/stage"
 )
@@ -18,9 +19,9 @@ import (
 type Inventory struct{}
 
 func (Inventory) Name() string    { return "inventory" }
-func (Inventory) Version() string { return "1" }
+func (Inventory) Version() string { return "2" }
 func (Inventory) Doc() string {
-	return "Writes metadata/target.json, copies piship.lock and package-lock.json in, writes bin/<command> (and .cmd for win32), then " +
+	return "Writes metadata/target.json, copies piship.lock and package-lock.json in, writes bin/<command> (and .cmd for win32; they run the payload's node/bin/node, node/node.exe on win32, when the distribution has a node block), then " +
 		"metadata/inventory.json: sorted path -> sha256 of every regular file but itself. Files placed unchanged from a runtime cache entry take " +
 		"the entry's recorded digests instead of being read again."
 }
@@ -77,7 +78,11 @@ func (Inventory) Run(ctx context.Context, inv *stage.Invocation, c InventoryConf
 	for _, p := range d.Packages {
 		exts = append(exts, p.PackageRoot())
 	}
-	if _, err := payload.Shim(dir, d.Command, d.Runtime.Entry, platform, exts...); err != nil {
+	node := ""
+	if d.Node != nil {
+		node = distribution.NodePayloadPath(platform + "-" + c.Arch)
+	}
+	if _, err := payload.ShimNode(dir, d.Command, d.Runtime.Entry, platform, node, exts...); err != nil {
 		return InventoryOutputs{}, err
 	}
 	known, err := knownDigests(inv, c.CacheHome, c.KnownEntry)

@@ -100,6 +100,9 @@ type ReleaseTarget struct {
 	// (their when conditions): an app without them does not run them.
 	PiPackages  int `cty:"pi_packages" doc:"vendored Pi packages (package blocks) the lock pins; 0: the pi_packages stage does not apply"`
 	SearchTools int `cty:"search_tools" doc:"bundled search tools (the search_tools block); 0: the search_tools stage does not apply"`
+	// Node counts the node block's targets: 0, the node stage does not
+	// apply and the node on PATH runs the release.
+	Node int `cty:"node" doc:"targets of the node block (a pinned Node in the payload); 0: the node stage does not apply"`
 }
 
 // SourceDateEpoch reads SOURCE_DATE_EPOCH (seconds; default 0).
@@ -198,6 +201,7 @@ func releaseTarget(ctx context.Context, inv *stage.Invocation, cfg ReleaseInputs
 		Created:  time.Unix(epoch, 0).UTC().Format(time.RFC3339), Epoch: epoch,
 		Channel: cfg.channel(), LockSHA256: canon.SHA256Hex(st.LockBytes), RuntimeEntries: 1 + len(st.Lock.Packages),
 		PiPackages: len(st.Lock.Packages), SearchTools: len(st.Dist.SearchTools),
+		Node:           nodeTargets(st.Lock),
 		RuntimePackage: st.RuntimePackage, RuntimeVersion: st.RuntimeVersion,
 	}, nil
 }

@@ -26,6 +26,7 @@ func Default() *stage.Registry {
 		stage.Define(Bundle{}),
 		stage.Define(Resources{}),
 		stage.Define(SearchTools{}),
+		stage.Define(NodeRuntime{}),
 		stage.Define(Inventory{}),
 		stage.Define(Publish{}),
 		stage.Define(StagingCleanup{}),

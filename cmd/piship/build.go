@@ -49,6 +49,9 @@ func runLock(e *cli.Env, dir string) int {
 	if err := PinPiPackages(e.Ctx, e.Getenv, e.Stderr, d, l); err != nil {
 		return cli.Fail(e, err)
 	}
+	if err := PinNode(e.Ctx, e.Getenv, d, l); err != nil {
+		return cli.Fail(e, err)
+	}
 	if err := distribution.WriteLock(d, l); err != nil {
 		fmt.Fprintf(e.Stderr, "piship: cannot write the lock: %v\n", err)
 		return cli.ExitFailed

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"piship.dev/piship/cmd/piship/internal/fixture"
 	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/home/receipt"
 )
@@ -198,13 +199,39 @@ func BenchmarkInstallPi(b *testing.B) {
 // rounds instead of 30. It loops itself; run it once:
 //
 //	go test -run '^$' -bench LaunchOverhead -benchtime 1x ./cmd/piship/
-func BenchmarkLaunchOverhead(b *testing.B) {
+func BenchmarkLaunchOverhead(b *testing.B) { launchOverhead(b, false) }
+
+// BenchmarkLaunchOverheadPinnedNode is BenchmarkLaunchOverhead for a
+// release that ships its Node (a node block): hello pinning a stand-in,
+// the Node 22 fixture (PISHIP_NODE22, ~120 MB; else the node on PATH)
+// seeded into the cache. direct runs the payload's node on the entry;
+// the shim's starts check it by fingerprint (the first start hashed it).
+// Its shim - direct against BenchmarkLaunchOverhead's is what the pinned
+// Node adds to a start:
+//
+//	go test -run '^$' -bench 'LaunchOverhead' -benchtime 1x ./cmd/piship/
+func BenchmarkLaunchOverheadPinnedNode(b *testing.B) { launchOverhead(b, true) }
+
+func launchOverhead(b *testing.B, pinned bool) {
 	piship := realBinaries(b)
 	launcher := filepath.Join(filepath.Dir(piship), "piship-launch")
 	root := b.TempDir()
 	vars := ibHomes(filepath.Join(root, "cache"), root)
 	env := ibEnv(vars)
 	dir := copyDist(b, "hello")
+	if pinned {
+		standIn := os.Getenv("PISHIP_NODE22")
+		if standIn == "" {
+			var err error
+			if standIn, err = exec.LookPath("node"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := fixture.SetNode(dir, vars["PISHIP_CACHE_HOME"], standIn); err != nil {
+			b.Fatal(err)
+		}
+		ibRun(b, piship, env, "lock", dir)
+	}
 	ibRun(b, piship, env, "release", dir)
 	ibRun(b, piship, env, "install", ibArchive(b, dir))
 	rc, err := receipt.Read(vars["PISHIP_INSTALL_HOME"], "hello")
@@ -218,6 +245,12 @@ func BenchmarkLaunchOverhead(b *testing.B) {
 	node, err := exec.LookPath("node")
 	if err != nil {
 		b.Fatal(err)
+	}
+	if pinned {
+		if rel.Node == nil {
+			b.Fatalf("the release ships no Node: %+v", rel)
+		}
+		node = filepath.Join(rel.Payload, filepath.FromSlash(rel.Node.Path))
 	}
 	entry := filepath.Join(rel.Payload, filepath.FromSlash(rel.Entry))
 	shim := filepath.Join(vars["PISHIP_BIN_HOME"], rel.Command)

@@ -8,6 +8,8 @@ import (
 	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/buildstate"
 	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/noderuntime"
+	"piship.dev/piship/stages/npm"
 	"piship.dev/piship/stages/runtimecache"
 	"piship.dev/piship/stages/stage/errcode"
 )
@@ -34,4 +36,19 @@ func PinPiPackages(ctx context.Context, getenv func(string) string, log io.Write
 		roots[p.Name] = filepath.Join(ent.Dir, "node_modules", filepath.FromSlash(p.Name))
 	}
 	return distribution.PinExtensions(l, roots)
+}
+
+// PinNode fetches each release target's Node of l's node block (once,
+// into getenv's piship cache, from the runtime's npm registry for an npm
+// pin) and pins the sha256 of its node executable in l: what piship lock
+// records besides the archive pins ComputeLock copies.
+func PinNode(ctx context.Context, getenv func(string) string, d *distribution.Distribution, l *distribution.Lock) error {
+	if l.Node == nil {
+		return nil
+	}
+	home, err := cache.Home(getenv)
+	if err != nil {
+		return errcode.Newf(errcode.ConfigUnavailable, "%v", err)
+	}
+	return noderuntime.PinBinaries(ctx, home, npm.Registry(d.RuntimeDir()), l, l.Release.Targets)
 }

@@ -300,17 +300,17 @@ func TestProgressInTmux(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("%s: exit %d\n%s", what, r.code, strings.Join(r.final, "\n"))
 		}
-		// Stages that do not apply print no line: pi_packages and
-		// search_tools (hello has neither), and with the bundle cached
-		// the runtime, prune and strip stages too.
-		hidden := 2
+		// Stages that do not apply print no line: pi_packages,
+		// search_tools and node (hello has none of them), and with the
+		// bundle cached the runtime, prune and strip stages too.
+		hidden := 3
 		if i == 1 {
-			hidden = 5
+			hidden = 6
 		}
 		for _, c := range r.captures {
-			checkPane(t, what+" (while running)", c, 120, 11, hidden, false)
+			checkPane(t, what+" (while running)", c, 120, 12, hidden, false)
 		}
-		checkPane(t, what, r.final, 120, 11, hidden, true)
+		checkPane(t, what, r.final, 120, 12, hidden, true)
 		if i == 0 {
 			continue
 		}

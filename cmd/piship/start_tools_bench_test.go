@@ -64,6 +64,10 @@ func BenchmarkPiStartToolsAndCompileCache(b *testing.B) {
 		if err := fixture.SetSearchTools(dir, cache, "https://127.0.0.1:9/unreachable", bundled); err != nil {
 			b.Fatal(err)
 		}
+		// The pinned Node: the fixture, seeded (no download).
+		if err := fixture.SetNode(dir, cache, node22); err != nil {
+			b.Fatal(err)
+		}
 		ibRun(b, piship, env(map[string]string{"PISHIP_CACHE_HOME": cache}), "lock", dir)
 		ibRun(b, piship, env(map[string]string{"PISHIP_CACHE_HOME": cache}), "release", dir)
 		root := filepath.Join(work, form)
@@ -145,6 +149,9 @@ func BenchmarkPiInteractiveCompileCache(b *testing.B) {
 	env := node22Env(node22)
 	dir := copyDist(b, "pi")
 	if err := fixture.SetSearchTools(dir, cache, "https://127.0.0.1:9/unreachable", fixture.FlagshipSearchTools()); err != nil {
+		b.Fatal(err)
+	}
+	if err := fixture.SetNode(dir, cache, node22); err != nil {
 		b.Fatal(err)
 	}
 	ibRun(b, piship, env(map[string]string{"PISHIP_CACHE_HOME": cache}), "lock", dir)

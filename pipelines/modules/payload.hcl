@@ -1,6 +1,7 @@
 # Payload assembly: the locked npm runtime installed, pruned, stripped and
-# bundled, the vendored Pi packages, resources and search tools placed, and
-# the inventory of the result. Used by the build and release pipelines.
+# bundled, the vendored Pi packages, resources, search tools and the pinned
+# Node placed, and the inventory of the result. Used by the build and
+# release pipelines.
 
 input "inputs" {
   description = "the outputs of the pipeline's inputs stage (dist_inputs or release_inputs)"
@@ -110,6 +111,18 @@ stage "search_tools" "search_tools" {
   depends_on   = [stage.resources]
 }
 
+# The pinned Node (the node block), for the target the inputs name (never
+# the host's), at node/bin/node (node/node.exe on win32). After resources:
+# a reused payload is linked in without it.
+stage "node_runtime" "node" {
+  when         = input.reuse != "all" && input.inputs.node > 0
+  distribution = input.inputs.dir
+  dest         = input.dest
+  platform     = input.inputs.platform
+  arch         = input.inputs.arch
+  depends_on   = [stage.resources]
+}
+
 stage "inventory" "inventory" {
   when            = input.reuse != "all"
   dir             = input.dest
@@ -120,7 +133,7 @@ stage "inventory" "inventory" {
   known_entry     = input.inputs.bundle ? stage.bundle.entry : stage.runtime.entry
   known_inventory = input.reuse == "resources" ? "${input.final}/metadata/inventory.json" : null
   cache_home      = input.cache_home
-  depends_on      = [stage.search_tools]
+  depends_on      = [stage.search_tools, stage.node]
 }
 
 output "inventory" {

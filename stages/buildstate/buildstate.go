@@ -134,6 +134,9 @@ func Load(ctx context.Context, dir string, anyHost bool) (*State, error) {
 	if len(lock.Packages) > 0 {
 		runtimePart["piPackages"] = lock.Packages
 	}
+	if lock.Node != nil {
+		runtimePart["nodeRuntime"] = lock.Node
+	}
 	st.RuntimeKey = digestJSON(runtimePart)
 	st.Key = digestJSON(map[string]any{"runtime": st.RuntimeKey, "lock": canon.SHA256Hex(lockBytes), "manifest": lock.DistributionSHA256})
 	// The entry package names the runtime in release.json.

@@ -42,7 +42,10 @@ type Distribution struct {
 	Tools     map[string]Tool
 	// SearchTools are the bundled search tools (fd, rg) by name; nil
 	// without a search_tools block.
-	SearchTools    map[string]SearchTool
+	SearchTools map[string]SearchTool
+	// Node is the node block: the Node.js the payload ships and launches
+	// run; nil without one (the node on PATH runs the release).
+	Node           *Node
 	Release        Release
 	VerifyAtLaunch bool
 	// Audit is the audit block, defaults filled in when there is none.

@@ -43,9 +43,12 @@ type Lock struct {
 	Tools     map[string]LockTool `json:"tools"`
 	// SearchTools pins the search_tools block: tool -> target -> archive
 	// URL and sha256. Absent without the block.
-	SearchTools    map[string]map[string]SearchArchive `json:"searchTools,omitempty"`
-	Release        LockRelease                         `json:"release"`
-	VerifyAtLaunch bool                                `json:"verifyAtLaunch"`
+	SearchTools map[string]map[string]SearchArchive `json:"searchTools,omitempty"`
+	// Node pins the node block: per target its archive and the sha256 of
+	// the node executable in it. Absent without the block.
+	Node           *LockNode   `json:"node,omitempty"`
+	Release        LockRelease `json:"release"`
+	VerifyAtLaunch bool        `json:"verifyAtLaunch"`
 	// Audit, Signatures, Smoke and Updates record the blocks of the same
 	// names. Each is absent when distribution.hcl has no such block (then
 	// the defaults apply), so a distribution without them locks to the
@@ -206,6 +209,7 @@ func ComputeLock(d *Distribution) (*Lock, error) {
 		l.Tools[name] = LockTool{Source: t.Source, SHA256: t.SHA256}
 	}
 	l.SearchTools = lockSearchTools(d)
+	l.Node = lockNode(d)
 	if err := lockPolicy(d, l); err != nil {
 		return nil, err
 	}
@@ -524,6 +528,7 @@ func CheckLock(d *Distribution) (*Lock, error) {
 		return nil, err
 	}
 	carryExtensions(old, cur)
+	carryNode(old, cur)
 	if bytes.Equal(raw, cur.Marshal()) {
 		return cur, nil
 	}
@@ -557,6 +562,7 @@ func diffLocks(old, cur *Lock) []string {
 	out = append(out, mapChanges("tool", old.Tools, cur.Tools)...)
 	out = append(out, mapChanges("OSV database file", databasesOf(old), databasesOf(cur))...)
 	out = append(out, packageChanges(old, cur)...)
+	out = append(out, nodeChanges(old, cur)...)
 	if old.Schema != cur.Schema {
 		out = append(out, "schema")
 	}

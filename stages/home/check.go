@@ -23,6 +23,25 @@ type installed struct {
 	verifyAtLaunch        bool
 	files                 int
 	searchTools           []receipt.SearchTool
+	node                  *receipt.Node
+}
+
+// nodeRuntime is the lock's pinned Node as installed in dir (the release
+// rules made sure the inventory holds it at its pinned digest), or nil.
+func nodeRuntime(dir string, l *distribution.Lock, digest func(payloadPath string) (string, bool)) *receipt.Node {
+	if l.Node == nil {
+		return nil
+	}
+	p, ok := release.NodePath(func(p string) bool { _, ok := digest(p); return ok })
+	if !ok {
+		return nil
+	}
+	sum, _ := digest(p)
+	n := &receipt.Node{Version: l.Node.Version, Path: p, SHA256: sum}
+	if fi, err := os.Stat(filepath.Join(dir, "payload", filepath.FromSlash(p))); err == nil {
+		n.Size = fi.Size()
+	}
+	return n
 }
 
 // searchTools lists the lock's bundled search tools as installed in dir:
@@ -78,6 +97,7 @@ func checkInstalled(dir string, s *source, digests map[string]string, archiveSHA
 	in := &installed{lockSHA: c.LockSHA256, inventorySHA: c.InventorySHA256, files: c.Files,
 		command: l.Distribution.Command, entry: l.Runtime.Entry, verifyAtLaunch: l.VerifyAtLaunch}
 	in.searchTools = searchTools(dir, l, func(p string) (string, bool) { sum, ok := digests["payload/"+p]; return sum, ok })
+	in.node = nodeRuntime(dir, l, func(p string) (string, bool) { sum, ok := digests["payload/"+p]; return sum, ok })
 	if c.Release != nil {
 		in.channel = c.Release.Channel
 		in.releaseSHA = digests["release.json"]

@@ -81,6 +81,13 @@ func Doctor(ctx context.Context, o Options, id string, budget time.Duration) (*D
 		rep.Verified = o.checkRelease(ctx, rep, id, "active", a, true)
 		recordOK := receipt.CheckInside(home, id, a) != nil || o.checkRecord(rep, id, "active", a)
 		rep.Verified = rep.Verified && recordOK
+		if recordOK && a.Node != nil {
+			// Starts check the pinned Node by fingerprint; doctor hashes it.
+			if msg := launch.CheckNode(a); msg != "" {
+				rep.found(DoctorNodeModified, filepath.Join(a.Payload, filepath.FromSlash(a.Node.Path)), "%s %s ships Node %s: %s; a start refuses it: run piship repair %s", id, a.Version, a.Node.Version, msg, id)
+				rep.Verified = false
+			}
+		}
 		ph.End(nil)
 		if recordOK {
 			// Not for a record whose command is not the lock's: its shim

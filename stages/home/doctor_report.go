@@ -21,6 +21,7 @@ const (
 	DoctorNoActive           = "NO_ACTIVE_RELEASE"   // the receipt names no active release
 	DoctorPayloadOutside     = "PAYLOAD_OUTSIDE"     // a record's directory or payload is outside apps/<id>/
 	DoctorPayloadModified    = "PAYLOAD_MODIFIED"    // the payload does not match its inventory
+	DoctorNodeModified       = "NODE_MODIFIED"       // the release's pinned Node (node/bin/node) is not the executable install recorded (full digest)
 	DoctorInventoryModified  = "INVENTORY_MODIFIED"  // the inventory is not the one installed (receipt digest)
 	DoctorLockModified       = "LOCK_MODIFIED"       // payload/piship.lock is not the one installed
 	DoctorReleaseModified    = "RELEASE_MODIFIED"    // release.json is not the one installed

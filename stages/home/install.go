@@ -229,7 +229,7 @@ func Install(ctx context.Context, o InstallOptions) (_ *InstallResult, err error
 		LockSHA256: in.lockSHA, ArchiveSHA256: put.SHA256, InventorySHA256: in.inventorySHA,
 		ReleaseSHA256: in.releaseSHA,
 		Target:        s.target, Channel: channel, Command: in.command, Entry: in.entry,
-		VerifyAtLaunch: in.verifyAtLaunch, Source: s.kind, SearchTools: in.searchTools,
+		VerifyAtLaunch: in.verifyAtLaunch, Source: s.kind, SearchTools: in.searchTools, Node: in.node,
 		Executables: executables(put.Executables),
 	}
 	prev, shims, err := o.activate(ctx, id, rec)

@@ -194,6 +194,18 @@ func strippable(name string) bool {
 // package's directory, relative to the root) is handed to the program
 // before the user's arguments as -e <dir>, as the installed launcher does.
 func Shim(root, command, entry, platform string, extensions ...string) ([]string, error) {
+	return ShimNode(root, command, entry, platform, "", extensions...)
+}
+
+// ShimNode is Shim for a payload that ships its own Node (the node block):
+// node is its path relative to the root (node/bin/node, node/node.exe),
+// which the shims run instead of the node on PATH; "" is Shim.
+func ShimNode(root, command, entry, platform, node string, extensions ...string) ([]string, error) {
+	run, runCmd := "node", "node"
+	if node != "" {
+		run = fmt.Sprintf(`"$root/%s"`, node)
+		runCmd = fmt.Sprintf(`"%%~dp0..\%s"`, strings.ReplaceAll(node, "/", "\\"))
+	}
 	ext, extCmd := "", ""
 	for _, e := range extensions {
 		ext += fmt.Sprintf(` -e "$root/%s"`, e)
@@ -207,14 +219,14 @@ while [ -h "$self" ]; do
   case $link in /*) self=$link ;; *) self=$(dirname -- "$self")/$link ;; esac
 done
 root=$(CDPATH= cd -- "$(dirname -- "$self")/.." && pwd) || exit 1
-exec node "$root/%s"%s "$@"
-`, entry, ext)
+exec %s "$root/%s"%s "$@"
+`, run, entry, ext)
 	written := []string{"bin/" + command}
 	if err := atomicfs.WriteFileAll(filepath.Join(root, "bin", command), []byte(sh), 0o755); err != nil {
 		return nil, err
 	}
 	if platform == "win32" {
-		cmd := fmt.Sprintf("@echo off\r\nnode \"%%~dp0..\\%s\"%s %%*\r\n", strings.ReplaceAll(entry, "/", "\\"), extCmd)
+		cmd := fmt.Sprintf("@echo off\r\n%s \"%%~dp0..\\%s\"%s %%*\r\n", runCmd, strings.ReplaceAll(entry, "/", "\\"), extCmd)
 		if err := atomicfs.WriteFileAll(filepath.Join(root, "bin", command+".cmd"), []byte(cmd), 0o644); err != nil {
 			return nil, err
 		}

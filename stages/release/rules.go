@@ -71,6 +71,18 @@ func SearchToolPath(inv map[string]string, name string) (string, bool) {
 	return "", false
 }
 
+// NodePath is the payload path of the pinned Node's executable, given
+// whether the inventory has a path: node/bin/node, or node/node.exe (a
+// win32 payload).
+func NodePath(has func(p string) bool) (string, bool) {
+	for _, p := range []string{"node/bin/node", "node/node.exe"} {
+		if has(p) {
+			return p, true
+		}
+	}
+	return "", false
+}
+
 // RequiredFiles lists what a release must hold (payloadOnly: what a
 // payload directory, installed as payload/, must hold).
 func RequiredFiles(payloadOnly bool) []string {
@@ -325,6 +337,22 @@ func Check(in Input) *Checked {
 				}
 				if _, ok := SearchToolPath(inv, name); inv != nil && !ok {
 					problems = append(problems, fmt.Sprintf("the lock bundles the search tool %s, and the payload's inventory has no tools/%s", name, name))
+				}
+			}
+			// The pinned Node is in the payload at a digest the lock pins:
+			// launches run it, not the node on PATH.
+			if l.Node != nil && inv != nil {
+				p, ok := NodePath(func(p string) bool { _, ok := inv[p]; return ok })
+				pinned := false
+				for _, t := range slices.Sorted(maps.Keys(l.Node.Targets)) {
+					a := l.Node.Targets[t]
+					pinned = pinned || ok && a.BinarySHA256 == inv[p] && distribution.NodePayloadPath(t) == p
+				}
+				switch {
+				case !ok:
+					problems = append(problems, fmt.Sprintf("the lock pins Node %s, and the payload's inventory has no node/bin/node (node/node.exe)", l.Node.Version))
+				case !pinned:
+					problems = append(problems, fmt.Sprintf("the payload's %s (sha256 %s) is not a node executable the lock pins", p, inv[p]))
 				}
 			}
 			c.result(RuleLockEntry, LockPath, problems)

@@ -111,8 +111,10 @@ func node22(t *testing.T) string {
 // ships its own esbuild bundle, which loads sibling files at run time: with
 // bundle = true and strip the bundler keeps that bundle as upstream built
 // it (and says so in metadata/bundle.json), and the release -> install ->
-// launch through the command shim, with Node 22 first on PATH, prints the
-// version from a payload of under 150 files.
+// launch through the command shim, with neither node nor npm on PATH (the
+// payload ships its Node: here a stand-in for the node block's pin, the
+// Node 22 fixture seeded into the cache), prints the version from a
+// payload of under 150 files.
 func TestPiUpstreamBundleOnNode22(t *testing.T) {
 	root := t.TempDir()
 	bin := filepath.Join(root, "bin")
@@ -151,8 +153,10 @@ func TestPiUpstreamBundleOnNode22(t *testing.T) {
 			bytes += info.Size()
 		}
 	}
+	// The release ships its Node (the stand-in the node block pins): the
+	// shim runs with PATH holding neither node nor npm.
 	cmd := exec.Command(filepath.Join(bin, "pi"), "--version")
-	cmd.Env = []string{"PATH=" + env["PATH"], "HOME=" + root, "PISHIP_INSTALL_HOME=" + env["PISHIP_INSTALL_HOME"], "PISHIP_STATE_HOME=" + env["PISHIP_STATE_HOME"]}
+	cmd.Env = []string{"PATH=" + bin, "HOME=" + root, "PISHIP_INSTALL_HOME=" + env["PISHIP_INSTALL_HOME"], "PISHIP_STATE_HOME=" + env["PISHIP_STATE_HOME"]}
 	t1 := time.Now()
 	out, err := cmd.CombinedOutput()
 	started := time.Since(t1)

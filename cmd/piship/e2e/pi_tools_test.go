@@ -24,7 +24,8 @@ import (
 // piWithTestSearchTools copies the flagship with its search_tools block
 // replaced by archives of stand-in fd and rg in upstream's layout, seeded
 // into the run's cache, at URLs of a local TLS server that counts what is
-// asked of it (the release must ask nothing), and relocks it.
+// asked of it (the release must ask nothing), its node block by the Node
+// 22 fixture seeded likewise (fixture.SetNode), and relocks it.
 func piWithTestSearchTools(t *testing.T, env map[string]string) (string, *atomic.Int64) {
 	t.Helper()
 	var hits atomic.Int64
@@ -36,6 +37,11 @@ func piWithTestSearchTools(t *testing.T, env map[string]string) (string, *atomic
 	dir := copyDist(t, "pi")
 	tools := fixture.FlagshipSearchTools()
 	if err := fixture.SetSearchTools(dir, env["PISHIP_CACHE_HOME"], srv.URL+"/releases", tools); err != nil {
+		t.Fatal(err)
+	}
+	// Its pinned Node is a stand-in too: the Node 22 fixture, packed as the
+	// registry's package and seeded by digest (make test downloads no Node).
+	if err := fixture.SetNode(dir, env["PISHIP_CACHE_HOME"], node22(t)); err != nil {
 		t.Fatal(err)
 	}
 	if code, _, stderr := cli(t, env, "lock", dir); code != exitOK {

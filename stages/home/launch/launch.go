@@ -26,7 +26,9 @@
 //     lock a start makes anyway: an edited receipt is INTEGRITY_FAILED;
 //  3. walks and hashes the payload against its inventory only when the
 //     lock (or the receipt) says runtime.verifyAtLaunch;
-//  4. runs node on the entry with the user's arguments and inherited
+//  4. runs node (the payload's own, checked by fingerprint, when the
+//     release ships one: see node.go; else the node on PATH, refused when
+//     it does not satisfy the entry package's engines: engines.go) on the entry with the user's arguments and inherited
 //     stdio, PISHIP_APP_VERSION set to the receipt's version (the
 //     application's release version: receipt.EnvAppVersion), forwards SIGINT, SIGTERM and SIGHUP to it, waits, removes the
 //     lease and returns node's exit code.
@@ -213,6 +215,17 @@ func Run(ctx context.Context, installHome, id string, args []string, o Options) 
 		}
 	}
 	mark(PhaseSearchTools)
+	nr, err := PrepareNode(id, rel, lock.Node, o.StateDir, verify)
+	if err != nil {
+		return 1, tr, err
+	}
+	if nr.Path != "" {
+		tr.Count("node_bytes_read", nr.BytesRead)
+		tr.Note("node", map[bool]string{true: "payload (hashed in full)", false: "payload (fingerprint)"}[nr.Hashed])
+		if nr.Unrecorded != "" {
+			tr.Note("node_unrecorded", nr.Unrecorded)
+		}
+	}
 	env := append(append([]string(nil), o.Env...), toolEnv...)
 	// The application's release version, the receipt's: what it prints
 	// for --version without repeating it in its own files.
@@ -238,13 +251,23 @@ func Run(ctx context.Context, installHome, id string, args []string, o Options) 
 		tr.Note("smoke", smokeTest.Name)
 	}
 
-	node := o.Node
-	if node == "" {
-		node = "node"
-	}
-	nodePath, err := exec.LookPath(node)
-	if err != nil {
-		return 1, tr, receipt.Errorf(receipt.CodeUnavailable, "cannot start %s: node was not found (%v): install Node.js or put it on PATH", id, err)
+	nodePath := nr.Path // the payload's own Node, when it ships one
+	if nodePath == "" {
+		node := o.Node
+		if node == "" {
+			node = "node"
+		}
+		if nodePath, err = exec.LookPath(node); err != nil {
+			return 1, tr, receipt.Errorf(receipt.CodeUnavailable, "cannot start %s: node was not found (%v): install Node.js or put it on PATH", id, err)
+		}
+		// The node on PATH against the entry package's engines (engines.go).
+		v, asked, err := CheckEngines(id, rel, nodePath, o.StateDir)
+		if err != nil {
+			return 1, tr, err
+		}
+		if v != "" {
+			tr.Note("node", map[bool]string{true: "PATH " + v + " (asked)", false: "PATH " + v + " (remembered)"}[asked])
+		}
 	}
 	entry := filepath.Join(rel.Payload, filepath.FromSlash(rel.Entry))
 	argv := append(append(append([]string(nil), o.NodeArgs...), entry), piArgs...)
@@ -440,6 +463,8 @@ type launchLock struct {
 	} `json:"runtime"`
 	VerifyAtLaunch bool        `json:"verifyAtLaunch"`
 	Smoke          []lockSmoke `json:"smoke"`
+	// Node is the node block: the Node the payload ships (node.go).
+	Node *lockNode `json:"node"`
 	// PiPackages are the vendored Pi packages: their directory in the
 	// payload and the files that decide what Pi loads from it.
 	PiPackages []struct {

