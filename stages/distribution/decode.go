@@ -115,8 +115,9 @@ func bodySchema(prefix string, blocks ...string) *hcl.BodySchema {
 }
 
 var (
-	topSchema         = bodySchema("", "runtime", "release", "audit", "signatures", "smoke:name", "updates", "package:name", "search_tools")
+	topSchema         = bodySchema("", "runtime", "release", "audit", "signatures", "smoke:name", "updates", "package:name", "search_tools", "installers")
 	searchToolsSchema = bodySchema("search_tools.")
+	installersSchema  = bodySchema("installers.")
 	runtimeSchema     = bodySchema("runtime.")
 	releaseSchema     = bodySchema("release.")
 	auditSchema       = bodySchema("audit.", "allow:id")
@@ -224,7 +225,7 @@ func (dc *decoder) distribution(blk *hcl.Block) {
 		d.VerifyAtLaunch = v
 	}
 
-	var runtimeBlk, releaseBlk, auditBlk, signaturesBlk, updatesBlk, searchBlk *hcl.Block
+	var runtimeBlk, releaseBlk, auditBlk, signaturesBlk, updatesBlk, searchBlk, installersBlk *hcl.Block
 	var smokeBlks, packageBlks []*hcl.Block
 	for _, b := range content.Blocks {
 		var p **hcl.Block
@@ -241,6 +242,8 @@ func (dc *decoder) distribution(blk *hcl.Block) {
 			p = &updatesBlk
 		case "search_tools":
 			p = &searchBlk
+		case "installers":
+			p = &installersBlk
 		case "smoke":
 			smokeBlks = append(smokeBlks, b)
 			continue
@@ -289,6 +292,9 @@ func (dc *decoder) distribution(blk *hcl.Block) {
 	if searchBlk != nil {
 		dc.searchTools(searchBlk)
 		dc.checkSearchTargets()
+	}
+	if installersBlk != nil {
+		dc.installers(installersBlk)
 	}
 }
 

@@ -42,7 +42,9 @@ type Distribution struct {
 	Tools     map[string]Tool
 	// SearchTools are the bundled search tools (fd, rg) by name; nil
 	// without a search_tools block.
-	SearchTools    map[string]SearchTool
+	SearchTools map[string]SearchTool
+	// Installers is the installers block, nil when it is not written.
+	Installers     *Installers
 	Release        Release
 	VerifyAtLaunch bool
 	// Audit is the audit block, defaults filled in when there is none.

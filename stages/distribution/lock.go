@@ -43,9 +43,12 @@ type Lock struct {
 	Tools     map[string]LockTool `json:"tools"`
 	// SearchTools pins the search_tools block: tool -> target -> archive
 	// URL and sha256. Absent without the block.
-	SearchTools    map[string]map[string]SearchArchive `json:"searchTools,omitempty"`
-	Release        LockRelease                         `json:"release"`
-	VerifyAtLaunch bool                                `json:"verifyAtLaunch"`
+	SearchTools map[string]map[string]SearchArchive `json:"searchTools,omitempty"`
+	// Installers pins the installers block: source and, per target, the
+	// sha256 of the installer and the launcher. Absent without the block.
+	Installers     *Installers `json:"installers,omitempty"`
+	Release        LockRelease `json:"release"`
+	VerifyAtLaunch bool        `json:"verifyAtLaunch"`
 	// Audit, Signatures, Smoke and Updates record the blocks of the same
 	// names. Each is absent when distribution.hcl has no such block (then
 	// the defaults apply), so a distribution without them locks to the
@@ -206,6 +209,7 @@ func ComputeLock(d *Distribution) (*Lock, error) {
 		l.Tools[name] = LockTool{Source: t.Source, SHA256: t.SHA256}
 	}
 	l.SearchTools = lockSearchTools(d)
+	l.Installers = lockInstallers(d)
 	if err := lockPolicy(d, l); err != nil {
 		return nil, err
 	}

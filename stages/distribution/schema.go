@@ -106,6 +106,11 @@ var schema = []Field{
 	{Name: "search_tools.rg", Type: "map(object({url=string, sha256=string}))", Default: "{}", Example: `{ "linux-x64" = { url = "https://github.com/BurntSushi/ripgrep/releases/download/14.1.1/ripgrep-14.1.1-x86_64-unknown-linux-musl.tar.gz", sha256 = "<hex>" } }`,
 		Doc: "ripgrep's upstream release archive per target, as for fd; the executable rg (rg.exe) goes to tools/rg"},
 
+	{Name: "installers.source", Type: "string", Required: true, Example: `"installers"`,
+		Doc: "where the pinned binaries are: a directory relative to the distribution directory or an https:// URL, holding <target>/piship-install and <target>/piship-launch (.exe for win32), as make installers writes bin/installers"},
+	{Name: "installers.sha256", Type: "map(object({installer=string, launcher=string}))", Required: true, Example: `{ "linux-arm64" = { installer = "<hex>", launcher = "<hex>" } }`,
+		Doc: "per target, the sha256 of its installer and launcher; make installers writes the block to bin/installers/installers.hcl. A target without pins ships the binaries beside piship when it is the host's, else none"},
+
 	{Name: "updates.channel", Type: "string", Default: `"stable"`, Example: `"stable"`,
 		Doc: "the channel installed copies follow unless told otherwise (the channel of piship repo add); lowercase letters, digits, '.', '_' and '-'"},
 	{Name: "updates.source", Type: "string", Required: true, Example: `"https://example.com/hello/"`,
@@ -123,6 +128,7 @@ var blocks = []Block{
 	{Name: "smoke", Label: "name", Repeated: true, Doc: "a test of the payload run by every release: the command with args, its output matched against expect"},
 	{Name: "package", Label: "name", Repeated: true, Doc: "a Pi package vendored into the payload (its npm name as the label): installed from its own lock, its extension entry files (package.json \"pi.extensions\") pinned in piship.lock by sha256 and checked at every launch, and given to Pi at launch with -e"},
 	{Name: "search_tools", Doc: "Pi's search tools (fd, rg) bundled from pinned upstream release archives, so Pi never downloads them at its first prompt: fetched into <piship cache>/search-tools by digest, placed in tools/, and copied by each launch into Pi's agent bin directory, checked by receipt"},
+	{Name: "installers", Doc: "the end-user installer and launcher piship's own builds made for each target (make installers), pinned by digest: a release for a pinned target ships them in its release directory as piship and piship-launch, beside install.sh, checked against the pins first"},
 	{Name: "updates", Doc: "where installed copies find new releases (a TUF repository) and the root they trust it by"},
 }
 
@@ -244,6 +250,21 @@ to tools/. Every launch copies them into Pi's agent bin directory ($PI_CODING_AG
 ~/.pi/agent/bin) and checks them there by fingerprint (.piship-search-tools.json). A Pi release without
 them, with neither tool on PATH, starts Pi offline (PISHIP_ALLOW_TOOL_DOWNLOAD=1 lets Pi download them).
 
+An installers block pins the end-user installer and launcher each target's release directory carries
+beside install.sh (piship's own builds: make installers writes bin/installers/<target>/ and this block,
+with the digests, to bin/installers/installers.hcl; copy bin/installers into the distribution directory
+or publish it at a URL):
+
+  installers {
+    source = "installers"   # or an https:// URL
+    sha256 = { "linux-arm64" = { installer = "<hex>", launcher = "<hex>" } }
+  }
+
+release_publish reads <source>/<target>/piship-install and piship-launch (.exe on win32; a URL's are
+fetched once into <piship cache>/installers/<sha256>), checks each against its pin and ships them as
+piship and piship-launch. A target without pins ships the binaries beside the running piship when it is
+the host's, else none (the release says so, and its install.sh row needs a piship on PATH).
+
 A package "<name>" block vendors a Pi package (its npm name) into the payload:
 
   package "pi-web-access" {
@@ -266,7 +287,7 @@ writes the TypeScript modules the extensions import as JavaScript beside them; b
 piship.lock, beside distribution.hcl, records the digests of distribution.hcl, the runtime's package.json and
 package-lock.json, every resource file, every tool and every file of the osv: audit databases, and the
 audit, signatures, smoke and updates settings that are written (updates with its pinned root), the
-search tools' archives (URL and sha256 per target), and each
+search tools' archives (URL and sha256 per target), the installers block (source and sha256 per target), and each
 vendored Pi package's project, version, integrity and pinned files;
 a release refuses a lock that is not current.
 `)
