@@ -342,7 +342,7 @@ $Version = '{{.Version}}'
 $RootPin = '{{.RootSHA256}}'
 $Rows = @{
 {{- range .Archives}}
-  '{{.Target}}' = @{ Archive = '{{.Archive}}'; Sha256 = '{{.SHA256}}'; Installer = '{{.Installer}}'; InstallerSha256 = '{{.InstallerSHA256}}' }
+  '{{.Target}}' = @{ Archive = '{{.Archive}}'; Sha256 = '{{.SHA256}}'; Installer = '{{.Installer}}'; InstallerSha256 = '{{.InstallerSHA256}}'; Launcher = '{{.Launcher}}'; LauncherSha256 = '{{.LauncherSHA256}}' }
 {{- end}}
 }
 
@@ -364,11 +364,18 @@ if ($base -match '^https?://') {
   if ($row.Installer) {
     $inst = Join-Path $tmp 'piship-installer.exe'
     Invoke-WebRequest -UseBasicParsing -Uri "$base/$($row.Installer)" -OutFile $inst
+    if ($row.Launcher) {
+      # Beside the installer, install keeps it in the install home and the
+      # command shims run it, not this temporary installer.
+      $launch = Join-Path $tmp 'piship-launch.exe'
+      Invoke-WebRequest -UseBasicParsing -Uri "$base/$($row.Launcher)" -OutFile $launch
+    }
   }
 } else {
   $arc = Join-Path $base $row.Archive
   if (-not (Test-Path -LiteralPath $arc -PathType Leaf)) { Fail "$arc is missing: the {{env}} environment variable or the argument must name the directory (or http(s) URL) holding the archives" }
   if ($row.Installer) { $inst = Join-Path $base $row.Installer }
+  if ($row.Launcher) { $launch = Join-Path $base $row.Launcher }
 }
 
 $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $arc).Hash.ToLowerInvariant()
@@ -376,6 +383,10 @@ if ($got -ne $row.Sha256) { Fail "$arc has sha256 $got, expected $($row.Sha256):
 if ($row.Installer) {
   $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $inst).Hash.ToLowerInvariant()
   if ($got -ne $row.InstallerSha256) { Fail "$inst has sha256 $got, expected $($row.InstallerSha256): it is not the installer released with $($row.Archive); nothing was installed" }
+  if ($row.Launcher) {
+    $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $launch).Hash.ToLowerInvariant()
+    if ($got -ne $row.LauncherSha256) { Fail "$launch has sha256 $got, expected $($row.LauncherSha256): it is not the launcher released with $($row.Archive); nothing was installed" }
+  }
 } else {
   if (-not (Get-Command piship -ErrorAction SilentlyContinue)) { Fail "the release directory of $($row.Archive) carries no installer (its distribution pins none for $target, and it was released on another host) and piship is not on PATH: install piship, then run install.ps1 again" }
   $inst = 'piship'
