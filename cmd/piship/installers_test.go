@@ -111,4 +111,18 @@ func TestReleaseShipsInstallersPinnedByURL(t *testing.T) {
 	if sums, _ := os.ReadFile(filepath.Join(releases, name, "checksums.txt")); strings.Contains(string(sums), "piship-launch") {
 		t.Errorf("checksums.txt lists the launcher:\n%s", sums)
 	}
+	// verify-release checks them against build-info.json; the names of a
+	// win32 release's binaries are shipped binaries on any host too, held
+	// to build-info.json, not taken for files of the release.
+	if code, out, stderr := piship(t, env, "verify-release", filepath.Join(releases, name)); code != exitOK {
+		t.Fatalf("verify-release: %d\n%s%s", code, out, stderr)
+	}
+	other := release.LauncherName("win32-x64")
+	if other == release.LauncherName(target) {
+		other = release.LauncherName("linux-x64")
+	}
+	writeFile(t, filepath.Join(releases, name), other, "stray")
+	if code, out, stderr := piship(t, env, "verify-release", filepath.Join(releases, name)); code == exitOK || !strings.Contains(out+stderr, "not in build-info.json: "+other) {
+		t.Fatalf("verify-release with a stray %s: %d\n%s%s", other, code, out, stderr)
+	}
 }
