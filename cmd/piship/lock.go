@@ -3,11 +3,14 @@ package main
 import (
 	"context"
 	"io"
+	"maps"
 	"path/filepath"
+	"slices"
 
 	"piship.dev/piship/cache"
 	"piship.dev/piship/stages/buildstate"
 	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/installers"
 	"piship.dev/piship/stages/noderuntime"
 	"piship.dev/piship/stages/npm"
 	"piship.dev/piship/stages/runtimecache"
@@ -51,4 +54,24 @@ func PinNode(ctx context.Context, getenv func(string) string, d *distribution.Di
 		return errcode.Newf(errcode.ConfigUnavailable, "%v", err)
 	}
 	return noderuntime.PinBinaries(ctx, home, npm.Registry(d.RuntimeDir()), l, l.Release.Targets)
+}
+
+// checkInstallers reads every binary an installers block with a directory
+// source pins and checks it against its pin, so a pasted block or a stale
+// copy of bin/installers fails at piship lock, naming the file, rather
+// than at the release's last stage. A URL source is fetched by the
+// release (release_publish), not here.
+func checkInstallers(ctx context.Context, d *distribution.Distribution) error {
+	in := d.Installers
+	if in == nil || in.IsURL() {
+		return nil
+	}
+	for _, target := range slices.Sorted(maps.Keys(in.SHA256)) {
+		for _, b := range installers.Pinned(in, d.Dir, target, in.SHA256[target], [2]string{"piship", "piship-launch"}) {
+			if _, err := installers.Read(ctx, "", b); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/cmd/piship/internal/fixture"
 )
 
@@ -133,6 +135,60 @@ func TestReleaseNotesFromGitToUpdateCheck(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(out), &doc); code != exitOK || err != nil || !doc.Available || doc.Notes != want {
 		t.Errorf("update --check --json: %d %v %+v\n%s", code, err, doc, stderr)
+	}
+
+	// repo status says which release has notes: 1.0.1 its target, 1.0.0
+	// none; --json gives the target's path, length and sha256, or "".
+	notesPath := "stable/hello-1.0.1-linux-x64.notes.md"
+	code, out, stderr = piship(t, env, "repo", "status", repoDir)
+	if code != exitOK || !strings.Contains(out, "hello-1.0.1-linux-x64.tar.gz 1.0.1 for linux-x64 on stable (") ||
+		!strings.Contains(out, fmt.Sprintf("\n    release notes %s (%d bytes)\n", notesPath, len(want))) ||
+		!regexp.MustCompile(`hello-1\.0\.0-linux-x64\.tar\.gz 1\.0\.0 [^\n]*\n    no release notes\n`).MatchString(out) {
+		t.Errorf("repo status does not show the releases' notes: %d\n%s%s", code, out, stderr)
+	}
+	code, out, stderr = piship(t, env, "repo", "status", repoDir, "--json")
+	var st struct {
+		Releases []struct {
+			Version     string `json:"version"`
+			Notes       string `json:"notes"`
+			NotesLength int    `json:"notesLength"`
+			NotesSHA256 string `json:"notesSha256"`
+		} `json:"releases"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); code != exitOK || err != nil || len(st.Releases) != 2 {
+		t.Fatalf("repo status --json: %d %v\n%s%s", code, err, out, stderr)
+	}
+	for _, r := range st.Releases {
+		switch {
+		case r.Version == "1.0.0" && (r.Notes != "" || r.NotesLength != 0 || r.NotesSHA256 != ""):
+			t.Errorf("repo status --json gives 1.0.0 notes: %+v", r)
+		case r.Version == "1.0.1" && (r.Notes != notesPath || r.NotesLength != len(want) || r.NotesSHA256 != canon.SHA256Hex([]byte(want))):
+			t.Errorf("repo status --json notes of 1.0.1 = %+v", r)
+		}
+	}
+
+	// A real update prints the notes of the version it installed, under
+	// its updated line; --json carries them whole.
+	code, out, stderr = piship(t, env, "update", "hello")
+	if code != exitOK || !regexp.MustCompile(`hello updated 1\.0\.0 -> 1\.0\.1 [^\n]*\nrelease notes of 1\.0\.1:\n  # hello 1\.0\.1\n`).MatchString(out) || !strings.Contains(out, "  - say hello louder ("+feat+")\n") {
+		t.Errorf("update does not print the installed version's notes: %d\n%s%s", code, out, stderr)
+	}
+	if code, out, stderr := piship(t, env, "rollback", "hello"); code != exitOK {
+		t.Fatalf("rollback: %d\n%s%s", code, out, stderr)
+	}
+	code, out, stderr = piship(t, env, "update", "hello", "--json")
+	var upd struct {
+		Updated bool   `json:"updated"`
+		Version string `json:"version"`
+		Notes   string `json:"notes"`
+	}
+	if err := json.Unmarshal([]byte(out), &upd); code != exitOK || err != nil || !upd.Updated || upd.Version != "1.0.1" || upd.Notes != want {
+		t.Errorf("update --json: %d %v %+v\n%s", code, err, upd, stderr)
+	}
+	// Up to date: no notes.
+	code, out, stderr = piship(t, env, "update", "hello")
+	if code != exitOK || strings.Contains(out, "release notes") {
+		t.Errorf("an update with nothing to install prints notes: %d\n%s%s", code, out, stderr)
 	}
 
 	// A distribution outside any git repository: no notes.md, said once,

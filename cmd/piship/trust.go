@@ -386,8 +386,9 @@ func repoStatusCmd(e *cli.Env) *cobra.Command {
 		Use:   "status DIR",
 		Short: "show each role's version, expiry and keys, and the releases",
 		Long: `Shows the TUF repository in DIR as published: the sha256 of root 1 (what installs pin),
-each role's version, expiry, threshold and TUF key ids, and the releases by channel. Nothing
-is verified or written; run it before a refresh is due.`,
+each role's version, expiry, threshold and TUF key ids, and the releases by channel, each
+with its release notes target (<channel>/<id>-<version>-<target>.notes.md, which piship update
+prints) or "no release notes". Nothing is verified or written; run it before a refresh is due.`,
 		Example: `  piship repo status /srv/hello
   piship repo status /srv/hello --json`,
 		Args: cli.ExactArgs("DIR"),
@@ -447,6 +448,11 @@ func printRepoStatus(w io.Writer, d RepoStatusDoc) {
 	}
 	for _, r := range d.Releases {
 		fmt.Fprintf(w, "  %s %s for %s on %s (%d bytes, sha256 %s)\n", r.Path, r.Version, r.Target, r.Channel, r.Length, r.SHA256)
+		if r.Notes != "" {
+			fmt.Fprintf(w, "    release notes %s (%d bytes)\n", r.Notes, r.NotesLength)
+		} else {
+			fmt.Fprintln(w, "    no release notes")
+		}
 	}
 }
 

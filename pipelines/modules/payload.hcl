@@ -120,6 +120,7 @@ stage "node_runtime" "node" {
   dest         = input.dest
   platform     = input.inputs.platform
   arch         = input.inputs.arch
+  target       = input.inputs.target
   depends_on   = [stage.resources]
 }
 

@@ -22,13 +22,13 @@ import (
 type UpdateCheck struct{}
 
 func (UpdateCheck) Name() string    { return "update_check" }
-func (UpdateCheck) Version() string { return "5" }
+func (UpdateCheck) Version() string { return "6" }
 func (UpdateCheck) Doc() string {
 	return "Runs the TUF client (stages/tuf, go-tuf's updater) against the distribution's repository (a directory, or http(s); plain http only on loopback): " +
 		"the root chain from the trusted root in trust/<id>/ (first time: the initial root the active release's lock pins), timestamp, snapshot and targets, " +
 		"then picks the newest release of the channel for this target, refuses a downgrade and downloads it into apps/<id>/.downloads/ with TUF's length and hash check. " +
 		"The verified store is left staged (trust_stage) for the install stage to commit once it accepted the archive; up to date, it is committed here. " +
-		"With check, the trusted metadata is read and nothing is written or downloaded but the chosen release's notes (notes), verified like the archive. Outputs what to install (update false: up to date). " +
+		"The chosen release's notes (notes), verified like the archive, are fetched before it (with check too); they are never written. With check, the trusted metadata is read and nothing is written or downloaded but those notes. Outputs what to install (update false: up to date). " +
 		"Every request runs under connect, header and idle timeouts and an overall budget (timeout, max_time); one that fires is UPDATE_FAILED naming it."
 }
 
@@ -63,7 +63,7 @@ type UpdateCheckOutputs struct {
 	Timestamp int64 `cty:"timestamp" doc:"the trusted timestamp version"`
 	// Notes are the release notes the repository publishes for the
 	// version (fetched with check only, verified through TUF).
-	Notes string `cty:"notes" doc:"with check: the chosen version's release notes (notes.md), verified against the targets role; empty when the repository has none"`
+	Notes string `cty:"notes" doc:"the chosen version's release notes (notes.md), verified against the targets role; empty when the repository has none"`
 }
 
 // Run implements stage.Typed.

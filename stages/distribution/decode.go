@@ -115,9 +115,10 @@ func bodySchema(prefix string, blocks ...string) *hcl.BodySchema {
 }
 
 var (
-	topSchema         = bodySchema("", "runtime", "release", "audit", "signatures", "smoke:name", "updates", "package:name", "search_tools", "node")
+	topSchema         = bodySchema("", "runtime", "release", "audit", "signatures", "smoke:name", "updates", "package:name", "search_tools", "node", "installers")
 	searchToolsSchema = bodySchema("search_tools.")
 	nodeSchema        = bodySchema("node.")
+	installersSchema  = bodySchema("installers.")
 	runtimeSchema     = bodySchema("runtime.")
 	releaseSchema     = bodySchema("release.")
 	auditSchema       = bodySchema("audit.", "allow:id")
@@ -225,7 +226,7 @@ func (dc *decoder) distribution(blk *hcl.Block) {
 		d.VerifyAtLaunch = v
 	}
 
-	var runtimeBlk, releaseBlk, auditBlk, signaturesBlk, updatesBlk, searchBlk, nodeBlk *hcl.Block
+	var runtimeBlk, releaseBlk, auditBlk, signaturesBlk, updatesBlk, searchBlk, nodeBlk, installersBlk *hcl.Block
 	var smokeBlks, packageBlks []*hcl.Block
 	for _, b := range content.Blocks {
 		var p **hcl.Block
@@ -244,6 +245,8 @@ func (dc *decoder) distribution(blk *hcl.Block) {
 			p = &searchBlk
 		case "node":
 			p = &nodeBlk
+		case "installers":
+			p = &installersBlk
 		case "smoke":
 			smokeBlks = append(smokeBlks, b)
 			continue
@@ -296,6 +299,9 @@ func (dc *decoder) distribution(blk *hcl.Block) {
 	if nodeBlk != nil {
 		dc.node(nodeBlk)
 		dc.checkNodeTargets()
+	}
+	if installersBlk != nil {
+		dc.installers(installersBlk)
 	}
 }
 

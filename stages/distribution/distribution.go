@@ -45,7 +45,9 @@ type Distribution struct {
 	SearchTools map[string]SearchTool
 	// Node is the node block: the Node.js the payload ships and launches
 	// run; nil without one (the node on PATH runs the release).
-	Node           *Node
+	Node *Node
+	// Installers is the installers block, nil when it is not written.
+	Installers     *Installers
 	Release        Release
 	VerifyAtLaunch bool
 	// Audit is the audit block, defaults filled in when there is none.

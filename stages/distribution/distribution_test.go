@@ -119,7 +119,7 @@ func TestParseDiagnostics(t *testing.T) {
 			summary: "Unsupported argument", detail: []string{`"verison"`, `Did you mean "version"?`}},
 		{name: "unknown attribute without a close name",
 			old: `command = "demo"`, new: "command = \"demo\"\n  maintainer = \"me\"", marker: `maintainer`,
-			summary: "Unsupported argument", detail: []string{`takes: name, version, command, resources, tools, verify_at_launch, runtime { }, release { }, audit { }, signatures { }, smoke { }, updates { }, package { }, search_tools { }, node { }.`}},
+			summary: "Unsupported argument", detail: []string{`takes: name, version, command, resources, tools, verify_at_launch, runtime { }, release { }, audit { }, signatures { }, smoke { }, updates { }, package { }, search_tools { }, node { }, installers { }.`}},
 		{name: "unknown attribute in runtime",
 			old: `entry = "node_modules`, new: `entyr = "node_modules`, marker: `entyr`,
 			summary: "Unsupported argument", detail: []string{`Did you mean "entry"?`}},
@@ -386,7 +386,7 @@ func TestDocCoversSchema(t *testing.T) {
 	dir := helloWithPolicy(t)
 	src := readFile(t, filepath.Join(dir, FileName))
 	end := strings.LastIndex(src, "}")
-	writeFile(t, filepath.Join(dir, FileName), src[:end]+"  package \"pi-x\" {\n    dir = \"packages/pi-x\"\n    allow_install_scripts = [\"esbuild\"]\n    pretranspile = true\n  }\n"+searchToolsBlock+nodeBlock+src[end:])
+	writeFile(t, filepath.Join(dir, FileName), src[:end]+"  package \"pi-x\" {\n    dir = \"packages/pi-x\"\n    allow_install_scripts = [\"esbuild\"]\n    pretranspile = true\n  }\n"+searchToolsBlock+nodeBlock+installersBlock+src[end:])
 	d := mustLoad(t, dir)
 	labels := map[string]string{"audit.allow": "GHSA-aaaa-bbbb-cccc", "smoke": "version", "package": "pi-x"}
 	for _, f := range fields {

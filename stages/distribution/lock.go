@@ -46,7 +46,10 @@ type Lock struct {
 	SearchTools map[string]map[string]SearchArchive `json:"searchTools,omitempty"`
 	// Node pins the node block: per target its archive and the sha256 of
 	// the node executable in it. Absent without the block.
-	Node           *LockNode   `json:"node,omitempty"`
+	Node *LockNode `json:"node,omitempty"`
+	// Installers pins the installers block: source and, per target, the
+	// sha256 of the installer and the launcher. Absent without the block.
+	Installers     *Installers `json:"installers,omitempty"`
 	Release        LockRelease `json:"release"`
 	VerifyAtLaunch bool        `json:"verifyAtLaunch"`
 	// Audit, Signatures, Smoke and Updates record the blocks of the same
@@ -210,6 +213,7 @@ func ComputeLock(d *Distribution) (*Lock, error) {
 	}
 	l.SearchTools = lockSearchTools(d)
 	l.Node = lockNode(d)
+	l.Installers = lockInstallers(d)
 	if err := lockPolicy(d, l); err != nil {
 		return nil, err
 	}

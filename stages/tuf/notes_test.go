@@ -58,6 +58,31 @@ func TestNotesArePublishedAndVerifiedLikeTheArchive(t *testing.T) {
 		if strings.HasSuffix(p.Path, NotesSuffix) {
 			t.Errorf("status lists the notes %s as a release", p.Path)
 		}
+		// Each release says whether it has notes: 1.1.0 has, 1.0.0 not.
+		switch p.Version {
+		case "1.1.0":
+			if p.Notes == nil || p.Notes.Path != "stable/hello-1.1.0-linux-x64.notes.md" || p.Notes.Length != int64(len(notes)) || len(p.Notes.SHA256) != 64 {
+				t.Errorf("status notes of 1.1.0 = %+v", p.Notes)
+			}
+		case "1.0.0":
+			if p.Notes != nil {
+				t.Errorf("status gives 1.0.0 notes it has not: %+v", p.Notes)
+			}
+		}
+	}
+	// An update (not a check) carries the notes of what it downloads too,
+	// and leaves no copy of them in the trusted store it swaps in.
+	res, err = Update(context.Background(), in.opts(r.Dir))
+	if err != nil || res.Archive == "" || res.Notes != notes {
+		t.Fatalf("update: %v %+v", err, res)
+	}
+	if res.Stage != "" {
+		if m, _ := filepath.Glob(filepath.Join(res.Stage, "*notes*")); len(m) != 0 {
+			t.Errorf("the staged trusted store holds %v", m)
+		}
+	}
+	if m, _ := filepath.Glob(filepath.Join(in.trust, "*notes*")); len(m) != 0 {
+		t.Errorf("the trusted store holds %v", m)
 	}
 	// Other bytes of the same length where the notes are published.
 	m, _ := filepath.Glob(filepath.Join(r.Dir, "targets", "stable", "*.hello-1.1.0-linux-x64.notes.md"))

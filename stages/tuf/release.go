@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -105,6 +106,17 @@ type PublishedRelease struct {
 	Length int64
 	SHA256 string
 	Custom
+	// Notes is the release's notes target (NotesPath), nil when the
+	// repository publishes none for it.
+	Notes *PublishedNotes
+}
+
+// PublishedNotes is the notes target of a release: its path, length and
+// sha256 as the targets role signs them.
+type PublishedNotes struct {
+	Path   string
+	Length int64
+	SHA256 string
 }
 
 // Status is what a repository publishes: each role (root, targets,
@@ -136,13 +148,17 @@ func (r *Repository) Status() Status {
 		st.Roles = append(st.Roles, RoleStatus{Role: role, Version: versions[role].v, Expires: versions[role].e.UTC(),
 			Threshold: r.Root.Signed.Roles[role].Threshold, KeyIDs: ids, KeyNames: namesOf(ids, names)})
 	}
-	for path, tf := range r.Targets.Signed.Targets {
-		if tf.Custom == nil && strings.HasSuffix(path, NotesSuffix) {
+	for tp, tf := range r.Targets.Signed.Targets {
+		if tf.Custom == nil && strings.HasSuffix(tp, NotesSuffix) {
 			continue // a release's notes, not a release
 		}
-		p := PublishedRelease{Path: path, Length: tf.Length, SHA256: hex.EncodeToString(tf.Hashes["sha256"])}
+		p := PublishedRelease{Path: tp, Length: tf.Length, SHA256: hex.EncodeToString(tf.Hashes["sha256"])}
 		if tf.Custom != nil {
 			_ = json.Unmarshal(*tf.Custom, &p.Custom) // a target piship did not make shows without its fields
+		}
+		np := NotesPath(path.Dir(tp), tp)
+		if nf, ok := r.Targets.Signed.Targets[np]; ok && nf.Custom == nil {
+			p.Notes = &PublishedNotes{Path: np, Length: nf.Length, SHA256: hex.EncodeToString(nf.Hashes["sha256"])}
 		}
 		st.Releases = append(st.Releases, p)
 	}

@@ -158,7 +158,7 @@ func runUpdate(e *Env, id string, o updateOpts, rc RunConfig) int {
 	case o.check:
 		fmt.Fprintf(e.Stdout, "%s: update available %s -> %s (channel %s, root %d, timestamp %d, %s)\n", id, u.Current, u.Version,
 			u.Channel, u.Root, u.Timestamp, pipelines.HumanBytes(u.Bytes))
-		printNotes(e.Stdout, u.Version, u.Notes)
+		printNotes(e.Stdout, u.Version, u.Notes, "piship update --check --json has them all")
 	default:
 		linked := ""
 		if u.Linked > 0 {
@@ -166,17 +166,21 @@ func runUpdate(e *Env, id string, o updateOpts, rc RunConfig) int {
 		}
 		fmt.Fprintf(e.Stdout, "%s updated %s -> %s (channel %s, root %d, timestamp %d%s) in %s; `piship rollback %s` goes back to %s\n", id, u.Current, u.Version, u.Channel,
 			u.Root, u.Timestamp, linked, u.Total.Round(time.Millisecond), id, u.Current)
+		if code == ExitOK {
+			printNotes(e.Stdout, u.Version, u.Notes, "piship update --json carries them whole")
+		}
 	}
 	return code
 }
 
 // MaxNotesLines is how many lines of a new version's release notes
-// update --check prints (--json carries them whole).
+// update and update --check print (--json carries them whole).
 const MaxNotesLines = 20
 
-// printNotes prints the release notes of version under the check's line,
-// indented, at most MaxNotesLines of them; nothing when there are none.
-func printNotes(w io.Writer, version, notes string) {
+// printNotes prints the release notes of version under the check's (or
+// the update's) line, indented, at most MaxNotesLines of them, then where
+// the rest is (more); nothing when there are none.
+func printNotes(w io.Writer, version, notes, more string) {
 	notes = strings.TrimRight(notes, "\n")
 	if notes == "" {
 		return
@@ -185,7 +189,7 @@ func printNotes(w io.Writer, version, notes string) {
 	fmt.Fprintf(w, "release notes of %s:\n", version)
 	for i, l := range lines {
 		if i == MaxNotesLines {
-			fmt.Fprintf(w, "  ... %s more (piship update --check --json has them all)\n", canon.Count(len(lines)-i, "line"))
+			fmt.Fprintf(w, "  ... %s more (%s)\n", canon.Count(len(lines)-i, "line"), more)
 			break
 		}
 		fmt.Fprintf(w, "  %s\n", strings.Map(printable, l))

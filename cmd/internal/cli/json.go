@@ -154,7 +154,7 @@ type UpdateDoc struct {
 	Timestamp int64   `json:"timestamp"` // the trusted timestamp version
 	Bytes     int64   `json:"bytes"`
 	Linked    int64   `json:"linked"`
-	Notes     string  `json:"notes"` // --check: the new version's release notes, "" when none
+	Notes     string  `json:"notes"` // the new version's release notes (--check: to be installed; else installed), "" when none
 	Seconds   float64 `json:"seconds"`
 }
 
