@@ -22,7 +22,7 @@ import (
 type ReleasePublish struct{}
 
 func (ReleasePublish) Name() string    { return "release_publish" }
-func (ReleasePublish) Version() string { return "3" }
+func (ReleasePublish) Version() string { return "4" }
 func (ReleasePublish) Doc() string {
 	return "Renames the finished release directory and its archive and sidecar from the staging directory into releases/. " +
 		"An existing release of the same name is set aside first and removed only after the new one stands. " +
@@ -30,9 +30,7 @@ func (ReleasePublish) Doc() string {
 		"not in the archive, not in checksums.txt; their digests go to build-info.json): the ones the lock's installers block pins for the target, " +
 		"read from its directory source (under distribution) or fetched into <piship cache>/installers/<sha256>, each checked against its pin first (INTEGRITY_FAILED, nothing shipped, when one differs); " +
 		"without pins, for the host's target the ones beside the running piship, for another target none (said in the log). " +
-		"Then writes install.sh (and install.ps1 when a win32-x64 archive is among them) into releases/, beside the archives: " +
-		"for every target of this version published there, the archive, its sha256 and the installer its release directory carries, " +
-		"and the TUF root the lock pins (stages/release, bootstrap.go)."
+		"(install.sh and install.ps1 beside the archives are release_set's: written once every target is published.)"
 }
 
 // ReleasePublishConfig is release_publish's configuration.
@@ -94,9 +92,6 @@ func (ReleasePublish) Run(ctx context.Context, inv *stage.Invocation, cfg Releas
 		if err := os.Rename(filepath.Join(staging, f), filepath.Join(releases, f)); err != nil {
 			return ReleasePublishOutputs{}, err
 		}
-	}
-	if err := writeBootstrap(releases, name, final); err != nil {
-		return ReleasePublishOutputs{}, fmt.Errorf("cannot write %s beside the archives: %v", release.BootstrapShName, err)
 	}
 	if old != "" {
 		if err := os.RemoveAll(old); err != nil {
@@ -185,25 +180,4 @@ func shipTools(releaseDir, exe string) ([]release.ToolDigest, error) {
 		shipped = append(shipped, release.ToolDigest{Name: names[i], SHA256: canon.SHA256Hex(data), Bytes: int64(len(data))})
 	}
 	return shipped, nil
-}
-
-// writeBootstrap writes install.sh (and install.ps1) beside the archives
-// for the version of the release name just published at final, with the
-// TUF root its lock pins for updates.
-func writeBootstrap(releases, name, final string) error {
-	n, why := release.ParseArchiveName(name + ".tar.gz")
-	if why != "" {
-		return fmt.Errorf("%s: %s", name, why)
-	}
-	l, _, err := distribution.ReadLock(filepath.Join(final, "payload"))
-	if err != nil {
-		return err
-	}
-	root := ""
-	if l.Updates != nil {
-		if pin, msg := distribution.CheckRootPin(l.Updates.RootSHA256); msg == "" {
-			root = pin // a lock from before TUF pins no root an install could hold it to
-		}
-	}
-	return release.WriteBootstrap(releases, n.ID, n.Version, root)
 }

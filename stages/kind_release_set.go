@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 
+	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/stages/stage/errcode"
@@ -18,7 +20,10 @@ func (ReleaseSet) Name() string    { return "release_set" }
 func (ReleaseSet) Version() string { return "1" }
 func (ReleaseSet) Doc() string {
 	return "Writes <releases>/<id>-<version>.SHA256SUMS beside the archives: `<sha256>  <archive>` per target's published archive, sorted by name " +
-		"(sha256sum -c checks it). verify-release, repo add and install take the set by this file."
+		"(sha256sum -c checks it). verify-release, repo add and install take the set by this file. " +
+		"Then writes install.sh (and install.ps1 when a win32-x64 archive is among them) beside them: " +
+		"for every target of this version published there, the archive, its sha256 and the installer its release directory carries, " +
+		"and the TUF root the lock pins (stages/release, bootstrap.go)."
 }
 
 // ReleaseSetConfig is release_set's configuration.
@@ -34,6 +39,27 @@ type ReleaseSetOutputs struct {
 	Path     string   `cty:"path" doc:"the set file, <releases>/<id>-<version>.SHA256SUMS"`
 	Archives int      `cty:"archives" doc:"archives it lists"`
 	Targets  []string `cty:"targets" doc:"their targets, in name order"`
+}
+
+// writeBootstrap writes install.sh (and install.ps1) beside the archives
+// for the version of the release name published at final, with the TUF
+// root its lock pins for updates (every target's lock is the same).
+func writeBootstrap(releases, name, final string) error {
+	n, why := release.ParseArchiveName(name + ".tar.gz")
+	if why != "" {
+		return fmt.Errorf("%s: %s", name, why)
+	}
+	l, _, err := distribution.ReadLock(filepath.Join(final, "payload"))
+	if err != nil {
+		return err
+	}
+	root := ""
+	if l.Updates != nil {
+		if pin, msg := distribution.CheckRootPin(l.Updates.RootSHA256); msg == "" {
+			root = pin // a lock from before TUF pins no root an install could hold it to
+		}
+	}
+	return release.WriteBootstrap(releases, n.ID, n.Version, root)
 }
 
 // Run implements stage.Typed.
@@ -58,6 +84,12 @@ func (ReleaseSet) Run(ctx context.Context, inv *stage.Invocation, cfg ReleaseSet
 	s, err := release.ReadSums(path)
 	if err != nil {
 		return ReleaseSetOutputs{}, err
+	}
+	// The bootstrap scripts, once every target is published: their rows
+	// are every archive of the version beside them.
+	first := strings.TrimSuffix(s.Entries[0].Archive, ".tar.gz")
+	if err := writeBootstrap(cfg.Releases, first, filepath.Join(cfg.Releases, first)); err != nil {
+		return ReleaseSetOutputs{}, fmt.Errorf("cannot write %s beside the archives: %v", release.BootstrapShName, err)
 	}
 	return ReleaseSetOutputs{Path: path, Archives: len(s.Entries), Targets: s.Targets()}, nil
 }

@@ -59,12 +59,13 @@ stage "release_notes" "notes" {
 }
 
 stage "release_publish" "publish" {
-  staging    = input.inputs.staging
-  name       = input.inputs.name
-  releases   = input.inputs.releases
-  ship_tools = true
-  target     = input.inputs.target
-  depends_on = [stage.archive, stage.notes]
+  staging      = input.inputs.staging
+  name         = input.inputs.name
+  releases     = input.inputs.releases
+  ship_tools   = true
+  target       = input.inputs.target
+  distribution = input.inputs.dir
+  depends_on   = [stage.archive, stage.notes]
 }
 
 # The staging directory goes and the release's lock is let go, whatever

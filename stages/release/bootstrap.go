@@ -29,7 +29,7 @@ import (
 // checksums file: their content is derived from the archives' sidecars and
 // changes whenever another target of the same version is published, and
 // they carry the archives' digests themselves. They are written by
-// release_publish (WriteBootstrap) each time a release is published; the
+// release_set (WriteBootstrap) once every target of a release is published; the
 // last version published is the one they install.
 const (
 	BootstrapShName  = "install.sh"
