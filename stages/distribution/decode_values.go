@@ -2,6 +2,7 @@ package distribution
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -178,4 +179,49 @@ func lastName(key string) string {
 		return key[i+1:]
 	}
 	return key
+}
+
+// stringFields decodes key = { field = "..." ... }, an object whose fields
+// are strings named in allowed: each field written, its value and range
+// (recorded as key.field; ranges holds every field written, vals those
+// whose value is a string). An expression that is not an object is refused
+// with shape (the object's form, for the message); a field not in allowed
+// with takes (what the object takes). ok is false when anything was
+// refused; the fields read are returned either way, so a caller checks
+// their values and which are missing.
+func (dc *decoder) stringFields(key string, expr hcl.Expression, allowed []string, shape, takes string) (vals map[string]string, ranges map[string]hcl.Range, ok bool) {
+	fields, diags := hcl.ExprMap(expr)
+	if diags.HasErrors() {
+		dc.add(errDiag("Incorrect attribute value type", fmt.Sprintf("%s must be an object %s.", key, shape), expr.Range()))
+		return nil, nil, false
+	}
+	vals, ranges, ok = map[string]string{}, map[string]hcl.Range{}, true
+	for _, kv := range fields {
+		kval, kd := kv.Key.Value(nil)
+		field := ""
+		if !kd.HasErrors() && !kval.IsNull() && kval.IsKnown() && kval.Type() == cty.String {
+			field = kval.AsString()
+		}
+		if !slices.Contains(allowed, field) {
+			dc.add(errDiag("Unsupported argument", fmt.Sprintf("%s takes %s.", key, takes), kv.Key.Range()))
+			ok = false
+			continue
+		}
+		// Written, even when its value is refused (not missing too).
+		ranges[field] = kv.Value.Range()
+		v, _, vok := dc.exprString(kv.Value, key+"."+field, key+" "+field)
+		if !vok {
+			ok = false
+			continue
+		}
+		vals[field] = v
+	}
+	return vals, ranges, ok
+}
+
+// httpsArchiveURL reports whether v is an https:// URL of a .tar.gz, .tgz
+// or .zip archive (the search tools' and Node's URL pins).
+func httpsArchiveURL(v string) bool {
+	low := strings.ToLower(v)
+	return strings.HasPrefix(v, "https://") && (strings.HasSuffix(low, ".tar.gz") || strings.HasSuffix(low, ".tgz") || strings.HasSuffix(low, ".zip"))
 }

