@@ -424,4 +424,16 @@ func TestTargets(t *testing.T) {
 	if _, err := ParseTarget(platform.HostTarget()); err != nil {
 		t.Errorf("HostTarget %s: %v", platform.HostTarget(), err)
 	}
+	// A linux target is glibc unless it says musl; npm ci gets --libc.
+	for in, libc := range map[string]string{"linux-x64": "glibc", "linux-arm64-musl": "musl", "darwin-arm64": "", "win32-x64": ""} {
+		tg, err := ParseTarget(in)
+		if err != nil || tg.Libc() != libc || tg.String() != in {
+			t.Errorf("%s: %+v %v, libc %q, want %q", in, tg, err, tg.Libc(), libc)
+		}
+	}
+	for _, bad := range []string{"darwin-arm64-musl", "linux-x64-gnu", "linux-x64-musl-static"} {
+		if _, err := ParseTarget(bad); err == nil || !strings.Contains(err.Error(), "-musl") {
+			t.Errorf("%s: %v, want a refusal naming -musl", bad, err)
+		}
+	}
 }

@@ -308,6 +308,9 @@ func TestParseArchiveName(t *testing.T) {
 		"x-1.2.3-4.5.6-linux-x64.tar.gz":        {}, // ambiguous
 		"hello-1.0-linux-x64.tar.gz":            {},
 		"hello-1.0.0-linux-amd64.tar.gz":        {},
+		"hello-1.0.0-linux-x64-musl.tar.gz":     {"hello", "1.0.0", "linux-x64-musl"},
+		"hello-1.0.0-darwin-x64-musl.tar.gz":    {}, // only linux names its C library
+		"hello-musl-1.0.0-linux-arm64.tar.gz":   {"hello-musl", "1.0.0", "linux-arm64"},
 	} {
 		id, v, tg, err := parseArchiveName(name)
 		if want == [3]string{} {
