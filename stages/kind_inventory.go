@@ -19,7 +19,7 @@ import (
 type Inventory struct{}
 
 func (Inventory) Name() string    { return "inventory" }
-func (Inventory) Version() string { return "2" }
+func (Inventory) Version() string { return "3" }
 func (Inventory) Doc() string {
 	return "Writes metadata/target.json, copies piship.lock and package-lock.json in, writes bin/<command> (and .cmd for win32; they run the payload's node/bin/node, node/node.exe on win32, when the distribution has a node block), then " +
 		"metadata/inventory.json: sorted path -> sha256 of every regular file but itself. Files placed unchanged from a runtime cache entry take " +

@@ -16,7 +16,7 @@ import (
 type NpmInstall struct{}
 
 func (NpmInstall) Name() string    { return "npm_install" }
-func (NpmInstall) Version() string { return "1" }
+func (NpmInstall) Version() string { return "2" }
 func (NpmInstall) Doc() string {
 	return "Places the runtime's installed dependency tree (npm ci --omit=dev --ignore-scripts --prefer-offline) into dest from the runtime cache entry " +
 		"i-<key> (hardlinks on the same filesystem, else copies), running npm ci into a new entry on a miss. A damaged entry is reported, removed and rebuilt."

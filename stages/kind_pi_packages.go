@@ -25,7 +25,7 @@ import (
 type PiPackages struct{}
 
 func (PiPackages) Name() string    { return "pi_packages" }
-func (PiPackages) Version() string { return "1" }
+func (PiPackages) Version() string { return "2" }
 func (PiPackages) Doc() string {
 	return "Installs each package block's npm project (npm ci --omit=dev --ignore-scripts) into a runtime cache entry of its own and places it at " +
 		"pi-packages/<name>/ of dest, pruned like the runtime (node_modules/.bin, other platforms' packages and binaries) and, with strip, stripped like it; the package's package.json and extension entry files must be the ones piship.lock pins (else LOCK_INVALID: run piship lock). " +

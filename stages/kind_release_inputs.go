@@ -22,11 +22,12 @@ import (
 type ReleaseInputs struct{}
 
 func (ReleaseInputs) Name() string    { return "release_inputs" }
-func (ReleaseInputs) Version() string { return "1" }
+func (ReleaseInputs) Version() string { return "2" }
 func (ReleaseInputs) Doc() string {
-	return "Reads distribution.hcl and piship.lock (LOCK_INVALID when stale), applies the release gates, resolves the release version (version, snapshot, distribution.hcl's version, the git tag at HEAD: distribution.ResolveVersion), names the release <id>-<version>-<target>, " +
-		"takes created from SOURCE_DATE_EPOCH (default 0) and opens the staging directory <out>/.staging-release-<name>-*/<name>/ with an empty payload/. " +
-		"With no_cache the runtime and bundle caches are replaced by a throwaway one, so npm ci and the bundler run again."
+	return "Reads distribution.hcl and piship.lock (LOCK_INVALID when stale), applies the release gates (on any host: every target is built here), resolves the release version (version, snapshot, distribution.hcl's version, the git tag at HEAD: distribution.ResolveVersion), " +
+		"takes created from SOURCE_DATE_EPOCH (default 0), and for each entry of release.targets names its release <id>-<version>-<target>, keys its runtime and bundle (the lock installed with npm ci --os/--cpu/--libc for that target) " +
+		"and opens its staging directory <out>/.staging-release-<name>-*/<name>/ with an empty payload/ (all are closed again if one cannot be opened). " +
+		"With no_cache the runtime and bundle caches are replaced by a throwaway one per target, so npm ci and the bundler run again."
 }
 
 // ReleaseInputsConfig is release_inputs' configuration.

@@ -19,7 +19,7 @@ import (
 type SearchTools struct{}
 
 func (SearchTools) Name() string    { return "search_tools" }
-func (SearchTools) Version() string { return "1" }
+func (SearchTools) Version() string { return "2" }
 func (SearchTools) Doc() string {
 	return "Places each search_tools tool (fd, rg) for the target in dest/tools/: its pinned upstream archive from <piship cache>/search-tools/<sha256>.<format>, downloaded there and checked against the pin when missing (a seeded cache serves a release offline), " +
 		"and the executable taken from the archive's top or first directory. A distribution without a search_tools block places nothing (its launches defer Pi's own download: see piship launch)."

@@ -37,7 +37,7 @@ import (
 type Smoke struct{}
 
 func (Smoke) Name() string    { return "smoke" }
-func (Smoke) Version() string { return "1" }
+func (Smoke) Version() string { return "2" }
 func (Smoke) Doc() string {
 	return "Runs each `smoke \"<name>\" { args expect timeout }` test of distribution.hcl: the payload's bin/<command> with args, in its own throwaway HOME, " +
 		"XDG and PISHIP_STATE_HOME directories, all tests in parallel; the trimmed combined output must match expect (${version} in it is the release version, matched literally; the program gets it as PISHIP_APP_VERSION). With vendored Pi packages, one more test, " +
