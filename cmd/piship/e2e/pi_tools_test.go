@@ -39,9 +39,17 @@ func piWithTestSearchTools(t *testing.T, env map[string]string) (string, *atomic
 	if err := fixture.SetSearchTools(dir, env["PISHIP_CACHE_HOME"], srv.URL+"/releases", tools); err != nil {
 		t.Fatal(err)
 	}
-	// Its pinned Node is a stand-in too: the Node 22 fixture, packed as the
-	// registry's package and seeded by digest (make test downloads no Node).
-	if err := fixture.SetNode(dir, env["PISHIP_CACHE_HOME"], node22(t)); err != nil {
+	// Its pinned Node is a stand-in too, packed as the registry's package
+	// and seeded by digest (make test downloads no Node): a small script
+	// that runs the Node 22 fixture by its absolute path, so the payload,
+	// its archive and the install carry a few bytes instead of the 120 MB
+	// executable (the real pinned Node: TestPiPinnedNodeWithoutNodeOnPath,
+	// make test-pi).
+	standIn := filepath.Join(t.TempDir(), "node")
+	if err := os.WriteFile(standIn, []byte("#!/bin/sh\nexec '"+node22(t)+"' \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := fixture.SetNode(dir, env["PISHIP_CACHE_HOME"], standIn); err != nil {
 		t.Fatal(err)
 	}
 	if code, _, stderr := cli(t, env, "lock", dir); code != exitOK {
