@@ -95,8 +95,10 @@ type ReleaseTarget struct {
 	RuntimePackage string `cty:"runtime_package" doc:"the runtime's package name (package.json)"`
 	RuntimeVersion string `cty:"runtime_version" doc:"the runtime's package version (package.json)"`
 	// RuntimeEntries is how many runtime cache entries the release uses:
-	// the runtime's and one per vendored Pi package.
-	RuntimeEntries int `cty:"runtime_entries" doc:"runtime cache entries a release uses (1 + the vendored Pi packages)"`
+	// the runtime's and one per vendored Pi package, for every target (each
+	// target's cleanup keeps them all: a warm release of N targets is N
+	// cache hits).
+	RuntimeEntries int `cty:"runtime_entries" doc:"runtime cache entries the release uses, every target's ((1 + the vendored Pi packages) x targets)"`
 	// PiPackages and SearchTools decide whether the Pi-only stages apply
 	// (their when conditions): an app without them does not run them.
 	PiPackages  int `cty:"pi_packages" doc:"vendored Pi packages (package blocks) the lock pins; 0: the pi_packages stage does not apply"`
@@ -200,7 +202,7 @@ func releaseTarget(ctx context.Context, inv *stage.Invocation, cfg ReleaseInputs
 		ReleaseDir: releaseDir, Payload: payloadDir,
 		Releases: filepath.Join(out, "releases"),
 		Created:  time.Unix(epoch, 0).UTC().Format(time.RFC3339), Epoch: epoch,
-		Channel: cfg.channel(), LockSHA256: canon.SHA256Hex(st.LockBytes), RuntimeEntries: 1 + len(st.Lock.Packages),
+		Channel: cfg.channel(), LockSHA256: canon.SHA256Hex(st.LockBytes), RuntimeEntries: (1 + len(st.Lock.Packages)) * len(d.Release.Targets),
 		PiPackages: len(st.Lock.Packages), SearchTools: len(st.Dist.SearchTools),
 		Node:           nodeTargets(st.Lock),
 		RuntimePackage: st.RuntimePackage, RuntimeVersion: st.RuntimeVersion,

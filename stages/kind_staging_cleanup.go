@@ -15,9 +15,9 @@ import (
 type StagingCleanup struct{}
 
 func (StagingCleanup) Name() string    { return "staging_cleanup" }
-func (StagingCleanup) Version() string { return "1" }
+func (StagingCleanup) Version() string { return "2" }
 func (StagingCleanup) Doc() string {
-	return "Removes the staging directory if it was not published and releases the build lock; then keeps the newest runtime (i-) cache entries (keep_runtimes, at least 3: a distribution with vendored Pi packages uses one per package) and 6 bundle (b-) ones, within a time budget that never holds up the build."
+	return "Removes the staging directory if it was not published and releases the build lock; then keeps the newest runtime (i-) cache entries (keep_runtimes, at least 3: a distribution with vendored Pi packages uses one per package, a release one set per target) and as many bundle (b-) ones (at least 6), within a time budget that never holds up the build."
 }
 
 // StagingCleanupConfig is the configuration of a staging_cleanup stage.
@@ -25,8 +25,9 @@ type StagingCleanupConfig struct {
 	Staging string `cty:"staging" doc:"the staging directory (empty or null: nothing to remove)"`
 	Evict   *bool  `cty:"evict" doc:"evict old runtime cache entries (default true)"`
 	// KeepRuntimes is how many runtime (i-) entries eviction keeps: this
-	// run's (the runtime's and one per vendored Pi package) plus two more.
-	KeepRuntimes int `cty:"keep_runtimes" doc:"runtime (i-) cache entries to keep (default 3; pipelines pass 2 + the run's own entries)"`
+	// run's (the runtime's and one per vendored Pi package, for every
+	// target of a release) plus two more.
+	KeepRuntimes int `cty:"keep_runtimes" doc:"runtime (i-) cache entries to keep (default 3; pipelines pass 2 + the run's own entries, every target's); bundle (b-) entries: as many, at least 6"`
 }
 
 // StagingCleanupOutputs are the outputs of a staging_cleanup stage: none.
@@ -46,7 +47,7 @@ func (StagingCleanup) Run(ctx context.Context, inv *stage.Invocation, c StagingC
 			for _, p := range []struct {
 				prefix string
 				keep   int
-			}{{"i-", keepRuntimes}, {"b-", 6}} {
+			}{{"i-", keepRuntimes}, {"b-", max(6, keepRuntimes)}} { // a bundle per target: keep_runtimes counts them all
 				if err := rt.Evict(p.prefix, p.keep, 300*time.Millisecond); err != nil {
 					fmt.Fprintf(inv.Log, "%s: runtime cache eviction: %v\n", inv.Pipeline, err)
 				}

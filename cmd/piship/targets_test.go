@@ -41,7 +41,8 @@ func setTargets(t *testing.T, env map[string]string, dir string, targets ...stri
 // tests passed on the host's target and were not run, with the reason,
 // elsewhere; every archive passes verify-release (the set too), install
 // refuses a foreign one naming this machine's target, and install of the
-// set installs the host's.
+// set installs the host's; a second release is a cache hit for every
+// target, byte for byte the same.
 func TestReleaseEveryTarget(t *testing.T) {
 	host := platform.HostTarget()
 	if host != "linux-x64" {
@@ -115,6 +116,21 @@ func TestReleaseEveryTarget(t *testing.T) {
 		t.Errorf("hello-1.0.0.SHA256SUMS:\n%s\nwant:\n%s", sums, want.String())
 	}
 	set := filepath.Join(releases, "hello-1.0.0.SHA256SUMS")
+	// A warm release is a runtime cache hit for every target: no
+	// target's cleanup evicts another's entries.
+	code, stdout, stderr = piship(t, env, "release", dir, "--json", "--out", filepath.Join(t.TempDir(), "again"))
+	if code != exitOK {
+		t.Fatalf("second release: exit %d\n%s", code, stderr)
+	}
+	var again ReleaseDoc
+	if err := json.Unmarshal([]byte(stdout), &again); err != nil {
+		t.Fatal(err)
+	}
+	for i, rt := range again.Targets {
+		if !strings.HasPrefix(rt.RuntimeCache, "hit ") || rt.SHA256 != doc.Targets[i].SHA256 {
+			t.Errorf("%s, second release: runtime cache %q, sha256 %s (first %s)", rt.Target, rt.RuntimeCache, rt.SHA256, doc.Targets[i].SHA256)
+		}
+	}
 	if code, _, stderr := piship(t, env, "verify-release", set); code != exitOK || !strings.Contains(stderr, "4 archives") {
 		t.Errorf("verify-release of the set: exit %d\n%s", code, stderr)
 	}
