@@ -2,7 +2,6 @@ package launch
 
 import (
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
@@ -86,7 +85,7 @@ func CheckEngines(id string, rel *receipt.Release, nodePath, stateDir string) (v
 	}
 	if ferr == nil && rpath != "" {
 		var rc nodeCheck
-		if data, err := atomicfs.ReadRegular(rpath, 0); err == nil && json.Unmarshal(data, &rc) == nil &&
+		if readRecord(rpath, &rc) &&
 			rc.Schema == NodeCheckSchema && rc.Path == nodePath && rc.fingerprint == fp {
 			version = rc.Version
 		}
@@ -102,10 +101,7 @@ func CheckEngines(id string, rel *receipt.Release, nodePath, stateDir string) (v
 			return "", true, nil
 		}
 		if ferr == nil && rpath != "" {
-			data, _ := json.Marshal(nodeCheck{Schema: NodeCheckSchema, Path: nodePath, Version: version, fingerprint: fp})
-			if os.MkdirAll(stateDir, 0o700) == nil {
-				_ = atomicfs.WriteFile(rpath, append(data, '\n'), 0o644, atomicfs.Options{}) // the next start asks again
-			}
+			_ = writeRecord(rpath, nodeCheck{Schema: NodeCheckSchema, Path: nodePath, Version: version, fingerprint: fp}) // else the next start asks again
 		}
 	}
 	ok, valid := satisfies(version, want)

@@ -1,13 +1,10 @@
 package launch
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
-	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/platform"
 )
@@ -102,7 +99,7 @@ func PrepareNode(id string, rel *receipt.Release, lock *lockNode, stateDir strin
 	}
 	if !full && rpath != "" {
 		var rc nodeReceipt
-		if data, err := atomicfs.ReadRegular(rpath, 0); err == nil && json.Unmarshal(data, &rc) == nil &&
+		if readRecord(rpath, &rc) &&
 			rc.Schema == NodeReceiptSchema && rc.Path == res.Path && strings.EqualFold(rc.SHA256, rel.Node.SHA256) && rc.fingerprint == fp {
 			return res, nil
 		}
@@ -119,10 +116,7 @@ func PrepareNode(id string, rel *receipt.Release, lock *lockNode, stateDir strin
 		res.Unrecorded = "no state directory"
 		return res, nil
 	}
-	data, _ := json.MarshalIndent(nodeReceipt{Schema: NodeReceiptSchema, Path: res.Path, SHA256: sum, fingerprint: fp}, "", "  ")
-	if err := os.MkdirAll(stateDir, 0o700); err != nil {
-		res.Unrecorded = err.Error()
-	} else if err := atomicfs.WriteFile(rpath, append(data, '\n'), 0o644, atomicfs.Options{}); err != nil {
+	if err := writeRecord(rpath, nodeReceipt{Schema: NodeReceiptSchema, Path: res.Path, SHA256: sum, fingerprint: fp}); err != nil {
 		res.Unrecorded = err.Error()
 	}
 	return res, nil

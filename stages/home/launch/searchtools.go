@@ -196,8 +196,7 @@ func PrepareSearchTools(id string, rel *receipt.Release, getenv func(string) str
 	}
 	if changed {
 		rc.Schema = ToolsReceiptSchema
-		data, _ := json.MarshalIndent(rc, "", "  ")
-		if err := atomicfs.WriteFile(rpath, append(data, '\n'), 0o644, atomicfs.Options{}); err != nil {
+		if err := writeRecord(rpath, rc); err != nil {
 			// The next start checks the tools in full again; not a reason
 			// to stop this one.
 			res.Unavailable = append(res.Unavailable, fmt.Sprintf("%s: %v", ToolsReceiptName, err))
@@ -230,10 +229,8 @@ const (
 // hashed in full).
 func readToolsReceipt(path string) toolsReceipt {
 	var rc toolsReceipt
-	if data, err := atomicfs.ReadRegular(path, 0); err == nil {
-		if json.Unmarshal(data, &rc) != nil || rc.Schema != ToolsReceiptSchema {
-			rc = toolsReceipt{}
-		}
+	if !readRecord(path, &rc) || rc.Schema != ToolsReceiptSchema {
+		rc = toolsReceipt{}
 	}
 	if rc.Tools == nil {
 		rc.Tools = map[string]toolRecord{}
@@ -342,8 +339,7 @@ func RemovePlacedTools(bin string, tools []receipt.SearchTool) []string {
 		}
 		return removed
 	}
-	out, _ := json.MarshalIndent(rc, "", "  ")
-	atomicfs.WriteFile(rpath, append(out, '\n'), 0o644, atomicfs.Options{})
+	_ = writeRecord(rpath, rc)
 	return removed
 }
 
@@ -439,4 +435,23 @@ func statFingerprint(p string) (fingerprint, error) {
 	fp := fingerprint{Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
 	sysFingerprint(fi, &fp)
 	return fp, nil
+}
+
+// readRecord reads a start's JSON record at path into v (the search tools',
+// the pinned Node's, the node-on-PATH check's); false when it is missing
+// or unreadable, which every caller takes as "check in full".
+func readRecord(path string, v any) bool {
+	data, err := atomicfs.ReadRegular(path, 0)
+	return err == nil && json.Unmarshal(data, v) == nil
+}
+
+// writeRecord writes v as a start's JSON record at path (its directory
+// made 0700 when missing); a failure only means the next start checks in
+// full again.
+func writeRecord(path string, v any) error {
+	data, _ := json.MarshalIndent(v, "", "  ")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return atomicfs.WriteFile(path, append(data, '\n'), 0o644, atomicfs.Options{})
 }
