@@ -1,6 +1,7 @@
 package tuf
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -59,6 +60,11 @@ type UpdateOptions struct {
 	// Active is the installed version ("" when none): an older newest
 	// release is refused, the same one is UpToDate.
 	Active string
+	// BaseTree is the tree digest of the active release as installed
+	// (receipt.Release.TreeSHA256; "" when unknown, and no delta is
+	// taken): a delta whose base is that tree is downloaded instead of
+	// the archive.
+	BaseTree string
 	// DownloadDir receives the archive (not used with Check).
 	DownloadDir string
 	// Check verifies the metadata and picks the release, changing
@@ -87,8 +93,15 @@ type Result struct {
 	TargetPath string
 	Length     int64
 	SHA256     string
-	// Archive is the downloaded file ("" with Check or UpToDate).
+	// Archive is the downloaded file ("" with Check or UpToDate, or when
+	// a delta was downloaded instead).
 	Archive string
+	// Delta is the delta downloaded instead of the archive (with Check:
+	// the one that would be), nil when none was taken; DeltaSkipped says
+	// why a delta published for this update was not taken ("" when none
+	// was published from the active version).
+	Delta        *DeltaTarget
+	DeltaSkipped string
 	// Stage is the verified trusted store left for the caller to commit
 	// (UpdateOptions.Defer and an archive downloaded; else "").
 	Stage string
@@ -269,8 +282,8 @@ func pick(ctx context.Context, o UpdateOptions, f *fetcher, up *updater.Updater)
 		if err := json.Unmarshal(*tf.Custom, &c); err != nil {
 			return nil, updateErr(ReasonMalformed, err, "target %s of %s has custom fields piship cannot read (%v): the repository was not made by piship's TUF repository commands", p, f.src, err)
 		}
-		if c.Channel != o.Channel || c.Target != o.Target {
-			continue
+		if c.Channel != o.Channel || c.For() != o.Target || formatRank(c.ArchiveFormat()) < 0 {
+			continue // another channel or platform, a delta, or a format this piship does not read
 		}
 		if base := path.Base(p); p != TargetPath(c.Channel, base) || base == "" || base[0] == '.' || strings.ContainsAny(base, `\:`) {
 			return nil, updateErr(ReasonMalformed, nil, "target %s of %s says channel %s but is not a plain file name under %s/: the repository was not made by piship's TUF repository commands", p, f.src, c.Channel, c.Channel)
@@ -279,7 +292,9 @@ func pick(ctx context.Context, o UpdateOptions, f *fetcher, up *updater.Updater)
 		if err != nil {
 			return nil, updateErr(ReasonMalformed, err, "target %s of %s: %v", p, f.src, err)
 		}
-		if best == nil || semver.Compare(v, bestV) > 0 {
+		// The newest version; of one version published in several
+		// formats, the one this piship prefers (ReadFormats).
+		if best == nil || cmp.Or(semver.Compare(v, bestV), formatRank(bestC.ArchiveFormat())-formatRank(c.ArchiveFormat())) > 0 {
 			best, bestC, bestV = tf, c, v
 			best.Path = p
 		}
@@ -305,29 +320,110 @@ func pick(ctx context.Context, o UpdateOptions, f *fetcher, up *updater.Updater)
 	// downloaded, as the check does.
 	notes, err := fetchNotes(up, f, NotesPath(bestC.Channel, path.Base(best.Path)))
 	res.Notes = notes
-	if o.Check || err != nil {
+	if err != nil {
 		return res, err
 	}
 	if len(best.Hashes["sha256"]) == 0 {
 		return nil, updateErr(ReasonMalformed, nil, "target %s of %s has no sha256: piship signs sha256 for every release", best.Path, f.src)
 	}
-	// The consistent-snapshot name, as go-tuf's DownloadTarget builds it.
-	// The archive is streamed to a temporary sibling of dst, its length and
-	// sha256 checked on the way against what the verified targets role
-	// signs (the check go-tuf's VerifyLengthHashes makes over bytes held
-	// whole), and renamed into place only when both match.
-	dir, base := path.Split(best.Path)
-	remote := dir + res.SHA256 + "." + base
-	sub, err := f.src.Sub("targets/" + strings.TrimSuffix(dir, "/"))
-	if err != nil {
+	// A delta from the active version's tree to this release is
+	// downloaded instead of the archive when the installed tree is
+	// exactly its base; any other case takes the archive, and says why
+	// when a delta was published.
+	if d, why := pickDelta(up, o, bestC); d != nil {
+		if o.Check {
+			res.Delta = d
+			return res, nil
+		}
+		if err := download(ctx, f, d.TargetPath, d.Length, d.SHA256, o.DownloadDir, "delta"); err != nil {
+			return nil, err
+		}
+		d.Path = filepath.Join(o.DownloadDir, path.Base(d.TargetPath))
+		res.Delta = d
+		return res, ctx.Err()
+	} else {
+		res.DeltaSkipped = why
+	}
+	if o.Check {
+		return res, nil
+	}
+	if err := download(ctx, f, best.Path, best.Length, res.SHA256, o.DownloadDir, "archive"); err != nil {
 		return nil, err
 	}
-	dst := filepath.Join(o.DownloadDir, base)
-	if err := sub.Download(ctx, res.SHA256+"."+base, dst, best.Length, res.SHA256); err != nil {
+	res.Archive = filepath.Join(o.DownloadDir, path.Base(best.Path))
+	return res, ctx.Err()
+}
+
+// DeltaTarget is a delta target an update chose: what the targets role
+// signs for it and its custom fields; Path is the download ("" with
+// Check).
+type DeltaTarget struct {
+	TargetPath, SHA256 string
+	Length             int64
+	Custom
+	Path string
+}
+
+// pickDelta finds the delta target that turns the active version's tree
+// (o.BaseTree) into the chosen release c: same channel, platform,
+// version and lock, from o.Active. With several (a repository that
+// published one twice cannot, but another tool might) the smallest.
+// nil and why not when one was published and cannot be used; nil and ""
+// when none was.
+func pickDelta(up *updater.Updater, o UpdateOptions, rel Custom) (*DeltaTarget, string) {
+	var best *DeltaTarget
+	why := ""
+	for p, tf := range up.GetTopLevelTargets() {
+		if tf.Custom == nil {
+			continue
+		}
+		var c Custom
+		if json.Unmarshal(*tf.Custom, &c) != nil || !c.IsDelta() || c.Channel != rel.Channel || c.For() != o.Target ||
+			c.Version != rel.Version || c.LockSHA256 != rel.LockSHA256 || c.FromVersion != o.Active || o.Active == "" {
+			continue
+		}
+		if base := path.Base(p); p != TargetPath(c.Channel, base) || base == "" || base[0] == '.' || strings.ContainsAny(base, `\:`) || len(tf.Hashes["sha256"]) == 0 {
+			continue
+		}
+		switch {
+		case o.BaseTree == "":
+			why = fmt.Sprintf("a delta from %s is published, and the installed %s records no tree digest (installed by an older piship): downloading the full archive", c.FromVersion, o.Active)
+			continue
+		case o.BaseTree != c.FromTree:
+			why = fmt.Sprintf("a delta from %s is published, and the installed tree of %s is not the tree it was made from (tree %s, the delta's %s): downloading the full archive", c.FromVersion, o.Active, short(o.BaseTree), short(c.FromTree))
+			continue
+		}
+		if best == nil || tf.Length < best.Length {
+			best = &DeltaTarget{TargetPath: p, SHA256: hex.EncodeToString(tf.Hashes["sha256"]), Length: tf.Length, Custom: c}
+		}
+	}
+	if best != nil {
+		return best, ""
+	}
+	return nil, why
+}
+
+func short(digest string) string { return digest[:min(12, len(digest))] }
+
+// download streams target p of the verified targets role into dir under
+// its plain name, from its consistent-snapshot name, its length and
+// sha256 checked on the way against what the role signs (the check
+// go-tuf's VerifyLengthHashes makes over bytes held whole), and renamed
+// into place only when both match. what names it in messages ("archive",
+// "delta").
+func download(ctx context.Context, f *fetcher, p string, length int64, sha string, dir, what string) error {
+	d, base := path.Split(p)
+	remote := d + sha + "." + base
+	sub, err := f.src.Sub("targets/" + strings.TrimSuffix(d, "/"))
+	if err != nil {
+		return err
+	}
+	dst := filepath.Join(dir, base)
+	if err := sub.Download(ctx, sha+"."+base, dst, length, sha); err != nil {
 		loc := f.location("targets/" + remote)
 		var ce *updatesource.Error
 		if !errors.As(err, &ce) || (ce.Reason != updatesource.ReasonSize && ce.Reason != updatesource.ReasonDigest) {
-			return nil, err
+			return err
 		}
 		// A size error says "is larger than" while streaming, or the
 		// size a directory or Content-Length gave: "is N bytes".
@@ -335,17 +431,16 @@ func pick(ctx context.Context, o UpdateOptions, f *fetcher, up *updater.Updater)
 		if m := reSize.FindStringSubmatch(ce.Msg); m != nil {
 			got, _ = strconv.ParseInt(m[1], 10, 64)
 		}
-		if ce.Reason == updatesource.ReasonSize && (strings.Contains(ce.Msg, " is larger than ") || got > best.Length) {
-			return nil, updateErr(ReasonTooLarge, err, "the archive %s is longer than its target length (%d bytes): endless data; %s", loc, best.Length, tampered)
+		if ce.Reason == updatesource.ReasonSize && (strings.Contains(ce.Msg, " is larger than ") || got > length) {
+			return updateErr(ReasonTooLarge, err, "the %s %s is longer than its target length (%d bytes): endless data; %s", what, loc, length, tampered)
 		}
-		what := "length verification failed: it is shorter than the signed " + strconv.FormatInt(best.Length, 10) + " bytes"
+		why := "length verification failed: it is shorter than the signed " + strconv.FormatInt(length, 10) + " bytes"
 		if ce.Reason == updatesource.ReasonDigest {
-			what = "hash verification failed: its sha256 is not the signed " + res.SHA256
+			why = "hash verification failed: its sha256 is not the signed " + sha
 		}
-		return nil, updateErr(ReasonIntegrity, err, "%s is not the archive the targets role signs for %s (%s): the repository or a mirror serves other bytes; nothing was installed, report it to the publisher", loc, best.Path, what)
+		return updateErr(ReasonIntegrity, err, "%s is not the %s the targets role signs for %s (%s): the repository or a mirror serves other bytes; nothing was installed, report it to the publisher", loc, what, p, why)
 	}
-	res.Archive = dst
-	return res, ctx.Err()
+	return nil
 }
 
 // fetchNotes downloads the notes target p as go-tuf's DownloadTarget does

@@ -44,7 +44,7 @@ func FetchRelease(ctx context.Context, o UpdateOptions, archiveSHA256 string) (*
 			continue
 		}
 		var c Custom
-		if err := json.Unmarshal(*tf.Custom, &c); err != nil || c.Channel != o.Channel || c.Target != o.Target {
+		if err := json.Unmarshal(*tf.Custom, &c); err != nil || c.Channel != o.Channel || c.For() != o.Target || c.ArchiveFormat() == "" {
 			continue
 		}
 		base := path.Base(p)

@@ -181,14 +181,6 @@ func NotesPath(channelName, archive string) string {
 	return channelName + "/" + strings.TrimSuffix(filepath.Base(archive), ".tar.gz") + NotesSuffix
 }
 
-// Custom is the custom object of every release target.
-type Custom struct {
-	Version    string `json:"version"`
-	Target     string `json:"target"`
-	LockSHA256 string `json:"lockSha256"`
-	Channel    string `json:"channel"`
-}
-
 // addNotes puts a release's notes at targets/<channel>/<sha256>.<name>.notes.md
 // (the consistent-snapshot name, as archives) and returns their target.
 // Notes already published with other bytes are refused, as an archive is.

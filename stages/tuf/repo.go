@@ -1,6 +1,7 @@
 package tuf
 
 import (
+	"cmp"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
@@ -266,8 +267,12 @@ func readMeta[T metadata.Roles](m *metadata.Metadata[T], path string) (*metadata
 
 // Release is one release archive to publish on a channel.
 type Release struct {
-	// Archive is the local path of the release archive (.tar.gz).
+	// Archive is the local path of the release archive (.tar.zst, or
+	// .tar.gz for piship-archive/v1).
 	Archive string
+	// Format is the archive's format (FormatArchiveV2, FormatArchiveV1;
+	// "" is v1, what a Release made before v2 meant).
+	Format string
 	// Version (semantic), Target (platform, e.g. linux-x64), LockSHA256
 	// (the release's lock digest) and Channel (e.g. stable) become the
 	// target's custom fields.
@@ -302,44 +307,8 @@ func (r *Repository) AddReleases(rels []Release, targetsKeys, snapshotKeys, time
 		}
 	}
 	for _, rel := range rels {
-		if msg := updatesource.CheckName(rel.Channel); msg != "" {
-			return configErr("release %s: channel %q: %s", rel.Archive, rel.Channel, msg)
-		}
-		if _, err := semver.Parse(rel.Version); err != nil {
-			return configErr("release %s: %v", rel.Archive, err)
-		}
-		if rel.LockSHA256 != "" && (len(rel.LockSHA256) != 64 || strings.Trim(rel.LockSHA256, "0123456789abcdef") != "") {
-			return configErr("release %s: lockSha256 %q is not 64 lowercase hex digits (the release.json's lockSha256)", rel.Archive, rel.LockSHA256)
-		}
-		if rel.Target == "" || strings.ContainsAny(rel.Target, "/\\") {
-			return configErr("release %s: target %q is not a platform target such as linux-x64", rel.Archive, rel.Target)
-		}
-		name := filepath.Base(rel.Archive)
-		sum, size, err := r.copyArchive(rel.Archive, rel.Channel)
-		if err != nil {
+		if _, err := r.addArchive(rel); err != nil {
 			return err
-		}
-		custom, err := json.Marshal(Custom{Version: rel.Version, Target: rel.Target, LockSHA256: rel.LockSHA256, Channel: rel.Channel})
-		if err != nil {
-			return configErr("release %s: %v", rel.Archive, err)
-		}
-		raw := json.RawMessage(custom)
-		digest, _ := hex.DecodeString(sum)
-		path := TargetPath(rel.Channel, name)
-		tf := &metadata.TargetFiles{Length: size, Hashes: metadata.Hashes{"sha256": digest}, Custom: &raw, Path: path}
-		if old, ok := r.Targets.Signed.Targets[path]; ok && !old.Equal(*tf) {
-			return configErr("%s is already published on channel %s with other bytes or fields: a release is never replaced; publish a new version", name, rel.Channel)
-		}
-		if r.Targets.Signed.Targets == nil {
-			r.Targets.Signed.Targets = map[string]*metadata.TargetFiles{}
-		}
-		r.Targets.Signed.Targets[path] = tf
-		if rel.Notes != "" {
-			ntf, err := r.addNotes(rel)
-			if err != nil {
-				return err
-			}
-			r.Targets.Signed.Targets[ntf.Path] = ntf
 		}
 	}
 	if err := r.publish(targetsKeys, snapshotKeys, timestampKeys); err != nil {
@@ -347,6 +316,65 @@ func (r *Repository) AddReleases(rels []Release, targetsKeys, snapshotKeys, time
 	}
 	r.rememberKeys(targetsKeys, snapshotKeys, timestampKeys)
 	return nil
+}
+
+// addArchive checks a release and adds its archive (and its notes) as
+// targets, unsigned yet.
+func (r *Repository) addArchive(rel Release) (*metadata.TargetFiles, error) {
+	if msg := updatesource.CheckName(rel.Channel); msg != "" {
+		return nil, configErr("release %s: channel %q: %s", rel.Archive, rel.Channel, msg)
+	}
+	if _, err := semver.Parse(rel.Version); err != nil {
+		return nil, configErr("release %s: %v", rel.Archive, err)
+	}
+	if rel.LockSHA256 != "" && (len(rel.LockSHA256) != 64 || strings.Trim(rel.LockSHA256, "0123456789abcdef") != "") {
+		return nil, configErr("release %s: lockSha256 %q is not 64 lowercase hex digits (the release.json's lockSha256)", rel.Archive, rel.LockSHA256)
+	}
+	if rel.Target == "" || strings.ContainsAny(rel.Target, "/\\") {
+		return nil, configErr("release %s: target %q is not a platform target such as linux-x64", rel.Archive, rel.Target)
+	}
+	c := customFor(cmp.Or(rel.Format, FormatArchiveV1), rel.Target)
+	c.Version, c.LockSHA256, c.Channel = rel.Version, rel.LockSHA256, rel.Channel
+	tf, err := r.addTarget(rel.Archive, rel.Channel, c)
+	if err != nil {
+		return nil, err
+	}
+	if rel.Notes != "" {
+		ntf, err := r.addNotes(rel)
+		if err != nil {
+			return nil, err
+		}
+		r.Targets.Signed.Targets[ntf.Path] = ntf
+	}
+	return tf, nil
+}
+
+// addTarget copies file under targets/<ch>/ and adds it as the target
+// <ch>/<name> with custom c, unsigned yet. A target path already
+// published with other bytes or fields is refused: nothing is ever
+// replaced.
+func (r *Repository) addTarget(file, ch string, c Custom) (*metadata.TargetFiles, error) {
+	name := filepath.Base(file)
+	sum, size, err := r.copyArchive(file, ch)
+	if err != nil {
+		return nil, err
+	}
+	custom, err := json.Marshal(c)
+	if err != nil {
+		return nil, configErr("release %s: %v", file, err)
+	}
+	raw := json.RawMessage(custom)
+	digest, _ := hex.DecodeString(sum)
+	path := TargetPath(ch, name)
+	tf := &metadata.TargetFiles{Length: size, Hashes: metadata.Hashes{"sha256": digest}, Custom: &raw, Path: path}
+	if old, ok := r.Targets.Signed.Targets[path]; ok && !old.Equal(*tf) {
+		return nil, configErr("%s is already published on channel %s with other bytes or fields: a release is never replaced; publish a new version", name, ch)
+	}
+	if r.Targets.Signed.Targets == nil {
+		r.Targets.Signed.Targets = map[string]*metadata.TargetFiles{}
+	}
+	r.Targets.Signed.Targets[path] = tf
+	return tf, nil
 }
 
 // copyArchive puts the archive at targets/<channel>/<sha256>.<name>: it

@@ -1,0 +1,79 @@
+package tuf
+
+import (
+	"slices"
+)
+
+// Target formats a custom object names (Custom.Format). An archive target
+// without one is piship-archive/v1, what every piship before v2 published.
+const (
+	FormatArchiveV1 = "piship-archive/v1"
+	FormatArchiveV2 = "piship-archive/v2"
+	FormatDeltaV1   = "piship-delta/v1"
+)
+
+// ReadFormats are the archive formats this client installs, the one it
+// prefers first: an update takes the newest format it reads when a
+// release is published in several (repo add --v1-twin).
+var ReadFormats = []string{FormatArchiveV2, FormatArchiveV1}
+
+// Custom is the custom object of every release and delta target.
+//
+// A v1 archive names its platform under "target", as every piship wrote
+// it before archive v2. Every other target (a v2 archive, a delta) names
+// it under "platform" and leaves "target" out: a piship that reads only
+// v1 archives picks releases by "target", so it never chooses an archive
+// or a delta it cannot read, and takes the v1 twin of a release when the
+// publisher adds one (repo add --v1-twin).
+type Custom struct {
+	Version    string `json:"version"`
+	Target     string `json:"target,omitempty"`
+	Platform   string `json:"platform,omitempty"`
+	LockSHA256 string `json:"lockSha256"`
+	Channel    string `json:"channel"`
+	// Format is the target's format (FormatArchiveV2, FormatDeltaV1); ""
+	// is FormatArchiveV1.
+	Format string `json:"format,omitempty"`
+	// A delta's base and result: it turns the release tree of
+	// FromVersion whose digest is FromTree (delta.Tree.Digest) into the
+	// tree of Version whose digest is ToTree.
+	FromVersion string `json:"fromVersion,omitempty"`
+	FromTree    string `json:"fromTree,omitempty"`
+	ToTree      string `json:"toTree,omitempty"`
+}
+
+// customFor is the custom object of a target of format format for
+// platform target.
+func customFor(format, target string) Custom {
+	if format == FormatArchiveV1 {
+		return Custom{Target: target}
+	}
+	return Custom{Platform: target, Format: format}
+}
+
+// For is the platform the target is built for.
+func (c Custom) For() string {
+	if c.Target != "" {
+		return c.Target
+	}
+	return c.Platform
+}
+
+// ArchiveFormat is the target's format when it is a release archive
+// ("" for a delta or a format this piship does not know).
+func (c Custom) ArchiveFormat() string {
+	switch f := c.Format; {
+	case f == "" && c.Target != "":
+		return FormatArchiveV1
+	case f == FormatArchiveV1 || f == FormatArchiveV2:
+		return f
+	}
+	return ""
+}
+
+// IsDelta says the target is a delta (FormatDeltaV1).
+func (c Custom) IsDelta() bool { return c.Format == FormatDeltaV1 }
+
+// formatRank orders the archive formats a client reads: lower is
+// preferred; -1 for one it does not read.
+func formatRank(f string) int { return slices.Index(ReadFormats, f) }
