@@ -92,6 +92,11 @@ func Apply(ctx context.Context, r io.Reader, installed string, installedTree Tre
 	if err != nil {
 		return nil, err
 	}
+	// What the ops say they make must be the result, before a byte is
+	// written; what they do make is checked again at the end.
+	if d := (Tree{Files: a.files, Dirs: dirs}).Digest(); d != h.ToTree {
+		return nil, refuse(ReasonResult, "", "the tree the ops make has digest %s, the delta says %s", d, h.ToTree)
+	}
 	if err := prepareDest(dest); err != nil {
 		return nil, err
 	}
@@ -346,9 +351,6 @@ func (a *applier) plan(base Tree) ([]string, []job, error) {
 		if err := under(f.Path); err != nil {
 			return nil, nil, err
 		}
-	}
-	if d := (Tree{Files: files, Dirs: dirs}).Digest(); d != h.ToTree {
-		return nil, nil, refuse(ReasonResult, "", "the tree the ops make has digest %s, the delta says %s", d, h.ToTree)
 	}
 	return dirs, jobs, nil
 }
