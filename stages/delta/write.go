@@ -60,20 +60,40 @@ func Write(ctx context.Context, w io.Writer, fromDir, toDir string, meta Meta) (
 	}
 	h := plan(from, to, meta)
 	data := make([][]byte, len(h.Ops))
-	var enc []int // ops with data
+	// The frames to encode, by window class: a worker keeps its encoders
+	// while the class stays (a best-compression encoder's tables are
+	// tens of megabytes to allocate). Their bytes do not depend on which
+	// worker encodes them.
+	sizes := make(map[string]int64, len(from.Files))
+	for _, f := range from.Files {
+		sizes[f.Path] = f.Size
+	}
+	type frame struct{ op, class int }
+	var enc []frame
 	for i, op := range h.Ops {
 		if op.Op == OpPatch || op.Op == OpNew {
-			enc = append(enc, i)
+			n := op.Size
+			for _, s := range op.Base {
+				n += sizes[s.Path]
+			}
+			enc = append(enc, frame{i, windowClass(n)})
 		}
 	}
-	err = parallel.ForEach(ctx, len(enc), runtime.GOMAXPROCS(0), func(k int) error {
-		op := &h.Ops[enc[k]]
-		b, err := encodeOp(op, fromDir, toDir)
-		if err != nil {
-			return err
+	slices.SortStableFunc(enc, func(a, b frame) int { return a.class - b.class })
+	err = parallel.ForEachWorker(ctx, len(enc), runtime.GOMAXPROCS(0), func() func(int) error {
+		var e encoders
+		return func(k int) error {
+			op := &h.Ops[enc[k].op]
+			b, err := encodeOp(op, fromDir, toDir, &e, enc[k].class)
+			if err != nil {
+				return err
+			}
+			data[enc[k].op], op.Data = b, int64(len(b))
+			if k == len(enc)-1 {
+				e.close()
+			}
+			return nil
 		}
-		data[enc[k]], op.Data = b, int64(len(b))
-		return nil
 	})
 	if err != nil {
 		return Result{}, err
@@ -214,8 +234,8 @@ func minus(a, b []string) []string {
 }
 
 // encodeOp reads op's new file (and its base from fromDir) and returns its
-// zstd frame.
-func encodeOp(op *Op, fromDir, toDir string) ([]byte, error) {
+// zstd frame, encoded by e at window class.
+func encodeOp(op *Op, fromDir, toDir string, e *encoders, class int) ([]byte, error) {
 	src, err := readFile(filepath.Join(toDir, filepath.FromSlash(op.Path)), op.Size, op.SHA256)
 	if err != nil {
 		return nil, err
@@ -231,26 +251,68 @@ func encodeOp(op *Op, fromDir, toDir string) ([]byte, error) {
 		}
 		dict = append(dict, b...)
 	}
-	return encodeData(src, dict)
+	z, err := e.get(class, dict)
+	if err != nil {
+		return nil, err
+	}
+	return z.EncodeAll(src, nil), nil
 }
 
-// encodeData compresses src into one zstd frame at SpeedBestCompression,
-// with dict (nil: none) as raw dictionary of id 0 and a window that
-// covers dict and src (at most MaxWindow), no checksum.
-func encodeData(src, dict []byte) ([]byte, error) {
-	window := 1 << max(10, bits.Len64(uint64(len(dict)+len(src))))
-	window = min(window, MaxWindow)
-	opts := []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithEncoderCRC(false),
-		zstd.WithEncoderConcurrency(1), zstd.WithZeroFrames(true), zstd.WithWindowSize(window)}
-	if len(dict) > 0 {
-		opts = append(opts, zstd.WithEncoderDictRaw(0, dict))
+// minWindow is the smallest window class: below it a smaller window saves
+// nothing (the encoder's tables are the same size) and would only make
+// more classes.
+const minWindow = 1 << 22
+
+// windowClass is the window of a frame whose dictionary and content are
+// n bytes together: the next power of two, at least minWindow, at most
+// MaxWindow.
+func windowClass(n int64) int {
+	return min(max(minWindow, 1<<bits.Len64(uint64(n))), MaxWindow)
+}
+
+// encoders are one worker's zstd encoders of one window class: one with a
+// raw dictionary (replaced per frame), one without.
+type encoders struct {
+	class       int
+	plain, dict *zstd.Encoder
+}
+
+// get returns an encoder of window class with dict (nil: none) as its raw
+// dictionary of id 0: SpeedBestCompression, no checksum, one goroutine,
+// an empty input makes an empty frame.
+func (e *encoders) get(class int, dict []byte) (*zstd.Encoder, error) {
+	if class != e.class {
+		e.close()
+		e.class = class
 	}
-	enc, err := zstd.NewWriter(nil, opts...)
+	opts := []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithEncoderCRC(false),
+		zstd.WithEncoderConcurrency(1), zstd.WithZeroFrames(true), zstd.WithWindowSize(class)}
+	var err error
+	switch {
+	case dict == nil && e.plain == nil:
+		e.plain, err = zstd.NewWriter(nil, opts...)
+	case dict == nil:
+	case e.dict == nil:
+		e.dict, err = zstd.NewWriter(nil, append(opts, zstd.WithEncoderDictRaw(0, dict))...)
+	default:
+		err = e.dict.ResetWithOptions(nil, zstd.WithEncoderDictRaw(0, dict))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("delta: zstd: %w", err)
 	}
-	defer enc.Close()
-	return enc.EncodeAll(src, nil), nil
+	if dict == nil {
+		return e.plain, nil
+	}
+	return e.dict, nil
+}
+
+func (e *encoders) close() {
+	for _, z := range []*zstd.Encoder{e.plain, e.dict} {
+		if z != nil {
+			z.Close()
+		}
+	}
+	e.plain, e.dict = nil, nil
 }
 
 // readFile reads the regular file p, which must be size bytes of sha256
