@@ -116,23 +116,23 @@ func Apply(ctx context.Context, r io.Reader, installed string, installedTree Tre
 	a.written = make([]string, len(a.files))
 
 	g, gctx := errgroup.WithContext(ctx)
-	work := make(chan job, writers)
+	work := make(chan []job, writers)
 	for range writers {
 		g.Go(func() error {
-			for j := range work {
+			for batch := range work {
 				if err := gctx.Err(); err != nil {
 					return err
 				}
-				if err := a.write(j, nil); err != nil {
+				if err := a.writeBatch(batch); err != nil {
 					return err
 				}
 			}
 			return nil
 		})
 	}
-	send := func(j job) error {
+	send := func(b []job) error {
 		select {
-		case work <- j:
+		case work <- b:
 			return nil
 		case <-gctx.Done():
 			return gctx.Err()
@@ -147,7 +147,7 @@ func Apply(ctx context.Context, r io.Reader, installed string, installedTree Tre
 			}
 			if j.op.Data > bufferedData {
 				lr := &countReader{r: io.LimitReader(br, j.op.Data)}
-				if err := a.write(j, lr); err != nil {
+				if err := a.write(j, lr, nil); err != nil {
 					if lr.n < j.op.Data {
 						return refuse(ReasonTruncated, j.op.Path, "the stream ends inside the op's data (%d of %d bytes)", lr.n, j.op.Data)
 					}
@@ -162,19 +162,30 @@ func Apply(ctx context.Context, r io.Reader, installed string, installedTree Tre
 			if _, err := io.ReadFull(br, j.data); err != nil {
 				return readErr(err, "the data of "+j.op.Path)
 			}
-			if err := send(j); err != nil {
+			if err := send([]job{j}); err != nil {
 				return err
 			}
 		}
 		if n, _ := io.Copy(io.Discard, io.LimitReader(br, 1<<20)); n > 0 {
 			return refuse(ReasonTrailing, "", "bytes after the last op's data")
 		}
+		// Copies in batches of one directory, so a writer opens the
+		// directory once (os.Root opens every component of a path).
+		var batch []job
 		for _, j := range jobs {
-			if j.op == nil || j.op.Data == 0 {
-				if err := send(j); err != nil {
+			if j.op != nil && j.op.Data != 0 {
+				continue
+			}
+			if len(batch) == maxBatch || (len(batch) > 0 && path.Dir(a.files[batch[0].i].Path) != path.Dir(a.files[j.i].Path)) {
+				if err := send(batch); err != nil {
 					return err
 				}
+				batch = nil
 			}
+			batch = append(batch, j)
+		}
+		if len(batch) > 0 {
+			return send(batch)
 		}
 		return nil
 	})
@@ -355,21 +366,62 @@ func (a *applier) plan(base Tree) ([]string, []job, error) {
 	return dirs, jobs, nil
 }
 
+// maxBatch is the most files of one directory a writer takes at once.
+const maxBatch = 64
+
+// dirRoots are the open roots of one directory of the result and of the
+// installed tree, for a batch of files in it.
+type dirRoots struct {
+	dir        string
+	dest, inst *os.Root
+}
+
+// writeBatch writes files of one directory, opening it once on each side.
+func (a *applier) writeBatch(batch []job) error {
+	if len(batch) == 1 {
+		return a.write(batch[0], nil, nil)
+	}
+	rs := &dirRoots{dir: path.Dir(a.files[batch[0].i].Path), dest: a.dest, inst: a.inst}
+	if rs.dir != "." {
+		var err error
+		if rs.dest, err = a.dest.OpenRoot(rs.dir); err != nil {
+			return unavailable("cannot open %s: %w", rs.dir, err)
+		}
+		defer rs.dest.Close()
+		if rs.inst, err = a.inst.OpenRoot(rs.dir); err != nil {
+			rs.inst = nil // a directory new in the result: copies come from elsewhere
+		} else {
+			defer rs.inst.Close()
+		}
+	}
+	for _, j := range batch {
+		if err := a.write(j, nil, rs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // write writes one file of the result: a copy of an installed file, or
-// an op's data (j.data, or stream) decoded.
-func (a *applier) write(j job, stream io.Reader) error {
+// an op's data (j.data, or stream) decoded; rs, when not nil, holds the
+// file's directory open.
+func (a *applier) write(j job, stream io.Reader, rs *dirRoots) error {
 	want := a.files[j.i]
 	perm := os.FileMode(0o644)
 	if want.Exec {
 		perm = 0o755
 	}
-	out, err := a.dest.OpenFile(want.Path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	destRoot, name := a.dest, want.Path
+	if rs != nil {
+		destRoot, name = rs.dest, path.Base(want.Path)
+	}
+	out, err := destRoot.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return unavailable("cannot create %s: %w", want.Path, err)
 	}
 	hw := &hashWriter{w: fileWriter{out}, h: sha256.New()}
 	if j.src != "" {
-		err = a.copyInstalled(hw, j.src)
+		err = a.copyInstalled(hw, j.src, rs)
 	} else {
 		err = a.decode(hw, j, stream)
 	}
@@ -393,8 +445,8 @@ func (a *applier) write(j job, stream io.Reader) error {
 
 // copyInstalled copies the installed file src into w, at most its
 // listed size plus one byte (the caller compares).
-func (a *applier) copyInstalled(w io.Writer, src string) error {
-	in, err := a.openInstalled(src)
+func (a *applier) copyInstalled(w io.Writer, src string, rs *dirRoots) error {
+	in, err := a.openInstalled(src, rs)
 	if err != nil {
 		return err
 	}
@@ -405,8 +457,12 @@ func (a *applier) copyInstalled(w io.Writer, src string) error {
 	return nil
 }
 
-func (a *applier) openInstalled(src string) (*os.File, error) {
-	in, err := a.inst.Open(src)
+func (a *applier) openInstalled(src string, rs *dirRoots) (*os.File, error) {
+	root, name := a.inst, src
+	if rs != nil && rs.inst != nil && path.Dir(src) == rs.dir {
+		root, name = rs.inst, path.Base(src)
+	}
+	in, err := root.Open(name)
 	if err != nil {
 		return nil, refuse(ReasonBase, src, "the installed tree lists it, but it cannot be opened: %v", err)
 	}
@@ -423,7 +479,7 @@ func (a *applier) decode(w io.Writer, j job, stream io.Reader) error {
 	op := j.op
 	var dict []byte
 	for _, s := range op.Base {
-		in, err := a.openInstalled(s.Path)
+		in, err := a.openInstalled(s.Path, nil)
 		if err != nil {
 			return err
 		}
