@@ -506,7 +506,7 @@ func (a *applier) decode(w io.Writer, j job, stream io.Reader) error {
 	if src == nil {
 		src = bytes.NewReader(j.data)
 	}
-	n, err := decodeTo(w, src, dict, op.Size)
+	n, err := decodeTo(w, src, dict, op.Size, windowClass(op.Size+int64(len(dict))))
 	switch {
 	case errors.Is(err, errTooLarge):
 		return refuse(ReasonBounds, op.Path, "its data decodes to more than its %d bytes", op.Size)

@@ -159,6 +159,31 @@ func TestDeterministic(t *testing.T) {
 	if !bytes.Equal(outs[0], outs[1]) || !bytes.Equal(outs[0], outs[2]) {
 		t.Fatal("the delta's bytes depend on GOMAXPROCS or the run")
 	}
+	// A worker reuses its encoders: every frame must be what a fresh
+	// encoder makes of it.
+	h, data := split(t, outs[0])
+	var off int64
+	for _, op := range h.Ops {
+		frame := data[off : off+op.Data]
+		off += op.Data
+		if op.Data == 0 {
+			continue
+		}
+		var e encoders
+		n := op.Size
+		for _, s := range op.Base {
+			fi, _ := os.Stat(filepath.Join(p.from, s.Path))
+			n += fi.Size()
+		}
+		fresh, err := encodeOp(&op, p.from, p.to, &e, windowClass(n))
+		e.close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(fresh, frame) {
+			t.Errorf("%s: the frame a reused encoder made differs from a fresh one's", op.Path)
+		}
+	}
 }
 
 func TestFromArchives(t *testing.T) {

@@ -337,16 +337,18 @@ var errTooLarge = errors.New("decodes to more bytes than allowed")
 // errTooLarge, whatever the frames declare.
 func decodeBounded(src, dict []byte, limit int64) ([]byte, error) {
 	var out bytes.Buffer
-	if _, err := decodeTo(&out, bytes.NewReader(src), dict, limit); err != nil {
+	if _, err := decodeTo(&out, bytes.NewReader(src), dict, limit, MaxWindow); err != nil {
 		return nil, err
 	}
 	return out.Bytes(), nil
 }
 
 // decodeTo streams the zstd frames of r, decoded against dict, into w and
-// returns the decoded length; output beyond limit is errTooLarge.
-func decodeTo(w io.Writer, r io.Reader, dict []byte, limit int64) (int64, error) {
-	opts := []zstd.DOption{zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(MaxWindow), zstd.WithDecoderLowmem(true)}
+// returns the decoded length; output beyond limit is errTooLarge, a
+// frame whose window is over window an error (so a frame cannot make the
+// decoder allocate more than its file needs).
+func decodeTo(w io.Writer, r io.Reader, dict []byte, limit int64, window int) (int64, error) {
+	opts := []zstd.DOption{zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(uint64(window)), zstd.WithDecoderLowmem(true)}
 	if dict != nil {
 		opts = append(opts, zstd.WithDecoderDictRaw(0, dict))
 	}

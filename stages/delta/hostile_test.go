@@ -208,6 +208,25 @@ func TestHostileDeltas(t *testing.T) {
 			}
 			return data
 		}), "", "payload/app.js"},
+		{"zstd bomb", mutate(func(h *Header, data []byte) []byte {
+			// brand.bin's frame replaced by 64 MiB of zeros in a few KB.
+			bomb, err := encodeData(make([]byte, 64<<20), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var off int64
+			for i := range h.Ops {
+				op := &h.Ops[i]
+				if op.Path == "payload/newdir/brand.bin" {
+					data = slices.Concat(data[:off], bomb, data[off+op.Data:])
+					h.DataBytes += int64(len(bomb)) - op.Data
+					op.Data = int64(len(bomb))
+					break
+				}
+				off += op.Data
+			}
+			return data
+		}), ReasonPatch, "payload/newdir/brand.bin"},
 		{"unknown op", mutate(func(h *Header, data []byte) []byte {
 			h.Ops[opIndex(h, "payload/gone.txt")].Op = "chmod"
 			return data
@@ -245,4 +264,15 @@ func TestHostileDeltas(t *testing.T) {
 	if _, err := ReadHeader(bytes.NewReader(cases[11].delta)); err.(*Error).Rule != archive.RuleDotSegment {
 		t.Fatalf("ReadHeader: %v", err)
 	}
+}
+
+// encodeData compresses src into one frame with a fresh encoder.
+func encodeData(src, dict []byte) ([]byte, error) {
+	var e encoders
+	defer e.close()
+	z, err := e.get(windowClass(int64(len(src)+len(dict))), dict)
+	if err != nil {
+		return nil, err
+	}
+	return z.EncodeAll(src, nil), nil
 }
