@@ -44,10 +44,11 @@
 //     gone from the result first (the renamed chunk's old self), each
 //     group sorted by path, taken while they fit in MaxDictBytes (8 MiB)
 //     and concatenated in that order; with no such file a new op, whose
-//     frame has no dictionary. The frame's window covers the dictionary
-//     and the file (the next power of two, at least 1 KiB, at most
-//     MaxWindow, 128 MiB: what `zstd -d` decodes without --memory); a
-//     file that does not fit in it with its dictionary is a new op. No
+//     frame has no dictionary. The encoder's window covers the
+//     dictionary and the file (the next power of two of their size, at
+//     least 4 MiB, at most MaxWindow, 128 MiB: what `zstd -d` decodes
+//     without --memory); a file that does not fit in it with its
+//     dictionary is a new op. No
 //     frame carries a checksum (the op's sha256 is stronger); an empty
 //     file is a frame of zero bytes of content.
 //
@@ -107,7 +108,9 @@
 // installed release stays independent of the new one); a patch's
 // dictionary is read from the installed tree and checked against the
 // op's sha256 before its frame is decoded; every decode stops at the
-// op's size plus one byte, so no declared size is trusted. Op data up to
+// op's size plus one byte, so no declared size is trusted, and a frame
+// whose window is over the one its file and dictionary need (the
+// encoder's rule above) is refused before the decoder allocates it. Op data up to
 // 4 MiB is read into memory and handed to a writer; larger data is
 // decoded as it is read. Every file is hashed while it is written, and
 // the tree written must have digest ToTree. Apply returns what
