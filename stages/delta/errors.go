@@ -47,9 +47,22 @@ func (e *Error) Error() string {
 		r += ": " + string(e.Rule)
 	}
 	if e.Path != "" {
-		return fmt.Sprintf("%s: %s at %q (%s): %s", errcode.IntegrityFailed, what, e.Path, r, e.Detail)
+		return fmt.Sprintf("%s: %s at %q (%s): %s; %s", errcode.IntegrityFailed, what, e.Path, r, e.Detail, e.hint())
 	}
-	return fmt.Sprintf("%s: %s (%s): %s", errcode.IntegrityFailed, what, r, e.Detail)
+	return fmt.Sprintf("%s: %s (%s): %s; %s", errcode.IntegrityFailed, what, r, e.Detail, e.hint())
+}
+
+// hint says what to do.
+func (e *Error) hint() string {
+	switch e.Reason {
+	case ReasonBase:
+		return "install the full release archive instead (the installed release is not the one the delta was made from)"
+	case ReasonTree:
+		return "a release directory holds only regular files and directories whose names every target can hold: rebuild the release, or repair the installed one (piship repair ID)"
+	case ReasonMeta:
+		return "give versions and a target of printable characters"
+	}
+	return "do not use this delta: fetch it again, or install the full release archive"
 }
 
 // ErrorCode returns INTEGRITY_FAILED (errcode.Coder).
