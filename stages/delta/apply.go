@@ -166,7 +166,11 @@ func Apply(ctx context.Context, r io.Reader, installed string, installedTree Tre
 				return err
 			}
 		}
-		if n, _ := io.Copy(io.Discard, io.LimitReader(br, 1<<20)); n > 0 {
+		n, err := io.Copy(io.Discard, io.LimitReader(br, 1<<20))
+		if err != nil {
+			return unavailable("cannot read the delta: %w", err)
+		}
+		if n > 0 {
 			return refuse(ReasonTrailing, "", "bytes after the last op's data")
 		}
 		// Copies in batches of one directory, so a writer opens the

@@ -276,3 +276,49 @@ func isReason(err error, r Reason) bool {
 	e, ok := IsRefused(err)
 	return ok && e.Reason == r
 }
+
+// TestStreamedData covers op data over bufferedData, which the reader
+// decodes as it reads instead of handing it to a writer.
+func TestStreamedData(t *testing.T) {
+	dir := t.TempDir()
+	p := pair{filepath.Join(dir, "from"), filepath.Join(dir, "to")}
+	big := noise(99, bufferedData+100_000)
+	writeTree(t, p.from, map[string]tfile{"a.txt": {data: []byte("a")}})
+	writeTree(t, p.to, map[string]tfile{"a.txt": {data: []byte("a")}, "big.bin": {data: big}, "z.txt": {data: text(5, 3000)}})
+	d, res := writeDelta(t, p)
+	if res.PatchBytes <= bufferedData {
+		t.Fatalf("%d bytes of data do not exercise the streamed path", res.PatchBytes)
+	}
+	base := scan(t, p.from)
+	dest := filepath.Join(t.TempDir(), "new")
+	if _, err := Apply(context.Background(), bytes.NewReader(d), p.from, base, dest, ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := scan(t, dest).Digest(), scan(t, p.to).Digest(); got != want {
+		t.Fatal("the streamed file was not applied")
+	}
+	h, data := split(t, d)
+	off := int64(0)
+	for _, op := range h.Ops {
+		if op.Path == "big.bin" {
+			break
+		}
+		off += op.Data
+	}
+	for name, c := range map[string]struct {
+		delta  []byte
+		reason Reason
+	}{
+		"cut inside": {d[:len(d)-len(data)+int(off)+1000], ReasonTruncated},
+		"corrupt": {func() []byte {
+			b := bytes.Clone(d)
+			b[len(d)-len(data)+int(off)+bufferedData/2] ^= 0xff
+			return b
+		}(), ReasonPatch},
+	} {
+		_, err := Apply(context.Background(), bytes.NewReader(c.delta), p.from, base, filepath.Join(t.TempDir(), "new"), ApplyOptions{})
+		if e, ok := IsRefused(err); !ok || (e.Reason != c.reason && !(c.reason == ReasonPatch && e.Reason == ReasonResult)) || e.Path != "big.bin" {
+			t.Errorf("%s: %v, want %s at big.bin", name, err, c.reason)
+		}
+	}
+}
