@@ -481,7 +481,16 @@ type Updated struct {
 	// Notes are the new version's release notes ("" when the repository
 	// publishes none, or this run installed nothing), verified through TUF.
 	Notes string
-	Total time.Duration
+	// Download is what the update downloaded (with check: would):
+	// "delta" (the delta from DeltaFrom, DownloadBytes long) or "archive"
+	// (Bytes); "" when up to date. DeltaSkipped says why a delta published
+	// for the update was not taken, DeltaFallback why the downloaded
+	// delta could not be used, so the archive was fetched and installed.
+	Download                    string
+	DownloadBytes               int64
+	DeltaFrom                   string
+	DeltaSkipped, DeltaFallback string
+	Total                       time.Duration
 }
 
 // Update runs the built-in update pipeline.
@@ -502,7 +511,18 @@ func Update(ctx context.Context, c Config, a UpdateArgs) (*Updated, error) {
 		ch, _ := updateCheck.from(out)
 		in, _ := updateInstall.from(out)
 		u := &Updated{Available: ch.Update, Current: ch.Current, Version: ch.Version, Channel: ch.Channel,
-			Root: ch.Root, Timestamp: ch.Timestamp, Bytes: ch.Bytes, Linked: int64(in.Linked), Notes: ch.Notes, Total: o.Total}
+			Root: ch.Root, Timestamp: ch.Timestamp, Bytes: ch.Bytes, Linked: int64(in.Linked), Notes: ch.Notes, Total: o.Total,
+			DeltaSkipped: ch.DeltaSkipped, DeltaFallback: in.DeltaFallback}
+		switch {
+		case !ch.Update:
+		case ch.DeltaBytes > 0 && in.DeltaFallback == "":
+			u.Download, u.DownloadBytes, u.DeltaFrom = "delta", ch.DeltaBytes, ch.DeltaFrom
+		case ch.DeltaBytes > 0:
+			// The delta, then the archive.
+			u.Download, u.DownloadBytes, u.DeltaFrom = "archive", ch.DeltaBytes+ch.Bytes, ch.DeltaFrom
+		default:
+			u.Download, u.DownloadBytes = "archive", ch.Bytes
+		}
 		if in.UpToDate {
 			// Another command activated the version while this update ran.
 			u.Available, u.Current, u.Version, u.Notes = false, in.Version, in.Version, ""

@@ -49,5 +49,11 @@ pipeline "update" {
 
     lock_sha256 = stage.check.lock_sha256
     trust_stage = stage.check.trust_stage
+
+    # A delta downloaded instead of the archive; the archive is fetched
+    # from the repository when the delta cannot be used.
+    delta      = stage.check.delta
+    delta_from = stage.check.delta_from
+    repository = stage.check.source
   }
 }

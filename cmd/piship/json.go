@@ -420,12 +420,15 @@ type RepoRole struct {
 	KeyNames []string `json:"keyNames"`
 }
 
-// RepoRelease is one release target.
+// RepoRelease is one release target: an archive, or a delta (format
+// piship-delta/v1) from FromVersion to Version.
 type RepoRelease struct {
 	Path       string `json:"path"`
 	Channel    string `json:"channel"`
 	Version    string `json:"version"`
 	Target     string `json:"target"`
+	Format     string `json:"format"`
+	From       string `json:"fromVersion"`
 	LockSHA256 string `json:"lockSha256"`
 	Length     int64  `json:"length"`
 	SHA256     string `json:"sha256"`
@@ -446,7 +449,7 @@ func RepoStatusJSON(dir, initialRootSHA256 string, st tuf.Status) RepoStatusDoc 
 			Threshold: r.Threshold, KeyIDs: append([]string{}, r.KeyIDs...), KeyNames: append([]string{}, r.KeyNames...)})
 	}
 	for _, r := range st.Releases {
-		rel := RepoRelease{Path: r.Path, Channel: r.Channel, Version: r.Version, Target: r.Target,
+		rel := RepoRelease{Path: r.Path, Channel: r.Channel, Version: r.Version, Target: r.For(), Format: r.Kind(), From: r.FromVersion,
 			LockSHA256: r.LockSHA256, Length: r.Length, SHA256: r.SHA256}
 		if r.Notes != nil {
 			rel.Notes, rel.NotesLength, rel.NotesSHA256 = r.Notes.Path, r.Notes.Length, r.Notes.SHA256

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -150,14 +151,16 @@ func TestReleaseNotesFromGitToUpdateCheck(t *testing.T) {
 	var st struct {
 		Releases []struct {
 			Version     string `json:"version"`
+			Format      string `json:"format"`
 			Notes       string `json:"notes"`
 			NotesLength int    `json:"notesLength"`
 			NotesSHA256 string `json:"notesSha256"`
 		} `json:"releases"`
 	}
-	if err := json.Unmarshal([]byte(out), &st); code != exitOK || err != nil || len(st.Releases) != 2 {
-		t.Fatalf("repo status --json: %d %v\n%s%s", code, err, out, stderr)
+	if err := json.Unmarshal([]byte(out), &st); code != exitOK || err != nil || len(st.Releases) != 3 || st.Releases[1].Format != "piship-delta/v1" {
+		t.Fatalf("repo status --json: %d %v, want the two archives and the delta between them\n%s%s", code, err, out, stderr)
 	}
+	st.Releases = slices.Delete(st.Releases, 1, 2) // the delta, which has no notes of its own
 	for _, r := range st.Releases {
 		switch {
 		case r.Version == "1.0.0" && (r.Notes != "" || r.NotesLength != 0 || r.NotesSHA256 != ""):

@@ -21,6 +21,7 @@ import (
 
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/release"
+	"piship.dev/piship/stages/stage/errcode"
 	"piship.dev/piship/stages/tuf"
 )
 
@@ -126,6 +127,7 @@ func runRepoInit(e *cli.Env, dir string, keyFlags, thresholdFlags []string) int 
 func repoAddCmd(e *cli.Env) *cobra.Command {
 	var keys []string
 	var ch string
+	var po tuf.PublishOptions
 	c := &cobra.Command{
 		Use:   "add DIR ARCHIVE|SET... --key FILE...",
 		Short: "publish release archives on a channel",
@@ -137,22 +139,35 @@ the target <channel>/<name>.notes.md that piship update --check shows;
 then targets, snapshot and timestamp are signed again. --key gives the targets, snapshot
 and timestamp keys (each file signs the roles it holds). A release already published is
 never replaced. A release set (<id>-<version>.SHA256SUMS, beside the archives) publishes
-every archive it lists, each first held to the set's digest, or none of them.`,
+every archive it lists, each first held to the set's digest, or none of them.
+
+Beside each release it publishes the deltas from the --deltas newest earlier releases of the
+channel for the same target (default 3; 0 publishes none): <name>.from-<version>.delta, the
+files that changed as zstd patches against the installed version's, which piship update
+downloads instead of the archive when the installed tree is exactly that version's. A delta
+larger than half the archive is not published. --v1-twin also publishes a piship-archive/v1
+(.tar.gz) copy of each v2 archive, for installations whose piship reads only v1; an update
+takes the newest format its piship reads.`,
 		Example: `  piship repo add /srv/hello out/releases/hello-1.0.0-linux-x64.tar.gz --key release.pem --key online.pem
   piship repo add /srv/hello out/releases/hello-1.0.0.SHA256SUMS --key release.pem --key online.pem
   piship repo add /srv/hello a.tar.gz b.tar.gz --channel beta --key release.pem --key online.pem`,
 		Args: cli.RangeArgs(2, -1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return cli.Done(runRepoAdd(e, args[0], args[1:], ch, keys))
+			return cli.Done(runRepoAdd(e, args[0], args[1:], ch, keys, po))
 		},
 	}
 	c.Flags().StringVar(&ch, "channel", "stable", "`CHANNEL` to publish on")
+	c.Flags().IntVar(&po.Deltas, "deltas", tuf.DefaultDeltas, "publish deltas from the `N` newest earlier releases of the channel (0: none)")
+	c.Flags().BoolVar(&po.V1Twin, "v1-twin", false, "also publish a piship-archive/v1 copy of each v2 archive (for installations whose piship reads only v1)")
 	c.Flags().StringArrayVar(&keys, "key", nil, "signing key `FILE` (repeatable: the targets, snapshot and timestamp keys; required)")
 	_ = c.MarkFlagRequired("key")
 	return c
 }
 
-func runRepoAdd(e *cli.Env, dir string, archives []string, ch string, keyFiles []string) int {
+func runRepoAdd(e *cli.Env, dir string, archives []string, ch string, keyFiles []string, po tuf.PublishOptions) int {
+	if po.Deltas < 0 {
+		return cli.FailIn(e, "repo add", errcode.Newf(errcode.ConfigInvalid, "--deltas %d: give how many earlier releases to make deltas from, 0 for none", po.Deltas))
+	}
 	keys, code := readKeys(e, "repo add", keyFiles)
 	if code != cli.ExitOK {
 		return code
@@ -177,7 +192,9 @@ func runRepoAdd(e *cli.Env, dir string, archives []string, ch string, keyFiles [
 		}
 		rels = append(rels, rel)
 	}
-	if err := r.AddReleases(rels, keys, keys, keys); err != nil {
+	var said []string
+	po.Logf = func(format string, args ...any) { said = append(said, fmt.Sprintf(format, args...)) }
+	if _, err := r.Publish(e.Ctx, rels, po, keys, keys, keys); err != nil {
 		return cli.FailIn(e, "repo add", err)
 	}
 	for _, rel := range rels {
@@ -185,6 +202,9 @@ func runRepoAdd(e *cli.Env, dir string, archives []string, ch string, keyFiles [
 		if rel.Notes != "" {
 			fmt.Fprintf(e.Stdout, "published %s: the release notes of %s (%s)\n", tuf.NotesPath(ch, rel.Archive), rel.Version, rel.Notes)
 		}
+	}
+	for _, l := range said {
+		fmt.Fprintln(e.Stdout, l)
 	}
 	fmt.Fprintf(e.Stdout, "repository %s: %s\n", dir, versions(r))
 	return cli.ExitOK
@@ -447,7 +467,11 @@ func printRepoStatus(w io.Writer, d RepoStatusDoc) {
 		fmt.Fprintln(w, "no releases")
 	}
 	for _, r := range d.Releases {
-		fmt.Fprintf(w, "  %s %s for %s on %s (%d bytes, sha256 %s)\n", r.Path, r.Version, r.Target, r.Channel, r.Length, r.SHA256)
+		if r.From != "" {
+			fmt.Fprintf(w, "  %s delta %s -> %s for %s on %s (%d bytes, sha256 %s)\n", r.Path, r.From, r.Version, r.Target, r.Channel, r.Length, r.SHA256)
+			continue
+		}
+		fmt.Fprintf(w, "  %s %s for %s on %s (%s, %d bytes, sha256 %s)\n", r.Path, r.Version, r.Target, r.Channel, r.Format, r.Length, r.SHA256)
 		if r.Notes != "" {
 			fmt.Fprintf(w, "    release notes %s (%d bytes)\n", r.Notes, r.NotesLength)
 		} else {

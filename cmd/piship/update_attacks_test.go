@@ -69,7 +69,9 @@ func TestUpdateRefusesTUFAttacks(t *testing.T) {
 	}
 	add := func(dir, key, archive string) {
 		t.Helper()
-		if code, _, stderr := piship(t, base, "repo", "add", dir, archive, "--key", key); code != exitOK {
+		// No deltas: every attack here is on the archive an update
+		// downloads (TestDeltaUpdates attacks the delta).
+		if code, _, stderr := piship(t, base, "repo", "add", dir, archive, "--key", key, "--deltas", "0"); code != exitOK {
 			t.Fatalf("repo add %s: %s", archive, stderr)
 		}
 	}

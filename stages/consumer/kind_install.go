@@ -13,7 +13,10 @@ import (
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/contentstore"
 	"piship.dev/piship/stages/home"
+	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/platform"
 	"piship.dev/piship/stages/stage"
+	"piship.dev/piship/stages/tuf"
 	"piship.dev/piship/stages/updatesource"
 	"piship.dev/piship/tracing/phase"
 	"piship.dev/piship/tracing/spankey"
@@ -24,7 +27,7 @@ import (
 type Install struct{}
 
 func (Install) Name() string    { return "install" }
-func (Install) Version() string { return "4" }
+func (Install) Version() string { return "5" }
 func (Install) Doc() string {
 	return "Installs an archive (read once: its SHA-256 and every file's computed while extracting straight into apps/<id>/<version>, " +
 		"checked against the payload inventory), a release directory or a payload directory; commits the receipt atomically under the launch gate, " +
@@ -50,6 +53,14 @@ type InstallConfig struct {
 	// verified TUF store, committed only once the archive is accepted.
 	LockSHA256 string `cty:"lock_sha256" doc:"the lock digest the signed TUF target claims: the release's lock must have it (an update)"`
 	TrustStage string `cty:"trust_stage" doc:"the verified TUF store update_check staged: committed to trust/<id>/ only once the archive is accepted, else removed with the download (an update)"`
+	// Delta, DeltaFrom and Repository come from update_check when it
+	// downloaded a delta instead of the archive: the release is built
+	// from the installed DeltaFrom and the delta, and on any mismatch the
+	// archive (sha256) is fetched from Repository through the staged
+	// TUF store and installed instead.
+	Delta      string `cty:"delta" doc:"a delta update_check downloaded instead of the archive (source is then unused)"`
+	DeltaFrom  string `cty:"delta_from" doc:"the installed version the delta starts from"`
+	Repository string `cty:"repository" doc:"the TUF repository the archive is fetched from when the delta cannot be used"`
 }
 
 // InstallOutputs is what an install stage produces.
@@ -64,6 +75,10 @@ type InstallOutputs struct {
 	Command  string `cty:"command" doc:"the command shim that launches it"`
 	Linked   int    `cty:"linked" doc:"files placed by linking an object of the content-addressed store"`
 	UpToDate bool   `cty:"up_to_date" doc:"an update found the version already active: nothing written (version is the active one)"`
+	// FromDelta and DeltaFallback: the release was built from a delta,
+	// or why the delta was not used and the archive was installed.
+	FromDelta     bool   `cty:"from_delta" doc:"the release was built from the installed version and a delta"`
+	DeltaFallback string `cty:"delta_fallback" doc:"why the delta could not be used and the archive was installed instead (empty otherwise)"`
 }
 
 // Run implements stage.Typed.
@@ -75,6 +90,18 @@ func (Install) Run(ctx context.Context, inv *stage.Invocation, cfg InstallConfig
 	io := home.InstallOptions{
 		Options: o, Source: stage.Resolve(inv.Dir, cfg.Source), SHA256: cfg.SHA256, ExpectKey: cfg.ExpectKey,
 		ID: cfg.ID, Version: cfg.Version, Channel: cfg.Channel, LockSHA256: cfg.LockSHA256, TrustStage: cfg.TrustStage,
+	}
+	if cfg.Delta != "" {
+		io.Source = ""
+		io.Delta = &home.DeltaSource{Path: stage.Resolve(inv.Dir, cfg.Delta), From: cfg.DeltaFrom, ArchiveSHA256: cfg.SHA256,
+			Fallback: func(ctx context.Context) (string, error) {
+				res, err := tuf.FetchRelease(ctx, tuf.UpdateOptions{Repository: cfg.Repository, TrustDir: cfg.TrustStage,
+					Channel: cfg.Channel, Target: platform.HostTarget(), DownloadDir: receipt.DownloadsDir(o.Homes.Install, cfg.ID)}, cfg.SHA256)
+				if err != nil {
+					return "", err
+				}
+				return res.Archive, nil
+			}}
 	}
 	if cfg.Update {
 		io.Update = func(active string) error {
@@ -131,7 +158,7 @@ func (Install) Run(ctx context.Context, inv *stage.Invocation, cfg InstallConfig
 	})
 	return InstallOutputs{
 		ID: res.ID, Version: res.Version, Previous: res.Previous, Payload: res.Payload, Files: res.Files, Bytes: res.Bytes,
-		Reused: res.Reused, Command: res.Command, Linked: res.Linked,
+		Reused: res.Reused, Command: res.Command, Linked: res.Linked, FromDelta: res.FromDelta, DeltaFallback: res.DeltaFallback,
 	}, nil
 }
 

@@ -3,7 +3,11 @@ package consumer
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/distribution"
@@ -22,14 +26,15 @@ import (
 type UpdateCheck struct{}
 
 func (UpdateCheck) Name() string    { return "update_check" }
-func (UpdateCheck) Version() string { return "6" }
+func (UpdateCheck) Version() string { return "7" }
 func (UpdateCheck) Doc() string {
 	return "Runs the TUF client (stages/tuf, go-tuf's updater) against the distribution's repository (a directory, or http(s); plain http only on loopback): " +
 		"the root chain from the trusted root in trust/<id>/ (first time: the initial root the active release's lock pins), timestamp, snapshot and targets, " +
 		"then picks the newest release of the channel for this target, refuses a downgrade and downloads it into apps/<id>/.downloads/ with TUF's length and hash check. " +
 		"The verified store is left staged (trust_stage) for the install stage to commit once it accepted the archive; up to date, it is committed here. " +
 		"The chosen release's notes (notes), verified like the archive, are fetched before it (with check too); they are never written. With check, the trusted metadata is read and nothing is written or downloaded but those notes. Outputs what to install (update false: up to date). " +
-		"Every request runs under connect, header and idle timeouts and an overall budget (timeout, max_time); one that fires is UPDATE_FAILED naming it."
+		"Every request runs under connect, header and idle timeouts and an overall budget (timeout, max_time); one that fires is UPDATE_FAILED naming it. " +
+		"A delta from the active version's installed tree (its receipt's treeSha256) to the chosen release is downloaded instead of the archive (delta); a published delta that cannot be used (another tree, a refused download) is said (delta_skipped, a \"delta fallback\" span event) and the archive downloaded."
 }
 
 // UpdateCheckConfig is the configuration of an update_check stage.
@@ -64,6 +69,13 @@ type UpdateCheckOutputs struct {
 	// Notes are the release notes the repository publishes for the
 	// version (fetched with check only, verified through TUF).
 	Notes string `cty:"notes" doc:"the chosen version's release notes (notes.md), verified against the targets role; empty when the repository has none"`
+	// Delta is the delta downloaded instead of the archive (tuf's
+	// Result.Delta), DeltaFrom the version it starts from, DeltaBytes its
+	// signed size; DeltaSkipped why a published delta was not taken.
+	Delta        string `cty:"delta" doc:"the delta downloaded instead of the archive (empty: the archive was, or nothing)"`
+	DeltaFrom    string `cty:"delta_from" doc:"the installed version the delta starts from"`
+	DeltaBytes   int64  `cty:"delta_bytes" doc:"the signed size of the delta (with check: the one that would be downloaded)"`
+	DeltaSkipped string `cty:"delta_skipped" doc:"why a delta published for this update was not taken (empty when none was, or it was taken)"`
 }
 
 // Run implements stage.Typed.
@@ -108,7 +120,7 @@ func (UpdateCheck) Run(ctx context.Context, inv *stage.Invocation, cfg UpdateChe
 	fctx, ph := phase.Start(ctx, "tuf update")
 	res, err := tuf.Update(fctx, tuf.UpdateOptions{
 		Repository: src, TrustDir: receipt.TrustDir(o.Homes.Install, id), ExpectRootSHA256: root,
-		Channel: ch, Target: platform.HostTarget(), Active: r.Active,
+		Channel: ch, Target: platform.HostTarget(), Active: r.Active, BaseTree: r.Find(r.Active).TreeSHA256,
 		DownloadDir: receipt.DownloadsDir(o.Homes.Install, id), Check: cfg.Check, Limits: limits, Defer: true,
 	})
 	ph.End(err)
@@ -129,6 +141,15 @@ func (UpdateCheck) Run(ctx context.Context, inv *stage.Invocation, cfg UpdateChe
 	out.Version, out.Update = res.Release.Version, true
 	out.Archive, out.SHA256, out.Bytes = res.Archive, res.SHA256, res.Length
 	out.LockSHA256, out.TrustStage, out.Notes = res.Release.LockSHA256, res.Stage, res.Notes
+	if d := res.Delta; d != nil {
+		out.Delta, out.DeltaFrom, out.DeltaBytes = d.Path, d.FromVersion, d.Length
+	}
+	if out.DeltaSkipped = res.DeltaSkipped; out.DeltaSkipped != "" {
+		deltaFallback(ctx, r.Active, out.DeltaSkipped)
+		if !cfg.Check {
+			fmt.Fprintf(inv.Log, "%s: %s\n", inv.Pipeline, out.DeltaSkipped)
+		}
+	}
 	return out, nil
 }
 
@@ -176,4 +197,11 @@ func readActiveLock(ctx context.Context, o home.Options, id string) (*receipt.Re
 		return nil, nil, receipt.Errorf(receipt.CodeUpdate, "cannot read the active release's lock: %v", err)
 	}
 	return r, raw, nil
+}
+
+// deltaFallback records on ctx's span that an update takes the archive
+// instead of a published delta, and why (home.DeltaFallbackEvent).
+func deltaFallback(ctx context.Context, from, why string) {
+	trace.SpanFromContext(ctx).AddEvent(home.DeltaFallbackEvent, trace.WithAttributes(
+		attribute.String("piship.delta.from", from), attribute.String("piship.delta.reason", why)))
 }

@@ -91,12 +91,12 @@ func (t Tree) Executables() []string {
 	return out
 }
 
-// ScanTree lists dir and hashes every file on all cores. It refuses
+// walkTree lists dir without reading its files. It refuses
 // (INTEGRITY_FAILED, ReasonTree) a symlink, a special file, and any path
 // stages/archive's path rules refuse (archive.Names: what no archive may
 // hold and no install would write), so a Tree is always one an archive
-// could carry. A file that changes size while it is hashed is an error.
-func ScanTree(ctx context.Context, dir string) (Tree, error) {
+// could carry.
+func walkTree(ctx context.Context, dir string) (Tree, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return Tree{}, unavailable("cannot read the release directory: %w", err)
@@ -150,6 +150,16 @@ func ScanTree(ctx context.Context, dir string) (Tree, error) {
 	}
 	slices.SortFunc(t.Files, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
 	slices.Sort(t.Dirs)
+	return t, nil
+}
+
+// ScanTree lists the tree in dir (walkTree's rules) and hashes every file
+// on all cores. A file that changes size while it is hashed is an error.
+func ScanTree(ctx context.Context, dir string) (Tree, error) {
+	t, err := walkTree(ctx, dir)
+	if err != nil {
+		return Tree{}, err
+	}
 	err = parallel.ForEachWorker(ctx, len(t.Files), runtime.GOMAXPROCS(0), func() func(int) error {
 		buf := make([]byte, 256<<10)
 		return func(i int) error {

@@ -110,12 +110,12 @@ func Install(ctx context.Context, o InstallOptions) (_ *InstallResult, err error
 		}
 		if err := o.Update(rc.Active); errors.Is(err, ErrUpToDate) {
 			o.progressf("%s %s is active: already up to date, nothing installed", id, rc.Active)
-			return &InstallResult{ID: id, Version: rc.Active, Target: s.target, Source: s.kind, UpToDate: true}, nil
+			return &InstallResult{ID: id, Version: rc.Active, Target: s.target, Source: s.recorded(), UpToDate: true}, nil
 		} else if err != nil {
 			return nil, err
 		}
 	}
-	res := &InstallResult{ID: id, Version: s.version, Target: s.target, Source: s.kind, Warnings: s.warnings}
+	res := &InstallResult{ID: id, Version: s.version, Target: s.target, Source: s.recorded(), Warnings: s.warnings}
 
 	// A recorded release of the same bytes is activated as it stands, once
 	// it is checked as doctor checks it: a damaged one (a file, a mode,
@@ -137,7 +137,7 @@ func Install(ctx context.Context, o InstallOptions) (_ *InstallResult, err error
 		if err := checkSignedLock(s, o.LockSHA256, rec.LockSHA256); err != nil {
 			return nil, err
 		}
-		o.progressf("%s %s: reusing %s (same %s)", id, s.version, rec.Dir, map[bool]string{true: "archive digest", false: "inventory"}[s.kind == receipt.SourceArchive])
+		o.progressf("%s %s: reusing %s (same %s)", id, s.version, rec.Dir, map[bool]string{true: "archive digest", false: "inventory"}[s.fromArchive()])
 		res.Reused, res.Dir, res.Payload, res.Command, res.ArchiveSHA256 = true, rec.Dir, rec.Payload, rec.Command, rec.ArchiveSHA256
 		prev, shims, err := o.activate(ctx, id, *rec)
 		if err != nil {
@@ -185,20 +185,19 @@ func Install(ctx context.Context, o InstallOptions) (_ *InstallResult, err error
 		return nil, receipt.Errorf(receipt.CodeUnavailable, "cannot inspect %s: %w", dest, err)
 	}
 
-	pctx, ph := phase.Start(ctx, map[bool]string{true: "extract", false: "copy"}[s.kind == receipt.SourceArchive])
-	put, err := place(pctx, &o, s, placeAt)
-	if err == nil {
-		ph.SetInt("files", int64(len(put.Files)))
-		ph.SetInt("bytes", put.Bytes)
-		ph.SetInt("linked", int64(put.Linked))
+	put, in, err := placeAndCheck(ctx, &o, s, placeAt)
+	if err != nil && s.kind == sourceDelta {
+		// Once: the archive, verified as any download, installs instead.
+		res.DeltaFallback = err.Error()
+		var ns *source
+		if ns, err = o.deltaFallback(ctx, s, placeAt, err); err == nil {
+			s = ns
+			defer s.close()
+			res.Source = s.recorded()
+			put, in, err = placeAndCheck(ctx, &o, s, placeAt)
+		}
 	}
-	ph.End(err)
-	var in *installed
-	if err == nil {
-		_, ph = phase.Start(ctx, "verify")
-		in, err = checkInstalled(placeAt, s, put.Files, put.SHA256, o.LockSHA256)
-		ph.End(err)
-	}
+	res.FromDelta = err == nil && s.kind == sourceDelta
 	if err == nil && s.target != o.HostTarget {
 		// Known only now when the archive's name did not say it.
 		err = foreignTarget(id, s.version, s.target, o.HostTarget)
@@ -229,8 +228,8 @@ func Install(ctx context.Context, o InstallOptions) (_ *InstallResult, err error
 		LockSHA256: in.lockSHA, ArchiveSHA256: put.SHA256, InventorySHA256: in.inventorySHA,
 		ReleaseSHA256: in.releaseSHA,
 		Target:        s.target, Channel: channel, Command: in.command, Entry: in.entry,
-		VerifyAtLaunch: in.verifyAtLaunch, Source: s.kind, SearchTools: in.searchTools, Node: in.node,
-		Executables: executables(put.Executables),
+		VerifyAtLaunch: in.verifyAtLaunch, Source: s.recorded(), SearchTools: in.searchTools, Node: in.node,
+		Executables: executables(put.Executables), TreeSHA256: treeDigest(dest, put),
 	}
 	prev, shims, err := o.activate(ctx, id, rec)
 	if err != nil {
@@ -242,6 +241,27 @@ func Install(ctx context.Context, o InstallOptions) (_ *InstallResult, err error
 	res.Dir, res.Payload, res.Command, res.ArchiveSHA256 = rec.Dir, rec.Payload, rec.Command, put.SHA256
 	res.Files, res.Bytes, res.Previous, res.Shims, res.Linked = in.files, put.Bytes, prev, shims, put.Linked
 	return res, nil
+}
+
+// placeAndCheck writes the release s into dest (place) and checks it
+// against its inventory and release rules (checkInstalled), each a phase.
+func placeAndCheck(ctx context.Context, o *InstallOptions, s *source, dest string) (*archive.Extracted, *installed, error) {
+	what := map[string]string{receipt.SourceArchive: "extract", sourceDelta: "apply delta"}[s.kind]
+	pctx, ph := phase.Start(ctx, cmp.Or(what, "copy"))
+	put, err := place(pctx, o, s, dest)
+	if err == nil {
+		ph.SetInt("files", int64(len(put.Files)))
+		ph.SetInt("bytes", put.Bytes)
+		ph.SetInt("linked", int64(put.Linked))
+	}
+	ph.End(err)
+	if err != nil {
+		return nil, nil, err
+	}
+	_, ph = phase.Start(ctx, "verify")
+	in, err := checkInstalled(dest, s, put.Files, put.SHA256, o.LockSHA256)
+	ph.End(err)
+	return put, in, err
 }
 
 // executables is the receipt's record of the executable files: never
@@ -359,9 +379,9 @@ func reusable(home string, rc *receipt.Receipt, s *source, intact func(*receipt.
 	}
 	for _, r := range cands {
 		switch {
-		case s.kind == receipt.SourceArchive && (s.expectSHA == "" || r.ArchiveSHA256 != s.expectSHA):
+		case s.fromArchive() && (s.expectSHA == "" || r.ArchiveSHA256 != s.expectSHA):
 			continue
-		case s.kind != receipt.SourceArchive && (s.inventorySHA == "" || r.InventorySHA256 != s.inventorySHA):
+		case !s.fromArchive() && (s.inventorySHA == "" || r.InventorySHA256 != s.inventorySHA):
 			continue
 		}
 		if receipt.CheckInside(home, s.id, &r) != nil {
@@ -431,6 +451,8 @@ func place(ctx context.Context, o *InstallOptions, s *source, dest string) (*arc
 			return nil, receipt.Errorf(receipt.CodeUnavailable, "cannot extract %s: %w", filepath.Base(s.path), err)
 		}
 		return ex, nil
+	case sourceDelta:
+		return placeDelta(ctx, o, s, dest)
 	case receipt.SourceRelease:
 		o.progressf("%s %s: copying %s into %s", s.id, s.version, s.path, dest)
 		d, err := copyTree(ctx, s.tree, s.path, dest, "", o.Writers)

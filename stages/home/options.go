@@ -133,6 +133,10 @@ func (o *Options) launcher() (string, error) {
 // InstallOptions describe one install.
 type InstallOptions struct {
 	Options
+	// Delta, set by an update that downloaded a delta instead of the
+	// archive, builds the release from the installed version it starts
+	// from (Source is then unused).
+	Delta *DeltaSource
 	// Source is a release archive (<id>-<version>-<target>.tar.gz), a
 	// release directory (with release.json) or a payload directory (with
 	// metadata/inventory.json).
@@ -224,6 +228,35 @@ type InstallResult struct {
 	// one to install (Version is then the active version): nothing was
 	// written.
 	UpToDate bool
+	// FromDelta is set when the release was built from the installed
+	// version and InstallOptions.Delta; DeltaFallback says why the delta
+	// was not used when the archive was installed instead ("" otherwise).
+	FromDelta     bool
+	DeltaFallback string
+}
+
+// DeltaFallbackEvent is the span event an update records when it takes
+// the release archive instead of a delta published for it, with the
+// reason (piship.delta.reason) and the version it would have started
+// from (piship.delta.from).
+const DeltaFallbackEvent = "delta fallback"
+
+// DeltaSource is an update's delta, downloaded instead of the release
+// archive (tuf.Result.Delta): Install builds the new version directory
+// from the installed version From and the delta (stages/delta), every
+// file verified, and installs the release archive instead (Fallback),
+// once and saying so, when anything does not match.
+type DeltaSource struct {
+	// Path is the downloaded delta (in apps/<id>/.downloads).
+	Path string
+	// From is the installed version the delta starts from.
+	From string
+	// ArchiveSHA256 is the signed digest of the release's archive, which
+	// the receipt records (repair fetches that archive by it).
+	ArchiveSHA256 string
+	// Fallback downloads the release archive, checked against its signed
+	// length and digest, and returns its path.
+	Fallback func(ctx context.Context) (string, error)
 }
 
 // ForEnv is the one way a consumer command or kind builds its Options: the

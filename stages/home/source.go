@@ -80,6 +80,9 @@ var hexRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[
 // identify classifies o.Source and finds its id, version and target
 // without reading any payload file.
 func identify(o *InstallOptions) (*source, error) {
+	if o.Delta != nil {
+		return identifyDelta(o)
+	}
 	if o.Source == "" {
 		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "nothing to install: name a release archive, a release directory or a payload directory")
 	}

@@ -335,12 +335,19 @@ func pick(ctx context.Context, o UpdateOptions, f *fetcher, up *updater.Updater)
 			res.Delta = d
 			return res, nil
 		}
-		if err := download(ctx, f, d.TargetPath, d.Length, d.SHA256, o.DownloadDir, "delta"); err != nil {
+		err := download(ctx, f, d.TargetPath, d.Length, d.SHA256, o.DownloadDir, "delta")
+		if err == nil {
+			d.Path = filepath.Join(o.DownloadDir, path.Base(d.TargetPath))
+			res.Delta = d
+			return res, ctx.Err()
+		}
+		if ctx.Err() != nil {
 			return nil, err
 		}
-		d.Path = filepath.Join(o.DownloadDir, path.Base(d.TargetPath))
-		res.Delta = d
-		return res, ctx.Err()
+		// A delta refused (other bytes, too long) or missing is never
+		// read; the archive is downloaded instead, once, as if none had
+		// been published, and the update says why.
+		res.DeltaSkipped = fmt.Sprintf("the delta from %s could not be downloaded (%v): downloading the full archive", d.FromVersion, err)
 	} else {
 		res.DeltaSkipped = why
 	}
@@ -438,7 +445,11 @@ func download(ctx context.Context, f *fetcher, p string, length int64, sha strin
 		if ce.Reason == updatesource.ReasonDigest {
 			why = "hash verification failed: its sha256 is not the signed " + sha
 		}
-		return updateErr(ReasonIntegrity, err, "%s is not the %s the targets role signs for %s (%s): the repository or a mirror serves other bytes; nothing was installed, report it to the publisher", loc, what, p, why)
+		tail := "nothing was installed, report it to the publisher"
+		if what != "archive" {
+			tail = "report it to the publisher"
+		}
+		return updateErr(ReasonIntegrity, err, "%s is not the %s the targets role signs for %s (%s): the repository or a mirror serves other bytes; %s", loc, what, p, why, tail)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package tuf
 
 import (
 	"cmp"
+	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
@@ -296,26 +297,38 @@ func TargetPath(channelName, archive string) string {
 // and timestamp of theirs. A target path already published with other
 // bytes is refused: a release is never replaced.
 func (r *Repository) AddReleases(rels []Release, targetsKeys, snapshotKeys, timestampKeys []Key) error {
+	_, err := r.Publish(context.Background(), rels, PublishOptions{}, targetsKeys, snapshotKeys, timestampKeys)
+	return err
+}
+
+// Publish is AddReleases with what o adds beside each archive (its v1
+// twin, the deltas to it), all in the one new targets version; it returns
+// what it added beside the archives.
+func (r *Repository) Publish(ctx context.Context, rels []Release, o PublishOptions, targetsKeys, snapshotKeys, timestampKeys []Key) ([]Published, error) {
 	if len(rels) == 0 {
-		return configErr("no releases to add")
+		return nil, configErr("no releases to add")
 	}
 	// Every key is checked before the first archive is copied, so a
 	// missing key leaves the repository as it was.
 	for role, keys := range map[string][]Key{RoleTargets: targetsKeys, RoleSnapshot: snapshotKeys, RoleTimestamp: timestampKeys} {
 		if err := enough(&r.Root.Signed, role, keys); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for _, rel := range rels {
 		if _, err := r.addArchive(rel); err != nil {
-			return err
+			return nil, err
 		}
 	}
+	extra, err := r.extra(ctx, rels, o)
+	if err != nil {
+		return nil, err
+	}
 	if err := r.publish(targetsKeys, snapshotKeys, timestampKeys); err != nil {
-		return err
+		return nil, err
 	}
 	r.rememberKeys(targetsKeys, snapshotKeys, timestampKeys)
-	return nil
+	return extra, nil
 }
 
 // addArchive checks a release and adds its archive (and its notes) as

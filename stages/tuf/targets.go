@@ -71,6 +71,15 @@ func (c Custom) ArchiveFormat() string {
 	return ""
 }
 
+// Kind is the target's format as status shows it: an archive format,
+// FormatDeltaV1, or the format a newer piship wrote.
+func (c Custom) Kind() string {
+	if f := c.ArchiveFormat(); f != "" {
+		return f
+	}
+	return c.Format
+}
+
 // IsDelta says the target is a delta (FormatDeltaV1).
 func (c Custom) IsDelta() bool { return c.Format == FormatDeltaV1 }
 

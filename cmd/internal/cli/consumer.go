@@ -157,20 +157,32 @@ func runUpdate(e *Env, id string, o updateOpts, rc RunConfig) int {
 		fmt.Fprintf(e.Stdout, "%s %s is up to date (channel %s, root %d, timestamp %d)\n", id, u.Current, u.Channel, u.Root, u.Timestamp)
 	case o.check:
 		fmt.Fprintf(e.Stdout, "%s: update available %s -> %s (channel %s, root %d, timestamp %d, %s)\n", id, u.Current, u.Version,
-			u.Channel, u.Root, u.Timestamp, pipelines.HumanBytes(u.Bytes))
+			u.Channel, u.Root, u.Timestamp, downloadWords(u))
 		printNotes(e.Stdout, u.Version, u.Notes, "piship update --check --json has them all")
 	default:
 		linked := ""
 		if u.Linked > 0 {
 			linked = fmt.Sprintf(", %s linked from the store", canon.Count(u.Linked, "file"))
 		}
-		fmt.Fprintf(e.Stdout, "%s updated %s -> %s (channel %s, root %d, timestamp %d%s) in %s; `piship rollback %s` goes back to %s\n", id, u.Current, u.Version, u.Channel,
-			u.Root, u.Timestamp, linked, u.Total.Round(time.Millisecond), id, u.Current)
+		fmt.Fprintf(e.Stdout, "%s updated %s -> %s (channel %s, root %d, timestamp %d, %s%s) in %s; `piship rollback %s` goes back to %s\n", id, u.Current, u.Version, u.Channel,
+			u.Root, u.Timestamp, downloadWords(u), linked, u.Total.Round(time.Millisecond), id, u.Current)
 		if code == ExitOK {
 			printNotes(e.Stdout, u.Version, u.Notes, "piship update --json carries them whole")
 		}
 	}
 	return code
+}
+
+// downloadWords says what an update downloads: the delta and its share
+// of the archive, or the archive.
+func downloadWords(u *pipelines.Updated) string {
+	switch {
+	case u.Download == "delta":
+		return fmt.Sprintf("a %s delta from %s instead of the %s archive", pipelines.HumanBytes(u.DownloadBytes), u.DeltaFrom, pipelines.HumanBytes(u.Bytes))
+	case u.DeltaFallback != "":
+		return fmt.Sprintf("the %s archive after the delta from %s", pipelines.HumanBytes(u.Bytes), u.DeltaFrom)
+	}
+	return "the " + pipelines.HumanBytes(u.Bytes) + " archive"
 }
 
 // MaxNotesLines is how many lines of a new version's release notes

@@ -155,13 +155,28 @@ type UpdateDoc struct {
 	Bytes     int64   `json:"bytes"`
 	Linked    int64   `json:"linked"`
 	Notes     string  `json:"notes"` // the new version's release notes (--check: to be installed; else installed), "" when none
-	Seconds   float64 `json:"seconds"`
+	// Download is what the update downloaded (--check: would).
+	Download UpdateDownload `json:"download"`
+	Seconds  float64        `json:"seconds"`
+}
+
+// UpdateDownload is piship-update/v1's download: "delta" (from the
+// installed version From) or "archive" ("" when up to date), the bytes
+// downloaded, and why a published delta was not taken (skipped) or could
+// not be used (fallback).
+type UpdateDownload struct {
+	Kind     string `json:"kind"`
+	Bytes    int64  `json:"bytes"`
+	From     string `json:"from"`
+	Skipped  string `json:"skipped"`
+	Fallback string `json:"fallback"`
 }
 
 // UpdateJSON is the update as piship-update/v1.
 func UpdateJSON(u *pipelines.Updated, id string, check bool) UpdateDoc {
 	return UpdateDoc{Schema: Schema("update"), ID: id, Check: check, Available: u.Available, Updated: u.Available && !check,
-		Current: u.Current, Version: u.Version, Channel: u.Channel, Root: u.Root, Timestamp: u.Timestamp, Bytes: u.Bytes, Linked: u.Linked, Notes: u.Notes, Seconds: u.Total.Seconds()}
+		Current: u.Current, Version: u.Version, Channel: u.Channel, Root: u.Root, Timestamp: u.Timestamp, Bytes: u.Bytes, Linked: u.Linked, Notes: u.Notes, Seconds: u.Total.Seconds(),
+		Download: UpdateDownload{Kind: u.Download, Bytes: u.DownloadBytes, From: u.DeltaFrom, Skipped: u.DeltaSkipped, Fallback: u.DeltaFallback}}
 }
 
 // RollbackDoc is piship-rollback/v1.

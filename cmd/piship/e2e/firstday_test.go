@@ -122,7 +122,7 @@ func TestFirstDayWalk(t *testing.T) {
 	step(exitOK, `^published stable/greeter-1\.0\.0-`+target+`\.tar\.gz 1\.0\.0 for `+target+` on stable$`, "",
 		"repo", "add", repo, archive("1.0.0"), archive("1.1.0"), "--key", key("targets"), "--key", key("online"))
 
-	step(exitOK, `^greeter updated 1\.0\.0 -> 1\.1\.0 \(channel stable, root 1, timestamp 2\) in .*; `+"`piship rollback greeter` goes back to 1.0.0$", "",
+	step(exitOK, `^greeter updated 1\.0\.0 -> 1\.1\.0 \(channel stable, root 1, timestamp 2, a \S+ \S+ delta from 1\.0\.0 instead of the \S+ \S+ archive\) in .*; `+"`piship rollback greeter` goes back to 1.0.0$", "",
 		"update", "greeter")
 	launch("1.1.0")
 	step(exitOK, `^greeter rolled back from 1\.1\.0 to 1\.0\.0; `+"`piship update greeter` moves forward again$", "", "rollback", "greeter")

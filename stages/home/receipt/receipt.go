@@ -48,6 +48,11 @@ type Release struct {
 	ArchiveSHA256   string `json:"archiveSha256"`
 	InventorySHA256 string `json:"inventorySha256"`
 	ReleaseSHA256   string `json:"releaseSha256"`
+	// TreeSHA256 is the digest of Dir's tree as installed (every file's
+	// path, exec bit, size and sha256, every directory: stages/delta's
+	// Tree.Digest): an update downloads a delta only from this tree. ""
+	// in a receipt an older piship wrote (its updates take the archive).
+	TreeSHA256 string `json:"treeSha256,omitempty"`
 	Target          string `json:"target"`
 	Channel         string `json:"channel"`
 	// Command is the shim's name in the bin home; Entry the file node runs,

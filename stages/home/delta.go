@@ -1,0 +1,137 @@
+package home
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/stages/archive"
+	"piship.dev/piship/stages/delta"
+	"piship.dev/piship/stages/home/receipt"
+)
+
+// sourceDelta is a source built from the installed version and a delta
+// (InstallOptions.Delta). The receipt records it as receipt.SourceArchive
+// with the release archive's signed digest: the tree it builds is that
+// archive's, file for file.
+const sourceDelta = "delta"
+
+// identifyDelta is identify for an update that downloaded a delta.
+func identifyDelta(o *InstallOptions) (*source, error) {
+	if o.ID == "" || o.Version == "" {
+		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "a delta update names the distribution and the version it installs")
+	}
+	if err := receipt.CheckID(o.ID); err != nil {
+		return nil, err
+	}
+	if !receipt.ValidVersion(o.Version) {
+		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "%q is not a semantic version", o.Version)
+	}
+	path, err := filepath.Abs(o.Delta.Path)
+	if err != nil {
+		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "%s: %v", o.Delta.Path, err)
+	}
+	return &source{kind: sourceDelta, path: path, id: o.ID, version: o.Version, target: o.HostTarget,
+		expectSHA: o.Delta.ArchiveSHA256, expectWhy: "the signed TUF target"}, nil
+}
+
+// errDelta is a delta that cannot be used: Install falls back to the
+// archive on it.
+type errDelta struct{ err error }
+
+func (e *errDelta) Error() string { return e.err.Error() }
+func (e *errDelta) Unwrap() error { return e.err }
+
+// placeDelta builds dest from the active installed version and the delta:
+// the installed tree is scanned (every file hashed) and must be the
+// delta's base, then delta.Apply writes every file of the new tree,
+// hashed as it is written.
+func placeDelta(ctx context.Context, o *InstallOptions, s *source, dest string) (*archive.Extracted, error) {
+	rc, err := receipt.Read(o.Homes.Install, s.id)
+	if err != nil {
+		return nil, &errDelta{err}
+	}
+	base := rc.Find(o.Delta.From)
+	if rc.Active != o.Delta.From || base == nil {
+		return nil, &errDelta{fmt.Errorf("the active version is %s, and the delta starts from %s", rc.Active, o.Delta.From)}
+	}
+	f, err := atomicfs.OpenRegular(s.path)
+	if err != nil {
+		return nil, &errDelta{err}
+	}
+	defer f.Close()
+	h, err := delta.ReadHeader(f)
+	if err != nil {
+		return nil, &errDelta{err}
+	}
+	tree, err := delta.ScanTree(ctx, base.Dir)
+	if err != nil {
+		return nil, &errDelta{fmt.Errorf("cannot read the installed %s in %s: %w", base.Version, base.Dir, err)}
+	}
+	if got := tree.Digest(); got != h.FromTree {
+		return nil, &errDelta{fmt.Errorf("the installed %s in %s is not the tree the delta was made from (tree %s, the delta's %s): a file was changed since it was installed", base.Version, base.Dir, got, h.FromTree)}
+	}
+	if _, err := f.Seek(0, 0); err != nil {
+		return nil, &errDelta{err}
+	}
+	o.progressf("%s %s: building it from the installed %s and the delta %s", s.id, s.version, base.Version, filepath.Base(s.path))
+	ex, err := delta.Apply(ctx, f, base.Dir, tree, dest, delta.ApplyOptions{Writers: o.Writers})
+	if err != nil {
+		return nil, &errDelta{err}
+	}
+	ex.SHA256 = o.Delta.ArchiveSHA256
+	return ex, nil
+}
+
+// deltaFallback is Install's one retry after a delta failed with err: the
+// partial directory at placeAt is discarded, the update says so (in its
+// output and as a span event on ctx), and the archive is downloaded and
+// identified as the source instead.
+func (o *InstallOptions) deltaFallback(ctx context.Context, s *source, placeAt string, cause error) (*source, error) {
+	o.discard(ctx, s.id, s.version, placeAt)
+	o.logf("%s %s: the delta from %s cannot be used (%v): downloading the full archive instead", s.id, s.version, o.Delta.From, cause)
+	trace.SpanFromContext(ctx).AddEvent(DeltaFallbackEvent, trace.WithAttributes(
+		attribute.String("piship.delta.from", o.Delta.From), attribute.String("piship.delta.reason", cause.Error())))
+	if o.Delta.Fallback == nil {
+		return nil, cause
+	}
+	arc, err := o.Delta.Fallback(ctx)
+	if err != nil {
+		return nil, err
+	}
+	o.Source, o.SHA256, o.Delta = arc, o.Delta.ArchiveSHA256, nil
+	ns, err := identify(o)
+	if err != nil {
+		return nil, err
+	}
+	return ns, nil
+}
+
+// fromArchive says the source's release is an archive's tree (the
+// archive itself, or a delta to it): it is recorded and reused by the
+// archive's digest.
+func (s *source) fromArchive() bool { return s.kind == receipt.SourceArchive || s.kind == sourceDelta }
+
+// recorded is the receipt's source of s: a delta builds the archive's tree.
+func (s *source) recorded() string {
+	if s.kind == sourceDelta {
+		return receipt.SourceArchive
+	}
+	return s.kind
+}
+
+// treeDigest is the receipt's TreeSHA256 of the release written into dir
+// (the digests put computed while writing it, the sizes and modes of the
+// files as they stand); "" when it cannot be read, and an update then
+// takes the archive.
+func treeDigest(dir string, put *archive.Extracted) string {
+	t, err := delta.ListTree(context.Background(), dir, put.Files)
+	if err != nil {
+		return ""
+	}
+	return t.Digest()
+}
