@@ -142,19 +142,19 @@ func InstallJSON(in *pipelines.Installed, hint string) InstallDoc {
 
 // UpdateDoc is piship-update/v1 (update and update --check).
 type UpdateDoc struct {
-	Schema    string  `json:"schema"`
-	ID        string  `json:"id"`
-	Check     bool    `json:"check"`     // --check: nothing was changed
-	Available bool    `json:"available"` // the channel has a newer version
-	Updated   bool    `json:"updated"`   // this run installed it
-	Current   string  `json:"current"`
-	Version   string  `json:"version"`
-	Channel   string  `json:"channel"`
-	Root      int64   `json:"root"`      // the trusted TUF root version
-	Timestamp int64   `json:"timestamp"` // the trusted timestamp version
-	Bytes     int64   `json:"bytes"`
-	Linked    int64   `json:"linked"`
-	Notes     string  `json:"notes"` // the new version's release notes (--check: to be installed; else installed), "" when none
+	Schema    string `json:"schema"`
+	ID        string `json:"id"`
+	Check     bool   `json:"check"`     // --check: nothing was changed
+	Available bool   `json:"available"` // the channel has a newer version
+	Updated   bool   `json:"updated"`   // this run installed it
+	Current   string `json:"current"`
+	Version   string `json:"version"`
+	Channel   string `json:"channel"`
+	Root      int64  `json:"root"`      // the trusted TUF root version
+	Timestamp int64  `json:"timestamp"` // the trusted timestamp version
+	Bytes     int64  `json:"bytes"`
+	Linked    int64  `json:"linked"`
+	Notes     string `json:"notes"` // the new version's release notes (--check: to be installed; else installed), "" when none
 	// Download is what the update downloaded (--check: would).
 	Download UpdateDownload `json:"download"`
 	Seconds  float64        `json:"seconds"`

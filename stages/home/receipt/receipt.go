@@ -53,8 +53,8 @@ type Release struct {
 	// Tree.Digest): an update downloads a delta only from this tree. ""
 	// in a receipt an older piship wrote (its updates take the archive).
 	TreeSHA256 string `json:"treeSha256,omitempty"`
-	Target          string `json:"target"`
-	Channel         string `json:"channel"`
+	Target     string `json:"target"`
+	Channel    string `json:"channel"`
 	// Command is the shim's name in the bin home; Entry the file node runs,
 	// relative to Payload, slash-separated.
 	Command string `json:"command"`
