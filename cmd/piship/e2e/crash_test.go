@@ -97,6 +97,10 @@ type killCase struct {
 	// trust: the trusted TUF store (trust/hello/) must be the one before
 	// the command or the one after it after every kill, never a mix.
 	trust bool
+	// minTrials is the least number of kills of this case, whatever
+	// PISHIP_CRASH_TRIALS says; says is what its unkilled run prints.
+	minTrials int
+	says      string
 }
 
 // SIGKILL lands anywhere in install, update, a reinstall over a damaged
@@ -152,12 +156,17 @@ func TestKilledCommandsRecoverWithoutRepair(t *testing.T) {
 		before: installed("1.0.0", ""), after: installed("1.1.0", "1.0.0"),
 		settled: func(w *consumerWorld) error { return onlyKept(w, "1.0.0", "1.1.0") },
 	}, {
+		// A delta update: the channel publishes the delta from 1.0.0
+		// (repo add's default), and the update builds 1.1.0 from the
+		// installed 1.0.0 and it; 10 kills at least (issue 33).
 		name:   "update",
 		setup:  func(w *consumerWorld) { w.run("install", w.release["1.0.0"]) },
 		args:   func(w *consumerWorld) []string { return []string{"update", "hello", "--from", w.chanDir} },
 		before: installed("1.0.0", ""), after: installed("1.1.0", "1.0.0"),
-		settled: func(w *consumerWorld) error { return onlyKept(w, "1.0.0", "1.1.0") },
-		trust:   true,
+		settled:   func(w *consumerWorld) error { return onlyKept(w, "1.0.0", "1.1.0") },
+		trust:     true,
+		minTrials: 10,
+		says:      "delta from 1.0.0 instead of",
 	}, {
 		// The same archive installed again over a damaged copy (a
 		// payload file chmod 4777): not reused as it stands but
@@ -243,8 +252,11 @@ func TestKilledCommandsRecoverWithoutRepair(t *testing.T) {
 				}
 				trustBefore = w.trustStore(true)
 				start := time.Now()
-				w.run(c.args(w)...)
+				out := w.run(c.args(w)...)
 				runs = append(runs, time.Since(start))
+				if !strings.Contains(out, c.says) {
+					t.Fatalf("an unkilled %s does not say %q:\n%s", c.name, c.says, out)
+				}
 				if i > 0 {
 					continue
 				}
@@ -262,6 +274,10 @@ func TestKilledCommandsRecoverWithoutRepair(t *testing.T) {
 			took := runs[1]
 			span := took * 12 / 10
 			outcomes := map[string]int{}
+			trials := trials
+			if c.minTrials > trials {
+				trials = c.minTrials
+			}
 			for trial := range trials {
 				fresh(t, trial%2 == 1)
 				c.setup(w)
