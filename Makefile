@@ -110,7 +110,7 @@ test-unit-race: test-unit
 # ~40 s here while the rest of make test runs beside it; the timeout is 5
 # minutes. stages/tuf's TestTufJSAgrees runs tuf-js here: ~1 s, plus one
 # npm ci of ~6 s (3 minutes at most) the first time into PISHIP_DEV_CACHE.
-RACE_PKGS := ./engine/ ./cache/ ./cache/parallel/ ./stages/runtimecache/ ./stages/contentstore/ ./stages/archive/ ./stages/home/... ./stages/proc/ ./tracing/ ./tracing/phase/ ./tracing/spankey/
+RACE_PKGS := ./engine/ ./cache/ ./cache/parallel/ ./stages/runtimecache/ ./stages/contentstore/ ./stages/archive/ ./stages/delta/ ./stages/home/... ./stages/proc/ ./tracing/ ./tracing/phase/ ./tracing/spankey/
 # ./testdata/hostile (the hostile archive corpus against install and
 # verify-release) lives under testdata/, which ./... skips: named here.
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v '/cmd/piship/e2e$$' | grep -vxF "$$($(GO) list $(RACE_PKGS))") ./testdata/hostile
@@ -169,20 +169,22 @@ test-crash:
 test-race:
 	$(GO) test -race -count=1 -timeout 10m $(RACE_PKGS)
 
-# The archive reader, and its block-member inflater against klauspost's,
-# on arbitrary bytes. make test runs their seed corpora as ordinary tests
-# (stages/archive, under the race detector); fuzzing proper is `make
+# The archive reader, its block-member inflater against klauspost's, and
+# the delta reader (stages/delta's Apply), on arbitrary bytes. make test
+# runs their seed corpora as ordinary tests (under the race detector); fuzzing proper is `make
 # test-fuzz` (15 s each) or `make fuzz` (FUZZTIME=10m make fuzz for a long
 # run): its instrumented build and 30 s on both cores were a minute of
 # make test's 15.
 test-fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzExtract -fuzztime 15s ./stages/archive/
 	$(GO) test -run '^$$' -fuzz FuzzInflate -fuzztime 15s -fuzzminimizetime 3s ./stages/archive/
+	$(GO) test -run '^$$' -fuzz FuzzApply -fuzztime 15s ./stages/delta/
 
 FUZZTIME ?= 5m
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzExtract -fuzztime $(FUZZTIME) ./stages/archive/
 	$(GO) test -run '^$$' -fuzz FuzzInflate -fuzztime $(FUZZTIME) -fuzzminimizetime 10s ./stages/archive/
+	$(GO) test -run '^$$' -fuzz FuzzApply -fuzztime $(FUZZTIME) ./stages/delta/
 
 # The traces of a run, read back from a real Jaeger (TestJaegerE2E*).
 test-jaeger: jaeger-bin
@@ -228,7 +230,7 @@ test-deps-nice:
 # Long benchmarks; figures go to docs/performance.md. BenchmarkPiDevFootprint
 # (cmd/piship) runs Pi 1.6 on the Node 22 fixture.
 bench: node22-bin search-tools-bin
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 60m ./engine/ ./graph/ ./tracing/ ./cache/ ./stages/runtimecache/ ./stages/archive/ ./cmd/piship/
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 60m ./engine/ ./graph/ ./tracing/ ./cache/ ./stages/runtimecache/ ./stages/archive/ ./stages/delta/ ./cmd/piship/
 
 # The main job on the example distribution, offline (its packages are
 # committed tarballs, its audit an OSV snapshot): build the payload
