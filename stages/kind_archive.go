@@ -39,7 +39,7 @@ type ArchiveOutputs struct {
 func (Archive) Run(ctx context.Context, inv *stage.Invocation, cfg ArchiveConfig) (ArchiveOutputs, error) {
 	dir := filepath.Clean(cfg.ReleaseDir)
 	path := dir + ".tar.gz"
-	res, err := archive.Create(ctx, path, dir, archive.Options{MTime: cfg.Epoch})
+	res, err := archive.Create(ctx, path, dir, archive.Options{MTime: cfg.Epoch, Format: archive.V1})
 	if err != nil {
 		return ArchiveOutputs{}, fmt.Errorf("cannot write %s: %v", filepath.Base(path), err)
 	}

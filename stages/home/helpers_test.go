@@ -147,7 +147,7 @@ func writeChecksums(t *testing.T, dir string) {
 func makeArchive(t *testing.T, releaseDir string) (path, digest string) {
 	t.Helper()
 	path = releaseDir + ".tar.gz"
-	res, err := archive.Create(context.Background(), path, releaseDir, archive.Options{})
+	res, err := archive.Create(context.Background(), path, releaseDir, archive.Options{Format: archive.V1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -206,7 +206,7 @@ func Reseal(dir string, s Seal) error {
 // <out>/<base of dir>.tar.gz with its sidecar, and returns the archive's path.
 func Archive(dir, out string) (string, error) {
 	path := filepath.Join(out, filepath.Base(dir)+".tar.gz")
-	res, err := archive.Create(context.Background(), path, dir, archive.Options{})
+	res, err := archive.Create(context.Background(), path, dir, archive.Options{Format: archive.V1})
 	if err != nil {
 		return "", err
 	}
