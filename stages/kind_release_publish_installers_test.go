@@ -49,8 +49,8 @@ func stagedRelease(t *testing.T, target string, l *distribution.Lock) ReleasePub
 	l.Schema = distribution.LockSchema
 	mustWrite(t, filepath.Join(dir, "payload", distribution.LockFileName), l.Marshal())
 	archive := []byte("not really a gzip'd tar: release_publish only moves it")
-	mustWrite(t, filepath.Join(s.Dir, name+".tar.gz"), archive)
-	mustWrite(t, filepath.Join(s.Dir, name+".tar.gz.sha256"), []byte(canon.SHA256Hex(archive)+"  "+name+".tar.gz\n"))
+	mustWrite(t, filepath.Join(s.Dir, name+".tar.zst"), archive)
+	mustWrite(t, filepath.Join(s.Dir, name+".tar.zst.sha256"), []byte(canon.SHA256Hex(archive)+"  "+name+".tar.zst\n"))
 	return ReleasePublishConfig{Staging: s.Dir, Name: name, Releases: filepath.Join(out, "releases"), ShipTools: true, Target: target, CacheHome: t.TempDir()}
 }
 
@@ -224,7 +224,7 @@ func TestReleasePublishForeignTargetWithoutPinsShipsNone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(sh), target+") archive='"+cfg.Name+".tar.gz'") || !strings.Contains(string(sh), "installer=''") {
+	if !strings.Contains(string(sh), target+") archive='"+cfg.Name+".tar.zst'") || !strings.Contains(string(sh), "installer=''") {
 		t.Fatalf("install.sh's row for %s has an installer:\n%s", target, sh)
 	}
 }

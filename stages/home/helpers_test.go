@@ -146,8 +146,8 @@ func writeChecksums(t *testing.T, dir string) {
 // makeArchive archives a release directory beside it, with its sidecar.
 func makeArchive(t *testing.T, releaseDir string) (path, digest string) {
 	t.Helper()
-	path = releaseDir + ".tar.gz"
-	res, err := archive.Create(context.Background(), path, releaseDir, archive.Options{Format: archive.V1})
+	path = releaseDir + archive.V2.Ext()
+	res, err := archive.Create(context.Background(), path, releaseDir, archive.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -133,7 +133,7 @@ func (o *Options) launcher() (string, error) {
 // InstallOptions describe one install.
 type InstallOptions struct {
 	Options
-	// Source is a release archive (<id>-<version>-<target>.tar.gz), a
+	// Source is a release archive (<id>-<version>-<target>.tar.zst), a
 	// release directory (with release.json) or a payload directory (with
 	// metadata/inventory.json).
 	Source string

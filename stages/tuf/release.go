@@ -180,7 +180,8 @@ const MaxNotesBytes = 1 << 20
 // without custom fields (so no client takes it for a release), signed by
 // the targets role like the archive; a client fetches it by this name.
 func NotesPath(channelName, archive string) string {
-	return channelName + "/" + strings.TrimSuffix(filepath.Base(archive), ".tar.gz") + NotesSuffix
+	base, _ := piarchive.TrimExt(filepath.Base(archive))
+	return channelName + "/" + base + NotesSuffix
 }
 
 // Custom is the custom object of every release target.
