@@ -92,14 +92,16 @@ type Extracted struct {
 	Declared *Declared
 }
 
-// Extract reads a tar.gz once from r and writes it into dest, which must
+// Extract reads an archive of either format (told by its first bytes)
+// once from r and writes it into dest, which must
 // not exist or be an empty directory: Open, then Reader.Extract. It
 // computes the SHA-256 of the compressed bytes and of every file written
 // while reading. Files up to
 // SmallFile are buffered and written by lim.Writers parallel writers; larger
 // ones are streamed to a writer in chunks, in order; the reader waits for a
 // free writer and stops at the first writer error. A stream of block
-// members (what Write produces) is inflated on every core. It returns only
+// members (what Write produces in V1) is inflated on every core, as are
+// V2's frames. It returns only
 // once every writer and inflater has stopped.
 //
 // Every entry is checked before anything is written for it (see Rule for
@@ -135,8 +137,8 @@ type Reader struct {
 	used bool
 }
 
-// Open starts reading the tar.gz r under lim: the gzip header and the
-// archive's first entry header, with the declaration before it if there
+// Open starts reading the archive r (V1 or V2, by its first bytes) under
+// lim: the compression's header and the archive's first entry header, with the declaration before it if there
 // is one (checked against lim at once). It fails with an *Error as
 // Extract does. The caller extracts with Reader.Extract or closes it.
 func Open(r io.Reader, lim Limits) (*Reader, error) {
