@@ -95,7 +95,8 @@ func hashRegular(releases, rel string) (string, error) {
 
 // ScanBootstrap builds the bootstrap data for id and version from the
 // archives published in releases: every <id>-<version>-<target>.tar.zst
-// (or an earlier piship's .tar.gz, archive.FormatOfName) with its sidecar, and the installer each release directory carries.
+// (or an earlier piship's .tar.gz, archive.TrimExt) with its sidecar, and
+// the installer each release directory carries.
 func ScanBootstrap(releases, id, version, rootSHA256 string) (Bootstrap, error) {
 	b := Bootstrap{ID: id, Version: version, RootSHA256: rootSHA256}
 	entries, err := os.ReadDir(releases)
