@@ -68,7 +68,8 @@
 // header must match its index entry's path, size, frame and offset before
 // anything of it is read (RuleIndex); no frame may start inside an entry
 // but every FrameSize bytes inside one larger than a frame
-// (RuleFrameCut, checked as each entry ends); a file whose bytes do not
+// (RuleFrameCut, checked as each entry ends, and as each chunk of a
+// streamed file is read, before it is written); a file whose bytes do not
 // hash to its index entry is refused (RuleIndex) before it is written
 // when it is up to SmallFile, once written (failing the extraction) when
 // streamed. A lying seek table is found at the end (RuleSeekTable).

@@ -1053,6 +1053,14 @@ func (x *extractor) stream(name string, mkdirs []string, h *header, perm os.File
 			x.chunks <- c[:cap(c)]
 			return err
 		}
+		if x.zr != nil {
+			// V2: a frame cut where none may be is refused before the
+			// chunk past it is written.
+			if err := x.checkSpan(x.spanStart, x.pos(), x.spanLarge, idx); err != nil {
+				x.chunks <- c[:cap(c)]
+				return err
+			}
+		}
 		ch <- c
 		left -= int64(len(c))
 	}

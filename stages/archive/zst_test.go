@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -405,7 +406,7 @@ func TestV2Hostile(t *testing.T) {
 			d.Index[1].Frame, d.Index[1].Offset = 2, 512
 			raw := tarb[1024:]
 			return zsFrames(declFrame(*d), tarb[:1024], raw[:FrameSize-1], raw[FrameSize-1:])
-		}(), RuleFrameCut, []string{"ok.txt", "big"}}, // streamed: found at the entry's end
+		}(), RuleFrameCut, []string{"ok.txt", "big"}}, // streamed: created, its chunks written up to the cut
 		{"no declaration", zsFrames(okTar()), RuleIndex, nil},
 		{"a V1 declaration", zsFrames(tarBytes([]ent{declOf(1, 0, 4), ok}, nil)), RuleDeclared, nil},
 		{"declaration without an index", zsFrames(declFrame1(`{"schema":"piship-archive/v2","files":1,"dirs":0,"bytes":4}`), okTar()), RuleIndex, nil},
@@ -478,4 +479,21 @@ func hugeWindow() []byte {
 	b = append(b, byte(bh), byte(bh>>8), byte(bh>>16))
 	b = append(b, make([]byte, 100)...)
 	return append(b, 0, 0, 0, 0)
+}
+
+// A failure of the source under V2's frame reader is returned as is, not
+// as an integrity failure.
+func TestSourceErrorV2(t *testing.T) {
+	arch := v2Of(tarBytes([]ent{{name: "a", data: strings.Repeat("x", 100000)}}, nil))
+	boom := errors.New("connection reset")
+	for _, cut := range []int{2, 10, len(arch) / 2, len(arch) - 5} {
+		r := io.MultiReader(bytes.NewReader(arch[:cut]), errReader{boom})
+		_, err := Extract(context.Background(), r, filepath.Join(t.TempDir(), "d"), Limits{})
+		if !errors.Is(err, boom) {
+			t.Fatalf("cut at %d: err = %v", cut, err)
+		}
+		if _, ok := IsIntegrity(err); ok {
+			t.Fatalf("cut at %d: source error reported as integrity: %v", cut, err)
+		}
+	}
 }
