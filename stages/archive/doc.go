@@ -31,7 +31,8 @@
 // regular file in archive order: its path (a JSON string), the frame
 // holding its header (where its data starts), the offset of its first
 // byte from the start of that frame's decompressed bytes, its size, its
-// lowercase hex SHA-256. The stream is cut into frames: frame 0 holds the
+// lowercase hex SHA-256; the index is the last key, counts are plain
+// integers. The stream is cut into frames: frame 0 holds the
 // declaration alone (its header block, content and padding), so the
 // index's own length moves no offset; then each frame takes whole entries
 // (an entry: its PAX header if any, its header block, its data and

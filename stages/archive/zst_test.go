@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -494,6 +495,44 @@ func TestSourceErrorV2(t *testing.T) {
 		}
 		if _, ok := IsIntegrity(err); ok {
 			t.Fatalf("cut at %d: source error reported as integrity: %v", cut, err)
+		}
+	}
+}
+
+// The index is read strictly: what commentV2 writes comes back as it was
+// (paths with quotes, backslashes, non-ASCII), anything else is refused.
+func TestIndexJSON(t *testing.T) {
+	sum := strings.Repeat("ab", 32)
+	d := Declared{Files: 3, Dirs: 1, Bytes: 9, Index: []IndexEntry{
+		{Path: `a"b\c`, Frame: 1, Offset: 512, Size: 3, SHA256: sum},
+		{Path: "é/ü <&>", Frame: 1, Offset: 2048, Size: 3, SHA256: sum},
+		{Path: "z", Frame: 2, Offset: 0, Size: 3, SHA256: sum},
+	}}
+	got, err := parseDeclaration([]byte(paxData("comment", d.commentV2())), 0, "", V2)
+	if err != nil || !reflect.DeepEqual(*got, d) {
+		t.Fatalf("round trip: %+v %v", got, err)
+	}
+	head := `{"schema":"piship-archive/v2","files":1,"dirs":0,"bytes":3,"index":`
+	for name, c := range map[string]struct {
+		json string
+		rule Rule
+	}{
+		"null":            {head + `null}`, RuleIndex},
+		"leading zero":    {head + `[["a",01,512,3,"` + sum + `"]]}`, RuleDeclared},
+		"fraction":        {head + `[["a",1,512.0,3,"` + sum + `"]]}`, RuleDeclared},
+		"negative":        {head + `[["a",1,-512,3,"` + sum + `"]]}`, RuleDeclared},
+		"four elements":   {head + `[["a",1,512,3]]}`, RuleDeclared},
+		"six elements":    {head + `[["a",1,512,3,"` + sum + `",1]]}`, RuleDeclared},
+		"upper-case hex":  {head + `[["a",1,512,3,"` + strings.ToUpper(sum) + `"]]}`, RuleDeclared},
+		"control in path": {head + "[[\"a\x01\",1,512,3,\"" + sum + "\"]]}", RuleDeclared},
+		"index not last":  {head + `[["a",1,512,3,"` + sum + `"]],"x":1}`, RuleDeclared},
+		"unterminated":    {head + `[["a",1,512,3,"` + sum + `"]`, RuleDeclared},
+		"two files, one":  {strings.Replace(head, `"files":1`, `"files":2`, 1) + `[["a",1,512,3,"` + sum + `"]]}`, RuleIndex},
+		"index first":     {`{"index":[],"schema":"piship-archive/v2","files":0,"dirs":0,"bytes":0}`, RuleDeclared}, // it comes last
+	} {
+		_, err := parseDeclaration([]byte(paxData("comment", c.json)), 0, "", V2)
+		if ie, ok := IsIntegrity(err); !ok || ie.Rule != c.rule {
+			t.Errorf("%s: %v, want rule %s", name, err, c.rule)
 		}
 	}
 }
