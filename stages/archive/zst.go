@@ -291,7 +291,19 @@ type zstWriter struct {
 	queue []*zstFrameOut
 	maxQ  int
 	sizes [][2]uint32 // compressed, decompressed, per frame written
+	free  [][]byte    // raw and encoded buffers of written frames
 	err   error
+}
+
+// newBuf returns an empty buffer of at least n bytes' capacity.
+func (z *zstWriter) newBuf(n int) []byte {
+	for i, b := range z.free {
+		if cap(b) >= n {
+			z.free = append(z.free[:i], z.free[i+1:]...)
+			return b[:0]
+		}
+	}
+	return make([]byte, 0, n)
 }
 
 func newZstWriter(w io.Writer, cuts []int64) *zstWriter {
@@ -308,6 +320,10 @@ func (z *zstWriter) Write(p []byte) (int, error) {
 			z.err = fmt.Errorf("the tar stream runs past its layout's end at %d", z.off)
 			return 0, z.err
 		}
+		if z.buf == nil {
+			// The frame's length is known: one buffer, no growing.
+			z.buf = z.newBuf(int(z.cuts[z.next] - z.off))
+		}
 		m := min(int64(len(p)), z.cuts[z.next]-z.off)
 		z.buf = append(z.buf, p[:m]...)
 		p = p[m:]
@@ -323,12 +339,12 @@ func (z *zstWriter) Write(p []byte) (int, error) {
 }
 
 func (z *zstWriter) submit() error {
-	f := &zstFrameOut{raw: z.buf, done: make(chan struct{})}
+	f := &zstFrameOut{raw: z.buf, out: z.newBuf(len(z.buf)/2 + 1024), done: make(chan struct{})}
 	z.buf = nil
 	z.queue = append(z.queue, f)
 	go func() {
 		defer close(f.done)
-		f.out = encoder().EncodeAll(f.raw, make([]byte, 0, len(f.raw)/2+1024))
+		f.out = encoder().EncodeAll(f.raw, f.out)
 	}()
 	if len(z.queue) >= z.maxQ {
 		return z.flushOldest()
@@ -344,6 +360,9 @@ func (z *zstWriter) flushOldest() error {
 	if _, err := z.w.Write(f.out); err != nil {
 		z.err = err
 		return err
+	}
+	if len(z.free) < 2*z.maxQ+2 {
+		z.free = append(z.free, f.raw, f.out)
 	}
 	return nil
 }
