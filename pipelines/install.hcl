@@ -3,7 +3,7 @@ pipeline "install" {
 
   input "source" {
     type        = string
-    description = "archive (<id>-<version>-<target>.tar.gz), release directory or payload directory"
+    description = "archive (<id>-<version>-<target>.tar.zst), release directory or payload directory"
   }
   input "sha256" {
     type        = string

@@ -10,15 +10,20 @@ import (
 	"piship.dev/piship/stages/stage"
 )
 
-// Archive packs a release directory into a reproducible <name>.tar.gz
-// beside it, hashing it while it is written, plus the sha256 sidecar.
+// releaseFormat is the format releases write: the archive's name is
+// <name> + releaseFormat.Ext(), its sidecar that name + ".sha256".
+const releaseFormat = archive.V2
+
+// Archive packs a release directory into a reproducible <name>.tar.zst
+// (archive.V2) beside it, hashing it while it is written, plus the sha256
+// sidecar.
 type Archive struct{}
 
 func (Archive) Name() string    { return "archive" }
 func (Archive) Version() string { return "1" }
 func (Archive) Doc() string {
-	return "Writes <release_dir>.tar.gz: entries sorted by path bytes, ustar with PAX only where needed, uid/gid 0, mtime = epoch, modes 0644/0755, " +
-		"gzip with a normalized header; its sha256 and size are computed while it is written. Writes the `<hex>  <file>` sidecar <name>.tar.gz.sha256."
+	return "Writes <release_dir>.tar.zst (piship-archive/v2): entries sorted by path bytes, ustar with PAX only where needed, uid/gid 0, mtime = epoch, modes 0644/0755, " +
+		"after a declaration with every file's index, in independent zstd frames cut at entry boundaries and a seek table; its sha256 and size are computed while it is written. Writes the `<hex>  <file>` sidecar <name>.tar.zst.sha256."
 }
 
 // ArchiveConfig is archive's configuration.
@@ -29,7 +34,7 @@ type ArchiveConfig struct {
 
 // ArchiveOutputs are archive's outputs.
 type ArchiveOutputs struct {
-	Path   string `cty:"path" doc:"the archive, <release_dir>.tar.gz"`
+	Path   string `cty:"path" doc:"the archive, <release_dir>.tar.zst"`
 	SHA256 string `cty:"sha256" doc:"hex sha256 of the archive"`
 	Bytes  int64  `cty:"bytes" doc:"size of the archive in bytes"`
 	Files  int    `cty:"files" doc:"files in the archive"`
@@ -38,8 +43,8 @@ type ArchiveOutputs struct {
 // Run implements stage.Typed.
 func (Archive) Run(ctx context.Context, inv *stage.Invocation, cfg ArchiveConfig) (ArchiveOutputs, error) {
 	dir := filepath.Clean(cfg.ReleaseDir)
-	path := dir + ".tar.gz"
-	res, err := archive.Create(ctx, path, dir, archive.Options{MTime: cfg.Epoch})
+	path := dir + releaseFormat.Ext()
+	res, err := archive.Create(ctx, path, dir, archive.Options{MTime: cfg.Epoch, Format: releaseFormat})
 	if err != nil {
 		return ArchiveOutputs{}, fmt.Errorf("cannot write %s: %v", filepath.Base(path), err)
 	}

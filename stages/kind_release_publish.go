@@ -9,6 +9,7 @@ import (
 	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
+	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/installers"
 	"piship.dev/piship/stages/payload"
@@ -50,7 +51,7 @@ type ReleasePublishConfig struct {
 // ReleasePublishOutputs are release_publish's outputs.
 type ReleasePublishOutputs struct {
 	Path    string               `cty:"path" doc:"the published release directory, <releases>/<name>"`
-	Archive string               `cty:"archive" doc:"the published archive, <releases>/<name>.tar.gz"`
+	Archive string               `cty:"archive" doc:"the published archive, <releases>/<name>.tar.zst"`
 	Tools   []release.ToolDigest `cty:"tools" doc:"the shipped binaries: name, sha256, bytes"`
 }
 
@@ -88,9 +89,21 @@ func (ReleasePublish) Run(ctx context.Context, inv *stage.Invocation, cfg Releas
 	}
 	// Files replace their predecessors atomically; the sidecar last, so a
 	// sidecar always describes the archive beside it.
-	for _, f := range []string{name + ".tar.gz", name + ".tar.gz.sha256"} {
+	arc := name + releaseFormat.Ext()
+	for _, f := range []string{arc, arc + ".sha256"} {
 		if err := os.Rename(filepath.Join(staging, f), filepath.Join(releases, f)); err != nil {
 			return ReleasePublishOutputs{}, err
+		}
+	}
+	// A release of the same name in the other format (an earlier piship's
+	// .tar.gz) is replaced too: one archive per release.
+	for _, f := range []archive.Format{archive.V1, archive.V2} {
+		if f != releaseFormat {
+			for _, p := range []string{name + f.Ext() + ".sha256", name + f.Ext()} {
+				if err := os.Remove(filepath.Join(releases, p)); err != nil && !os.IsNotExist(err) {
+					return ReleasePublishOutputs{}, err
+				}
+			}
 		}
 	}
 	if old != "" {
@@ -98,7 +111,7 @@ func (ReleasePublish) Run(ctx context.Context, inv *stage.Invocation, cfg Releas
 			fmt.Fprintf(inv.Log, "%s: could not remove the replaced release %s: %v\n", inv.Pipeline, old, err)
 		}
 	}
-	return ReleasePublishOutputs{Path: final, Archive: filepath.Join(releases, name+".tar.gz"), Tools: tools}, nil
+	return ReleasePublishOutputs{Path: final, Archive: filepath.Join(releases, arc), Tools: tools}, nil
 }
 
 // shipTargetTools puts the installer and launcher for cfg.Target into

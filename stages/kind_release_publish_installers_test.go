@@ -48,9 +48,9 @@ func stagedRelease(t *testing.T, target string, l *distribution.Lock) ReleasePub
 	}
 	l.Schema = distribution.LockSchema
 	mustWrite(t, filepath.Join(dir, "payload", distribution.LockFileName), l.Marshal())
-	archive := []byte("not really a gzip'd tar: release_publish only moves it")
-	mustWrite(t, filepath.Join(s.Dir, name+".tar.gz"), archive)
-	mustWrite(t, filepath.Join(s.Dir, name+".tar.gz.sha256"), []byte(canon.SHA256Hex(archive)+"  "+name+".tar.gz\n"))
+	archive := []byte("not really a V2 archive: release_publish only moves it")
+	mustWrite(t, filepath.Join(s.Dir, name+".tar.zst"), archive)
+	mustWrite(t, filepath.Join(s.Dir, name+".tar.zst.sha256"), []byte(canon.SHA256Hex(archive)+"  "+name+".tar.zst\n"))
 	return ReleasePublishConfig{Staging: s.Dir, Name: name, Releases: filepath.Join(out, "releases"), ShipTools: true, Target: target, CacheHome: t.TempDir()}
 }
 
@@ -224,7 +224,36 @@ func TestReleasePublishForeignTargetWithoutPinsShipsNone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(sh), target+") archive='"+cfg.Name+".tar.gz'") || !strings.Contains(string(sh), "installer=''") {
+	if !strings.Contains(string(sh), target+") archive='"+cfg.Name+".tar.zst'") || !strings.Contains(string(sh), "installer=''") {
 		t.Fatalf("install.sh's row for %s has an installer:\n%s", target, sh)
+	}
+}
+
+// Publishing a release over one of the same name in the other format (an
+// earlier piship's .tar.gz) replaces it: the releases directory then
+// holds one archive of the release, the one just written, with its
+// sidecar.
+func TestReleasePublishReplacesTheOtherFormat(t *testing.T) {
+	target := foreignTarget()
+	cfg := stagedRelease(t, target, &distribution.Lock{})
+	cfg.ShipTools = false
+	old := filepath.Join(cfg.Releases, cfg.Name+".tar.gz")
+	mustWrite(t, old, []byte("an earlier release"))
+	mustWrite(t, old+".sha256", []byte(canon.SHA256Hex([]byte("an earlier release"))+"  "+cfg.Name+".tar.gz\n"))
+	out, _, err := publish(t, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Archive != filepath.Join(cfg.Releases, cfg.Name+".tar.zst") {
+		t.Fatalf("archive %s", out.Archive)
+	}
+	var files []string
+	for _, n := range dirNames(t, cfg.Releases) {
+		if strings.HasPrefix(n, cfg.Name+".") {
+			files = append(files, n)
+		}
+	}
+	if want := []string{cfg.Name + ".tar.zst", cfg.Name + ".tar.zst.sha256"}; !slices.Equal(files, want) {
+		t.Fatalf("releases holds %v, want %v", files, want)
 	}
 }

@@ -4,8 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
-
+	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/stage"
@@ -45,7 +44,7 @@ type ReleaseSetOutputs struct {
 // for the version of the release name published at final, with the TUF
 // root its lock pins for updates (every target's lock is the same).
 func writeBootstrap(releases, name, final string) error {
-	n, why := release.ParseArchiveName(name + ".tar.gz")
+	n, why := release.ParseArchiveName(name + releaseFormat.Ext())
 	if why != "" {
 		return fmt.Errorf("%s: %s", name, why)
 	}
@@ -87,7 +86,7 @@ func (ReleaseSet) Run(ctx context.Context, inv *stage.Invocation, cfg ReleaseSet
 	}
 	// The bootstrap scripts, once every target is published: their rows
 	// are every archive of the version beside them.
-	first := strings.TrimSuffix(s.Entries[0].Archive, ".tar.gz")
+	first, _ := archive.TrimExt(s.Entries[0].Archive)
 	if err := writeBootstrap(cfg.Releases, first, filepath.Join(cfg.Releases, first)); err != nil {
 		return ReleaseSetOutputs{}, fmt.Errorf("cannot write %s beside the archives: %v", release.BootstrapShName, err)
 	}

@@ -59,9 +59,9 @@ func TestBootstrapInstallSh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	side, _ := os.ReadFile(filepath.Join(releases, name+".tar.gz.sha256"))
+	side, _ := os.ReadFile(filepath.Join(releases, name+".tar.zst.sha256"))
 	sum := strings.Fields(string(side))[0]
-	for _, want := range []string{"archive='" + name + ".tar.gz'; sum='" + sum + "'", "installer='" + name + "/piship'", "launcher='" + name + "/piship-launch'", "root_pin='" + pin[1] + "'"} {
+	for _, want := range []string{"archive='" + name + ".tar.zst'; sum='" + sum + "'", "installer='" + name + "/piship'", "launcher='" + name + "/piship-launch'", "root_pin='" + pin[1] + "'"} {
 		if !bytes.Contains(script, []byte(want)) {
 			t.Fatalf("install.sh lacks %q:\n%s", want, script)
 		}
@@ -146,7 +146,7 @@ func TestBootstrapInstallSh(t *testing.T) {
 		if err := os.CopyFS(bad, os.DirFS(releases)); err != nil {
 			t.Fatal(err)
 		}
-		arc := filepath.Join(bad, name+".tar.gz")
+		arc := filepath.Join(bad, name+".tar.zst")
 		data, _ := os.ReadFile(arc)
 		data[len(data)/2] ^= 0xff
 		if err := os.WriteFile(arc, data, 0o644); err != nil {

@@ -70,7 +70,7 @@ func TestConsumerCommandsPrintTheirResult(t *testing.T) {
 		if code, _, stderr := piship(t, env, "release", dir); code != exitOK {
 			t.Fatalf("release %s: %s", v, stderr)
 		}
-		matches, _ := filepath.Glob(filepath.Join(dir, "dist", "releases", "hello-*.tar.gz"))
+		matches, _ := filepath.Glob(filepath.Join(dir, "dist", "releases", "hello-*.tar.zst"))
 		if len(matches) != 1 {
 			t.Fatalf("release %s: archives %v", v, matches)
 		}
@@ -79,13 +79,13 @@ func TestConsumerCommandsPrintTheirResult(t *testing.T) {
 	if code, _, stderr := piship(t, env, "repo", "add", repoDir, archives["1.0.0"], archives["1.0.1"], "--key", key); code != exitOK {
 		t.Fatalf("repo add: %s", stderr)
 	}
-	misnamed := filepath.Join(root, "notarelease.tar.gz")
+	misnamed := filepath.Join(root, "notarelease.tar.zst")
 	if b, err := os.ReadFile(archives["1.0.0"]); err != nil || os.WriteFile(misnamed, b, 0o644) != nil {
 		t.Fatal(err)
 	}
 	v100 := filepath.Join(install, "apps", "hello", "1.0.0")
 	published := func() string {
-		m, _ := filepath.Glob(filepath.Join(repoDir, "targets", "stable", "*.hello-1.0.0-linux-x64.tar.gz"))
+		m, _ := filepath.Glob(filepath.Join(repoDir, "targets", "stable", "*.hello-1.0.0-linux-x64.tar.zst"))
 		if len(m) != 1 {
 			t.Fatalf("published 1.0.0: %v", m)
 		}
@@ -142,7 +142,7 @@ func TestConsumerCommandsPrintTheirResult(t *testing.T) {
 			failure: "UPDATE_FAILED", refuse: []string{"CONFIG_UNAVAILABLE"}},
 		{name: "repair from the repository", args: []string{"repair", "hello"},
 			before: func(t *testing.T) { os.WriteFile(published(), good, 0o644) },
-			stdout: `^repaired hello 1\.0\.0: restored 1 file, removed 0, from ` + regexp.QuoteMeta(filepath.Join(install, "apps", "hello", ".downloads", "hello-1.0.0-linux-x64.tar.gz")) + `$`},
+			stdout: `^repaired hello 1\.0\.0: restored 1 file, removed 0, from ` + regexp.QuoteMeta(filepath.Join(install, "apps", "hello", ".downloads", "hello-1.0.0-linux-x64.tar.zst")) + `$`},
 		{name: "repair, nothing to do", args: []string{"repair", "hello"},
 			stdout: `^hello 1\.0\.0: nothing to repair$`},
 		// repair runs no pipeline: --progress shows home's lines about
@@ -165,8 +165,8 @@ func TestConsumerCommandsPrintTheirResult(t *testing.T) {
 		{name: "purge", args: []string{"purge", "hello"},
 			stdout: `^uninstalled hello: removed \d+ paths, kept 0$`},
 		{name: "install a misnamed archive", args: []string{"install", misnamed}, code: exitUsage,
-			stderr: `CONFIG_INVALID: cannot tell the distribution and version from the archive name "notarelease.tar.gz"`, failure: "CONFIG_INVALID",
-			want: []string{"rename it back", "hello-1.0.0-linux-x64.tar.gz"}, refuse: []string{"pass the id and version"}},
+			stderr: `CONFIG_INVALID: cannot tell the distribution and version from the archive name "notarelease.tar.zst"`, failure: "CONFIG_INVALID",
+			want: []string{"rename it back", "hello-1.0.0-linux-x64.tar.zst"}, refuse: []string{"pass the id and version"}},
 	}
 	for _, c := range cases {
 		if !t.Run(c.name, func(t *testing.T) {

@@ -156,6 +156,29 @@ func TestDeltaUpdates(t *testing.T) {
 		t.Fatalf("repo add of the same releases wrote another delta (its digest names it): %v", m)
 	}
 
+	// --v1-twin: the v1 archive of the same tree beside each v2 one, which
+	// verify-release accepts as the release it is; an update still takes
+	// v2 (TestUpdateTakesTheNewestFormatItReads: what a v1-only piship
+	// takes).
+	twins := filepath.Join(w.root, "repo-twins")
+	if code, out, stderr := piship(t, w.base, "repo", "init", twins, "--key", "root="+w.key, "--key", "targets="+w.key, "--key", "snapshot="+w.key, "--key", "timestamp="+w.key); code != exitOK {
+		t.Fatalf("repo init: %d %s%s", code, out, stderr)
+	}
+	if out := w.add(t, twins, w.archives["1.1.0"], "--v1-twin"); !strings.Contains(out, "published stable/hello-1.1.0-linux-x64.tar.gz: the piship-archive/v1 twin of 1.1.0 linux-x64") {
+		t.Fatalf("repo add --v1-twin:\n%s", out)
+	}
+	twin, _ := filepath.Glob(filepath.Join(twins, "targets", "stable", "*.hello-1.1.0-linux-x64.tar.gz"))
+	if len(twin) != 1 {
+		t.Fatalf("the twin's target file: %v", twin)
+	}
+	plain := filepath.Join(t.TempDir(), "hello-1.1.0-linux-x64.tar.gz")
+	if err := copyTree(twin[0], plain); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, stderr := piship(t, w.base, "verify-release", plain); code != exitOK {
+		t.Fatalf("verify-release of the v1 twin: %d\n%s%s", code, out, stderr)
+	}
+
 	// The reference: 1.1.0 installed from its archive.
 	ref := w.home(t)
 	if code, _, stderr := piship(t, ref, "install", w.archives["1.1.0"]); code != exitOK {

@@ -44,7 +44,7 @@ func TestNamedPipesAreRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	fifo(filepath.Join(withHCL, "distribution.hcl"))
-	arc := filepath.Join(root, "hello-1.0.0-linux-x64.tar.gz")
+	arc := filepath.Join(root, "hello-1.0.0-linux-x64.tar.zst")
 	fifo(arc)
 
 	for _, c := range []struct {

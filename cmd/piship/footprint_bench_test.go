@@ -88,7 +88,7 @@ func BenchmarkPiDevFootprint(b *testing.B) {
 			add(f.name, "unchanged-build-s", d.Seconds())
 			d, _ = timed(append([]string{cache, "release", dir, "--out", out}, f.flags...)...)
 			add(f.name, "release-s", d.Seconds())
-			arc := filepath.Join(out, "releases", "pi-dev-1.6.0-linux-x64.tar.gz")
+			arc := filepath.Join(out, "releases", "pi-dev-1.6.0-linux-x64.tar.zst")
 			fi, err := os.Stat(arc)
 			if err != nil {
 				b.Fatal(err)

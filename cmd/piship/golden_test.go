@@ -3,7 +3,6 @@ package main
 import (
 	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -13,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"piship.dev/piship/stages/archive"
 )
 
 // goldenDir holds the pinned bytes of hello's release
@@ -26,7 +27,7 @@ var goldenFiles = []struct{ release, golden string }{
 	{helloRelease + "/checksums.txt", "checksums.txt"},
 	{helloRelease + "/sbom.spdx.json", "sbom.spdx.json"},
 	{helloRelease + "/vulnerabilities.json", "vulnerabilities.json"},
-	{helloRelease + ".tar.gz.sha256", "archive.sha256"},
+	{helloRelease + ".tar.zst.sha256", "archive.sha256"},
 }
 
 // TestReleaseGoldenHello holds hello's release, made by the built-in
@@ -49,7 +50,7 @@ func TestReleaseGoldenHello(t *testing.T) {
 		}
 		got[f.golden] = b
 	}
-	listing, err := archiveListing(filepath.Join(releases, helloRelease+".tar.gz"))
+	listing, err := archiveListing(filepath.Join(releases, helloRelease+".tar.zst"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,10 +86,11 @@ func archiveListing(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	zr, err := gzip.NewReader(f)
+	zr, _, err := archive.NewTarReader(f, archive.Limits{})
 	if err != nil {
 		return nil, err
 	}
+	defer zr.Close()
 	tr := tar.NewReader(zr)
 	var b bytes.Buffer
 	for {

@@ -133,7 +133,7 @@ func BenchmarkInstallPi(b *testing.B) {
 				}},
 				{"floor", func(dest string) time.Duration { return ibFloor(b, tree, dest) }},
 				{"piship-dir", func(dest string) time.Duration {
-					return ibTime(b, piship, ibEnv(homes(dest), "PISHIP_STORE", "off"), "", true, "install", strings.TrimSuffix(arc, ".tar.gz"))
+					return ibTime(b, piship, ibEnv(homes(dest), "PISHIP_STORE", "off"), "", true, "install", strings.TrimSuffix(arc, ".tar.zst"))
 				}},
 			}
 			samples := make([][]float64, len(methods))
@@ -368,7 +368,7 @@ func ibTime(b *testing.B, exe string, env []string, dir string, mustSucceed bool
 // ibArchive returns the single release archive under dir/dist/releases.
 func ibArchive(b *testing.B, dir string) string {
 	b.Helper()
-	m, _ := filepath.Glob(filepath.Join(dir, "dist", "releases", "*.tar.gz"))
+	m, _ := filepath.Glob(filepath.Join(dir, "dist", "releases", "*.tar.zst"))
 	if len(m) != 1 {
 		b.Fatalf("expected one release archive in %s, found %v", dir, m)
 	}

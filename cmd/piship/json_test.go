@@ -303,7 +303,7 @@ func TestJSONMatchesDocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := tuf.Update(context.Background(), tuf.UpdateOptions{Repository: repoDir, TrustDir: trustDir, InitialRoot: rootJSON,
-		ExpectRootSHA256: tuf.RootSHA256(rootJSON), Channel: pubd.Channel, Target: pubd.Target, DownloadDir: filepath.Join(t.TempDir(), "downloads")}); err != nil {
+		ExpectRootSHA256: tuf.RootSHA256(rootJSON), Channel: pubd.Channel, Target: pubd.For(), DownloadDir: filepath.Join(t.TempDir(), "downloads")}); err != nil {
 		t.Fatal(err)
 	}
 	if d := ok("piship-doctor/v1", exitOK, "doctor", "hello"); !hasRoles(d, 4) || fmt.Sprint(d["warnings"]) != "[]" {

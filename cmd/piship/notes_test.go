@@ -77,11 +77,11 @@ func TestReleaseNotesFromGitToUpdateCheck(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("release %s: %s", version, stderr)
 		}
-		m, _ := filepath.Glob(filepath.Join(dir, "dist", "releases", "hello-"+version+"-*.tar.gz"))
+		m, _ := filepath.Glob(filepath.Join(dir, "dist", "releases", "hello-"+version+"-*.tar.zst"))
 		if len(m) != 1 {
 			t.Fatalf("release %s: archives %v", version, m)
 		}
-		return m[0], strings.TrimSuffix(m[0], ".tar.gz")
+		return m[0], strings.TrimSuffix(m[0], ".tar.zst")
 	}
 	a100, _ := release("1.0.0")
 	writeFile(t, dir, "NOTES-TEST.txt", "a\n")
@@ -108,7 +108,7 @@ func TestReleaseNotesFromGitToUpdateCheck(t *testing.T) {
 	if sums, _ := os.ReadFile(filepath.Join(d101, "checksums.txt")); strings.Contains(string(sums), "notes.md") {
 		t.Errorf("checksums.txt lists notes.md:\n%s", sums)
 	}
-	if out, err := exec.Command("tar", "tzf", a101).Output(); err != nil || strings.Contains(string(out), "notes.md") {
+	if out, err := archiveListing(a101); err != nil || strings.Contains(string(out), "notes.md") {
 		t.Errorf("the archive holds notes.md (%v):\n%s", err, out)
 	}
 	if code, out, stderr := piship(t, env, "verify-release", d101); code != exitOK {
@@ -116,7 +116,7 @@ func TestReleaseNotesFromGitToUpdateCheck(t *testing.T) {
 	}
 
 	// 1.0.0 is published without notes (its notes.md removed), 1.0.1 with.
-	if err := os.Remove(filepath.Join(strings.TrimSuffix(a100, ".tar.gz"), "notes.md")); err != nil {
+	if err := os.Remove(filepath.Join(strings.TrimSuffix(a100, ".tar.zst"), "notes.md")); err != nil {
 		t.Fatal(err)
 	}
 	if code, out, stderr := piship(t, env, "repo", "add", repoDir, a100, a101, "--key", key); code != exitOK || !strings.Contains(out, "stable/hello-1.0.1-linux-x64.notes.md") {
@@ -142,9 +142,9 @@ func TestReleaseNotesFromGitToUpdateCheck(t *testing.T) {
 	// none; --json gives the target's path, length and sha256, or "".
 	notesPath := "stable/hello-1.0.1-linux-x64.notes.md"
 	code, out, stderr = piship(t, env, "repo", "status", repoDir)
-	if code != exitOK || !strings.Contains(out, "hello-1.0.1-linux-x64.tar.gz 1.0.1 for linux-x64 on stable (") ||
+	if code != exitOK || !strings.Contains(out, "hello-1.0.1-linux-x64.tar.zst 1.0.1 for linux-x64 on stable (") ||
 		!strings.Contains(out, fmt.Sprintf("\n    release notes %s (%d bytes)\n", notesPath, len(want))) ||
-		!regexp.MustCompile(`hello-1\.0\.0-linux-x64\.tar\.gz 1\.0\.0 [^\n]*\n    no release notes\n`).MatchString(out) {
+		!regexp.MustCompile(`hello-1\.0\.0-linux-x64\.tar\.zst 1\.0\.0 [^\n]*\n    no release notes\n`).MatchString(out) {
 		t.Errorf("repo status does not show the releases' notes: %d\n%s%s", code, out, stderr)
 	}
 	code, out, stderr = piship(t, env, "repo", "status", repoDir, "--json")

@@ -66,7 +66,7 @@ func TestDistributionPipelinesWinOverTheBuiltIn(t *testing.T) {
 	for name, after := range map[string]string{"build": "stage.publish", "release": "stage.set"} {
 		own[name] = writeFile(t, filepath.Join(dir, "pipelines"), name+".hcl", withMarker(t, name, after))
 	}
-	archive := filepath.Join(dir, "dist", "releases", helloRelease+".tar.gz.sha256")
+	archive := filepath.Join(dir, "dist", "releases", helloRelease+".tar.zst.sha256")
 	var sums []string
 	for _, tc := range []struct {
 		cmd     string

@@ -28,7 +28,7 @@ its own, else the built-in one (--builtin forces it; the first line names the fi
 runs). The built-in one runs the audit, registry signatures, SBOM and notices beside the
 build, the smoke tests against the payload, the verdicts in the fixed order signatures,
 tests, vulnerabilities, package audits; then writes release.json, checksums.txt and a
-reproducible <id>-<version>-<target>.tar.gz in OUT/releases/.
+reproducible <id>-<version>-<target>.tar.zst in OUT/releases/.
 PISHIP_RELEASE_NO_CACHE=1 equals --rebuild.
 
 The release version is --version, else distribution.hcl's version, else the git tag at
@@ -113,7 +113,7 @@ per check. Exit 1 when a check failed, naming it and its file.
 A release set (<id>-<version>.SHA256SUMS, what piship release writes beside the archives)
 verifies every archive it lists, each held to the set's digest, whatever its target: this
 is how an archive for another machine is inspected (piship install refuses it).`,
-		Example: `  piship verify-release /tmp/out/releases/hello-1.0.0-linux-x64.tar.gz
+		Example: `  piship verify-release /tmp/out/releases/hello-1.0.0-linux-x64.tar.zst
   piship verify-release /tmp/out/releases/hello-1.0.0.SHA256SUMS
   piship verify-release /tmp/out/releases --sha256 0f3a...`,
 		Args: cli.ExactArgs("ARCHIVE|DIR|SET"),

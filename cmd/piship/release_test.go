@@ -41,7 +41,7 @@ func TestReleaseHelloAndVerify(t *testing.T) {
 		t.Fatalf("no runtime cache line:\n%s", stderr)
 	}
 	releases := filepath.Join(dir, "dist", "releases")
-	for _, f := range []string{helloRelease + ".tar.gz", helloRelease + ".tar.gz.sha256", helloRelease + ".build-info.json",
+	for _, f := range []string{helloRelease + ".tar.zst", helloRelease + ".tar.zst.sha256", helloRelease + ".build-info.json",
 		helloRelease + "/release.json", helloRelease + "/sbom.spdx.json", helloRelease + "/licenses/THIRD_PARTY_NOTICES.txt",
 		helloRelease + "/licenses/index.json", helloRelease + "/vulnerabilities.json", helloRelease + "/checksums.txt",
 		helloRelease + "/install.sh", helloRelease + "/payload/bin/hello"} {
@@ -50,7 +50,7 @@ func TestReleaseHelloAndVerify(t *testing.T) {
 		}
 	}
 	checkHelloSBOM(t, filepath.Join(releases, helloRelease, "sbom.spdx.json"))
-	archive := filepath.Join(releases, helloRelease+".tar.gz")
+	archive := filepath.Join(releases, helloRelease+".tar.zst")
 	side, _ := os.ReadFile(archive + ".sha256")
 	sum := strings.Fields(string(side))[0]
 	for _, args := range [][]string{{archive}, {archive, "--sha256", sum}, {filepath.Join(releases, helloRelease)}} {
@@ -138,7 +138,7 @@ func TestReleaseIsReproducible(t *testing.T) {
 	warmup := runRelease(false, "UTC", "C")
 	warm := runRelease(false, "America/Los_Angeles", "de_DE.UTF-8")
 	cold := runRelease(true, "Asia/Tokyo", "ja_JP.UTF-8")
-	for _, f := range []string{helloRelease + ".tar.gz", helloRelease + ".tar.gz.sha256", helloRelease + "/release.json", helloRelease + "/checksums.txt"} {
+	for _, f := range []string{helloRelease + ".tar.zst", helloRelease + ".tar.zst.sha256", helloRelease + "/release.json", helloRelease + "/checksums.txt"} {
 		a, _ := os.ReadFile(filepath.Join(warm, f))
 		b, _ := os.ReadFile(filepath.Join(cold, f))
 		c, _ := os.ReadFile(filepath.Join(warmup, f))
@@ -251,9 +251,9 @@ func TestVerifyReleaseCatchesTampering(t *testing.T) {
 			return rel
 		}},
 		{"archive truncated", "archive-extract", func(t *testing.T, rel string) string {
-			src := rel + ".tar.gz"
+			src := rel + ".tar.zst"
 			b, _ := os.ReadFile(src)
-			dst := filepath.Join(t.TempDir(), helloRelease+".tar.gz")
+			dst := filepath.Join(t.TempDir(), helloRelease+".tar.zst")
 			os.WriteFile(dst, b[:len(b)*2/3], 0o644)
 			return dst
 		}},
@@ -279,8 +279,8 @@ func TestVerifyReleaseCatchesTampering(t *testing.T) {
 			if err := copyTree(filepath.Join(releases, helloRelease), rel); err != nil {
 				t.Fatal(err)
 			}
-			b, _ := os.ReadFile(filepath.Join(releases, helloRelease+".tar.gz"))
-			os.WriteFile(rel+".tar.gz", b, 0o644)
+			b, _ := os.ReadFile(filepath.Join(releases, helloRelease+".tar.zst"))
+			os.WriteFile(rel+".tar.zst", b, 0o644)
 			target := tc.tamper(t, rel)
 			code, stdout, stderr := piship(t, env, "verify-release", target)
 			if code != exitFailed {

@@ -20,7 +20,7 @@ func TestInstallsShareTheStore(t *testing.T) {
 	env := buildEnv(t)
 	dir := copyDist(t, "hello")
 	mustRelease(t, env, dir)
-	arc := filepath.Join(dir, "dist", "releases", helloRelease+".tar.gz")
+	arc := filepath.Join(dir, "dist", "releases", helloRelease+".tar.zst")
 	root := t.TempDir()
 	homeEnv := func(n string, kv ...string) map[string]string {
 		e := map[string]string{"PISHIP_CACHE_HOME": env["PISHIP_CACHE_HOME"], "PISHIP_PROGRESS": "0",

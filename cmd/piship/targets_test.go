@@ -138,7 +138,7 @@ func TestReleaseEveryTarget(t *testing.T) {
 	root := t.TempDir()
 	home := map[string]string{"PISHIP_CACHE_HOME": env["PISHIP_CACHE_HOME"], "PISHIP_PROGRESS": "0",
 		"PISHIP_INSTALL_HOME": filepath.Join(root, "i"), "PISHIP_BIN_HOME": filepath.Join(root, "b"), "PISHIP_STATE_HOME": filepath.Join(root, "s")}
-	code, _, stderr = piship(t, home, "install", filepath.Join(releases, "hello-1.0.0-darwin-arm64.tar.gz"))
+	code, _, stderr = piship(t, home, "install", filepath.Join(releases, "hello-1.0.0-darwin-arm64.tar.zst"))
 	if code != exitUsage || !strings.Contains(stderr, "built for darwin-arm64, and this machine is linux-x64") || !strings.Contains(stderr, "verify-release") {
 		t.Errorf("install of the darwin-arm64 archive: exit %d\n%s", code, stderr)
 	}

@@ -158,7 +158,7 @@ func TestInstallTimingShowsPhases(t *testing.T) {
 	env["PISHIP_DEBUG_TIMING"] = "1"
 
 	rec := tracetest.NewSpanRecorder()
-	code, _, stderr := cliTraced(t, []sdktrace.SpanProcessor{rec}, env, "install", dir+"/dist/releases/"+helloRelease+".tar.gz")
+	code, _, stderr := cliTraced(t, []sdktrace.SpanProcessor{rec}, env, "install", dir+"/dist/releases/"+helloRelease+".tar.zst")
 	if code != exitOK {
 		t.Fatalf("install: exit %d\n%s", code, stderr)
 	}

@@ -42,7 +42,7 @@ write is atomic, and timestamp.json, written last, is the commit point.
 piship update reads these repositories: a release built with updates.root_sha256 =
 "sha256:<root 1>" (printed by repo init) updates from them.`,
 		Example: `  piship repo init /srv/hello --key root=root.pem --key targets=release.pem --key snapshot=online.pem --key timestamp=online.pem
-  piship repo add /srv/hello out/releases/hello-1.0.0-linux-x64.tar.gz --key release.pem --key online.pem
+  piship repo add /srv/hello out/releases/hello-1.0.0-linux-x64.tar.zst --key release.pem --key online.pem
   piship repo refresh /srv/hello --key online.pem
   piship repo status /srv/hello`,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -131,7 +131,7 @@ func repoAddCmd(e *cli.Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "add DIR ARCHIVE|SET... --key FILE...",
 		Short: "publish release archives on a channel",
-		Long: `Publishes release archives (the .tar.gz piship release writes) on a channel of the TUF
+		Long: `Publishes release archives (the .tar.zst piship release writes) on a channel of the TUF
 repository in DIR: each archive is copied under targets/<channel>/ by its sha256 and becomes
 a target with its length, sha256 and its release.json's version, target and lockSha256;
 the release notes piship release wrote beside it (<name>/notes.md), when there are any, become
@@ -148,9 +148,9 @@ downloads instead of the archive when the installed tree is exactly that version
 larger than half the archive is not published. --v1-twin also publishes a piship-archive/v1
 (.tar.gz) copy of each v2 archive, for installations whose piship reads only v1; an update
 takes the newest format its piship reads.`,
-		Example: `  piship repo add /srv/hello out/releases/hello-1.0.0-linux-x64.tar.gz --key release.pem --key online.pem
+		Example: `  piship repo add /srv/hello out/releases/hello-1.0.0-linux-x64.tar.zst --key release.pem --key online.pem
   piship repo add /srv/hello out/releases/hello-1.0.0.SHA256SUMS --key release.pem --key online.pem
-  piship repo add /srv/hello a.tar.gz b.tar.gz --channel beta --key release.pem --key online.pem`,
+  piship repo add /srv/hello a.tar.zst b.tar.zst --channel beta --key release.pem --key online.pem`,
 		Args: cli.RangeArgs(2, -1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return cli.Done(runRepoAdd(e, args[0], args[1:], ch, keys, po))

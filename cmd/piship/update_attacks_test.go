@@ -65,7 +65,7 @@ func TestUpdateRefusesTUFAttacks(t *testing.T) {
 			t.Fatalf("lock: %s", stderr)
 		}
 		mustRelease(t, base, dir)
-		archives[v] = filepath.Join(dir, "dist", "releases", "hello-"+v+"-linux-x64.tar.gz")
+		archives[v] = filepath.Join(dir, "dist", "releases", "hello-"+v+"-linux-x64.tar.zst")
 	}
 	add := func(dir, key, archive string) {
 		t.Helper()
@@ -105,7 +105,7 @@ func TestUpdateRefusesTUFAttacks(t *testing.T) {
 	}
 	newArchive := func(dir string) string {
 		t.Helper()
-		m, _ := filepath.Glob(filepath.Join(dir, "targets", "stable", "*.hello-1.0.1-linux-x64.tar.gz"))
+		m, _ := filepath.Glob(filepath.Join(dir, "targets", "stable", "*.hello-1.0.1-linux-x64.tar.zst"))
 		if len(m) != 1 {
 			t.Fatalf("the 1.0.1 target in %s: %v", dir, m)
 		}
@@ -452,7 +452,7 @@ func TestUpdateRefusesTUFAttacks(t *testing.T) {
 		return os.WriteFile(filepath.Join(dir, "payload", "metadata", "target.json"), []byte(`{"arch":"x64","platform":"win32"}`+"\n"), 0o644)
 	})
 	otherLock := crafted("other-lock", func(string) error { return nil })
-	older := filepath.Join(root, "crafted", "older", "hello-1.0.2-linux-x64.tar.gz")
+	older := filepath.Join(root, "crafted", "older", "hello-1.0.2-linux-x64.tar.zst")
 	if err := os.MkdirAll(filepath.Dir(older), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -118,7 +118,7 @@ func TestReleaseVersionFromTheGitTag(t *testing.T) {
 	if code, _, stderr := piship(t, env, "repo", "init", repo, "--key", "root="+key, "--key", "targets="+key, "--key", "snapshot="+key, "--key", "timestamp="+key); code != exitOK {
 		t.Fatalf("repo init: %s", stderr)
 	}
-	snapArchive := filepath.Join(dir, "dist", "releases", "greeter-"+snap+"-"+target+".tar.gz")
+	snapArchive := filepath.Join(dir, "dist", "releases", "greeter-"+snap+"-"+target+".tar.zst")
 	code, _, stderr = piship(t, env, "repo", "add", repo, snapArchive, "--key", key)
 	if code != exitUsage || !strings.Contains(stderr, "CONFIG_INVALID: ") || !strings.Contains(stderr, "is snapshot release greeter "+snap) ||
 		!strings.Contains(stderr, "never published") {
@@ -138,7 +138,7 @@ func TestReleaseVersionFromTheGitTag(t *testing.T) {
 			t.Errorf("smoke test %s %s", r.Name, r.Result)
 		}
 	}
-	archive := filepath.Join(dir, "dist", "releases", name+".tar.gz")
+	archive := filepath.Join(dir, "dist", "releases", name+".tar.zst")
 	if code, out, stderr := piship(t, env, "verify-release", archive); code != exitOK {
 		t.Fatalf("verify-release: %s%s", out, stderr)
 	}

@@ -50,11 +50,13 @@ func sampleTree() ([]string, map[string]file) {
 	return keys(files), files
 }
 
-func TestRoundTrip(t *testing.T) {
+func TestRoundTrip(t *testing.T) { forFormats(t, testRoundTrip) }
+
+func testRoundTrip(t *testing.T, format Format) {
 	src := t.TempDir()
 	order, files := sampleTree()
 	mkTree(t, src, order, files)
-	arch, res := writeArchive(t, src, Options{MTime: 1700000000})
+	arch, res := writeArchive(t, src, Options{MTime: 1700000000, Format: format})
 	if res.SHA256 != sha(arch) || res.Size != int64(len(arch)) {
 		t.Fatalf("result %+v does not describe the %d bytes written", res, len(arch))
 	}
@@ -126,7 +128,7 @@ func TestFormat(t *testing.T) {
 	order, files := sampleTree()
 	mkTree(t, src, order, files)
 	const mtime = 1234567890
-	arch, _ := writeArchive(t, src, Options{MTime: mtime})
+	arch, _ := writeArchive(t, src, Options{MTime: mtime, Format: V1})
 
 	// gzip header: ID, CM=8, FLG=4 (FEXTRA only: no FNAME, no FCOMMENT), MTIME 0, XFL, OS 255,
 	// then the block-member subfield 'P' 'Z' with the member's length.
@@ -278,7 +280,9 @@ func TestTarHeaderSizes(t *testing.T) {
 	}
 }
 
-func TestDeterminism(t *testing.T) {
+func TestDeterminism(t *testing.T) { forFormats(t, testDeterminism) }
+
+func testDeterminism(t *testing.T, format Format) {
 	order, files := sampleTree()
 
 	// Tree A: sorted creation order, UTC, restrictive modes.
@@ -300,7 +304,7 @@ func TestDeterminism(t *testing.T) {
 		fa[p] = f
 	}
 	mkTree(t, a, order, fa)
-	arch1, _ := writeArchive(t, a, Options{MTime: 42})
+	arch1, _ := writeArchive(t, a, Options{MTime: 42, Format: format})
 
 	// Tree B: reverse creation order, Tokyo time, permissive modes, other mtimes.
 	tokyo, err := time.LoadLocation("Asia/Tokyo")
@@ -332,11 +336,11 @@ func TestDeterminism(t *testing.T) {
 		os.Chtimes(p, old, old)
 		return nil
 	})
-	arch2, _ := writeArchive(t, b, Options{MTime: 42})
+	arch2, _ := writeArchive(t, b, Options{MTime: 42, Format: format})
 	if !bytes.Equal(arch1, arch2) {
 		t.Fatalf("archives differ: %d and %d bytes", len(arch1), len(arch2))
 	}
-	arch3, _ := writeArchive(t, b, Options{MTime: 43})
+	arch3, _ := writeArchive(t, b, Options{MTime: 43, Format: format})
 	if bytes.Equal(arch1, arch3) {
 		t.Fatal("MTime does not reach the archive")
 	}

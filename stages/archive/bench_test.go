@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
 )
 
 var jsWords = strings.Fields(`const let var function return if else for while of in new this await async
@@ -164,7 +166,7 @@ func BenchmarkWrite(b *testing.B) {
 		var res Result
 		for b.Loop() {
 			var err error
-			if res, err = Write(ctx, io.Discard, root, Options{}); err != nil {
+			if res, err = Write(ctx, io.Discard, root, Options{Format: V1}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -182,7 +184,7 @@ func BenchmarkWrite(b *testing.B) {
 		var tp, tb time.Duration
 		for b.Loop() {
 			t0 := time.Now()
-			if _, err := Write(ctx, io.Discard, root, Options{}); err != nil {
+			if _, err := Write(ctx, io.Discard, root, Options{Format: V1}); err != nil {
 				b.Fatal(err)
 			}
 			t1 := time.Now()
@@ -221,7 +223,7 @@ func BenchmarkWriteLevel(b *testing.B) {
 			for b.Loop() {
 				out.Reset()
 				var err error
-				if res, err = Write(context.Background(), &out, root, Options{Level: level}); err != nil {
+				if res, err = Write(context.Background(), &out, root, Options{Level: level, Format: V1}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -252,8 +254,8 @@ func BenchmarkExtract(b *testing.B) {
 	small := b.TempDir()
 	order, files := manySmall(2000)
 	mkTree(b, small, order, files)
-	smallArch, _ := writeArchive(b, small, Options{})
-	payloadArch, _ := writeArchive(b, payloadTree(b), Options{})
+	smallArch, _ := writeArchive(b, small, Options{Format: V1})
+	payloadArch, _ := writeArchive(b, payloadTree(b), Options{Format: V1})
 	zr, err := gzip.NewReader(bytes.NewReader(payloadArch))
 	if err != nil {
 		b.Fatal(err)
@@ -338,7 +340,7 @@ func BenchmarkExtractTree(b *testing.B) {
 // an install on n cores takes at least (floor-cpu + decode-cpu) / n.
 func BenchmarkExtractFloor(b *testing.B) {
 	root := benchTree(b)
-	arch, _ := writeArchive(b, root, Options{})
+	arch, _ := writeArchive(b, root, Options{Format: V1})
 	zr, err := gzip.NewReader(bytes.NewReader(arch))
 	if err != nil {
 		b.Fatal(err)
@@ -351,6 +353,67 @@ func BenchmarkExtractFloor(b *testing.B) {
 	zw := newPGZWriter(&stored, 0)
 	zw.Write(raw)
 	zw.Close()
+	floor := memFloor(b, root)
+	base := b.TempDir()
+	times := map[string][]time.Duration{}
+	cpus := map[string][]time.Duration{}
+	i := 0
+	for b.Loop() {
+		// Rotating order, fresh directories, nothing deleted until the end
+		// (deletions slow later creates on this machine's ext4).
+		modes := []string{"floor", "gzip", "stored", "decode"}
+		for k := range modes {
+			mode := modes[(i+k)%len(modes)]
+			dest := filepath.Join(base, fmt.Sprint(mode, i))
+			cpu0 := cpuTime()
+			start := time.Now()
+			var err error
+			switch mode {
+			case "floor":
+				err = floor(dest)
+			case "gzip":
+				_, err = Extract(context.Background(), bytes.NewReader(arch), dest, Limits{})
+			case "stored":
+				_, err = Extract(context.Background(), bytes.NewReader(stored.Bytes()), dest, Limits{})
+			case "decode":
+				src := &hashReader{r: bytes.NewReader(arch), h: sha256.New()}
+				z := newPGZReader(bufio.NewReaderSize(src, 64<<10))
+				_, err = io.Copy(sha256.New(), z)
+				z.Close()
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			times[mode] = append(times[mode], time.Since(start))
+			cpus[mode] = append(cpus[mode], cpuTime()-cpu0)
+		}
+		i++
+	}
+	med := func(d []time.Duration) float64 {
+		s := slices.Clone(d)
+		slices.Sort(s)
+		return float64(s[len(s)/2].Microseconds()) / 1000
+	}
+	b.ReportMetric(med(times["floor"]), "floor-ms")
+	b.ReportMetric(med(times["gzip"]), "gzip-ms")
+	b.ReportMetric(med(times["stored"]), "stored-ms")
+	b.ReportMetric(med(times["decode"]), "decode-ms")
+	b.ReportMetric(med(cpus["floor"]), "floor-cpu-ms")
+	b.ReportMetric(med(cpus["gzip"]), "gzip-cpu-ms")
+	b.ReportMetric(med(cpus["decode"]), "decode-cpu-ms")
+	b.ReportMetric(med(times["decode"])/med(times["floor"]), "decode/floor")
+	b.ReportMetric(med(times["gzip"])/med(times["floor"]), "gzip/floor")
+	b.ReportMetric(med(times["stored"])/med(times["floor"]), "stored/floor")
+	b.ReportMetric(float64(len(arch)), "gzip-bytes")
+	b.ReportMetric(float64(stored.Len()), "stored-bytes")
+}
+
+// memFloor reads root's files into memory and returns the floor: a
+// function writing them under dest as Extract's writers do (8 goroutines,
+// the files of one directory that follow each other, up to batchFiles
+// files or batchBytes, on one writer), with nothing to decompress, hash
+// or check.
+func memFloor(b *testing.B, root string) func(dest string) error {
 	type mem struct {
 		name string
 		data []byte
@@ -358,7 +421,7 @@ func BenchmarkExtractFloor(b *testing.B) {
 	}
 	var files []mem
 	var dirs []string
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -421,56 +484,147 @@ func BenchmarkExtractFloor(b *testing.B) {
 		}
 		return nil
 	}
-	base := b.TempDir()
-	times := map[string][]time.Duration{}
-	cpus := map[string][]time.Duration{}
-	i := 0
-	for b.Loop() {
-		// Rotating order, fresh directories, nothing deleted until the end
-		// (deletions slow later creates on this machine's ext4).
-		modes := []string{"floor", "gzip", "stored", "decode"}
-		for k := range modes {
-			mode := modes[(i+k)%len(modes)]
-			dest := filepath.Join(base, fmt.Sprint(mode, i))
-			cpu0 := cpuTime()
-			start := time.Now()
-			var err error
-			switch mode {
-			case "floor":
-				err = floor(dest)
-			case "gzip":
-				_, err = Extract(context.Background(), bytes.NewReader(arch), dest, Limits{})
-			case "stored":
-				_, err = Extract(context.Background(), bytes.NewReader(stored.Bytes()), dest, Limits{})
-			case "decode":
-				src := &hashReader{r: bytes.NewReader(arch), h: sha256.New()}
-				z := newPGZReader(bufio.NewReaderSize(src, 64<<10))
-				_, err = io.Copy(sha256.New(), z)
-				z.Close()
+	return floor
+}
+
+// v2BenchTrees are the trees of the V2 benchmarks: an unbundled-like
+// tree (5,000 small modules in 40 directories), the bundled-like payload
+// (payloadTree), and $PISHIP_ARCHIVE_BENCH_TREE when set.
+func v2BenchTrees(b *testing.B) map[string]string {
+	small := b.TempDir()
+	order, files := manySmall(5000)
+	mkTree(b, small, order, files)
+	trees := map[string]string{"unbundled": small, "bundled": payloadTree(b)}
+	if dir := os.Getenv("PISHIP_ARCHIVE_BENCH_TREE"); dir != "" {
+		trees["env"] = dir
+	}
+	return trees
+}
+
+// BenchmarkZstdLevel measures the levels ZstdLevel was chosen from: the
+// time to write the V2 archive (ns/op), its size, its size over one
+// single zstd frame of the same tar stream at the same level (the cost
+// of independent frames, which must stay under 1.08), and the time to
+// decode it as install does (all cores, best of 3).
+func BenchmarkZstdLevel(b *testing.B) {
+	for name, root := range v2BenchTrees(b) {
+		for _, level := range []zstd.EncoderLevel{zstd.SpeedDefault, zstd.SpeedBetterCompression} {
+			b.Run(fmt.Sprintf("%s/level=%s", name, level), func(b *testing.B) {
+				old := zstdLevel
+				zstdLevel = level
+				defer func() { zstdLevel = old }()
+				var out bytes.Buffer
+				var res Result
+				for b.Loop() {
+					out.Reset()
+					var err error
+					if res, err = Write(context.Background(), &out, root, Options{}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				best := time.Duration(1 << 62)
+				var raw []byte
+				for range 3 {
+					start := time.Now()
+					r, _, err := NewTarReader(bytes.NewReader(out.Bytes()), Limits{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					raw, err = io.ReadAll(r)
+					r.Close()
+					if err != nil {
+						b.Fatal(err)
+					}
+					best = min(best, time.Since(start))
+				}
+				one := encoder().EncodeAll(raw, nil)
+				b.ReportMetric(float64(res.Size), "archive-bytes")
+				b.ReportMetric(float64(len(one)), "one-frame-bytes")
+				b.ReportMetric(float64(res.Size)/float64(len(one)), "v2/one-frame")
+				b.ReportMetric(float64(best.Microseconds())/1000, "decode-ms")
+			})
+		}
+	}
+}
+
+// BenchmarkExtractV2 puts Extract of a V2 archive beside `zstd -dc | tar
+// -x` then `sha256sum -c` of every file (what a shell install that checks
+// digests does, from the same archive) and beside writing the same files
+// from memory (memFloor), in rotating order, fresh directories, nothing
+// deleted until the end. Targets: v2/zstd-tar-sha at most 0.30, v2/floor
+// at most 1.5 on the unbundled tree.
+func BenchmarkExtractV2(b *testing.B) {
+	zstdBin, err := exec.LookPath("zstd")
+	if err != nil {
+		b.Fatal("no zstd on PATH: install it (make test-deps)")
+	}
+	for name, root := range v2BenchTrees(b) {
+		b.Run(name, func(b *testing.B) {
+			dir := b.TempDir()
+			path := filepath.Join(dir, "a"+V2.Ext())
+			if _, err := Create(context.Background(), path, root, Options{}); err != nil {
+				b.Fatal(err)
 			}
+			arch, err := os.ReadFile(path)
 			if err != nil {
 				b.Fatal(err)
 			}
-			times[mode] = append(times[mode], time.Since(start))
-			cpus[mode] = append(cpus[mode], cpuTime()-cpu0)
-		}
-		i++
+			a, err := Open(bytes.NewReader(arch), Limits{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var sums strings.Builder
+			for _, e := range a.Declared().Index {
+				fmt.Fprintf(&sums, "%s  %s\n", e.SHA256, e.Path)
+			}
+			a.Close()
+			sumsPath := filepath.Join(dir, "SHA256SUMS")
+			if err := os.WriteFile(sumsPath, []byte(sums.String()), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			floor := memFloor(b, root)
+			base := b.TempDir()
+			times := map[string][]time.Duration{}
+			i := 0
+			for b.Loop() {
+				modes := []string{"floor", "v2", "zstd-tar-sha"}
+				for k := range modes {
+					mode := modes[(i+k)%len(modes)]
+					dest := filepath.Join(base, fmt.Sprint(mode, i))
+					start := time.Now()
+					var err error
+					switch mode {
+					case "floor":
+						err = floor(dest)
+					case "v2":
+						_, err = Extract(context.Background(), bytes.NewReader(arch), dest, Limits{})
+					case "zstd-tar-sha":
+						os.MkdirAll(dest, 0o755)
+						cmd := exec.Command("sh", "-c", `"$1" -dc "$2" | tar -xf - -C "$3" && cd "$3" && sha256sum -c --quiet "$4"`, "sh", zstdBin, path, dest, sumsPath)
+						var out []byte
+						if out, err = cmd.CombinedOutput(); err != nil {
+							err = fmt.Errorf("%v: %s", err, out)
+						}
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					times[mode] = append(times[mode], time.Since(start))
+				}
+				i++
+			}
+			med := func(d []time.Duration) float64 {
+				s := slices.Clone(d)
+				slices.Sort(s)
+				return float64(s[len(s)/2].Microseconds()) / 1000
+			}
+			b.ReportMetric(med(times["v2"]), "v2-ms")
+			b.ReportMetric(med(times["zstd-tar-sha"]), "zstd-tar-sha-ms")
+			b.ReportMetric(med(times["floor"]), "floor-ms")
+			b.ReportMetric(med(times["v2"])/med(times["zstd-tar-sha"]), "v2/zstd-tar-sha")
+			b.ReportMetric(med(times["v2"])/med(times["floor"]), "v2/floor")
+			b.ReportMetric(float64(len(arch)), "v2-bytes")
+		})
 	}
-	med := func(d []time.Duration) float64 {
-		s := slices.Clone(d)
-		slices.Sort(s)
-		return float64(s[len(s)/2].Microseconds()) / 1000
-	}
-	b.ReportMetric(med(times["floor"]), "floor-ms")
-	b.ReportMetric(med(times["gzip"]), "gzip-ms")
-	b.ReportMetric(med(times["stored"]), "stored-ms")
-	b.ReportMetric(med(times["decode"]), "decode-ms")
-	b.ReportMetric(med(cpus["floor"]), "floor-cpu-ms")
-	b.ReportMetric(med(cpus["gzip"]), "gzip-cpu-ms")
-	b.ReportMetric(med(cpus["decode"]), "decode-cpu-ms")
-	b.ReportMetric(med(times["decode"])/med(times["floor"]), "decode/floor")
-	b.ReportMetric(med(times["gzip"])/med(times["floor"]), "gzip/floor")
-	b.ReportMetric(med(times["stored"])/med(times["floor"]), "stored/floor")
-	b.ReportMetric(float64(len(arch)), "gzip-bytes")
-	b.ReportMetric(float64(stored.Len()), "stored-bytes")
 }

@@ -43,6 +43,12 @@ const (
 	RuleMaxBytes         Rule = "max-bytes"          // total file content over Limits.MaxBytes
 	RuleDeclared         Rule = "declared"           // a malformed declaration, or an entry or byte beyond what the archive declares, or fewer (see Declared)
 	RuleMaxEntries       Rule = "max-entries"        // more files and directories (implied parents included) than Limits.MaxEntries
+
+	// V2 (zst.go) only.
+	RuleZstd      Rule = "zstd"       // not a zstd frame, a corrupt one, or one outside the format: no content size or checksum, a dictionary, a window or content size over the bounds, an empty frame
+	RuleSeekTable Rule = "seek-table" // the seek table is missing, not last, followed by bytes, or disagrees with the frames (count, compressed or decompressed size); any other skippable frame
+	RuleFrameCut  Rule = "frame-cut"  // a frame that does not start at an entry boundary (inside a file's data only every FrameSize bytes from a file larger than a frame), or a first frame holding more than the declaration
+	RuleIndex     Rule = "index"      // a V2 declaration without an index, or an index entry that disagrees with its file: path, frame, offset, size, SHA-256
 )
 
 // Error is a refused archive (Code CodeIntegrity) or, from Write, a tree

@@ -92,14 +92,16 @@ type Extracted struct {
 	Declared *Declared
 }
 
-// Extract reads a tar.gz once from r and writes it into dest, which must
+// Extract reads an archive of either format (told by its first bytes)
+// once from r and writes it into dest, which must
 // not exist or be an empty directory: Open, then Reader.Extract. It
 // computes the SHA-256 of the compressed bytes and of every file written
 // while reading. Files up to
 // SmallFile are buffered and written by lim.Writers parallel writers; larger
 // ones are streamed to a writer in chunks, in order; the reader waits for a
 // free writer and stops at the first writer error. A stream of block
-// members (what Write produces) is inflated on every core. It returns only
+// members (what Write produces in V1) is inflated on every core, as are
+// V2's frames. It returns only
 // once every writer and inflater has stopped.
 //
 // Every entry is checked before anything is written for it (see Rule for
@@ -130,12 +132,13 @@ func Extract(ctx context.Context, r io.Reader, dest string, lim Limits) (*Extrac
 type Reader struct {
 	x    *extractor
 	br   *bufio.Reader
-	pz   *pgzReader // nil for a single gzip member
+	pz   *pgzReader // nil for a single gzip member or V2
+	zr   *zstReader // V2's frames, nil for V1
 	used bool
 }
 
-// Open starts reading the tar.gz r under lim: the gzip header and the
-// archive's first entry header, with the declaration before it if there
+// Open starts reading the archive r (V1 or V2, by its first bytes) under
+// lim: the compression's header and the archive's first entry header, with the declaration before it if there
 // is one (checked against lim at once). It fails with an *Error as
 // Extract does. The caller extracts with Reader.Extract or closes it.
 func Open(r io.Reader, lim Limits) (*Reader, error) {
@@ -154,7 +157,20 @@ func Open(r io.Reader, lim Limits) (*Reader, error) {
 		chunks: make(chan []byte, streamChunks),
 	}
 	a := &Reader{x: x, br: br}
-	if hdr, _ := br.Peek(pgzHeaderLen); isPGZ(hdr) {
+	head, _ := br.Peek(4)
+	f, ok := formatOf(head)
+	if !ok {
+		if src.err != nil {
+			return nil, fmt.Errorf("archive: reading the archive: %w", src.err)
+		}
+		return nil, notAnArchive(head)
+	}
+	x.format = f
+	if f == V2 {
+		a.zr = newZstReader(br)
+		x.zr = a.zr
+		x.tr = bufio.NewReaderSize(a.zr, 64<<10)
+	} else if hdr, _ := br.Peek(pgzHeaderLen); isPGZ(hdr) {
 		// The block-member format piship writes: inflate on every core.
 		a.pz = newPGZReader(br)
 		x.tr = bufio.NewReaderSize(a.pz, 64<<10)
@@ -186,7 +202,13 @@ func (a *Reader) Close() {
 	if a.pz != nil {
 		a.pz.Close()
 	}
+	if a.zr != nil {
+		a.zr.Close()
+	}
 }
+
+// Format is the archive's format, told by its first bytes.
+func (a *Reader) Format() Format { return a.x.format }
 
 // Extract writes the opened archive into dest (see the package function
 // Extract); a Reader extracts once.
@@ -229,6 +251,9 @@ func (a *Reader) Extract(ctx context.Context, dest string) (*Extracted, error) {
 		// finish read the stream to its end: every member was read and
 		// checked, and nothing but members followed.
 		pz.Close()
+	} else if a.zr != nil {
+		// The same for frames, and the seek table was checked.
+		a.zr.Close()
 	} else if _, err := br.ReadByte(); err == nil {
 		// Nothing may follow the single gzip member: not a second member,
 		// not padding.
@@ -296,6 +321,7 @@ type job struct {
 	perm   os.FileMode
 	size   int64
 	chunks chan []byte // nil unless streamed
+	want   *[32]byte   // V2: the streamed file's SHA-256 in the index
 }
 
 // batchFile is one small file of a batch: size bytes of job.data.
@@ -303,6 +329,7 @@ type batchFile struct {
 	name string
 	size int
 	perm os.FileMode
+	want *[32]byte // V2: the index's SHA-256
 }
 
 // A batch holds the small files of one directory that follow each other
@@ -337,6 +364,12 @@ type extractor struct {
 	droots *dirRoots // a Root per directory, for the writers
 	src    *hashReader
 	tr     *bufio.Reader // the decompressed tar stream
+	format Format
+	zr     *zstReader // V2: where frames start (checkSpan, checkIndex)
+	// V2: the span of the entry being read, from its first header block
+	// (spanStart), and whether it is a file entry larger than a frame.
+	spanStart int64
+	spanLarge bool
 
 	blk     [512]byte
 	begun   bool      // a header was read: a declaration can only come first
@@ -405,6 +438,14 @@ func (x *extractor) run() error {
 func (x *extractor) next() (*header, error) {
 	idx := x.entries + 1
 	var pax map[string]string
+	if x.zr != nil && x.begun {
+		// The entry before ends here: no frame may start inside it.
+		here := x.pos()
+		if err := x.checkSpan(x.spanStart, here, x.spanLarge, idx-1); err != nil {
+			return nil, err
+		}
+		x.spanStart, x.spanLarge = here, false
+	}
 	for {
 		if err := x.readFull(x.blk[:], idx, "", "before the end marker"); err != nil {
 			return nil, err
@@ -419,6 +460,14 @@ func (x *extractor) next() (*header, error) {
 			if !isZero(x.blk[:]) {
 				return nil, integrity(RuleTrailingData, idx, cstring(x.blk[:100]), "data after the end marker (a header after a zero block)")
 			}
+			if x.zr != nil {
+				if !x.begun {
+					return nil, integrity(RuleIndex, 0, "", "a %s archive without a declaration", V2)
+				}
+				if err := x.checkSpan(x.spanStart, x.pos(), false, idx); err != nil {
+					return nil, err
+				}
+			}
 			return nil, nil
 		}
 		b := &x.blk
@@ -428,6 +477,9 @@ func (x *extractor) next() (*header, error) {
 		}
 		first := !x.begun
 		x.begun = true
+		if first && x.zr != nil && b[156] != 'g' {
+			return nil, integrity(RuleIndex, idx, rawName, "a %s archive whose first header is not its declaration", V2)
+		}
 		var prefix string
 		switch {
 		case string(b[257:263]) == "ustar\x00":
@@ -476,6 +528,13 @@ func (x *extractor) next() (*header, error) {
 			if err := x.declaration(name, size, idx); err != nil {
 				return nil, err
 			}
+			if x.zr != nil {
+				// The first frame holds the declaration and nothing else.
+				x.spanStart = x.pos()
+				if n := x.zr.lens[0]; x.spanStart != n {
+					return nil, integrity(RuleFrameCut, idx, name, "the first frame holds %d bytes, the declaration %d: it must hold the declaration alone", n, x.spanStart)
+				}
+			}
 			continue
 		}
 		if p, ok := pax["path"]; ok {
@@ -496,8 +555,12 @@ func (x *extractor) next() (*header, error) {
 // extended header of size bytes that is the first header, and refuses one
 // over the limits at once.
 func (x *extractor) declaration(name string, size int64, idx int) error {
-	if size > maxDeclaration {
-		return integrity(RuleDeclared, idx, name, "a declaration of %d bytes (at most %d)", size, maxDeclaration)
+	bound := int64(maxDeclaration)
+	if x.format == V2 {
+		bound = maxDeclarationV2
+	}
+	if size > bound {
+		return integrity(RuleDeclared, idx, name, "a declaration of %d bytes (at most %d)", size, bound)
 	}
 	data := make([]byte, size)
 	if err := x.readFull(data, idx, name, "inside the declaration"); err != nil {
@@ -506,7 +569,7 @@ func (x *extractor) declaration(name string, size int64, idx int) error {
 	if err := x.skipPadding(size, idx, name); err != nil {
 		return err
 	}
-	d, err := parseDeclaration(data, idx, name)
+	d, err := parseDeclaration(data, idx, name, x.format)
 	if err != nil {
 		return err
 	}
@@ -611,6 +674,13 @@ func (x *extractor) entry(h *header) error {
 	if !dir && h.size > x.lim.MaxBytes-x.total {
 		return integrity(RuleMaxBytes, idx, h.name, "content exceeds the limit of %d bytes", x.lim.MaxBytes)
 	}
+	var want *[32]byte
+	if x.zr != nil && !dir {
+		var err error
+		if want, err = x.checkIndex(h, name, idx); err != nil {
+			return err
+		}
+	}
 
 	// Every rule holds: create. The writers make the directories, the
 	// first job under a new directory carrying it.
@@ -640,9 +710,9 @@ func (x *extractor) entry(h *header) error {
 		x.execs = append(x.execs, name)
 	}
 	if h.size <= SmallFile {
-		return x.small(name, missing, h, perm, idx)
+		return x.small(name, missing, h, perm, idx, want)
 	}
-	return x.stream(name, missing, h, perm, idx)
+	return x.stream(name, missing, h, perm, idx, want)
 }
 
 // token waits for a free writer and returns its buffer.
@@ -697,7 +767,7 @@ func (x *extractor) missingParents(name string, idx int, entry string) ([]string
 // directory, handing the batch before it to a writer when this file does
 // not belong to it or fit in it, and waiting for a free writer to start a
 // new one.
-func (x *extractor) small(name string, mkdirs []string, h *header, perm os.FileMode, idx int) error {
+func (x *extractor) small(name string, mkdirs []string, h *header, perm os.FileMode, idx int, want *[32]byte) error {
 	dir, _ := split(name)
 	size := int(h.size)
 	if p := x.pend; p != nil && (dir != x.pendOf || len(mkdirs) > 0 || len(p.batch) == batchFiles || len(p.data)+size > cap(p.data)) {
@@ -726,7 +796,7 @@ func (x *extractor) small(name string, mkdirs []string, h *header, perm os.FileM
 		x.flush()
 		return err
 	}
-	p.batch = append(p.batch, batchFile{name: name, size: size, perm: perm})
+	p.batch = append(p.batch, batchFile{name: name, size: size, perm: perm, want: want})
 	return nil
 }
 
@@ -769,6 +839,11 @@ func (x *extractor) writeBatch(j job) {
 		data := j.data[at : at+f.size : at+f.size]
 		at += f.size
 		sum := sha256.Sum256(data)
+		if f.want != nil && sum != *f.want {
+			// Refused before it is written.
+			x.fail(x.sumMismatch(f.name, sum[:], f.want))
+			return
+		}
 		stored := x.store != nil && x.store.Eligible(f.name)
 		if stored && x.haveDir(f.name) && x.store.Place(x.path(f.name), data, sum, f.perm) {
 			x.record(f.name, sum[:])
@@ -888,7 +963,13 @@ func (x *extractor) writeStream(j job) {
 		return
 	}
 	if got == j.size && !x.failed.Load() {
-		x.record(j.name, sum.Sum(nil))
+		s := sum.Sum(nil)
+		if j.want != nil && [32]byte(s) != *j.want {
+			// Written, then refused: the extraction fails.
+			x.fail(x.sumMismatch(j.name, s, j.want))
+			return
+		}
+		x.record(j.name, s)
 	}
 }
 
@@ -947,14 +1028,14 @@ func (x *extractor) writerErr() error {
 // stream hands a large file to a writer in chunks, in order, and reads
 // them from the archive while the writer writes and hashes the previous
 // ones. At most streamChunks chunks are in flight.
-func (x *extractor) stream(name string, mkdirs []string, h *header, perm os.FileMode, idx int) error {
+func (x *extractor) stream(name string, mkdirs []string, h *header, perm os.FileMode, idx int, want *[32]byte) error {
 	x.flush()
 	tok, err := x.token()
 	if err != nil {
 		return err
 	}
 	ch := make(chan []byte, streamChunks)
-	x.jobs <- job{mkdirs: mkdirs, name: name, data: tok, perm: perm, size: h.size, chunks: ch}
+	x.jobs <- job{mkdirs: mkdirs, name: name, data: tok, perm: perm, size: h.size, chunks: ch, want: want}
 	defer close(ch)
 	for left := h.size; left > 0; {
 		if err := x.ctx.Err(); err != nil {
@@ -971,6 +1052,14 @@ func (x *extractor) stream(name string, mkdirs []string, h *header, perm os.File
 		if err := x.readFull(c, idx, h.name, "inside a file"); err != nil {
 			x.chunks <- c[:cap(c)]
 			return err
+		}
+		if x.zr != nil {
+			// V2: a frame cut where none may be is refused before the
+			// chunk past it is written.
+			if err := x.checkSpan(x.spanStart, x.pos(), x.spanLarge, idx); err != nil {
+				x.chunks <- c[:cap(c)]
+				return err
+			}
 		}
 		ch <- c
 		left -= int64(len(c))

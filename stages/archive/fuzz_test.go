@@ -18,8 +18,16 @@ func FuzzExtract(f *testing.F) {
 	mkTree(f, dir, []string{"a/", "a/b.txt", "c.txt"}, map[string]file{
 		"a/": {mode: 0o755}, "a/b.txt": {data: "bee", mode: 0o644}, "c.txt": {data: "sea", mode: 0o755},
 	})
-	valid, _ := writeArchive(f, dir, Options{})
+	valid, _ := writeArchive(f, dir, Options{Format: V1})
 	f.Add(valid)
+	// V2: Write's, and hand-built ones (a true index; hostile entries;
+	// several frames).
+	validV2, _ := writeArchive(f, dir, Options{})
+	f.Add(validV2)
+	f.Add(v2Of(tarBytes([]ent{{name: "../evil", data: "x"}}, nil)))
+	f.Add(v2Of(tarBytes([]ent{{name: "ok.txt", data: "x"}, {name: "ok.txt", data: "y"}}, nil)))
+	f.Add(v2Of(tarBytes([]ent{{name: "a/b.txt", data: "bee"}, {name: "c.txt", data: strings.Repeat("sea", 300)}}, []byte("trailing"))))
+	f.Add(zsFrames(tarBytes([]ent{{name: "f", data: "x"}}, nil)))
 	f.Add(gz(tarBytes([]ent{{name: "../evil", data: "x"}}, nil)))
 	f.Add(gz(tarBytes([]ent{{name: "ok.txt", data: "x"}, {name: "ok.txt", data: "y"}}, nil)))
 	f.Add(gz(tarBytes([]ent{{name: "l", typ: '2', link: "/etc/passwd"}}, nil)))

@@ -21,7 +21,7 @@ func TestSystemTar(t *testing.T) {
 	src := t.TempDir()
 	order, files := sampleTree()
 	mkTree(t, src, order, files)
-	arch, _ := writeArchive(t, src, Options{})
+	arch, _ := writeArchive(t, src, Options{Format: V1})
 
 	out := t.TempDir()
 	cmd := exec.Command(tarBin, "-xzf", "-", "-C", out)

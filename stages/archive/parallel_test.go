@@ -28,11 +28,13 @@ func manyFiles(n int) ([]string, map[string]file) {
 	return keys(files), files
 }
 
-func TestParallelExtract(t *testing.T) {
+func TestParallelExtract(t *testing.T) { forFormats(t, testParallelExtract) }
+
+func testParallelExtract(t *testing.T, format Format) {
 	src := t.TempDir()
 	order, files := manyFiles(2000)
 	mkTree(t, src, order, files)
-	arch, res := writeArchive(t, src, Options{})
+	arch, res := writeArchive(t, src, Options{Format: format})
 	dest := filepath.Join(t.TempDir(), "d")
 	ex, err := Extract(context.Background(), bytes.NewReader(arch), dest, Limits{Writers: 8})
 	if err != nil {

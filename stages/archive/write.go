@@ -41,8 +41,11 @@ type Options struct {
 	// MTime is the tar mtime of every entry, in Unix seconds:
 	// SOURCE_DATE_EPOCH or 0 (the caller decides). It must not be negative.
 	MTime int64
-	// Level is the gzip level, 1-9; 0 means DefaultLevel.
+	// Level is V1's gzip level, 1-9; 0 means DefaultLevel. V2 has one
+	// level (ZstdLevel): Level must be 0.
 	Level int
+	// Format is the archive format; "" means V2.
+	Format Format
 }
 
 // Result describes the archive written.
@@ -63,8 +66,8 @@ type entry struct {
 }
 
 // Write walks root (directories and regular files only; a symlink or
-// special file is an error naming it) and writes a gzip-compressed tar of
-// it to w. See the package documentation for the exact format. The SHA-256
+// special file is an error naming it) and writes the archive of it, in
+// opts.Format, to w. See the package documentation for the exact format. The SHA-256
 // and size of the compressed stream are computed while it is written.
 func Write(ctx context.Context, w io.Writer, root string, opts Options) (Result, error) {
 	if opts.MTime < 0 {
@@ -72,6 +75,16 @@ func Write(ctx context.Context, w io.Writer, root string, opts Options) (Result,
 	}
 	if opts.Level < 0 || opts.Level > 9 {
 		return Result{}, fmt.Errorf("archive: gzip level %d is not 1-9 (or 0 for the default)", opts.Level)
+	}
+	switch opts.Format {
+	case "":
+		opts.Format = V2
+	case V1, V2:
+	default:
+		return Result{}, errFormat(opts.Format)
+	}
+	if opts.Format == V2 && opts.Level != 0 {
+		return Result{}, fmt.Errorf("archive: a gzip level (%d) for a %s archive, which has one zstd level", opts.Level, V2)
 	}
 	level := opts.Level
 	if level == 0 {
@@ -82,11 +95,6 @@ func Write(ctx context.Context, w io.Writer, root string, opts Options) (Result,
 		return Result{}, err
 	}
 
-	hw := &hashWriter{w: bufio.NewWriterSize(w, 256<<10), h: sha256.New()}
-	gz := newPGZWriter(hw, level)
-	tw := tar.NewWriter(gz)
-	buf := make([]byte, 256<<10)
-	var res Result
 	// The declaration first: what follows, so an install knows the
 	// expanded size before it writes anything (see Declared).
 	var decl Declared
@@ -98,6 +106,14 @@ func Write(ctx context.Context, w io.Writer, root string, opts Options) (Result,
 			decl.Bytes += e.size
 		}
 	}
+	if opts.Format == V2 {
+		return writeV2(ctx, w, entries, decl, opts)
+	}
+	hw := &hashWriter{w: bufio.NewWriterSize(w, 256<<10), h: sha256.New()}
+	gz := newPGZWriter(hw, level)
+	tw := tar.NewWriter(gz)
+	buf := make([]byte, 256<<10)
+	var res Result
 	if err := tw.WriteHeader(declarationHeader(decl)); err != nil {
 		return Result{}, fmt.Errorf("archive: %w", err)
 	}

@@ -42,7 +42,7 @@
 // install leaves no apps/<id>.
 //
 // The id and version of an archive come from its name,
-// <id>-<version>-<target>.tar.gz (InstallOptions.ID and Version override
+// <id>-<version>-<target>.tar.zst (InstallOptions.ID and Version override
 // it: an update passes the signed channel entry's), because release.json
 // comes after payload/ in the archive and the destination must be known
 // before the first byte is written; release.json must then agree.

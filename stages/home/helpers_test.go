@@ -146,7 +146,7 @@ func writeChecksums(t *testing.T, dir string) {
 // makeArchive archives a release directory beside it, with its sidecar.
 func makeArchive(t *testing.T, releaseDir string) (path, digest string) {
 	t.Helper()
-	path = releaseDir + ".tar.gz"
+	path = releaseDir + archive.V2.Ext()
 	res, err := archive.Create(context.Background(), path, releaseDir, archive.Options{})
 	if err != nil {
 		t.Fatal(err)

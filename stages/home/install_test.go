@@ -311,6 +311,11 @@ func TestParseArchiveName(t *testing.T) {
 		"hello-1.0.0-linux-x64-musl.tar.gz":     {"hello", "1.0.0", "linux-x64-musl"},
 		"hello-1.0.0-darwin-x64-musl.tar.gz":    {}, // only linux names its C library
 		"hello-musl-1.0.0-linux-arm64.tar.gz":   {"hello-musl", "1.0.0", "linux-arm64"},
+		// V2, what releases write now; no other extension.
+		"hello-1.0.0-linux-x64.tar.zst":  {"hello", "1.0.0", "linux-x64"},
+		"hello-1.0.0-linux-x64.tar.zstd": {},
+		"hello-1.0.0-linux-x64.tar":      {},
+		"hello-1.0.0-linux-x64.zst":      {},
 	} {
 		id, v, tg, err := parseArchiveName(name)
 		if want == [3]string{} {

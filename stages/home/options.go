@@ -137,7 +137,7 @@ type InstallOptions struct {
 	// archive, builds the release from the installed version it starts
 	// from (Source is then unused).
 	Delta *DeltaSource
-	// Source is a release archive (<id>-<version>-<target>.tar.gz), a
+	// Source is a release archive (<id>-<version>-<target>.tar.zst), a
 	// release directory (with release.json) or a payload directory (with
 	// metadata/inventory.json).
 	Source string

@@ -46,7 +46,8 @@ type RepairResult struct {
 // against its inventory, the inventory, the lock and release.json against
 // the receipt's digests, the other release files against checksums.txt)
 // is written again from the release's archive, and a payload file the
-// inventory does not list is removed. from is the archive (.tar.gz) or a
+// inventory does not list is removed. from is the archive (.tar.zst, or an
+// earlier piship's .tar.gz) or a
 // directory (a release directory, or a payload) to take the files from;
 // "" takes the archive of the release kept in apps/<id>/.downloads (an
 // update's download), found by the receipt's archive digest, and when
@@ -77,7 +78,7 @@ func Repair(ctx context.Context, o Options, id, from string) (*RepairResult, err
 	// that is not there is said at once, not at the next damage.
 	if from != "" {
 		if _, err := os.Stat(from); err != nil {
-			return nil, receipt.Errorf(receipt.CodeConfigInvalid, "--from %s: %v: give the release's archive (.tar.gz) or directory", from, err)
+			return nil, receipt.Errorf(receipt.CodeConfigInvalid, "--from %s: %v: give the release's archive (%s) or directory", from, err, archive.V2.Ext())
 		}
 	}
 	unlock, err := o.maintain(ctx, id)
@@ -406,7 +407,7 @@ func (s *repairSource) keptArchive() (string, error) {
 	}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".tar.gz") {
+		if _, ok := archive.FormatOfName(e.Name()); !e.Type().IsRegular() || !ok {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())

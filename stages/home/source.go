@@ -116,8 +116,8 @@ func identify(o *InstallOptions) (*source, error) {
 	}
 	switch {
 	case fi.Mode().IsRegular():
-		if !strings.HasSuffix(fi.Name(), ".tar.gz") {
-			return nil, receipt.Errorf(receipt.CodeConfigInvalid, "%s is not a release archive (<id>-<version>-<target>.tar.gz), a release directory or a payload directory", o.Source)
+		if _, ok := archive.FormatOfName(fi.Name()); !ok {
+			return nil, receipt.Errorf(receipt.CodeConfigInvalid, "%s is not a release archive (<id>-<version>-<target>.tar.zst, or .tar.gz), a release directory or a payload directory", o.Source)
 		}
 		s.kind, s.size = receipt.SourceArchive, fi.Size()
 		if o.ID != "" || o.Version != "" {
@@ -257,7 +257,7 @@ func readSidecar(archivePath string) (string, error) {
 	return sum, nil
 }
 
-// parseArchiveName splits <id>-<version>-<target>.tar.gz
+// parseArchiveName splits <id>-<version>-<target>.tar.zst or .tar.gz
 // (release.ParseArchiveName).
 // pickFromSet reads a release set (release.ReadSums) and returns the
 // archive of host's target beside it and its digest; a set without one
@@ -277,7 +277,7 @@ func pickFromSet(path, host string) (archive, sha256 string, err error) {
 func parseArchiveName(base string) (id, version, target string, err error) {
 	n, why := release.ParseArchiveName(base)
 	if why != "" {
-		return "", "", "", receipt.Errorf(receipt.CodeConfigInvalid, "cannot tell the distribution and version from the archive name %q (%s): install takes a release archive under the name piship release gave it, <id>-<version>-<target>.tar.gz (e.g. hello-1.0.0-linux-x64.tar.gz): rename it back, or install the release directory piship release wrote beside it", base, why)
+		return "", "", "", receipt.Errorf(receipt.CodeConfigInvalid, "cannot tell the distribution and version from the archive name %q (%s): install takes a release archive under the name piship release gave it, <id>-<version>-<target>.tar.zst (e.g. hello-1.0.0-linux-x64.tar.zst; .tar.gz from an earlier piship): rename it back, or install the release directory piship release wrote beside it", base, why)
 	}
 	return n.ID, n.Version, n.Target, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/stages/archive"
 )
 
 // The bootstrap scripts: install.sh and install.ps1 in <out>/releases,
@@ -44,7 +45,7 @@ const (
 // BootstrapArchive is one target's row of the bootstrap scripts.
 type BootstrapArchive struct {
 	Target  string // <platform>-<arch>
-	Archive string // <id>-<version>-<target>.tar.gz, relative to the releases directory
+	Archive string // <id>-<version>-<target>.tar.zst (or .tar.gz), relative to the releases directory
 	SHA256  string // the archive's, from its sidecar
 	// Installer is <name>/piship[.exe], "" when the release directory
 	// carries none: the distribution's installers block pins none for the
@@ -93,8 +94,9 @@ func hashRegular(releases, rel string) (string, error) {
 }
 
 // ScanBootstrap builds the bootstrap data for id and version from the
-// archives published in releases: every <id>-<version>-<target>.tar.gz
-// with its sidecar, and the installer each release directory carries.
+// archives published in releases: every <id>-<version>-<target>.tar.zst
+// (or an earlier piship's .tar.gz, archive.TrimExt) with its sidecar, and
+// the installer each release directory carries.
 func ScanBootstrap(releases, id, version, rootSHA256 string) (Bootstrap, error) {
 	b := Bootstrap{ID: id, Version: version, RootSHA256: rootSHA256}
 	entries, err := os.ReadDir(releases)
@@ -102,7 +104,7 @@ func ScanBootstrap(releases, id, version, rootSHA256 string) (Bootstrap, error) 
 		return b, err
 	}
 	for _, e := range entries {
-		base, ok := strings.CutSuffix(e.Name(), ".tar.gz")
+		base, ok := archive.TrimExt(e.Name())
 		if !ok || e.IsDir() {
 			continue
 		}

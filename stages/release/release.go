@@ -59,7 +59,7 @@
 //	tests                    every test release.json records passed, or not-run with the
 //	                         reason (a target its build host could not run)
 //	signatures               the signature verdict is not failed
-//	identity                 the archive's name (<id>-<version>-<target>.tar.gz, or what the
+//	identity                 the archive's name (<id>-<version>-<target>.tar.zst, or what the
 //	                         caller passes), release.json, the lock (id, version, command)
 //	                         and target.json agree
 //	signed-entry             (an update) the lock's digest is the lockSha256 of the signed

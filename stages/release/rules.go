@@ -25,6 +25,7 @@ import (
 
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
+	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/payload"
@@ -583,7 +584,8 @@ var nodeTargetRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^((aix|android|darwin|freebsd|linux|openbsd|sunos|win32)-(arm|arm64|ia32|loong64|mips|mipsel|ppc64|riscv64|s390x|x64)|linux-(arm|arm64|ia32|loong64|mips|mipsel|ppc64|riscv64|s390x|x64)-musl)$`)
 })
 
-// ParseArchiveName splits <id>-<version>-<target>.tar.gz, the name a
+// ParseArchiveName splits <id>-<version>-<target>.tar.zst (or .tar.gz:
+// the extension of either archive format, archive.TrimExt), the name a
 // release archive keeps: the identity install extracts it under and both
 // consumers hold release.json to. The target is the last two segments (three
 // for linux-<arch>-musl); of
@@ -591,9 +593,9 @@ var nodeTargetRE = sync.OnceValue(func() *regexp.Regexp {
 // a candidate, and there must be exactly one. why says what is wrong ("" when
 // nothing is).
 func ParseArchiveName(base string) (n Identity, why string) {
-	name, ok := strings.CutSuffix(base, ".tar.gz")
+	name, ok := archive.TrimExt(base)
 	if !ok {
-		return n, "not <id>-<version>-<target>.tar.gz"
+		return n, "not <id>-<version>-<target>.tar.zst (or .tar.gz)"
 	}
 	i := strings.LastIndexByte(name, '-')
 	if i <= 0 {

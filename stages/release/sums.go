@@ -28,7 +28,7 @@ func IsSums(path string) bool { return strings.HasSuffix(path, SumsSuffix) }
 
 // SumEntry is one archive of a release set.
 type SumEntry struct {
-	Archive string // the archive's file name, <id>-<version>-<target>.tar.gz
+	Archive string // the archive's file name, <id>-<version>-<target>.tar.zst (or .tar.gz, ParseArchiveName)
 	SHA256  string
 	Name    Identity
 }
@@ -83,7 +83,7 @@ func WriteSums(dir, id, version string, entries []SumEntry) (string, error) {
 // ReadSums reads and checks a release set file: its name is
 // <id>-<version>.SHA256SUMS, every line `<64 hex>  <archive>` sorted by
 // archive and no name twice, each archive a plain file name
-// <id>-<version>-<target>.tar.gz of that id and version (ParseArchiveName),
+// <id>-<version>-<target>.tar.zst (or .tar.gz) of that id and version (ParseArchiveName),
 // one per target. It reads no archive: a consumer checks each digest
 // when it reads the archive.
 func ReadSums(path string) (*Sums, error) {
@@ -101,7 +101,7 @@ func ReadSums(path string) (*Sums, error) {
 	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
 		sum, name, ok := strings.Cut(line, "  ")
 		bad := func(why string) error {
-			return fmt.Errorf("%s line %d: %s (each line is `<sha256>  <id>-<version>-<target>.tar.gz`, as the release wrote it)", path, i+1, why)
+			return fmt.Errorf("%s line %d: %s (each line is `<sha256>  <id>-<version>-<target>.tar.zst`, as the release wrote it)", path, i+1, why)
 		}
 		if !ok || !hexRE().MatchString(sum) {
 			return nil, bad("not `<sha256>  <archive>`")

@@ -8,11 +8,12 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/theupdateframework/go-tuf/v2/metadata"
 
+	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/delta"
+	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/semver"
 )
 
@@ -63,6 +64,14 @@ func (r *Repository) extra(ctx context.Context, rels []Release, o PublishOptions
 	defer os.RemoveAll(tmp)
 	var out []Published
 	for _, rel := range rels {
+		if o.V1Twin && rel.Format == FormatArchiveV2 {
+			p, err := r.addTwin(ctx, rel, tmp)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, p)
+			o.logf("published %s: the piship-archive/v1 twin of %s %s for %s (%d bytes), for installations whose piship reads only v1", p.Path, rel.Version, rel.Target, p.Length)
+		}
 		if o.Deltas > 0 {
 			ds, err := r.addDeltas(ctx, rel, tmp, o)
 			if err != nil {
@@ -72,6 +81,28 @@ func (r *Repository) extra(ctx context.Context, rels []Release, o PublishOptions
 		}
 	}
 	return out, nil
+}
+
+// addTwin writes the v1 archive of the tree rel's v2 archive holds (its
+// entries and their mtime, so the twin is as reproducible as the
+// release) and adds it as a target.
+func (r *Repository) addTwin(ctx context.Context, rel Release, tmp string) (Published, error) {
+	n, why := release.ParseArchiveName(filepath.Base(rel.Archive))
+	if why != "" {
+		return Published{}, configErr("%s: %s", rel.Archive, why)
+	}
+	name := n.ID + "-" + n.Version + "-" + n.Target + archive.V1.Ext()
+	twin := filepath.Join(tmp, name)
+	if err := archive.Recode(ctx, twin, rel.Archive, archive.V1); err != nil {
+		return Published{}, configErr("cannot write the v1 twin of %s: %v", rel.Archive, err)
+	}
+	t := rel
+	t.Archive, t.Format, t.Notes = twin, FormatArchiveV1, ""
+	tf, err := r.addArchive(t)
+	if err != nil {
+		return Published{}, err
+	}
+	return Published{Path: tf.Path, Kind: "v1-twin", Length: tf.Length, Release: rel}, nil
 }
 
 // earlier lists the archive targets of channel ch for target, older than
@@ -119,7 +150,8 @@ func (r *Repository) earlier(ch, target, version string) []struct {
 // DeltaName is the file name of the delta from version from to the
 // release archive named archiveName: <id>-<version>-<target>.from-<from>.delta.
 func DeltaName(archiveName, from string) string {
-	return strings.TrimSuffix(archiveName, ".tar.gz") + ".from-" + from + ".delta"
+	name, _ := archive.TrimExt(archiveName)
+	return name + ".from-" + from + ".delta"
 }
 
 // addDeltas makes the deltas from the o.Deltas newest earlier releases of

@@ -2,7 +2,6 @@ package tuf
 
 import (
 	"archive/tar"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -19,6 +18,7 @@ import (
 
 	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/atomicfs"
+	piarchive "piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/release/releasejson"
 	"piship.dev/piship/stages/semver"
@@ -34,23 +34,25 @@ const maxReleaseDoc = 1 << 20
 // from the archive itself, never from a release directory beside it, so
 // what the targets role signs is what installs read; release.json is held
 // to the rules install reads it by (releasejson.Parse), and the archive's
-// name must be the <id>-<version>-<target>.tar.gz piship release wrote.
+// name must be the <id>-<version>-<target><ext> piship release wrote, ext
+// that of the archive's format (told by its bytes: .tar.zst, or .tar.gz).
 func ReleaseOf(archive, channelName string) (Release, error) {
 	f, err := atomicfs.OpenRegular(archive)
 	if err != nil {
 		return Release{}, configErr("cannot read the release archive %s: %v", archive, err)
 	}
 	defer f.Close()
-	zr, err := gzip.NewReader(f)
+	zr, format, err := piarchive.NewTarReader(f, piarchive.Limits{})
 	if err != nil {
-		return Release{}, configErr("%s is not a gzip-compressed release archive (%v): give the .tar.gz piship release wrote", archive, err)
+		return Release{}, configErr("%s is not a release archive (%v): give the %s (or %s) piship release wrote", archive, err, piarchive.V2.Ext(), piarchive.V1.Ext())
 	}
+	defer zr.Close()
 	tr := tar.NewReader(zr)
 	var raw []byte
 	for raw == nil {
 		hdr, err := tr.Next()
 		if err == io.EOF {
-			return Release{}, configErr("%s holds no release.json: it is not a piship release archive (piship release writes <id>-<version>-<target>.tar.gz)", archive)
+			return Release{}, configErr("%s holds no release.json: it is not a piship release archive (piship release writes <id>-<version>-<target>%s)", archive, format.Ext())
 		}
 		if err != nil {
 			return Release{}, configErr("%s is not a readable release archive: %v", archive, err)
@@ -69,17 +71,17 @@ func ReleaseOf(archive, channelName string) (Release, error) {
 	if err != nil {
 		return Release{}, configErr("%s: its release.json is refused: %v (only a release that installs is published)", archive, err)
 	}
-	want := fmt.Sprintf("%s-%s-%s.tar.gz", ri.Distribution.ID, ri.Distribution.Version, ri.Target)
+	want := fmt.Sprintf("%s-%s-%s%s", ri.Distribution.ID, ri.Distribution.Version, ri.Target, format.Ext())
 	if base := filepath.Base(archive); base != want {
 		return Release{}, configErr("%s holds release %s %s for %s, whose archive is named %s: rename it back", archive, ri.Distribution.ID, ri.Distribution.Version, ri.Target, want)
 	}
 	if semver.IsSnapshot(ri.Distribution.Version) {
 		return Release{}, configErr("%s is snapshot release %s %s (piship release --snapshot): a snapshot is for trying, never published; tag the commit (git tag v1.2.3) or give --version, release again and add that archive", archive, ri.Distribution.ID, ri.Distribution.Version)
 	}
-	rel := Release{Archive: archive, Version: ri.Distribution.Version, Target: ri.Target, LockSHA256: ri.LockSHA256, Channel: channelName}
+	rel := Release{Archive: archive, Format: string(format), Version: ri.Distribution.Version, Target: ri.Target, LockSHA256: ri.LockSHA256, Channel: channelName}
 	// The notes piship release wrote beside release.json, in the release
 	// directory beside the archive (<name>/notes.md), when there are any.
-	notes := filepath.Join(strings.TrimSuffix(archive, ".tar.gz"), releasejson.NotesName)
+	notes := filepath.Join(strings.TrimSuffix(archive, format.Ext()), releasejson.NotesName)
 	if fi, err := os.Lstat(notes); err == nil && fi.Mode().IsRegular() {
 		rel.Notes = notes
 	}
@@ -178,7 +180,8 @@ const MaxNotesBytes = 1 << 20
 // without custom fields (so no client takes it for a release), signed by
 // the targets role like the archive; a client fetches it by this name.
 func NotesPath(channelName, archive string) string {
-	return channelName + "/" + strings.TrimSuffix(filepath.Base(archive), ".tar.gz") + NotesSuffix
+	base, _ := piarchive.TrimExt(filepath.Base(archive))
+	return channelName + "/" + base + NotesSuffix
 }
 
 // addNotes puts a release's notes at targets/<channel>/<sha256>.<name>.notes.md

@@ -55,7 +55,7 @@ func TestReleaseOfReadsTheArchivesReleaseJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rel != (Release{Archive: a, Version: "1.2.0", Target: "linux-x64", LockSHA256: strings.Repeat("c", 64), Channel: "beta"}) {
+	if rel != (Release{Archive: a, Format: FormatArchiveV1, Version: "1.2.0", Target: "linux-x64", LockSHA256: strings.Repeat("c", 64), Channel: "beta"}) {
 		t.Fatalf("ReleaseOf: %+v", rel)
 	}
 	renamed := filepath.Join(dir, "hello-9.9.9-linux-x64.tar.gz")
@@ -66,7 +66,7 @@ func TestReleaseOfReadsTheArchivesReleaseJSON(t *testing.T) {
 		{renamed, "is named hello-1.2.0-linux-x64.tar.gz: rename it back"},
 		{tarGz(t, filepath.Join(dir, "none.tar.gz"), [2]string{"payload/x", "x"}), "holds no release.json"},
 		{tarGz(t, filepath.Join(dir, "bad.tar.gz"), [2]string{"release.json", `{"schema":"piship-release/v1"}`}), "its release.json is refused"},
-		{writeArchive(t, "plain.tar.gz", 10), "is not a gzip-compressed release archive"},
+		{writeArchive(t, "plain.tar.gz", 10), "is not a release archive"},
 		{filepath.Join(dir, "missing.tar.gz"), "cannot read the release archive"},
 	} {
 		_, err := ReleaseOf(c.path, "stable")

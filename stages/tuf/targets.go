@@ -2,14 +2,17 @@ package tuf
 
 import (
 	"slices"
+
+	"piship.dev/piship/stages/archive"
+	"piship.dev/piship/stages/delta"
 )
 
 // Target formats a custom object names (Custom.Format). An archive target
 // without one is piship-archive/v1, what every piship before v2 published.
 const (
-	FormatArchiveV1 = "piship-archive/v1"
-	FormatArchiveV2 = "piship-archive/v2"
-	FormatDeltaV1   = "piship-delta/v1"
+	FormatArchiveV1 = string(archive.V1)
+	FormatArchiveV2 = string(archive.V2)
+	FormatDeltaV1   = delta.Schema
 )
 
 // ReadFormats are the archive formats this client installs, the one it

@@ -79,7 +79,8 @@ func (v *verifier) add(name, file string, err error) bool {
 	return err == nil
 }
 
-// Release verifies an archive (<name>.tar.gz) or a release directory.
+// Release verifies an archive (<name>.tar.zst, or an earlier piship's
+// <name>.tar.gz) or a release directory.
 // Checks continue after a failure where they can, so one run reports every
 // problem; a failure of the archive or extraction stops there.
 func Release(ctx context.Context, source string, o Options) (*Report, error) {
@@ -152,7 +153,7 @@ func (v *verifier) extract(ctx context.Context, path, dest string, o Options) bo
 	n, why := release.ParseArchiveName(name)
 	var nameErr error
 	if why != "" {
-		nameErr = fmt.Errorf("cannot tell the distribution, version and target from the archive name (%s): keep the release name <id>-<version>-<target>.tar.gz", why)
+		nameErr = fmt.Errorf("cannot tell the distribution, version and target from the archive name (%s): keep the release name <id>-<version>-<target>%s", why, archive.V2.Ext())
 	}
 	v.add("archive-name", name, nameErr) // the release's own checks still run
 	v.name = n
@@ -261,7 +262,7 @@ func Set(ctx context.Context, sums string) (*release.Sums, []*Report, error) {
 		if _, err := os.Stat(arc); err != nil {
 			// Reported as a failed check of that archive, so the others
 			// are still verified.
-			reps = append(reps, finish(&Report{Source: arc, Release: strings.TrimSuffix(e.Archive, ".tar.gz"),
+			reps = append(reps, finish(&Report{Source: arc, Release: trimExt(e.Archive),
 				Checks: []Check{{Name: "archive-digest", File: e.Archive, Detail: fmt.Sprintf("listed in %s but not beside it: %v", filepath.Base(sums), err)}}}))
 			continue
 		}
@@ -272,4 +273,10 @@ func Set(ctx context.Context, sums string) (*release.Sums, []*Report, error) {
 		reps = append(reps, rep)
 	}
 	return set, reps, nil
+}
+
+// trimExt is an archive's name without its extension (archive.TrimExt).
+func trimExt(name string) string {
+	base, _ := archive.TrimExt(name)
+	return base
 }

@@ -2,6 +2,7 @@ package hostile
 
 import (
 	"archive/tar"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"piship.dev/piship/cache/canon"
+	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/payload"
 	"piship.dev/piship/stages/platform"
 	"piship.dev/piship/stages/stage/errcode"
@@ -28,8 +30,11 @@ const IntegrityFailed = errcode.IntegrityFailed
 // Gen is where a case writes its archive.
 type Gen struct {
 	// Dir is an empty directory for the case's files; the archive goes
-	// there, named <id>-<Version>-<host>.tar.gz, with its sidecar.
+	// there, named <id>-<Version>-<host> + Format.Ext(), with its sidecar.
 	Dir string
+	// Format is the archive format the case is written in ("": V2, what
+	// releases write); TestCorpus runs every case in both.
+	Format archive.Format
 	// Outside is a directory outside every consumer's target: what a
 	// case aims at. Nothing may appear in it.
 	Outside string
@@ -61,6 +66,32 @@ type Case struct {
 	Make        func(g *Gen) (archivePath string, err error)
 }
 
+// caseFormat names the one format a case is about (its compression);
+// every other case is run in both.
+var caseFormat = map[string]archive.Format{
+	"truncated-gzip": archive.V1, "trailing-garbage": archive.V1, "not-gzip": archive.V1,
+	"truncated-zstd": archive.V2, "after-seek-table": archive.V2, "index-lies": archive.V2,
+}
+
+// Formats are the formats the case is written in.
+func (c Case) Formats() []archive.Format {
+	if f, ok := caseFormat[c.Name]; ok {
+		return []archive.Format{f}
+	}
+	return []archive.Format{archive.V1, archive.V2}
+}
+
+// format is the case's format, V2 when unset.
+func (g *Gen) format() archive.Format { return cmp.Or(g.Format, archive.V2) }
+
+// pack writes entries in the case's format: TarGz or TarZst.
+func (g *Gen) pack(es []Entry) ([]byte, error) {
+	if g.format() == archive.V1 {
+		return TarGz(es)
+	}
+	return TarZst(es)
+}
+
 // Tree is a case made by changing a valid release directory: mutate, then
 // archive it as piship release does.
 func Tree(mutate func(dir string) error) func(*Gen) (string, error) {
@@ -72,14 +103,15 @@ func Tree(mutate func(dir string) error) func(*Gen) (string, error) {
 		if err := mutate(dir); err != nil {
 			return "", err
 		}
-		return Archive(dir, g.Dir)
+		return ArchiveAs(dir, g.Dir, g.format())
 	}
 }
 
 // Tar is a case made at the tar level: change the entries of a valid
-// release (add, replace, rename), then write them as one gzip member.
+// release (add, replace, rename), then write them in the case's format
+// (Gen.pack: one gzip member, or V2's frames with a true index).
 func Tar(mutate func(g *Gen, es []Entry) []Entry) func(*Gen) (string, error) {
-	return Raw(func(g *Gen, es []Entry) ([]byte, error) { return TarGz(mutate(g, es)) })
+	return Raw(func(g *Gen, es []Entry) ([]byte, error) { return g.pack(mutate(g, es)) })
 }
 
 // Raw is a case made from a valid release's entries to any bytes.
@@ -97,7 +129,7 @@ func Raw(mk func(g *Gen, es []Entry) ([]byte, error)) func(*Gen) (string, error)
 		if err != nil {
 			return "", err
 		}
-		path := filepath.Join(g.Dir, Name(Version)+".tar.gz")
+		path := filepath.Join(g.Dir, Name(Version)+g.format().Ext())
 		if err := write(path, string(data), 0o644); err != nil {
 			return "", err
 		}
@@ -444,6 +476,18 @@ var Cases = []Case{
 			}
 			return gz[10:], nil // the deflate data without the gzip header
 		})},
+	{"truncated-zstd", "a valid V2 archive cut inside its last frame", "truncated", IntegrityFailed,
+		Raw(func(g *Gen, es []Entry) ([]byte, error) {
+			zs, err := TarZst(es)
+			return zs[:len(zs)-40], err
+		})},
+	{"after-seek-table", "bytes after the seek table, which must be last", "seek-table", IntegrityFailed,
+		Raw(func(g *Gen, es []Entry) ([]byte, error) {
+			zs, err := TarZst(es)
+			return append(zs, "#!/bin/sh\nrm -rf ~\n"...), err
+		})},
+	{"index-lies", "the index gives release.json the SHA-256 of other bytes", "index", IntegrityFailed,
+		Raw(func(g *Gen, es []Entry) ([]byte, error) { return tarZst(es, "release.json") })},
 }
 
 // editAudit rewrites vulnerabilities.json through edit and makes

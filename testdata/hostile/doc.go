@@ -10,9 +10,11 @@
 //
 // TestCorpus (make test runs it: the Makefile names this package, which
 // `go list ./...` skips under testdata/) installs 1.0.0 into a temporary
-// home, then, for each case, from that same home restored fresh:
+// home, then, for each case, in each archive format (V2, and V1 that
+// earlier releases shipped; the last three gzip cases are V1's only, the
+// three zstd ones V2's), from that same home restored fresh:
 //
-//   - install (home.Install) of the case's hello-1.0.1-<host>.tar.gz fails
+//   - install (home.Install) of the case's hello-1.0.1-<host>.tar.zst fails
 //     with the case's code, INTEGRITY_FAILED for every case today, and its
 //     message names the rule in parentheses ("release refused
 //     (lock-entry): ...", "archive entry 5 ... refused (dot-segment): ...");
@@ -87,6 +89,9 @@
 //	truncated-gzip              truncated                a valid archive cut at two thirds
 //	trailing-garbage            trailing-data            bytes after the gzip stream
 //	not-gzip                    gzip                     a plain tar where a tar.gz belongs
+//	truncated-zstd              truncated                a valid V2 archive cut inside its last frame
+//	after-seek-table            seek-table               bytes after the seek table, which must be last
+//	index-lies                  index                    the index gives release.json the SHA-256 of other bytes
 //
 // TestManual keeps this list and Cases the same.
 //

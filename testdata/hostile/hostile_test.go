@@ -181,78 +181,80 @@ func TestCorpus(t *testing.T) {
 			t.Fatalf("case %q: duplicate name, or no rule, code, description or writer", c.Name)
 		}
 		names[c.Name] = true
-		t.Run(c.Name, func(t *testing.T) {
-			for _, d := range append(homeDirs, "case") {
-				if err := os.RemoveAll(filepath.Join(w.root, d)); err != nil {
-					t.Fatal(err)
+		for _, format := range c.Formats() {
+			t.Run(string(format)+"/"+c.Name, func(t *testing.T) {
+				for _, d := range append(homeDirs, "case") {
+					if err := os.RemoveAll(filepath.Join(w.root, d)); err != nil {
+						t.Fatal(err)
+					}
 				}
-			}
-			for _, d := range homeDirs {
-				if err := payload.CopyPath(filepath.Join(saved, d), filepath.Join(w.root, d)); err != nil {
-					t.Fatal(err)
+				for _, d := range homeDirs {
+					if err := payload.CopyPath(filepath.Join(saved, d), filepath.Join(w.root, d)); err != nil {
+						t.Fatal(err)
+					}
 				}
-			}
-			g := &Gen{Dir: filepath.Join(w.root, "case"), Outside: w.outside, Base: base}
-			arc, err := c.Make(g)
-			if err != nil {
-				t.Fatalf("writing the case: %v", err)
-			}
-			before := snapshot(t, w.root, g.Dir)
-			receiptBefore, _ := os.ReadFile(receipt.ReceiptPath(w.homes.Install, ID))
+				g := &Gen{Dir: filepath.Join(w.root, "case"), Outside: w.outside, Base: base, Format: format}
+				arc, err := c.Make(g)
+				if err != nil {
+					t.Fatalf("writing the case: %v", err)
+				}
+				before := snapshot(t, w.root, g.Dir)
+				receiptBefore, _ := os.ReadFile(receipt.ReceiptPath(w.homes.Install, ID))
 
-			_, err = w.install(arc)
-			if err == nil {
-				t.Errorf("install accepted %s (%s)", c.Name, c.Description)
-			} else {
-				if code := receipt.CodeOf(err); code != c.Code {
-					t.Errorf("install: code %q, want %s: %v", code, c.Code, err)
+				_, err = w.install(arc)
+				if err == nil {
+					t.Errorf("install accepted %s (%s)", c.Name, c.Description)
+				} else {
+					if code := receipt.CodeOf(err); code != c.Code {
+						t.Errorf("install: code %q, want %s: %v", code, c.Code, err)
+					}
+					if !strings.Contains(err.Error(), "("+c.Rule+")") {
+						t.Errorf("install does not name the rule %s: %v", c.Rule, err)
+					}
 				}
-				if !strings.Contains(err.Error(), "("+c.Rule+")") {
-					t.Errorf("install does not name the rule %s: %v", c.Rule, err)
-				}
-			}
 
-			rep, err := verify.Release(context.Background(), arc, verify.Options{})
-			switch {
-			case err != nil:
-				t.Errorf("verify-release: %v", err)
-			case rep.OK:
-				t.Errorf("verify-release accepted %s (%s)", c.Name, c.Description)
-			default:
-				if code := receipt.CodeOf(rep.Err()); code != c.Code {
-					t.Errorf("verify-release: code %q, want %s: %v", code, c.Code, rep.Err())
+				rep, err := verify.Release(context.Background(), arc, verify.Options{})
+				switch {
+				case err != nil:
+					t.Errorf("verify-release: %v", err)
+				case rep.OK:
+					t.Errorf("verify-release accepted %s (%s)", c.Name, c.Description)
+				default:
+					if code := receipt.CodeOf(rep.Err()); code != c.Code {
+						t.Errorf("verify-release: code %q, want %s: %v", code, c.Code, rep.Err())
+					}
+					named := false
+					for _, ch := range rep.Checks {
+						named = named || !ch.OK && (ch.Name == c.Rule || strings.Contains(ch.Detail, "("+c.Rule+")"))
+					}
+					if !named {
+						data, _ := json.MarshalIndent(rep.Checks, "", "  ")
+						t.Errorf("verify-release does not fail the rule %s:\n%s", c.Rule, data)
+					}
 				}
-				named := false
-				for _, ch := range rep.Checks {
-					named = named || !ch.OK && (ch.Name == c.Rule || strings.Contains(ch.Detail, "("+c.Rule+")"))
-				}
-				if !named {
-					data, _ := json.MarshalIndent(rep.Checks, "", "  ")
-					t.Errorf("verify-release does not fail the rule %s:\n%s", c.Rule, data)
-				}
-			}
 
-			after := snapshot(t, w.root, g.Dir)
-			aside := filepath.Join("install", "apps", ID, receipt.RetainedPrefix)
-			for p, v := range after {
-				if before[p] != v && !strings.HasPrefix(p, aside) {
-					t.Errorf("%s was written (%s)", p, v)
+				after := snapshot(t, w.root, g.Dir)
+				aside := filepath.Join("install", "apps", ID, receipt.RetainedPrefix)
+				for p, v := range after {
+					if before[p] != v && !strings.HasPrefix(p, aside) {
+						t.Errorf("%s was written (%s)", p, v)
+					}
 				}
-			}
-			for p := range before {
-				if _, ok := after[p]; !ok {
-					t.Errorf("%s was removed", p)
+				for p := range before {
+					if _, ok := after[p]; !ok {
+						t.Errorf("%s was removed", p)
+					}
 				}
-			}
-			if b, _ := os.ReadFile(receipt.ReceiptPath(w.homes.Install, ID)); !bytes.Equal(b, receiptBefore) {
-				t.Errorf("the receipt changed:\n%s", b)
-			}
-			var buf bytes.Buffer
-			code, _, err := launch.Run(context.Background(), w.homes.Install, ID, []string{"hi"}, launch.Options{Node: fakeNode, Stdout: &buf, Stderr: &buf})
-			if err != nil || code != 0 || strings.TrimSpace(buf.String()) != wantLaunch {
-				t.Errorf("launching the installed version: exit %d, %v, output %q, want %q", code, err, buf.String(), wantLaunch)
-			}
-		})
+				if b, _ := os.ReadFile(receipt.ReceiptPath(w.homes.Install, ID)); !bytes.Equal(b, receiptBefore) {
+					t.Errorf("the receipt changed:\n%s", b)
+				}
+				var buf bytes.Buffer
+				code, _, err := launch.Run(context.Background(), w.homes.Install, ID, []string{"hi"}, launch.Options{Node: fakeNode, Stdout: &buf, Stderr: &buf})
+				if err != nil || code != 0 || strings.TrimSpace(buf.String()) != wantLaunch {
+					t.Errorf("launching the installed version: exit %d, %v, output %q, want %q", code, err, buf.String(), wantLaunch)
+				}
+			})
+		}
 	}
 }
 

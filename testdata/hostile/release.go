@@ -203,10 +203,13 @@ func Reseal(dir string, s Seal) error {
 }
 
 // Archive archives a release directory as piship release does, into
-// <out>/<base of dir>.tar.gz with its sidecar, and returns the archive's path.
-func Archive(dir, out string) (string, error) {
-	path := filepath.Join(out, filepath.Base(dir)+".tar.gz")
-	res, err := archive.Create(context.Background(), path, dir, archive.Options{})
+// <out>/<base of dir>.tar.zst with its sidecar, and returns the archive's path.
+func Archive(dir, out string) (string, error) { return ArchiveAs(dir, out, archive.V2) }
+
+// ArchiveAs is Archive in format f (into <out>/<base of dir> + f.Ext()).
+func ArchiveAs(dir, out string, f archive.Format) (string, error) {
+	path := filepath.Join(out, filepath.Base(dir)+f.Ext())
+	res, err := archive.Create(context.Background(), path, dir, archive.Options{Format: f})
 	if err != nil {
 		return "", err
 	}

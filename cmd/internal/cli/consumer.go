@@ -41,8 +41,8 @@ the install home: the archive is verified while it is extracted, held to the rel
 and made active by the receipt, committed under the launch gate. The command shim goes to
 the bin home (PISHIP_BIN_HOME, default ~/.local/bin); when that is not on PATH the last
 lines say which line to add for your shell.`,
-		Example: `  piship install /tmp/out/releases/hello-1.0.0-linux-x64.tar.gz
-  piship install ./hello-1.0.0-linux-x64.tar.gz --sha256 0f3a... --expect-root sha256:9c1e...`,
+		Example: `  piship install /tmp/out/releases/hello-1.0.0-linux-x64.tar.zst
+  piship install ./hello-1.0.0-linux-x64.tar.zst --sha256 0f3a... --expect-root sha256:9c1e...`,
 		Args: ExactArgs("SOURCE"),
 		RunE: func(c *cobra.Command, args []string) error {
 			return Done(runInstall(e, args[0], sum, expectKey, rc, asJSON))
@@ -334,7 +334,7 @@ payload). Each file is checked against its digest before it is placed beside the
 one and renamed over it, so an interrupted repair leaves the installation launchable or
 repairable; the state directory is not touched. While ID runs, a repair that only restores
 missing files goes ahead and one that would replace or remove a present file is refused.`,
-		Example: `  piship repair pi --from pi-1.6.0-linux-x64.tar.gz
+		Example: `  piship repair pi --from pi-1.6.0-linux-x64.tar.zst
   piship repair pi     # from the archive an update kept, or from the TUF repository`,
 		Args: ExactArgs("ID"),
 		RunE: func(c *cobra.Command, args []string) error {

@@ -38,7 +38,7 @@ func newThreeVersionWorld(t *testing.T) *consumerWorld {
 		os.WriteFile(filepath.Join(dir, "resources", "motd.txt"), []byte("motd "+v+"\n"), 0o644)
 		w.run("lock", dir)
 		w.run("release", dir)
-		w.release[v] = filepath.Join(dir, "dist", "releases", "hello-"+v+"-"+w.target+".tar.gz")
+		w.release[v] = filepath.Join(dir, "dist", "releases", "hello-"+v+"-"+w.target+".tar.zst")
 	}
 	w.run("repo", "add", w.chanDir, w.release["1.0.0"], w.release["1.1.0"], "--key", key)
 	return w

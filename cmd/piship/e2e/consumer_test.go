@@ -68,7 +68,7 @@ func newWorldOf(t *testing.T, example, v1, v2 string, edit func(string) string) 
 		}
 		w.run("lock", dir)
 		w.run("release", dir)
-		w.release[v] = filepath.Join(dir, "dist", "releases", id+"-"+v+"-"+w.target+".tar.gz")
+		w.release[v] = filepath.Join(dir, "dist", "releases", id+"-"+v+"-"+w.target+".tar.zst")
 	}
 	w.run("repo", "add", w.chanDir, w.release[v1], w.release[v2], "--key", key)
 	return w
@@ -449,16 +449,16 @@ func TestVerifyAtLaunchCatchesAChangedFile(t *testing.T) {
 func TestReleaseShipsPiship(t *testing.T) {
 	w := newConsumerWorld(t)
 	arc := w.release["1.0.0"]
-	dir := strings.TrimSuffix(arc, ".tar.gz")
+	dir := strings.TrimSuffix(arc, ".tar.zst")
 	for _, n := range []string{"piship", "piship-launch"} {
 		fi, err := os.Stat(filepath.Join(dir, n))
 		if err != nil || fi.Mode().Perm()&0o111 == 0 {
 			t.Fatalf("release directory without an executable %s: %v", n, err)
 		}
 	}
-	out, err := exec.Command("tar", "-tzf", arc).CombinedOutput()
+	out, err := exec.Command("tar", "--zstd", "-tf", arc).CombinedOutput()
 	if err != nil {
-		t.Fatalf("tar -tzf: %v\n%s", err, out)
+		t.Fatalf("tar --zstd -tf: %v\n%s", err, out)
 	}
 	for _, line := range strings.Split(string(out), "\n") {
 		if strings.HasPrefix(line, "piship") {

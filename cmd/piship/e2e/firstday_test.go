@@ -36,7 +36,7 @@ func TestFirstDayWalk(t *testing.T) {
 	key := func(name string) string { return filepath.Join(work, name+".pem") }
 	target := platform.HostTarget()
 	archive := func(v string) string {
-		return filepath.Join(dist, "dist", "releases", "greeter-"+v+"-"+target+".tar.gz")
+		return filepath.Join(dist, "dist", "releases", "greeter-"+v+"-"+target+".tar.zst")
 	}
 	v100 := filepath.Join(home, "install", "apps", "greeter", "1.0.0")
 	q := regexp.QuoteMeta
@@ -119,7 +119,7 @@ func TestFirstDayWalk(t *testing.T) {
 	setVersion("1.0.0", "1.1.0")
 	step(exitOK, `^locked greeter 1\.1\.0: `, "", "lock", dist)
 	step(exitOK, "", `^release: embedded:pipelines/release\.hcl$`, "release", dist)
-	step(exitOK, `^published stable/greeter-1\.0\.0-`+target+`\.tar\.gz 1\.0\.0 for `+target+` on stable$`, "",
+	step(exitOK, `^published stable/greeter-1\.0\.0-`+target+`\.tar\.zst 1\.0\.0 for `+target+` on stable$`, "",
 		"repo", "add", repo, archive("1.0.0"), archive("1.1.0"), "--key", key("targets"), "--key", key("online"))
 
 	step(exitOK, `^greeter updated 1\.0\.0 -> 1\.1\.0 \(channel stable, root 1, timestamp 2, a \S+ \S+ delta from 1\.0\.0 instead of the \S+ \S+ archive\) in .*; `+"`piship rollback greeter` goes back to 1.0.0$", "",
@@ -135,7 +135,7 @@ func TestFirstDayWalk(t *testing.T) {
 		t.Fatal(err)
 	}
 	step(1, `^greeter: DAMAGED: found \d+ problem\(s\)`, `INTEGRITY_FAILED`, "doctor", "greeter")
-	step(exitOK, `^repaired greeter 1\.0\.0: restored 1 file, removed 0, from `+q(filepath.Join(home, "install", "apps", "greeter", ".downloads", "greeter-1.0.0-"+target+".tar.gz"))+`$`, "",
+	step(exitOK, `^repaired greeter 1\.0\.0: restored 1 file, removed 0, from `+q(filepath.Join(home, "install", "apps", "greeter", ".downloads", "greeter-1.0.0-"+target+".tar.zst"))+`$`, "",
 		"repair", "greeter")
 	step(exitOK, `^greeter: verified, nothing to repair$`, "", "doctor", "greeter")
 	launch("1.0.0")

@@ -42,7 +42,7 @@ func TestPiPinnedNodeWithoutNodeOnPath(t *testing.T) {
 		t.Fatalf("piship lock pinned %+v, the committed lock %s", got.Node, want)
 	}
 	t.Log(lastLine(mustRelease(t, env, dir)))
-	archive := filepath.Join(dir, "dist", "releases", "pi-1.6.0-linux-x64.tar.gz")
+	archive := filepath.Join(dir, "dist", "releases", "pi-1.6.0-linux-x64.tar.zst")
 	if code, stdout, stderr := cli(t, env, "install", archive); code != exitOK {
 		t.Fatalf("install: %d\n%s%s", code, stdout, stderr)
 	}

@@ -75,7 +75,7 @@ func TestPiBuildAndRelease(t *testing.T) {
 	dir := copyDist(t, "pi-0.73")
 	stderr := mustRelease(t, env, dir)
 	t.Log(lastLine(stderr))
-	archive := filepath.Join(dir, "dist", "releases", "pi-0.73.1-linux-x64.tar.gz")
+	archive := filepath.Join(dir, "dist", "releases", "pi-0.73.1-linux-x64.tar.zst")
 	code, stdout, vstderr := cli(t, env, "verify-release", archive)
 	if code != exitOK {
 		t.Fatalf("verify-release: %d\n%s%s", code, stdout, vstderr)
@@ -138,7 +138,7 @@ func TestPiUpstreamBundleOnNode22(t *testing.T) {
 	if m.Upstream == nil || !strings.Contains(m.Upstream.Reason, "cli-runtime.js") || len(m.Chunks) != 0 {
 		t.Fatalf("bundle report: upstream %+v, %d chunks; want the upstream bundle kept (cli.js loads cli-runtime.js)", m.Upstream, len(m.Chunks))
 	}
-	code, stdout, stderr := cli(t, env, "install", rel+".tar.gz")
+	code, stdout, stderr := cli(t, env, "install", rel+".tar.zst")
 	if code != exitOK {
 		t.Fatalf("install: %d\n%s%s", code, stdout, stderr)
 	}
@@ -249,7 +249,7 @@ func TestPiDevPackagesLoadThroughTheShim(t *testing.T) {
 	t.Logf("package audits: %s (%s)", rel.PackageAudits.Verdict, rel.PackageAudits.Reason)
 	// verify-release holds the SBOM and notices to the payload's locks,
 	// the vendored packages' included.
-	archive := filepath.Join(dir, "dist", "releases", "pi-dev-1.6.0-linux-x64.tar.gz")
+	archive := filepath.Join(dir, "dist", "releases", "pi-dev-1.6.0-linux-x64.tar.zst")
 	if code, stdout, stderr := cli(t, env, "verify-release", archive); code != exitOK {
 		t.Fatalf("verify-release: %d\n%s%s", code, stdout, stderr)
 	}
@@ -485,7 +485,7 @@ func TestPiDevStartsWithItsPackages(t *testing.T) {
 	root := t.TempDir()
 	env := node22Env(t, root)
 	dir, lock := releasePiDev(t, env)
-	if code, stdout, stderr := cli(t, env, "install", filepath.Join(dir, "dist", "releases", "pi-dev-1.6.0-linux-x64.tar.gz")); code != exitOK {
+	if code, stdout, stderr := cli(t, env, "install", filepath.Join(dir, "dist", "releases", "pi-dev-1.6.0-linux-x64.tar.zst")); code != exitOK {
 		t.Fatalf("install: %d\n%s%s", code, stdout, stderr)
 	}
 	cmd := exec.Command(filepath.Join(root, "bin", "pi-dev"), "--mode", "rpc", "--no-session")

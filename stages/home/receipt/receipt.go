@@ -23,7 +23,7 @@ const maxReceipt = 4 << 20
 
 // Source kinds of a release record.
 const (
-	SourceArchive = "archive" // a release archive <id>-<version>-<target>.tar.gz
+	SourceArchive = "archive" // a release archive <id>-<version>-<target>.tar.zst
 	SourceRelease = "release" // a release directory
 	SourcePayload = "payload" // a payload directory (piship build output)
 )
