@@ -18,6 +18,7 @@
 //	metadata/timestamp.json                the snapshot version in force: the commit point, written last
 //	targets/<channel>/<sha256>.<archive>   a release archive under its consistent-snapshot name
 //	targets/<channel>/<sha256>.<name>.notes.md  its release notes, when piship release wrote any (NotesPath)
+//	targets/<channel>/<sha256>.<name>.from-<v>.delta  the delta from release <v> to it (DeltaName, repo add --deltas)
 //
 // Every file is written through a flushed temporary sibling and a rename
 // (cache/atomicfs), and in dependency order: archives, targets, snapshot,
@@ -41,7 +42,10 @@
 // # Channels: custom fields, not delegated roles
 //
 // A release is a top-level target at <channel>/<archive> with the custom
-// object {version, target, lockSha256, channel}. Channels are not
+// object {version, target, lockSha256, channel} (a v1 archive) or
+// {version, platform, lockSha256, channel, format} (a v2 archive, a delta
+// with fromVersion, fromTree and toTree besides: see Custom, targets.go,
+// for why the platform moved). Channels are not
 // delegated targets roles because the client must list a channel's
 // releases to pick the newest, and go-tuf's updater resolves delegations
 // only by looking up one known path (GetTargetInfo), never by listing;
