@@ -86,13 +86,29 @@ func archiveListing(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	// The declaration first (NewTarReader's stream starts after it): its
+	// counts and each index entry, a line each.
+	var b bytes.Buffer
+	a, err := archive.Open(f, archive.Limits{})
+	if err != nil {
+		return nil, err
+	}
+	if d := a.Declared(); d != nil {
+		fmt.Fprintf(&b, "g declaration files=%d dirs=%d bytes=%d\n", d.Files, d.Dirs, d.Bytes)
+		for _, e := range d.Index {
+			fmt.Fprintf(&b, "i %s frame %d offset %d size %d %s\n", e.Path, e.Frame, e.Offset, e.Size, e.SHA256)
+		}
+	}
+	a.Close()
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
 	zr, _, err := archive.NewTarReader(f, archive.Limits{})
 	if err != nil {
 		return nil, err
 	}
 	defer zr.Close()
 	tr := tar.NewReader(zr)
-	var b bytes.Buffer
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {

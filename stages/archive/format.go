@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"archive/tar"
 	"bufio"
 	"bytes"
 	"fmt"
@@ -79,8 +80,45 @@ func notAnArchive(b []byte) *Error {
 // frames, CRCs and checksums, V2's seek table at its end) and bounded by
 // lim (its file content bytes plus one header block per entry and the
 // declaration). Close stops the decompressors. Nothing is extracted and
-// no tar rule is applied: the caller reads entries with archive/tar.
+// no tar rule is applied: the caller reads entries with archive/tar. The
+// stream starts after the declaration (the PAX global header first in
+// the tar, see Declared), which is skipped: a V2 declaration carries the
+// file index, often larger than the 1 MiB archive/tar reads.
 func NewTarReader(r io.Reader, lim Limits) (io.ReadCloser, Format, error) {
+	rc, f, err := newTarReader(r, lim)
+	if err != nil {
+		return nil, "", err
+	}
+	rest, err := skipDeclaration(rc)
+	if err != nil {
+		rc.Close()
+		return nil, "", err
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{rest, rc}, f, nil
+}
+
+// skipDeclaration reads past a PAX global header first in the tar stream
+// r, and gives back the bytes it read when there is none.
+func skipDeclaration(r io.Reader) (io.Reader, error) {
+	var blk [512]byte
+	n, err := io.ReadFull(r, blk[:])
+	if err != nil || blk[156] != tar.TypeXGlobalHeader {
+		return io.MultiReader(bytes.NewReader(blk[:n]), r), nil
+	}
+	size, ok := parseNumeric(blk[124:136])
+	if !ok || size < 0 || size > maxDeclarationV2 {
+		return nil, integrity(RuleDeclared, 0, "", "the archive's first header declares %d bytes, over the %d a declaration may hold", size, maxDeclarationV2)
+	}
+	if _, err := io.CopyN(io.Discard, r, padded(size)); err != nil {
+		return nil, integrity(RuleDeclared, 0, "", "the archive ends inside its declaration: %v", err)
+	}
+	return r, nil
+}
+
+func newTarReader(r io.Reader, lim Limits) (io.ReadCloser, Format, error) {
 	lim = lim.withDefaults()
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, _ := br.Peek(4)

@@ -3,6 +3,7 @@ package archive
 import (
 	"archive/tar"
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -10,7 +11,9 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -206,12 +209,11 @@ func writeV2(ctx context.Context, w io.Writer, entries []entry, decl Declared, o
 	// bytes, then move every cut by its real length.
 	l := planV2(0, entries, hdrLens, sums)
 	decl.Index = l.index
-	dh := declarationHeaderV2(decl)
-	dlen, err := tarHeaderLen(dh)
+	dh, err := declarationV2(decl)
 	if err != nil {
 		return Result{}, fmt.Errorf("archive: %w", err)
 	}
-	dlen = padded(dlen)
+	dlen := int64(len(dh))
 	if dlen > maxFrame0Raw {
 		return Result{}, &Error{Code: CodeInvalid, Rule: RuleDeclared, Detail: fmt.Sprintf("the declaration of %d files takes %d bytes, over the %d an install reads: archive fewer files", decl.Files, dlen, maxFrame0Raw)}
 	}
@@ -225,7 +227,8 @@ func writeV2(ctx context.Context, w io.Writer, entries []entry, decl Declared, o
 	tw := tar.NewWriter(zw)
 	buf := make([]byte, 256<<10)
 	var res Result
-	if err := tw.WriteHeader(dh); err != nil {
+	if _, err := zw.Write(dh); err != nil {
+		zw.abort()
 		return Result{}, fmt.Errorf("archive: %w", err)
 	}
 	h := sha256.New()
@@ -268,9 +271,43 @@ func writeV2(ctx context.Context, w io.Writer, entries []entry, decl Declared, o
 	return res, nil
 }
 
-// declarationHeaderV2 is declarationHeader with the V2 declaration.
-func declarationHeaderV2(d Declared) *tar.Header {
-	return &tar.Header{Typeflag: tar.TypeXGlobalHeader, PAXRecords: map[string]string{"comment": d.commentV2()}}
+// declarationV2 is the V2 declaration as the tar's first entry: a PAX
+// global header (typeflag 'g', named GlobalHead.0.0 as archive/tar names
+// one, mode, ids, mtime 0) whose content is the one record comment=<the
+// declaration's JSON>, padded to a block. It is written by hand:
+// archive/tar refuses a PAX header over 1 MiB, and a file index of
+// 10,000 files is larger.
+func declarationV2(d Declared) ([]byte, error) {
+	data := paxRecord("comment", d.commentV2())
+	var hdr bytes.Buffer
+	tw := tar.NewWriter(&hdr)
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "GlobalHead.0.0", Size: int64(len(data)), ModTime: time.Unix(0, 0), Format: tar.FormatUSTAR}); err != nil {
+		return nil, err
+	}
+	blk := hdr.Bytes()[:512]
+	blk[156] = tar.TypeXGlobalHeader
+	// The checksum over the block with its own field as spaces.
+	copy(blk[148:156], "        ")
+	sum := 0
+	for _, c := range blk {
+		sum += int(c)
+	}
+	copy(blk[148:156], fmt.Sprintf("%06o\x00 ", sum))
+	out := make([]byte, 0, padded(int64(512+len(data))))
+	out = append(append(out, blk...), data...)
+	return append(out, make([]byte, int(padded(int64(len(out))))-len(out))...), nil
+}
+
+// paxRecord is one PAX record, "<len> <key>=<value>\n", its length
+// counting its own digits.
+func paxRecord(k, v string) string {
+	size := len(k) + len(v) + 3
+	size += len(strconv.Itoa(size))
+	rec := strconv.Itoa(size) + " " + k + "=" + v + "\n"
+	if len(rec) != size { // the length's digits made it one longer
+		rec = strconv.Itoa(len(rec)) + " " + k + "=" + v + "\n"
+	}
+	return rec
 }
 
 type zstFrameOut struct {
