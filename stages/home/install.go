@@ -64,6 +64,16 @@ func Install(ctx context.Context, o InstallOptions) (_ *InstallResult, err error
 		if err := o.checkStillInstalled(o.ID); err != nil {
 			return nil, err
 		}
+		if o.Delta != nil {
+			// A delta is of no use once tried: repair restores from the
+			// archive, which the update keeps when it downloads one.
+			d := o.Delta.Path
+			defer func() {
+				if within(receipt.DownloadsDir(o.Homes.Install, o.ID), d) {
+					os.Remove(d)
+				}
+			}()
+		}
 	}
 	_, ph := phase.Start(ctx, "identify")
 	s, err := identify(&o)
@@ -288,8 +298,8 @@ func (o *InstallOptions) checkStillInstalled(id string) error {
 	if !errors.Is(err, receipt.ErrNotInstalled) {
 		return nil // installed, or a damaged receipt the install reports itself
 	}
-	if o.Source != "" && within(receipt.DownloadsDir(home, id), o.Source) {
-		os.Remove(o.Source)
+	if dl := o.downloaded(); dl != "" && within(receipt.DownloadsDir(home, id), dl) {
+		os.Remove(dl)
 	}
 	dropTrustOfUninstalled(home, id) // the update's refresh may have committed one
 	removeEmptyAppDir(receipt.AppDir(home, id))

@@ -29,8 +29,10 @@ type consumerWorld struct {
 	env     []string
 	bin     string
 	chanDir string
-	release map[string]string // version -> archive
-	fp      string            // the signing key's fingerprint
+	// chanArchives is chanDir without the delta (newWorldOf).
+	chanArchives string
+	release      map[string]string // version -> archive
+	fp           string            // the signing key's fingerprint
 }
 
 func newConsumerWorld(t *testing.T) *consumerWorld {
@@ -70,7 +72,18 @@ func newWorldOf(t *testing.T, example, v1, v2 string, edit func(string) string) 
 		w.run("release", dir)
 		w.release[v] = filepath.Join(dir, "dist", "releases", id+"-"+v+"-"+w.target+".tar.zst")
 	}
-	w.run("repo", "add", w.chanDir, w.release[v1], w.release[v2], "--key", key)
+	w.run("repo", "add", w.chanDir, w.release[v1], w.release[v2], "--key", key, "--deltas", "0")
+	// chanArchives: the channel without deltas, for the tests of the
+	// archive's own download (slow servers); then chanDir gets the delta
+	// from v1 to v2 (repo add's default, adding v2 again), which every
+	// update from it takes.
+	w.chanArchives = filepath.Join(root, "channel-archives")
+	if err := fixture.CopyTree(w.chanDir, w.chanArchives, nil); err != nil {
+		t.Fatal(err)
+	}
+	if out := w.run("repo", "add", w.chanDir, w.release[v2], "--key", key); !strings.Contains(out, ".delta: the delta from "+v1) {
+		t.Fatalf("repo add published no delta from %s:\n%s", v1, out)
+	}
 	return w
 }
 

@@ -39,7 +39,10 @@ func updateFromSlowServers(t *testing.T, w *consumerWorld) {
 			[]string{"UPDATE_FAILED", archive + " did not arrive within the 2s overall budget for an archive"}},
 	} {
 		t.Run("slow server, "+c.name, func(t *testing.T) {
-			from := updatesourcetest.Serve(t, updatesourcetest.Options{Mode: c.mode, Suffix: c.suffix, Dir: w.chanDir})
+			// The channel without the delta, so the update downloads the
+			// archive (a delta that cannot be downloaded falls back to it:
+			// TestDeltaUpdates).
+			from := updatesourcetest.Serve(t, updatesourcetest.Options{Mode: c.mode, Suffix: c.suffix, Dir: w.chanArchives})
 			start := time.Now()
 			out, err := w.try(append([]string{"update", w.id, "--from", from}, c.flags...)...)
 			took := time.Since(start)
