@@ -65,7 +65,8 @@ func BenchmarkUpdatePiDelta(b *testing.B) {
 				}
 				p := filepath.Join(dir, "distribution.hcl")
 				hcl, _ := os.ReadFile(p)
-				s := strings.ReplaceAll(string(hcl), `1\\.6\\.0`, regexp.QuoteMeta(v))
+				// The smoke test's pattern, as an HCL string: ^1\\.5\\.2$.
+				s := strings.ReplaceAll(string(hcl), `1\\.6\\.0`, strings.ReplaceAll(regexp.QuoteMeta(v), `\`, `\\`))
 				s = fixture.WithUpdates(s, v, "https://updates.example.invalid/pi/", pin)
 				if form == "unbundled" {
 					s = regexp.MustCompile(`bundle\s*=\s*true`).ReplaceAllString(s, "bundle = false")
@@ -130,6 +131,7 @@ func BenchmarkUpdatePiDelta(b *testing.B) {
 						b.Fatalf("after the %s update:\n%s", kind, out)
 					}
 				}
+				b.StartTimer() // b.Loop wants it running
 				n++
 			}
 			var ratio []float64

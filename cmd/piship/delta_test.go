@@ -209,35 +209,40 @@ func TestDeltaUpdates(t *testing.T) {
 		}
 	})
 
-	t.Run("changed-tree-falls-back", func(t *testing.T) {
-		env := w.home(t)
-		motd := filepath.Join(env["PISHIP_INSTALL_HOME"], "apps", "hello", "1.0.0", "payload", "resources", "motd.txt")
-		b, err := os.ReadFile(motd)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b[0] ^= 1 // one byte, same size
-		if err := os.WriteFile(motd, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		rec := tracetest.NewSpanRecorder()
-		code, out, stderr := cliTraced(t, []sdktrace.SpanProcessor{rec}, env, "update", "hello", "--from", w.repo)
-		if code != exitOK || strings.Count(stderr+out, "downloading the full archive") != 1 || !strings.Contains(stderr+out, "is not the tree the delta was made from") {
-			t.Fatalf("update from a changed tree: %d\n%s%s", code, out, stderr)
-		}
-		events := 0
-		for _, s := range rec.Ended() {
-			for _, e := range s.Events() {
-				if e.Name == home.DeltaFallbackEvent {
-					events++
+	// One byte changed in a file the delta patches, and in one it keeps:
+	// each installed file is hashed as the delta reads it.
+	for _, changed := range []string{"resources/motd.txt", "tools/hello-info"} {
+		t.Run("changed-tree-falls-back/"+changed, func(t *testing.T) {
+			env := w.home(t)
+			p := filepath.Join(env["PISHIP_INSTALL_HOME"], "apps", "hello", "1.0.0", "payload", filepath.FromSlash(changed))
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[0] ^= 1 // one byte, same size
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rec := tracetest.NewSpanRecorder()
+			code, out, stderr := cliTraced(t, []sdktrace.SpanProcessor{rec}, env, "update", "hello", "--from", w.repo)
+			if code != exitOK || strings.Count(stderr+out, "downloading the full archive") != 1 ||
+				!strings.Contains(stderr+out, "delta refused at \"payload/"+changed+"\" (base)") {
+				t.Fatalf("update from a changed tree: %d\n%s%s", code, out, stderr)
+			}
+			events := 0
+			for _, s := range rec.Ended() {
+				for _, e := range s.Events() {
+					if e.Name == home.DeltaFallbackEvent {
+						events++
+					}
 				}
 			}
-		}
-		if events != 1 {
-			t.Fatalf("%d %q span events, want 1", events, home.DeltaFallbackEvent)
-		}
-		sameTree(t, "installed from the archive after the fallback", tree(t, filepath.Join(env["PISHIP_INSTALL_HOME"], "apps", "hello", "1.1.0")), want)
-	})
+			if events != 1 {
+				t.Fatalf("%d %q span events, want 1", events, home.DeltaFallbackEvent)
+			}
+			sameTree(t, "installed from the archive after the fallback", tree(t, filepath.Join(env["PISHIP_INSTALL_HOME"], "apps", "hello", "1.1.0")), want)
+		})
+	}
 
 	t.Run("tampered-delta-refused", func(t *testing.T) {
 		dir := filepath.Join(w.root, "repo-tampered")

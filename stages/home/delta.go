@@ -12,6 +12,7 @@ import (
 	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/delta"
 	"piship.dev/piship/stages/home/receipt"
+	"piship.dev/piship/stages/release"
 )
 
 // sourceDelta is a source built from the installed version and a delta
@@ -39,49 +40,51 @@ func identifyDelta(o *InstallOptions) (*source, error) {
 		expectSHA: o.Delta.ArchiveSHA256, expectWhy: "the signed TUF target"}, nil
 }
 
-// errDelta is a delta that cannot be used: Install falls back to the
-// archive on it.
-type errDelta struct{ err error }
-
-func (e *errDelta) Error() string { return e.err.Error() }
-func (e *errDelta) Unwrap() error { return e.err }
-
 // placeDelta builds dest from the active installed version and the delta:
-// the installed tree is scanned (every file hashed) and must be the
-// delta's base, then delta.Apply writes every file of the new tree,
-// hashed as it is written.
+// the installed tree, listed with the digests its release claims, must be
+// the delta's base; then delta.Apply writes every file of the new tree,
+// each installed file hashed as it is read and each written one as it is
+// written. Any error makes Install fall back to the archive.
 func placeDelta(ctx context.Context, o *InstallOptions, s *source, dest string) (*archive.Extracted, error) {
 	rc, err := receipt.Read(o.Homes.Install, s.id)
 	if err != nil {
-		return nil, &errDelta{err}
+		return nil, err
 	}
 	base := rc.Find(o.Delta.From)
 	if rc.Active != o.Delta.From || base == nil {
-		return nil, &errDelta{fmt.Errorf("the active version is %s, and the delta starts from %s", rc.Active, o.Delta.From)}
+		return nil, fmt.Errorf("the active version is %s, and the delta starts from %s", rc.Active, o.Delta.From)
 	}
 	f, err := atomicfs.OpenRegular(s.path)
 	if err != nil {
-		return nil, &errDelta{err}
+		return nil, err
 	}
 	defer f.Close()
 	h, err := delta.ReadHeader(f)
 	if err != nil {
-		return nil, &errDelta{err}
+		return nil, err
 	}
-	tree, err := delta.ScanTree(ctx, base.Dir)
+	// The installed tree as its release claims it (no file hashed here):
+	// Apply hashes every installed file it keeps, copies or patches from
+	// as it reads it, so a file changed since the install still stops
+	// the delta, before anything of it is kept.
+	sums, err := release.Claimed(base.Dir)
 	if err != nil {
-		return nil, &errDelta{fmt.Errorf("cannot read the installed %s in %s: %w", base.Version, base.Dir, err)}
+		return nil, fmt.Errorf("cannot read the installed %s's checksums in %s: %w", base.Version, base.Dir, err)
+	}
+	tree, err := delta.ListTree(ctx, base.Dir, sums)
+	if err != nil {
+		return nil, fmt.Errorf("the installed %s in %s is not the tree its release lists: %w", base.Version, base.Dir, err)
 	}
 	if got := tree.Digest(); got != h.FromTree {
-		return nil, &errDelta{fmt.Errorf("the installed %s in %s is not the tree the delta was made from (tree %s, the delta's %s): a file was changed since it was installed", base.Version, base.Dir, got, h.FromTree)}
+		return nil, fmt.Errorf("the installed %s in %s is not the tree the delta was made from (tree %s, the delta's %s): its release was changed since it was installed", base.Version, base.Dir, got, h.FromTree)
 	}
 	if _, err := f.Seek(0, 0); err != nil {
-		return nil, &errDelta{err}
+		return nil, err
 	}
 	o.progressf("%s %s: building it from the installed %s and the delta %s", s.id, s.version, base.Version, filepath.Base(s.path))
 	ex, err := delta.Apply(ctx, f, base.Dir, tree, dest, delta.ApplyOptions{Writers: o.Writers})
 	if err != nil {
-		return nil, &errDelta{err}
+		return nil, err
 	}
 	ex.SHA256 = o.Delta.ArchiveSHA256
 	return ex, nil
@@ -92,12 +95,12 @@ func placeDelta(ctx context.Context, o *InstallOptions, s *source, dest string) 
 // output and as a span event on ctx), and the archive is downloaded and
 // identified as the source instead.
 func (o *InstallOptions) deltaFallback(ctx context.Context, s *source, placeAt string, cause error) (*source, error) {
-	o.discard(ctx, s.id, s.version, placeAt)
 	o.logf("%s %s: the delta from %s cannot be used (%v): downloading the full archive instead", s.id, s.version, o.Delta.From, cause)
+	o.discard(ctx, s.id, s.version, placeAt)
 	trace.SpanFromContext(ctx).AddEvent(DeltaFallbackEvent, trace.WithAttributes(
 		attribute.String("piship.delta.from", o.Delta.From), attribute.String("piship.delta.reason", cause.Error())))
 	if o.Delta.Fallback == nil {
-		return nil, cause
+		return nil, receipt.Errorf(receipt.CodeUpdate, "%s %s: the delta from %s cannot be used, and no archive can be fetched instead: %w; nothing was installed", s.id, s.version, o.Delta.From, cause)
 	}
 	arc, err := o.Delta.Fallback(ctx)
 	if err != nil {
