@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -27,12 +29,13 @@ type deltaWorld struct {
 	key      string
 	repo     string
 	archives map[string]string
+	dists    map[string]string // version -> its distribution directory
 	root     string
 }
 
 func newDeltaWorld(t *testing.T) *deltaWorld {
 	t.Helper()
-	w := &deltaWorld{root: t.TempDir(), base: buildEnv(t), archives: map[string]string{}}
+	w := &deltaWorld{root: t.TempDir(), base: buildEnv(t), archives: map[string]string{}, dists: map[string]string{}}
 	w.key = filepath.Join(w.root, "release.pem")
 	if code, out, stderr := piship(t, w.base, "keygen", w.key, "--id", "k1"); code != exitOK {
 		t.Fatalf("keygen: %d %s%s", code, out, stderr)
@@ -60,7 +63,7 @@ func newDeltaWorld(t *testing.T) *deltaWorld {
 		if len(m) != 1 {
 			t.Fatalf("release archives of %s: %v", v, m)
 		}
-		w.archives[v] = m[0]
+		w.archives[v], w.dists[v] = m[0], dir
 	}
 	return w
 }
@@ -154,6 +157,22 @@ func TestDeltaUpdates(t *testing.T) {
 	w.add(t, again, w.archives["1.0.0"], w.archives["1.1.0"])
 	if m, _ := filepath.Glob(filepath.Join(again, "targets", "stable", filepath.Base(deltaTarget[0]))); len(m) != 1 {
 		t.Fatalf("repo add of the same releases wrote another delta (its digest names it): %v", m)
+	}
+
+	// Releases are reproducible: 1.1.0 released again cold (no cache)
+	// and warm gives the same v2 archive bytes, so the same delta.
+	want110, _ := os.ReadFile(w.archives["1.1.0"])
+	for _, form := range []string{"cold", "warm"} {
+		env := maps.Clone(w.base)
+		if form == "cold" {
+			env["PISHIP_RELEASE_NO_CACHE"] = "1"
+		}
+		out := filepath.Join(w.root, "again-"+form)
+		mustRelease(t, env, w.dists["1.1.0"], "--out", out)
+		got, err := os.ReadFile(filepath.Join(out, "releases", filepath.Base(w.archives["1.1.0"])))
+		if err != nil || !bytes.Equal(got, want110) {
+			t.Fatalf("a %s release of 1.1.0 wrote other archive bytes (%v)", form, err)
+		}
 	}
 
 	// --v1-twin: the v1 archive of the same tree beside each v2 one, which
