@@ -36,8 +36,16 @@ func identifyDelta(o *InstallOptions) (*source, error) {
 	if err != nil {
 		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "%s: %v", o.Delta.Path, err)
 	}
-	return &source{kind: sourceDelta, path: path, id: o.ID, version: o.Version, target: o.HostTarget,
-		expectSHA: o.Delta.ArchiveSHA256, expectWhy: "the signed TUF target"}, nil
+	s := &source{kind: sourceDelta, path: path, id: o.ID, version: o.Version, target: o.HostTarget,
+		expectSHA: o.Delta.ArchiveSHA256, expectWhy: "the signed TUF target"}
+	// The header says what the new version holds (the free space check);
+	// one that cannot be read leaves it unsized, and placing the delta
+	// then fails and falls back to the archive.
+	if f, err := atomicfs.OpenRegular(path); err == nil {
+		s.delta, _ = delta.ReadHeader(f)
+		f.Close()
+	}
+	return s, nil
 }
 
 // placeDelta builds dest from the active installed version and the delta:

@@ -16,6 +16,7 @@ import (
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/archive"
+	"piship.dev/piship/stages/delta"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/release"
@@ -32,6 +33,7 @@ type source struct {
 	inventorySHA         string          // directory sources: digest of the source inventory
 	size                 int64           // archive bytes, or total bytes of a directory
 	tree                 *tree           // directory sources: what to copy
+	delta                *delta.Header   // a delta source's header (nil when it cannot be read: placing it fails and falls back)
 	archive              *archive.Reader // archives: opened by checkSpace (source.open), extracted by place
 	file                 *os.File        // what archive reads
 	warnings             []string

@@ -49,6 +49,11 @@ func (o *InstallOptions) checkSpace(s *source, appDir string) error {
 		need = d.Bytes + int64(d.Files+d.Dirs)*entryOverhead + o.LauncherBytes + spaceMargin
 		what = fmt.Sprintf("the archive expands to %d bytes in %d files and %d directories, each counted %d bytes more, plus %d for the launcher and %d of margin",
 			d.Bytes, d.Files, d.Dirs, entryOverhead, o.LauncherBytes, spaceMargin)
+	case s.delta != nil:
+		h := s.delta
+		need = h.Bytes + int64(h.Files+h.Dirs)*entryOverhead + o.LauncherBytes + spaceMargin
+		what = fmt.Sprintf("the delta builds %d bytes in %d files and %d directories beside the installed version, each counted %d bytes more, plus %d for the launcher and %d of margin",
+			h.Bytes, h.Files, h.Dirs, entryOverhead, o.LauncherBytes, spaceMargin)
 	case s.tree != nil:
 		t := s.tree
 		need = t.bytes + int64(len(t.files)+len(t.dirs))*entryOverhead + o.LauncherBytes + spaceMargin
