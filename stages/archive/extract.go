@@ -90,6 +90,13 @@ type Extracted struct {
 	// Declared is the archive's declaration, which the tree matched
 	// exactly; nil for an archive without one (see Declared).
 	Declared *Declared
+	// Sizes is every regular file's size and DirNames every directory
+	// made (explicit and implied), sorted: with Files and Executables,
+	// the tree as written, so an install records its digest
+	// (stages/delta.TreeOf) without listing it again. Nil where a
+	// producer does not give them (a directory install).
+	Sizes    map[string]int64
+	DirNames []string
 }
 
 // Extract reads an archive of either format (told by its first bytes)
@@ -150,6 +157,7 @@ func Open(r io.Reader, lim Limits) (*Reader, error) {
 		store:  lim.Store,
 		src:    src,
 		seen:   make(map[string]uint8),
+		sizes:  make(map[string]int64),
 		names:  NewNames(),
 		files:  make(map[string]string),
 		jobs:   make(chan job),
@@ -270,7 +278,21 @@ func (a *Reader) Extract(ctx context.Context, dest string) (*Extracted, error) {
 		Executables: slices.Sorted(slices.Values(x.execs)),
 		Bytes:       x.total,
 		Dirs:        x.dirs,
+		Sizes:       x.sizes,
+		DirNames:    x.dirNames(),
 	}, nil
+}
+
+// dirNames lists the directories made, explicit and implied, sorted.
+func (x *extractor) dirNames() []string {
+	var out []string
+	for name, st := range x.seen {
+		if st == seenDir || st == seenImpliedDir {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // prepareDest creates dest or checks that it is an empty directory.
@@ -382,7 +404,8 @@ type extractor struct {
 	total   int64
 	dirs    int
 	seen    map[string]uint8
-	names   *Names // the folded paths: collisions on case-insensitive or normalising file systems
+	sizes   map[string]int64 // every regular file's size, as its header says (Extracted.Sizes)
+	names   *Names           // the folded paths: collisions on case-insensitive or normalising file systems
 
 	jobs   chan job
 	free   chan []byte // one token (a reusable buffer) per writer
@@ -702,6 +725,7 @@ func (x *extractor) entry(h *header) error {
 		return x.dispatch(job{mkdirs: missing})
 	}
 	x.seen[name] = seenFile
+	x.sizes[name] = h.size
 	x.nfiles++
 	x.total += h.size
 	perm := os.FileMode(0o644)

@@ -244,10 +244,12 @@ func Apply(ctx context.Context, r io.Reader, installed string, installedTree Tre
 	}
 
 	got := Tree{Files: slices.Clone(a.files), Dirs: dirs}
-	ex = &archive.Extracted{Files: make(map[string]string, len(a.files)), Dirs: len(dirs), SHA256: hex.EncodeToString(hr.h.Sum(nil)), Size: hr.n}
+	ex = &archive.Extracted{Files: make(map[string]string, len(a.files)), Dirs: len(dirs), SHA256: hex.EncodeToString(hr.h.Sum(nil)), Size: hr.n,
+		Sizes: make(map[string]int64, len(a.files)), DirNames: slices.Clone(dirs)}
 	for i := range got.Files {
 		got.Files[i].SHA256 = a.written[i]
 		ex.Files[got.Files[i].Path] = a.written[i]
+		ex.Sizes[got.Files[i].Path] = got.Files[i].Size
 		ex.Bytes += got.Files[i].Size
 	}
 	ex.Executables = got.Executables()

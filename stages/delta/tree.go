@@ -96,7 +96,7 @@ func (t Tree) Executables() []string {
 // stages/archive's path rules refuse (archive.Names: what no archive may
 // hold and no install would write), so a Tree is always one an archive
 // could carry.
-func walkTree(ctx context.Context, dir string) (Tree, error) {
+func walkTree(ctx context.Context, dir string, checkNames bool) (Tree, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return Tree{}, unavailable("cannot read the release directory: %w", err)
@@ -117,9 +117,11 @@ func walkTree(ctx context.Context, dir string) (Tree, error) {
 		}
 		for _, d := range des {
 			name := rel + d.Name()
-			if err := names.Check(name); err != nil {
-				ae, _ := archive.IsIntegrity(err)
-				return &Error{Reason: ReasonTree, Path: name, Rule: ae.Rule, Detail: fmt.Sprintf("%s, in %s", ae.Detail, dir)}
+			if checkNames {
+				if err := names.Check(name); err != nil {
+					ae, _ := archive.IsIntegrity(err)
+					return &Error{Reason: ReasonTree, Path: name, Rule: ae.Rule, Detail: fmt.Sprintf("%s, in %s", ae.Detail, dir)}
+				}
 			}
 			p := filepath.Join(abs, d.Name())
 			switch typ := d.Type(); {
@@ -156,7 +158,7 @@ func walkTree(ctx context.Context, dir string) (Tree, error) {
 // ScanTree lists the tree in dir (walkTree's rules) and hashes every file
 // on all cores. A file that changes size while it is hashed is an error.
 func ScanTree(ctx context.Context, dir string) (Tree, error) {
-	t, err := walkTree(ctx, dir)
+	t, err := walkTree(ctx, dir, true)
 	if err != nil {
 		return Tree{}, err
 	}

@@ -135,11 +135,15 @@ func (s *source) recorded() string {
 	return s.kind
 }
 
-// treeDigest is the receipt's TreeSHA256 of the release written into dir
-// (the digests put computed while writing it, the sizes and modes of the
-// files as they stand); "" when it cannot be read, and an update then
-// takes the archive.
+// treeDigest is the receipt's TreeSHA256 of the release written into dir:
+// from what the extraction or Apply reported while writing it (digests,
+// sizes, modes, directories), or for a directory install from a listing
+// of dir with the digests the copy computed; "" when it cannot be had,
+// and an update then takes the archive.
 func treeDigest(dir string, put *archive.Extracted) string {
+	if t, ok := delta.TreeOf(put); ok {
+		return t.Digest()
+	}
 	t, err := delta.ListTree(context.Background(), dir, put.Files)
 	if err != nil {
 		return ""
