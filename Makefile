@@ -254,10 +254,10 @@ demo: build
 	$(HELLO)/dist/hello/bin/hello piship
 	PISHIP_DEBUG_TIMING=1 ./$(BIN) release $(HELLO) --timings $(HELLO)/dist/release-timings.html
 	@echo "the release's timings page: $(HELLO)/dist/release-timings.html (open it in a browser)"
-	./$(BIN) verify-release $(HELLO)/dist/releases/hello-1.0.0-$(TARGET).tar.gz
+	./$(BIN) verify-release $(HELLO)/dist/releases/hello-1.0.0-$(TARGET).tar.zst
 	@d=$$(mktemp -d); export PISHIP_INSTALL_HOME=$$d/install PISHIP_BIN_HOME=$$d/bin PISHIP_STATE_HOME=$$d/state; \
-	  echo "./$(BIN) install $(HELLO)/dist/releases/hello-1.0.0-$(TARGET).tar.gz   (homes in $$d)"; \
-	  PISHIP_DEBUG_TIMING=1 ./$(BIN) install $(HELLO)/dist/releases/hello-1.0.0-$(TARGET).tar.gz && \
+	  echo "./$(BIN) install $(HELLO)/dist/releases/hello-1.0.0-$(TARGET).tar.zst   (homes in $$d)"; \
+	  PISHIP_DEBUG_TIMING=1 ./$(BIN) install $(HELLO)/dist/releases/hello-1.0.0-$(TARGET).tar.zst && \
 	  echo "$$d/bin/hello piship" && PISHIP_DEBUG_TIMING=1 $$d/bin/hello piship && rm -rf $$d
 	@echo "updates through TUF: repo init, 1.0.0 and 1.1.0 released and added, install 1.0.0, update"
 	@set -e; d=$$(mktemp -d); export PISHIP_INSTALL_HOME=$$d/install PISHIP_BIN_HOME=$$d/bin PISHIP_STATE_HOME=$$d/state; \
@@ -269,9 +269,9 @@ demo: build
 	    sed -i.bak -e 's/^  version = "[^"]*"/  version = "'$$v'"/' $$d/hello-$$v/distribution.hcl; \
 	    sed -i.bak -e '$$ s/^}$$/  updates {\n    source      = "'"$$(echo $$d/repo | sed 's/[\/&]/\\&/g')"'"\n    root_sha256 = "'$$root'"\n  }\n}/' $$d/hello-$$v/distribution.hcl; \
 	    ./$(BIN) lock $$d/hello-$$v >/dev/null; ./$(BIN) release $$d/hello-$$v >/dev/null; \
-	    ./$(BIN) repo add $$d/repo $$d/hello-$$v/dist/releases/hello-$$v-$(TARGET).tar.gz --key $$d/k.pem; \
+	    ./$(BIN) repo add $$d/repo $$d/hello-$$v/dist/releases/hello-$$v-$(TARGET).tar.zst --key $$d/k.pem; \
 	  done; \
-	  ./$(BIN) install $$d/hello-1.0.0/dist/releases/hello-1.0.0-$(TARGET).tar.gz --expect-root $$root; \
+	  ./$(BIN) install $$d/hello-1.0.0/dist/releases/hello-1.0.0-$(TARGET).tar.zst --expect-root $$root; \
 	  PISHIP_DEBUG_TIMING=1 ./$(BIN) update hello; \
 	  $$d/bin/hello piship; rm -rf $$d
 
