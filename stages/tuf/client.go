@@ -285,7 +285,7 @@ func pick(ctx context.Context, o UpdateOptions, f *fetcher, up *updater.Updater)
 		if c.Channel != o.Channel || c.For() != o.Target || formatRank(c.ArchiveFormat()) < 0 {
 			continue // another channel or platform, a delta, or a format this piship does not read
 		}
-		if base := path.Base(p); p != TargetPath(c.Channel, base) || base == "" || base[0] == '.' || strings.ContainsAny(base, `\:`) {
+		if !plainTarget(p, c.Channel) {
 			return nil, updateErr(ReasonMalformed, nil, "target %s of %s says channel %s but is not a plain file name under %s/: the repository was not made by piship's TUF repository commands", p, f.src, c.Channel, c.Channel)
 		}
 		v, err := semver.Parse(c.Version)
@@ -389,7 +389,7 @@ func pickDelta(up *updater.Updater, o UpdateOptions, rel Custom) (*DeltaTarget, 
 			c.Version != rel.Version || c.LockSHA256 != rel.LockSHA256 || c.FromVersion != o.Active || o.Active == "" {
 			continue
 		}
-		if base := path.Base(p); p != TargetPath(c.Channel, base) || base == "" || base[0] == '.' || strings.ContainsAny(base, `\:`) || len(tf.Hashes["sha256"]) == 0 {
+		if !plainTarget(p, c.Channel) || len(tf.Hashes["sha256"]) == 0 {
 			continue
 		}
 		switch {

@@ -47,10 +47,10 @@ func FetchRelease(ctx context.Context, o UpdateOptions, archiveSHA256 string) (*
 		if err := json.Unmarshal(*tf.Custom, &c); err != nil || c.Channel != o.Channel || c.For() != o.Target || c.ArchiveFormat() == "" {
 			continue
 		}
-		base := path.Base(p)
-		if p != TargetPath(c.Channel, base) || base == "" || base[0] == '.' || strings.ContainsAny(base, `\:`) {
+		if !plainTarget(p, c.Channel) {
 			continue
 		}
+		base := path.Base(p)
 		res.Release, res.TargetPath, res.Length, res.SHA256 = c, p, tf.Length, archiveSHA256
 		dir, _ := path.Split(p)
 		sub, err := f.src.Sub("targets/" + strings.TrimSuffix(dir, "/"))

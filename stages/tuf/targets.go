@@ -1,7 +1,9 @@
 package tuf
 
 import (
+	"path"
 	"slices"
+	"strings"
 
 	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/delta"
@@ -89,3 +91,12 @@ func (c Custom) IsDelta() bool { return c.Format == FormatDeltaV1 }
 // formatRank orders the archive formats a client reads: lower is
 // preferred; -1 for one it does not read.
 func formatRank(f string) int { return slices.Index(ReadFormats, f) }
+
+// plainTarget says the target path p is a plain file name under the
+// channel ch it claims (<ch>/<name>, the name not hidden and without a
+// path separator of any platform): what every client of a release, a
+// delta or a repair download holds a target to before it is fetched.
+func plainTarget(p, ch string) bool {
+	base := path.Base(p)
+	return p == TargetPath(ch, base) && base != "" && base[0] != '.' && !strings.ContainsAny(base, `\:`)
+}
