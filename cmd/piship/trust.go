@@ -194,7 +194,7 @@ func runRepoAdd(e *cli.Env, dir string, archives []string, ch string, keyFiles [
 	}
 	var said []string
 	po.Logf = func(format string, args ...any) { said = append(said, fmt.Sprintf(format, args...)) }
-	if _, err := r.Publish(e.Ctx, rels, po, keys, keys, keys); err != nil {
+	if err := r.Publish(e.Ctx, rels, po, keys, keys, keys); err != nil {
 		return cli.FailIn(e, "repo add", err)
 	}
 	for _, rel := range rels {

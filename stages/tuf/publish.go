@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 
 	"github.com/theupdateframework/go-tuf/v2/metadata"
 
@@ -34,16 +35,6 @@ type PublishOptions struct {
 	Logf func(format string, args ...any)
 }
 
-// Published is a target repo add published beside a release archive.
-type Published struct {
-	Path    string // the target path
-	Kind    string // "v1-twin" or "delta"
-	Length  int64
-	Release Release // the release it belongs to
-	// From is a delta's base version.
-	From string
-}
-
 func (o PublishOptions) logf(format string, args ...any) {
 	if o.Logf != nil {
 		o.Logf(format, args...)
@@ -53,78 +44,71 @@ func (o PublishOptions) logf(format string, args ...any) {
 // extra makes the twins and deltas of the releases just added to
 // r.Targets (not yet signed) in a temporary directory under r.Dir, and
 // adds them as targets.
-func (r *Repository) extra(ctx context.Context, rels []Release, o PublishOptions) ([]Published, error) {
+func (r *Repository) extra(ctx context.Context, rels []Release, o PublishOptions) error {
 	if !o.V1Twin && o.Deltas <= 0 {
-		return nil, nil
+		return nil
 	}
 	tmp, err := os.MkdirTemp(r.Dir, ".publish-")
 	if err != nil {
-		return nil, configErr("cannot make a temporary directory in %s: %v", r.Dir, err)
+		return configErr("cannot make a temporary directory in %s: %v", r.Dir, err)
 	}
 	defer os.RemoveAll(tmp)
-	var out []Published
 	for _, rel := range rels {
 		if o.V1Twin && rel.Format == FormatArchiveV2 {
-			p, err := r.addTwin(ctx, rel, tmp)
-			if err != nil {
-				return nil, err
+			if err := r.addTwin(ctx, rel, tmp, o); err != nil {
+				return err
 			}
-			out = append(out, p)
-			o.logf("published %s: the piship-archive/v1 twin of %s %s for %s (%d bytes), for installations whose piship reads only v1", p.Path, rel.Version, rel.Target, p.Length)
 		}
 		if o.Deltas > 0 {
-			ds, err := r.addDeltas(ctx, rel, tmp, o)
-			if err != nil {
-				return nil, err
+			if err := r.addDeltas(ctx, rel, tmp, o); err != nil {
+				return err
 			}
-			out = append(out, ds...)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // addTwin writes the v1 archive of the tree rel's v2 archive holds (its
 // entries and their mtime, so the twin is as reproducible as the
 // release) and adds it as a target.
-func (r *Repository) addTwin(ctx context.Context, rel Release, tmp string) (Published, error) {
+func (r *Repository) addTwin(ctx context.Context, rel Release, tmp string, o PublishOptions) error {
 	n, why := release.ParseArchiveName(filepath.Base(rel.Archive))
 	if why != "" {
-		return Published{}, configErr("%s: %s", rel.Archive, why)
+		return configErr("%s: %s", rel.Archive, why)
 	}
-	name := n.ID + "-" + n.Version + "-" + n.Target + archive.V1.Ext()
-	twin := filepath.Join(tmp, name)
+	twin := filepath.Join(tmp, n.ID+"-"+n.Version+"-"+n.Target+archive.V1.Ext())
 	if err := archive.Recode(ctx, twin, rel.Archive, archive.V1); err != nil {
-		return Published{}, configErr("cannot write the v1 twin of %s: %v", rel.Archive, err)
+		return configErr("cannot write the v1 twin of %s: %v", rel.Archive, err)
 	}
 	t := rel
 	t.Archive, t.Format, t.Notes = twin, FormatArchiveV1, ""
 	tf, err := r.addArchive(t)
 	if err != nil {
-		return Published{}, err
+		return err
 	}
-	return Published{Path: tf.Path, Kind: "v1-twin", Length: tf.Length, Release: rel}, nil
+	o.logf("published %s: the piship-archive/v1 twin of %s %s for %s (%d bytes), for installations whose piship reads only v1", tf.Path, rel.Version, rel.Target, tf.Length)
+	return nil
+}
+
+// published is an archive target of the repository.
+type published struct {
+	path    string
+	c       Custom
+	version semver.Version
+	tf      *metadata.TargetFiles
 }
 
 // earlier lists the archive targets of channel ch for target, older than
 // version, newest first, one per version (the format this piship prefers).
-func (r *Repository) earlier(ch, target, version string) []struct {
-	path string
-	c    Custom
-	tf   *metadata.TargetFiles
-} {
-	type rel = struct {
-		path string
-		c    Custom
-		tf   *metadata.TargetFiles
-	}
+func (r *Repository) earlier(ch, target, version string) []published {
 	v, _ := semver.Parse(version)
-	best := map[string]rel{}
+	best := map[string]published{}
 	for p, tf := range r.Targets.Signed.Targets {
 		if tf.Custom == nil {
 			continue
 		}
 		var c Custom
-		if json.Unmarshal(*tf.Custom, &c) != nil || c.Channel != ch || c.For() != target || formatRank(c.ArchiveFormat()) < 0 {
+		if json.Unmarshal(*tf.Custom, &c) != nil || c.Channel != ch || c.For() != target || formatRank(c.ArchiveFormat()) < 0 || !plainTarget(p, ch) {
 			continue
 		}
 		cv, err := semver.Parse(c.Version)
@@ -132,18 +116,11 @@ func (r *Repository) earlier(ch, target, version string) []struct {
 			continue
 		}
 		if b, ok := best[c.Version]; !ok || formatRank(c.ArchiveFormat()) < formatRank(b.c.ArchiveFormat()) {
-			best[c.Version] = rel{p, c, tf}
+			best[c.Version] = published{p, c, cv, tf}
 		}
 	}
-	out := make([]rel, 0, len(best))
-	for _, b := range best {
-		out = append(out, b)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		a, _ := semver.Parse(out[i].c.Version)
-		b, _ := semver.Parse(out[j].c.Version)
-		return semver.Compare(a, b) > 0
-	})
+	out := slices.Collect(maps.Values(best))
+	slices.SortFunc(out, func(a, b published) int { return semver.Compare(b.version, a.version) })
 	return out
 }
 
@@ -157,28 +134,26 @@ func DeltaName(archiveName, from string) string {
 // addDeltas makes the deltas from the o.Deltas newest earlier releases of
 // rel's channel and target to rel, and adds each that is at most half
 // the archive's size as a target.
-func (r *Repository) addDeltas(ctx context.Context, rel Release, tmp string, o PublishOptions) ([]Published, error) {
+func (r *Repository) addDeltas(ctx context.Context, rel Release, tmp string, o PublishOptions) error {
 	prev := r.earlier(rel.Channel, rel.Target, rel.Version)
 	if len(prev) > o.Deltas {
 		prev = prev[:o.Deltas]
 	}
 	fi, err := os.Stat(rel.Archive)
 	if err != nil {
-		return nil, configErr("cannot read the release archive %s: %v", rel.Archive, err)
+		return configErr("cannot read the release archive %s: %v", rel.Archive, err)
 	}
-	var out []Published
 	for _, p := range prev {
 		name := DeltaName(filepath.Base(rel.Archive), p.c.Version)
 		tp := TargetPath(rel.Channel, name)
 		if _, ok := r.Targets.Signed.Targets[tp]; ok {
 			continue // published with the release before: deltas are never replaced
 		}
-		dir, base := path.Split(p.path)
-		from := filepath.Join(r.Dir, "targets", filepath.FromSlash(dir), hex.EncodeToString(p.tf.Hashes["sha256"])+"."+base)
+		from := r.targetFile(p.c.Channel, hex.EncodeToString(p.tf.Hashes["sha256"]), path.Base(p.path))
 		file := filepath.Join(tmp, name)
 		res, err := delta.FromArchives(ctx, file, from, rel.Archive, delta.Meta{FromVersion: p.c.Version, ToVersion: rel.Version, Target: rel.Target})
 		if err != nil {
-			return nil, configErr("cannot make the delta from %s %s to %s: %v", p.c.Version, rel.Target, rel.Version, err)
+			return configErr("cannot make the delta from %s %s to %s: %v", p.c.Version, rel.Target, rel.Version, err)
 		}
 		if res.Size*2 > fi.Size() {
 			o.logf("not published: the delta from %s to %s for %s is %d bytes, more than half of the archive's %d: an update from %s downloads the archive", p.c.Version, rel.Version, rel.Target, res.Size, fi.Size(), p.c.Version)
@@ -189,10 +164,9 @@ func (r *Repository) addDeltas(ctx context.Context, rel Release, tmp string, o P
 		c.FromVersion, c.FromTree, c.ToTree = p.c.Version, res.FromTree, res.ToTree
 		tf, err := r.addTarget(file, rel.Channel, c)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, Published{Path: tf.Path, Kind: "delta", Length: tf.Length, Release: rel, From: p.c.Version})
 		o.logf("published %s: the delta from %s to %s for %s (%d bytes, %.1f%% of the archive's %d)", tf.Path, p.c.Version, rel.Version, rel.Target, res.Size, 100*float64(res.Size)/float64(fi.Size()), fi.Size())
 	}
-	return out, nil
+	return nil
 }

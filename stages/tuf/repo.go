@@ -297,38 +297,36 @@ func TargetPath(channelName, archive string) string {
 // and timestamp of theirs. A target path already published with other
 // bytes is refused: a release is never replaced.
 func (r *Repository) AddReleases(rels []Release, targetsKeys, snapshotKeys, timestampKeys []Key) error {
-	_, err := r.Publish(context.Background(), rels, PublishOptions{}, targetsKeys, snapshotKeys, timestampKeys)
-	return err
+	return r.Publish(context.Background(), rels, PublishOptions{}, targetsKeys, snapshotKeys, timestampKeys)
 }
 
 // Publish is AddReleases with what o adds beside each archive (its v1
-// twin, the deltas to it), all in the one new targets version; it returns
-// what it added beside the archives.
-func (r *Repository) Publish(ctx context.Context, rels []Release, o PublishOptions, targetsKeys, snapshotKeys, timestampKeys []Key) ([]Published, error) {
+// twin, the deltas to it, each said through o.Logf), all in the one new
+// targets version.
+func (r *Repository) Publish(ctx context.Context, rels []Release, o PublishOptions, targetsKeys, snapshotKeys, timestampKeys []Key) error {
 	if len(rels) == 0 {
-		return nil, configErr("no releases to add")
+		return configErr("no releases to add")
 	}
 	// Every key is checked before the first archive is copied, so a
 	// missing key leaves the repository as it was.
 	for role, keys := range map[string][]Key{RoleTargets: targetsKeys, RoleSnapshot: snapshotKeys, RoleTimestamp: timestampKeys} {
 		if err := enough(&r.Root.Signed, role, keys); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	for _, rel := range rels {
 		if _, err := r.addArchive(rel); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	extra, err := r.extra(ctx, rels, o)
-	if err != nil {
-		return nil, err
+	if err := r.extra(ctx, rels, o); err != nil {
+		return err
 	}
 	if err := r.publish(targetsKeys, snapshotKeys, timestampKeys); err != nil {
-		return nil, err
+		return err
 	}
 	r.rememberKeys(targetsKeys, snapshotKeys, timestampKeys)
-	return extra, nil
+	return nil
 }
 
 // addArchive checks a release and adds its archive (and its notes) as
@@ -407,7 +405,7 @@ func (r *Repository) copyArchive(src, ch string) (string, int64, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", 0, configErr("cannot make %s: %v", dir, err)
 	}
-	dst := filepath.Join(dir, sum+"."+filepath.Base(src))
+	dst := r.targetFile(ch, sum, filepath.Base(src))
 	in, err := atomicfs.OpenRegular(src)
 	if err != nil {
 		return "", 0, configErr("cannot read the release archive %s: %v", src, err)
@@ -429,6 +427,12 @@ func (r *Repository) copyArchive(src, ch string) (string, int64, error) {
 		return "", 0, configErr("cannot write %s: %v", dst, err)
 	}
 	return sum, n, nil
+}
+
+// targetFile is where the repository keeps target <ch>/<name> of digest
+// sum: its consistent-snapshot name under targets/.
+func (r *Repository) targetFile(ch, sum, name string) string {
+	return filepath.Join(r.Dir, "targets", ch, sum+"."+name)
 }
 
 func hashFile(p string) (string, int64, error) {
