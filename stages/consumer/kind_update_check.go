@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
-
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home"
@@ -145,7 +142,7 @@ func (UpdateCheck) Run(ctx context.Context, inv *stage.Invocation, cfg UpdateChe
 		out.Delta, out.DeltaFrom, out.DeltaBytes = d.Path, d.FromVersion, d.Length
 	}
 	if out.DeltaSkipped = res.DeltaSkipped; out.DeltaSkipped != "" {
-		deltaFallback(ctx, r.Active, out.DeltaSkipped)
+		home.DeltaFallback(ctx, r.Active, out.DeltaSkipped)
 		if !cfg.Check {
 			fmt.Fprintf(inv.Log, "%s: %s\n", inv.Pipeline, out.DeltaSkipped)
 		}
@@ -197,11 +194,4 @@ func readActiveLock(ctx context.Context, o home.Options, id string) (*receipt.Re
 		return nil, nil, receipt.Errorf(receipt.CodeUpdate, "cannot read the active release's lock: %v", err)
 	}
 	return r, raw, nil
-}
-
-// deltaFallback records on ctx's span that an update takes the archive
-// instead of a published delta, and why (home.DeltaFallbackEvent).
-func deltaFallback(ctx context.Context, from, why string) {
-	trace.SpanFromContext(ctx).AddEvent(home.DeltaFallbackEvent, trace.WithAttributes(
-		attribute.String("piship.delta.from", from), attribute.String("piship.delta.reason", why)))
 }

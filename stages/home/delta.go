@@ -50,7 +50,8 @@ func identifyDelta(o *InstallOptions) (*source, error) {
 
 // placeDelta builds dest from the active installed version and the delta:
 // the installed tree, listed with the digests its release claims, must be
-// the delta's base; then delta.Apply writes every file of the new tree,
+// the delta's base (Apply checks it first); then Apply writes every file
+// of the new tree,
 // each installed file hashed as it is read and each written one as it is
 // written. Any error makes Install fall back to the archive.
 func placeDelta(ctx context.Context, o *InstallOptions, s *source, dest string) (*archive.Extracted, error) {
@@ -67,10 +68,6 @@ func placeDelta(ctx context.Context, o *InstallOptions, s *source, dest string) 
 		return nil, err
 	}
 	defer f.Close()
-	h, err := delta.ReadHeader(f)
-	if err != nil {
-		return nil, err
-	}
 	// The installed tree as its release claims it (no file hashed here):
 	// Apply hashes every installed file it keeps, copies or patches from
 	// as it reads it, so a file changed since the install still stops
@@ -82,12 +79,6 @@ func placeDelta(ctx context.Context, o *InstallOptions, s *source, dest string) 
 	tree, err := delta.ListTree(ctx, base.Dir, sums)
 	if err != nil {
 		return nil, fmt.Errorf("the installed %s in %s is not the tree its release lists: %w", base.Version, base.Dir, err)
-	}
-	if got := tree.Digest(); got != h.FromTree {
-		return nil, fmt.Errorf("the installed %s in %s is not the tree the delta was made from (tree %s, the delta's %s): its release was changed since it was installed", base.Version, base.Dir, got, h.FromTree)
-	}
-	if _, err := f.Seek(0, 0); err != nil {
-		return nil, err
 	}
 	o.progressf("%s %s: building it from the installed %s and the delta %s", s.id, s.version, base.Version, filepath.Base(s.path))
 	ex, err := delta.Apply(ctx, f, base.Dir, tree, dest, delta.ApplyOptions{Writers: o.Writers})
@@ -105,8 +96,7 @@ func placeDelta(ctx context.Context, o *InstallOptions, s *source, dest string) 
 func (o *InstallOptions) deltaFallback(ctx context.Context, s *source, placeAt string, cause error) (*source, error) {
 	o.logf("%s %s: the delta from %s cannot be used (%v): downloading the full archive instead", s.id, s.version, o.Delta.From, cause)
 	o.discard(ctx, s.id, s.version, placeAt)
-	trace.SpanFromContext(ctx).AddEvent(DeltaFallbackEvent, trace.WithAttributes(
-		attribute.String("piship.delta.from", o.Delta.From), attribute.String("piship.delta.reason", cause.Error())))
+	DeltaFallback(ctx, o.Delta.From, cause.Error())
 	if o.Delta.Fallback == nil {
 		return nil, receipt.Errorf(receipt.CodeUpdate, "%s %s: the delta from %s cannot be used, and no archive can be fetched instead: %w; nothing was installed", s.id, s.version, o.Delta.From, cause)
 	}
@@ -158,4 +148,13 @@ func (o *InstallOptions) downloaded() string {
 		return o.Delta.Path
 	}
 	return o.Source
+}
+
+// DeltaFallback records on ctx's span that an update takes the release
+// archive instead of the delta from version from, and why
+// (DeltaFallbackEvent): the one place update_check (a delta it does not
+// download) and Install (a delta it cannot use) say it.
+func DeltaFallback(ctx context.Context, from, why string) {
+	trace.SpanFromContext(ctx).AddEvent(DeltaFallbackEvent, trace.WithAttributes(
+		attribute.String("piship.delta.from", from), attribute.String("piship.delta.reason", why)))
 }
