@@ -31,6 +31,7 @@ const (
 	BundleFailed      = "BUNDLE_FAILED"
 	TimingsFailed     = "TIMINGS_FAILED"
 	CacheUnreadable   = "CACHE_UNREADABLE"
+	BudgetExceeded    = "BUDGET_EXCEEDED"
 )
 
 // The exit codes.
@@ -80,6 +81,8 @@ var declared = []Info{
 		"check that the page's directory exists and is writable"},
 	{CacheUnreadable, ExitFailed, "piship's cache (the recorded runs of `piship explain`) cannot be read",
 		"check the cache directory's permissions, or remove it: it is rebuilt by the next run"},
+	{BudgetExceeded, ExitFailed, "a release's counted figure (payload files, installed files, archive bytes) is more than 10% over the distribution's budgets.hcl",
+		"shrink what the message names back under its budget, or accept the growth with `piship budgets check --record` and commit budgets.hcl with the reason"},
 }
 
 // All returns every declared code, in the order of docs/errors.md.
