@@ -223,3 +223,11 @@ func TestFindSet(t *testing.T) {
 		t.Errorf("a broken set: %v", err)
 	}
 }
+
+func TestDecodePositionsItsDiagnostics(t *testing.T) {
+	src := "target \"linux-x64\" {\n payload_files = 1\n installed_files = 1\n archive_bytes = 1\n}\n\ntarget \"linux-z80\" {\n payload_files = 1\n installed_files = 1\n archive_bytes = 1\n}\n"
+	_, diags := Decode([]byte(src), "budgets.hcl")
+	if len(diags) != 1 || diags[0].Subject == nil || diags[0].Subject.Start.Line != 7 || !strings.Contains(diags[0].Detail, "linux-z80") {
+		t.Fatalf("diagnostics %v, want one at line 7 naming linux-z80", diags)
+	}
+}

@@ -53,6 +53,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclwrite"
@@ -108,6 +109,7 @@ type targetHCL struct {
 	InstalledFiles int64      `hcl:"installed_files"`
 	ArchiveBytes   int64      `hcl:"archive_bytes"`
 	Timing         *timingHCL `hcl:"timing,block"`
+	DefRange       hcl.Range  `hcl:",def_range"`
 }
 
 type timingHCL struct {
@@ -142,33 +144,55 @@ func Read(path string) (f *File, exists bool, err error) {
 	return f, true, nil
 }
 
-// Parse reads a budgets file's bytes; path names it in errors.
+// Parse reads a budgets file's bytes; path names it in errors, which are
+// CONFIG_INVALID with every diagnostic of Decode.
 func Parse(src []byte, path string) (*File, error) {
-	f := &File{Path: path, Targets: map[string]Budget{}}
-	return f, f.parse(src)
+	f, diags := Decode(src, path)
+	if diags.HasErrors() {
+		return nil, errcode.Newf(errcode.ConfigInvalid, "%s: %s: fix it, or rewrite it from a release with piship budgets check --record", path, diags.Error())
+	}
+	return f, nil
 }
 
 func (f *File) parse(src []byte) error {
-	bad := func(format string, args ...any) error {
-		return errcode.Newf(errcode.ConfigInvalid, "%s: %s: fix it, or rewrite it from a release with piship budgets check --record", f.Path, fmt.Sprintf(format, args...))
+	g, err := Parse(src, f.Path)
+	if err != nil {
+		return err
 	}
-	hf, diags := hclparse.NewParser().ParseHCL(src, f.Path)
+	f.Targets = g.Targets
+	return nil
+}
+
+// Decode reads a budgets file's bytes into a File, with positioned
+// diagnostics (piship validate prints them): HCL syntax, unknown or
+// missing attributes, a target name that is no release target, a target
+// twice, a negative figure.
+func Decode(src []byte, path string) (*File, hcl.Diagnostics) {
+	f := &File{Path: path, Targets: map[string]Budget{}}
+	hf, diags := hclparse.NewParser().ParseHCL(src, path)
 	if diags.HasErrors() {
-		return bad("%s", diags.Error())
+		return f, diags
 	}
 	var raw fileHCL
 	if diags := gohcl.DecodeBody(hf.Body, nil, &raw); diags.HasErrors() {
-		return bad("%s", diags.Error())
+		return f, diags
 	}
 	for _, t := range raw.Targets {
+		bad := func(summary, detail string) {
+			r := t.DefRange
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: &r})
+		}
 		if _, err := distribution.ParseTarget(t.Name); err != nil {
-			return bad("target %q: %v", t.Name, err)
+			bad("Invalid target", fmt.Sprintf("target %q: %v", t.Name, err))
+			continue
 		}
 		if _, dup := f.Targets[t.Name]; dup {
-			return bad("target %q has two blocks", t.Name)
+			bad("Duplicate target", fmt.Sprintf("target %q has two blocks", t.Name))
+			continue
 		}
 		if t.PayloadFiles < 0 || t.InstalledFiles < 0 || t.ArchiveBytes < 0 {
-			return bad("target %q: a negative figure", t.Name)
+			bad("Negative figure", fmt.Sprintf("target %q: a figure is negative", t.Name))
+			continue
 		}
 		b := Budget{PayloadFiles: t.PayloadFiles, InstalledFiles: t.InstalledFiles, ArchiveBytes: t.ArchiveBytes}
 		if t.Timing != nil {
@@ -179,7 +203,7 @@ func (f *File) parse(src []byte) error {
 		}
 		f.Targets[t.Name] = b
 	}
-	return nil
+	return f, diags
 }
 
 // header opens every file Format writes.
