@@ -16,6 +16,7 @@ import (
 	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/graph"
 	"piship.dev/piship/graph/diag"
+	"piship.dev/piship/stages/budgets"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/stages/stage/errcode"
@@ -30,14 +31,27 @@ type Validation struct {
 	Diags hcl.Diagnostics
 }
 
-// Validate parses every source (a distribution.hcl as a distribution, the
-// rest as pipeline files), printing the diagnostics to stderr.
+// Validate parses every source (a distribution.hcl as a distribution, a
+// budgets.hcl as budgets, the rest as pipeline files), printing the
+// diagnostics to stderr.
 func Validate(stderr io.Writer, getenv func(string) string, kinds *stage.Registry, srcs []*Source) Validation {
 	var v Validation
 	for _, src := range srcs {
 		if filepath.Base(src.Name) == distribution.FileName {
 			// A distribution manifest, not a pipeline file.
 			_, diags := distribution.Parse(src.Src, src.Name, src.Dir)
+			WriteDiags(stderr, getenv, map[string]*hcl.File{src.Name: {Bytes: src.Src}}, diags)
+			v.Diags = append(v.Diags, diags...)
+			if diags.HasErrors() {
+				v.Failed++
+			} else {
+				v.Count++
+			}
+			continue
+		}
+		if filepath.Base(src.Name) == budgets.FileName {
+			// A distribution's budgets (piship budgets check), not a pipeline file.
+			_, diags := budgets.Decode(src.Src, src.Name)
 			WriteDiags(stderr, getenv, map[string]*hcl.File{src.Name: {Bytes: src.Src}}, diags)
 			v.Diags = append(v.Diags, diags...)
 			if diags.HasErrors() {

@@ -169,6 +169,7 @@ func TestExitCodeRuleEveryCommand(t *testing.T) {
 		"build":          {"build", missing},
 		"release":        {"release", missing},
 		"verify-release": {"verify-release", missing},
+		"budgets check":  {"budgets", "check", missing},
 		"keygen":         {"keygen", filepath.Join(dir, "k.pem"), "--id", "bad id!"},
 		"install":        {"install", missing},
 		"update":         {"update", "hello", "--timeout", "soon"},
@@ -195,7 +196,7 @@ func TestExitCodeRuleEveryCommand(t *testing.T) {
 		"repo status":      {"repo", "status", missing},
 	}
 	// Commands with nothing to configure: only the command line can be wrong.
-	noConfig := map[string]bool{"piship": true, "stages": true, "version": true, "help": true, "cache": true, "repo": true,
+	noConfig := map[string]bool{"piship": true, "stages": true, "version": true, "help": true, "cache": true, "repo": true, "budgets": true,
 		"completion": true, "bash": true, "zsh": true, "fish": true, "powershell": true, "pipelines": true, "show": true}
 	for _, c := range everyCommand(t) {
 		words := cmdWords(c)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"regexp"
 	"sort"
@@ -15,6 +16,7 @@ import (
 	"piship.dev/piship/graph"
 	"piship.dev/piship/graph/diag"
 	"piship.dev/piship/pipelines"
+	"piship.dev/piship/stages/budgets"
 	"piship.dev/piship/stages/contentstore"
 	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/stage"
@@ -455,6 +457,64 @@ func RepoStatusJSON(dir, initialRootSHA256 string, st tuf.Status) RepoStatusDoc 
 			rel.Notes, rel.NotesLength, rel.NotesSHA256 = r.Notes.Path, r.Notes.Length, r.Notes.SHA256
 		}
 		d.Releases = append(d.Releases, rel)
+	}
+	return d
+}
+
+// BudgetsCheckDoc is piship-budgets-check/v1: a release set held to the
+// distribution's budgets.hcl.
+type BudgetsCheckDoc struct {
+	Schema     string             `json:"schema"`
+	File       string             `json:"file"`
+	Sums       string             `json:"sums"`
+	ID         string             `json:"id"`
+	Version    string             `json:"version"`
+	OK         bool               `json:"ok"`
+	Recorded   bool               `json:"recorded"`
+	Targets    []BudgetsTargetDoc `json:"targets"`
+	Unreleased []string           `json:"unreleased"`
+}
+
+// BudgetsTargetDoc is one target's figures and timings.
+type BudgetsTargetDoc struct {
+	Target   string             `json:"target"`
+	Archive  string             `json:"archive"`
+	Budgeted bool               `json:"budgeted"`
+	Figures  []BudgetsFigureDoc `json:"figures"`
+	Timings  []BudgetsTimingDoc `json:"timings"`
+}
+
+// BudgetsFigureDoc is one counted figure against its budget.
+type BudgetsFigureDoc struct {
+	Name   string `json:"name"`
+	Budget int64  `json:"budget"`
+	Actual int64  `json:"actual"`
+	State  string `json:"state"`
+}
+
+// BudgetsTimingDoc is one timing against the recorded one (never gated).
+type BudgetsTimingDoc struct {
+	Name       string  `json:"name"`
+	RecordedMs int64   `json:"recordedMs"`
+	Ms         int64   `json:"ms"`
+	Ratio      float64 `json:"ratio"`
+	Note       string  `json:"note"`
+}
+
+// BudgetsCheckJSON is the check of set against the budgets as
+// piship-budgets-check/v1.
+func BudgetsCheckJSON(set *release.Sums, rep *budgets.Report, recorded bool) BudgetsCheckDoc {
+	d := BudgetsCheckDoc{Schema: cli.Schema("budgets check"), File: rep.File, Sums: set.Path, ID: set.ID, Version: set.Version,
+		OK: rep.Err() == nil, Recorded: recorded, Targets: []BudgetsTargetDoc{}, Unreleased: nonNil(rep.Unreleased)}
+	for _, t := range rep.Targets {
+		td := BudgetsTargetDoc{Target: t.Target, Archive: t.Archive, Budgeted: t.Budgeted, Figures: []BudgetsFigureDoc{}, Timings: []BudgetsTimingDoc{}}
+		for _, f := range t.Figures {
+			td.Figures = append(td.Figures, BudgetsFigureDoc{Name: f.Name, Budget: f.Budget, Actual: f.Actual, State: f.State})
+		}
+		for _, tm := range t.Timings {
+			td.Timings = append(td.Timings, BudgetsTimingDoc{Name: tm.Name, RecordedMs: tm.RecordedMs, Ms: tm.Ms, Ratio: math.Round(tm.Ratio*100) / 100, Note: tm.Note})
+		}
+		d.Targets = append(d.Targets, td)
 	}
 	return d
 }

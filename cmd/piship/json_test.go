@@ -230,6 +230,14 @@ func TestJSONMatchesDocs(t *testing.T) {
 			archives[v], _ = ts[0].(map[string]any)["archive"].(string)
 		}
 	}
+	// The budgets of the 1.0.0 release: recorded, then checked.
+	if b := ok("piship-budgets-check/v1", exitOK, "budgets", "check", dist1, "--record"); b["recorded"] != true || b["version"] != "1.0.0" {
+		t.Errorf("budgets check --record --json: %v", b)
+	}
+	if b := ok("piship-budgets-check/v1", exitOK, "budgets", "check", dist1); b["ok"] != true || b["recorded"] != false {
+		t.Errorf("budgets check --json: %v", b)
+	}
+	failure("piship-budgets-check/v1", exitUsage, "budgets", "check", missing)
 	failure("piship-validate/v1", exitUsage, "validate", missing)
 	// An invalid file is the document with its diagnostics (issue 29 point 4).
 	bad := filepath.Join(root, "bad.hcl")
