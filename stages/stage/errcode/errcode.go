@@ -32,6 +32,7 @@ const (
 	TimingsFailed       = "TIMINGS_FAILED"
 	CacheUnreadable     = "CACHE_UNREADABLE"
 	RegistryUnavailable = "REGISTRY_UNAVAILABLE"
+	TargetNotPushed     = "TARGET_NOT_PUSHED"
 )
 
 // The exit codes.
@@ -83,6 +84,8 @@ var declared = []Info{
 		"check the cache directory's permissions, or remove it: it is rebuilt by the next run"},
 	{RegistryUnavailable, ExitFailed, "an OCI registry (--remote-cache, --to, a release's targets) could not be reached, refused the credentials, or ran past its time budget (5 s to connect, 30 s a request, 60 s a run)",
 		"check the registry's address and that it is up; log in with `docker login` or `oras login` (piship reads the Docker config file and its credential helpers); a cache read goes on without it"},
+	{TargetNotPushed, ExitFailed, "piship release --merge found no release in the registry for a target the distribution declares: that target's runner has not pushed it (yet)",
+		"run `piship release DIST --target <target> --to oci://...` on the runner of each target the message names (the same commit, version and registry), then run the merge again"},
 }
 
 // All returns every declared code, in the order of docs/errors.md.
