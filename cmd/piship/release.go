@@ -41,11 +41,11 @@ refuses.
 A release split over a CI fleet: on each runner, --target T (again for more) releases only
 that entry of release.targets, smoke-tests it where the runner can run it, records the runner
 in release.json (--runner, default RUNNER_NAME, else the host name) and, with --to, pushes
-the target's archive, sidecar, build-info and release directory to the registry as the
-artifact <version>-<target>. Then --merge --from the same registry, on any machine, pulls
+the target's archive, sidecar, build-info and the files its release directory holds beside
+the archive to the registry as the artifact <version>-<target>. Then --merge --from the same registry, on any machine, pulls
 every target of the version, holds each to this checkout's piship.lock and to the release
 rules (verify-release's checks), and writes OUT/releases as one run over every target
-would: the release directories and archives, <id>-<version>.SHA256SUMS, install.sh and
+would: the release directories (each extracted from its archive) and archives, <id>-<version>.SHA256SUMS, install.sh and
 install.ps1, which piship repo add takes. A target no runner has pushed fails the merge
 (TARGET_NOT_PUSHED, naming it).`,
 		Example: `  piship release testdata/distributions/hello --out /tmp/out

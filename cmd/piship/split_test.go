@@ -1,14 +1,18 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/cmd/piship/internal/fixture"
+	"piship.dev/piship/stages/oci"
 	"piship.dev/piship/stages/release/releasejson"
 )
 
@@ -22,7 +26,8 @@ import (
 // each target, and `repo add` of either set into a fresh TUF repository
 // (the same key) gives the same targets. A merge before C pushed fails
 // with TARGET_NOT_PUSHED naming win32-x64 and writes nothing; targets
-// built from another piship.lock are refused.
+// built from another piship.lock, a release directory changed after its
+// archive and an artifact holding a file of no release are refused.
 func TestRegistrySplitMerge(t *testing.T) {
 	reg, err := fixture.StartRegistry(t.TempDir())
 	if err != nil {
@@ -132,6 +137,48 @@ func TestRegistrySplitMerge(t *testing.T) {
 		t.Errorf("merge of targets built from another lock: exit %d\n%s", code, stderr)
 	}
 
+	// A pulled target is held to its sidecar and to what a release holds
+	// beside its archive: a sidecar that is not the archive's, a payload
+	// file beside the archive (the directory is the archive's, extracted),
+	// a file of no release, or a damaged archive is refused, naming the
+	// target.
+	for _, tc := range []struct {
+		name, want string
+		tamper     func(dir string)
+	}{
+		{"another sidecar", "its sidecar says", func(dir string) {
+			writeFile(t, dir, "hello-1.0.0-linux-x64.tar.zst.sha256", strings.Repeat("0", 64)+"  hello-1.0.0-linux-x64.tar.zst\n")
+		}},
+		{"a payload file beside the archive", "hello-1.0.0-linux-x64/payload/resources/motd.txt, which is no part of the target's release beside its archive", func(dir string) {
+			writeFile(t, filepath.Join(dir, "hello-1.0.0-linux-x64", "payload", "resources"), "motd.txt", "not the archive's\n")
+		}},
+		{"a file of no release", "evil.sh, which is no part of the target's release", func(dir string) {
+			writeFile(t, dir, "evil.sh", "#!/bin/sh\n")
+		}},
+		{"a damaged archive", "the archive: ", func(dir string) {
+			p := filepath.Join(dir, "hello-1.0.0-linux-x64.tar.zst")
+			b, _ := os.ReadFile(p)
+			b[len(b)/2] ^= 0xff
+			writeFile(t, dir, "hello-1.0.0-linux-x64.tar.zst", string(b))
+			writeFile(t, dir, "hello-1.0.0-linux-x64.tar.zst.sha256", canon.SHA256Hex(b)+"  hello-1.0.0-linux-x64.tar.zst\n")
+		}},
+	} {
+		to := reg.Ref("acme/" + strings.ReplaceAll(tc.name, " ", "-"))
+		copyTarget(t, ref, to, "linux-x64", tc.tamper)
+		copyTarget(t, ref, to, "win32-x64", func(string) {})
+		code, _, stderr := piship(t, env, "release", d, "--merge", "--from", to, "--out", filepath.Join(t.TempDir(), "out"))
+		if code != exitFailed || !strings.Contains(stderr, "INTEGRITY_FAILED: release --merge: hello-1.0.0-linux-x64: ") || !strings.Contains(stderr, tc.want) {
+			t.Errorf("merge of %s: exit %d\n%s", tc.name, code, stderr)
+		}
+	}
+	// The untouched copy merges: the copying is not what was refused.
+	control := reg.Ref("acme/control")
+	copyTarget(t, ref, control, "linux-x64", func(string) {})
+	copyTarget(t, ref, control, "win32-x64", func(string) {})
+	if code, _, stderr := piship(t, env, "release", d, "--merge", "--from", control, "--out", filepath.Join(t.TempDir(), "out")); code != exitOK {
+		t.Errorf("merge of an untouched copy: exit %d\n%s", code, stderr)
+	}
+
 	// The TUF targets: each set added to a fresh repository of one key.
 	key := filepath.Join(t.TempDir(), "key.pem")
 	if code, _, stderr := piship(t, env, "keygen", key); code != exitOK {
@@ -180,4 +227,49 @@ func tufTargets(t *testing.T, metadata string) string {
 	}
 	out, _ := json.MarshalIndent(md.Signed.Targets, "", "  ")
 	return string(out)
+}
+
+// copyTarget copies the artifact of hello 1.0.0's target from the
+// registry repository from to to, with tamper applied to its files first
+// (as someone with write access to the registry could).
+func copyTarget(t *testing.T, from, to, target string, tamper func(dir string)) {
+	t.Helper()
+	ctx := context.Background()
+	open := func(s string) *oci.Repo {
+		ref, err := oci.ParseRef(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := oci.Open(ref, oci.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	src, dst := open(from), open(to)
+	a, err := src.FetchTarget(ctx, "1.0.0", target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := src.PullTarget(ctx, a, dir); err != nil {
+		t.Fatal(err)
+	}
+	tamper(dir)
+	var files []oci.File
+	err = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		info, err := e.Info()
+		rel, _ := filepath.Rel(dir, p)
+		files = append(files, oci.File{Name: filepath.ToSlash(rel), Path: p, Exec: err == nil && info.Mode().Perm()&0o100 != 0})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dst.PushTarget(ctx, files, a.Manifest.Annotations); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -40,10 +40,6 @@ type Report struct {
 	SHA256  string  `json:"sha256,omitempty"`  // of the archive, when the source is one
 	OK      bool    `json:"ok"`
 	Checks  []Check `json:"checks"`
-	// Files are the archive's files, release-relative path -> sha256, as
-	// the extraction hashed them (nil for a directory): what a caller
-	// holds a release directory to (piship release --merge).
-	Files map[string]string `json:"-"`
 }
 
 // Err returns the first failed check as an error, or nil.
@@ -152,7 +148,7 @@ func (v *verifier) extract(ctx context.Context, path, dest string, o Options) bo
 	if !v.add("archive-extract", name, err) {
 		return false
 	}
-	v.r.SHA256, v.files, v.r.Files = x.SHA256, x.Files, x.Files
+	v.r.SHA256, v.files = x.SHA256, x.Files
 	ok := true
 	n, why := release.ParseArchiveName(name)
 	var nameErr error

@@ -19,7 +19,6 @@ package fleet
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -51,10 +50,12 @@ const buildInfoSuffix = ".build-info.json"
 
 // Push pushes the release published at dir (<releases>/<id>-<version>-<target>)
 // with its archive arc as that target's artifact: the archive, its
-// sidecar, the build-info beside it, and every file of the release
-// directory as <name>/<file> (executables marked so a pull restores them),
-// annotated with the id, version, target, lock digest and runner its
-// release.json records.
+// sidecar, the build-info beside it, and the files the release directory
+// holds beside the archive's (release.OutsideArchive: notes.md, the
+// shipped piship binaries, executables marked so a pull restores them) as
+// <name>/<file>; the rest of the directory is the archive's, which a
+// merge extracts. It is annotated with the id, version, target, lock
+// digest and runner its release.json records.
 func Push(ctx context.Context, repo *oci.Repo, dir, arc string) (Pushed, error) {
 	var rel releasejson.Metadata
 	if err := canon.ReadJSON(filepath.Join(dir, releasejson.Name), &rel); err != nil {
@@ -65,26 +66,19 @@ func Push(ctx context.Context, repo *oci.Repo, dir, arc string) (Pushed, error) 
 	if bi := filepath.Join(filepath.Dir(dir), name+buildInfoSuffix); fileExists(bi) {
 		files = append(files, oci.File{Name: name + buildInfoSuffix, Path: bi})
 	}
-	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
-			return err
-		}
-		if !e.Type().IsRegular() {
-			return fmt.Errorf("%s is not a regular file: a release holds only files and directories", p)
-		}
-		info, err := e.Info()
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		files = append(files, oci.File{Name: name + "/" + filepath.ToSlash(rel), Path: p, Exec: info.Mode().Perm()&0o100 != 0})
-		return nil
-	})
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return Pushed{}, errcode.Newf(errcode.ConfigUnavailable, "cannot read the release directory %s to push: %v", dir, err)
+	}
+	for _, e := range entries {
+		if !release.OutsideArchive(e.Name()) {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || !info.Mode().IsRegular() {
+			return Pushed{}, errcode.Newf(errcode.ConfigUnavailable, "%s in the release directory %s is not a regular file (%v): a release holds only files and directories", e.Name(), dir, err)
+		}
+		files = append(files, oci.File{Name: name + "/" + e.Name(), Path: filepath.Join(dir, e.Name()), Exec: info.Mode().Perm()&0o100 != 0})
 	}
 	ann := map[string]string{
 		oci.AnnotationID: rel.Distribution.ID, oci.AnnotationVersion: rel.Distribution.Version, oci.AnnotationTarget: rel.Target,
@@ -192,7 +186,7 @@ func Merge(ctx context.Context, repo *oci.Repo, w Want, releases string) (*Merge
 		if _, err := repo.PullTarget(ctx, a, dir); err != nil {
 			return nil, registryErr(repo, "cannot pull "+oci.TargetTag(w.Version, t), err)
 		}
-		mt, err := Check(ctx, w, a, dir)
+		mt, err := Check(ctx, w, repo.Ref, a, dir)
 		if err != nil {
 			return nil, err
 		}
