@@ -16,6 +16,7 @@ import (
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/oci"
 	"piship.dev/piship/stages/release/fleet"
+	"piship.dev/piship/stages/stage/errcode"
 )
 
 // splitFlags are release's flags for a split release.
@@ -38,7 +39,7 @@ const (
 func openRelease(flag, s string) (*oci.Repo, error) {
 	ref, err := oci.ParseRef(s)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", flag, err)
+		return nil, errcode.Errorf(errcode.ConfigInvalid, "%s: %w", flag, err)
 	}
 	return oci.Open(ref, oci.Options{Budget: &oci.Budget{Total: transferBudget, Request: transferRequest}})
 }

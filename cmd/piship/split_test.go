@@ -273,3 +273,29 @@ func copyTarget(t *testing.T, from, to, target string, tamper func(dir string)) 
 		t.Fatal(err)
 	}
 }
+
+// The flags of a split release that cannot go together are refused
+// before anything runs, each saying what to do; a --target the
+// distribution does not declare is refused naming the declared ones.
+func TestReleaseSplitFlags(t *testing.T) {
+	env := buildEnv(t)
+	dir := copyDist(t, "hello")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--merge"}, "USAGE_INVALID: --merge needs --from oci://host[:port]/repository"},
+		{[]string{"--from", "oci://127.0.0.1:1/r"}, "USAGE_INVALID: --from names the registry a --merge reads"},
+		{[]string{"--merge", "--from", "oci://127.0.0.1:1/r", "--target", "linux-x64"}, "USAGE_INVALID: --merge builds nothing"},
+		{[]string{"--merge", "--from", "ghcr.io/acme/r"}, `CONFIG_INVALID: --from: "ghcr.io/acme/r" is not a registry reference`},
+		{[]string{"--target", "darwin-x64"}, "CONFIG_INVALID: release_inputs: --target darwin-x64 is not one of distribution.hcl's release.targets (linux-x64)"},
+	} {
+		code, _, stderr := piship(t, env, append([]string{"release", dir}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("release %s: exit %d, want 2 and %q\n%s", strings.Join(tc.args, " "), code, tc.want, stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dist", "releases")); !os.IsNotExist(err) {
+		t.Errorf("a refused release wrote %s: %v", filepath.Join(dir, "dist", "releases"), err)
+	}
+}
