@@ -164,12 +164,13 @@ func Merge(ctx context.Context, repo *oci.Repo, w Want, releases string) (*Merge
 		}
 	}
 	if len(missing) > 0 {
-		tags := make([]string, len(missing))
+		tags, runs := make([]string, len(missing)), make([]string, len(missing))
 		for i, t := range missing {
 			tags[i] = oci.TargetTag(w.Version, t)
+			runs[i] = "`piship release DIST --target " + t + " --to " + repo.Ref.String() + "` on a " + t + " runner"
 		}
-		return nil, errcode.Newf(errcode.TargetNotPushed, "release --merge: %s %s: no runner has pushed %s to %s (no tag %s): run `piship release DIST --target %s --to %s` on that target's runner, then merge again",
-			w.ID, w.Version, canon.Of(len(missing), len(w.Targets), "target")+" ("+strings.Join(missing, ", ")+")", repo.Ref, strings.Join(tags, ", "), missing[0], repo.Ref)
+		return nil, errcode.Newf(errcode.TargetNotPushed, "release --merge: %s %s: no runner has pushed %s to %s (no tag %s): run %s, then merge again",
+			w.ID, w.Version, canon.Of(len(missing), len(w.Targets), "target")+" ("+strings.Join(missing, ", ")+")", repo.Ref, strings.Join(tags, ", "), strings.Join(runs, " and "))
 	}
 	if err := os.MkdirAll(releases, 0o755); err != nil {
 		return nil, errcode.Newf(errcode.ConfigUnavailable, "cannot create %s: %v", releases, err)
