@@ -29,6 +29,16 @@ pipeline "release" {
     default     = false
     description = "a snapshot release (--snapshot): the version <next>-snapshot.g<sha> of the commit at HEAD; piship repo add refuses it"
   }
+  input "targets" {
+    type        = list(string)
+    default     = []
+    description = "release only these entries of release.targets (--target: one runner's part of a split release); empty: every entry"
+  }
+  input "runner" {
+    type        = string
+    default     = ""
+    description = "the CI runner that builds and smoke-tests the targets, recorded in each release.json (--runner); empty: none recorded"
+  }
   input "no_cache" {
     type        = bool
     default     = false
@@ -42,6 +52,8 @@ pipeline "release" {
     no_cache     = input.no_cache
     version      = input.version
     snapshot     = input.snapshot
+    only         = input.targets
+    runner       = input.runner
   }
 
   # One release per entry of release.targets (builtin:target: payload,

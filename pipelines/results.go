@@ -295,6 +295,11 @@ type ReleaseArgs struct {
 	// distribution.ResolveVersion names the release from.
 	Version  string
 	Snapshot bool
+	// Targets and Runner make one runner's part of a split release
+	// (--target, --runner): only these entries of release.targets are
+	// built, and release.json records the runner.
+	Targets []string
+	Runner  string
 }
 
 // values are the release pipeline's input values.
@@ -303,7 +308,20 @@ func (a ReleaseArgs) values() map[string]cty.Value {
 		"distribution": cty.StringVal(a.Distribution), "out": cty.StringVal(a.Out),
 		"channel": cty.StringVal(a.Channel), "no_cache": cty.BoolVal(a.NoCache), "pi_footprint": cty.BoolVal(!a.NoFootprint),
 		"version": cty.StringVal(a.Version), "snapshot": cty.BoolVal(a.Snapshot),
+		"targets": stringList(a.Targets), "runner": cty.StringVal(a.Runner),
 	}
+}
+
+// stringList is ss as a cty list of strings (empty, not null, for none).
+func stringList(ss []string) cty.Value {
+	if len(ss) == 0 {
+		return cty.ListValEmpty(cty.String)
+	}
+	vs := make([]cty.Value, len(ss))
+	for i, s := range ss {
+		vs[i] = cty.StringVal(s)
+	}
+	return cty.ListVal(vs)
 }
 
 // Released is a finished release: one per target of release.targets,

@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"piship.dev/piship/cache/canon"
@@ -38,6 +40,10 @@ type ReleaseInputsConfig struct {
 	NoCache      bool    `cty:"no_cache" doc:"ignore the runtime and bundle caches (a cold release)"`
 	Version      string  `cty:"version" doc:"the release version (piship release --version); empty: distribution.hcl's version, else the git tag at HEAD (v1.2.3 -> 1.2.3)"`
 	Snapshot     bool    `cty:"snapshot" doc:"a snapshot release (piship release --snapshot): the version <next>-snapshot.g<sha> of the commit at HEAD, never published"`
+	// Only and Runner are a split release's (piship release --target on
+	// each runner of a CI fleet, merged by piship release --merge).
+	Only   []string `cty:"only" doc:"release only these entries of release.targets (piship release --target; each must be one of them); empty: every entry"`
+	Runner string   `cty:"runner" doc:"the CI runner that builds and smoke-tests the targets, recorded in each release.json (piship release --runner); empty: none recorded"`
 }
 
 // channel is the configured channel; unset means stable (an explicit
@@ -106,6 +112,8 @@ type ReleaseTarget struct {
 	// Node counts the node block's targets: 0, the node stage does not
 	// apply and the node on PATH runs the release.
 	Node int `cty:"node" doc:"targets of the node block (a pinned Node in the payload); 0: the node stage does not apply"`
+	// Runner is release_inputs' runner, for release.json.
+	Runner string `cty:"runner" doc:"the CI runner recorded in release.json (empty: none)"`
 }
 
 // SourceDateEpoch reads SOURCE_DATE_EPOCH (seconds; default 0).
@@ -148,8 +156,12 @@ func (ReleaseInputs) Run(ctx context.Context, inv *stage.Invocation, cfg Release
 	}
 	// Each target gets its own staging directory (and build lock): its
 	// release is published, or cleaned up, on its own.
+	targets, err := onlyTargets(d.Release.Targets, cfg.Only)
+	if err != nil {
+		return ReleaseInputsOutputs{}, err
+	}
 	var begun []*payload.Staging
-	for _, ts := range d.Release.Targets {
+	for _, ts := range targets {
 		t, err := distribution.ParseTarget(ts)
 		if err == nil {
 			var rt ReleaseTarget
@@ -206,5 +218,27 @@ func releaseTarget(ctx context.Context, inv *stage.Invocation, cfg ReleaseInputs
 		PiPackages: len(st.Lock.Packages), SearchTools: len(st.Dist.SearchTools),
 		Node:           nodeTargets(st.Lock),
 		RuntimePackage: st.RuntimePackage, RuntimeVersion: st.RuntimeVersion,
+		Runner: cfg.Runner,
 	}, nil
+}
+
+// onlyTargets is the entries of declared that only names, in declared's
+// order (every entry when only is empty); a name that is not declared is
+// refused, naming the declared ones.
+func onlyTargets(declared, only []string) ([]string, error) {
+	if len(only) == 0 {
+		return declared, nil
+	}
+	for _, o := range only {
+		if !slices.Contains(declared, o) {
+			return nil, errcode.Newf(errcode.ConfigInvalid, "release_inputs: --target %s is not one of distribution.hcl's release.targets (%s): name one of them, or add it there and run piship lock", o, strings.Join(declared, ", "))
+		}
+	}
+	var ts []string
+	for _, d := range declared {
+		if slices.Contains(only, d) {
+			ts = append(ts, d)
+		}
+	}
+	return ts, nil
 }

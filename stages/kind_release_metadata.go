@@ -51,6 +51,7 @@ type ReleaseMetadataConfig struct {
 	PackageAudits  string `cty:"package_audits" required:"true" doc:"JSON {verdict, locks}"`
 	SBOMSHA256     string `cty:"sbom_sha256" required:"true" doc:"sha256 of sbom.spdx.json"`
 	SBOMPackages   int64  `cty:"sbom_packages" required:"true" doc:"packages the SBOM lists"`
+	Runner         string `cty:"runner" doc:"the CI runner that built and smoke-tested the target, recorded in release.json (empty: none recorded)"`
 }
 
 // ReleaseMetadataOutputs are release_metadata's outputs.
@@ -95,6 +96,7 @@ func (ReleaseMetadata) Run(ctx context.Context, inv *stage.Invocation, cfg Relea
 	if r.Tests == nil {
 		r.Tests = []releasejson.TestResult{}
 	}
+	r.Runner = cfg.Runner
 	if err := json.Unmarshal([]byte(cfg.Signatures), &r.Signatures); err != nil {
 		return ReleaseMetadataOutputs{}, fmt.Errorf("signatures: %v", err)
 	}

@@ -2,10 +2,8 @@ package stages
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
-	"piship.dev/piship/stages/archive"
-	"piship.dev/piship/stages/distribution"
+
 	"piship.dev/piship/stages/release"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/stages/stage/errcode"
@@ -40,27 +38,6 @@ type ReleaseSetOutputs struct {
 	Targets  []string `cty:"targets" doc:"their targets, in name order"`
 }
 
-// writeBootstrap writes install.sh (and install.ps1) beside the archives
-// for the version of the release name published at final, with the TUF
-// root its lock pins for updates (every target's lock is the same).
-func writeBootstrap(releases, name, final string) error {
-	n, why := release.ParseArchiveName(name + releaseFormat.Ext())
-	if why != "" {
-		return fmt.Errorf("%s: %s", name, why)
-	}
-	l, _, err := distribution.ReadLock(filepath.Join(final, "payload"))
-	if err != nil {
-		return err
-	}
-	root := ""
-	if l.Updates != nil {
-		if pin, msg := distribution.CheckRootPin(l.Updates.RootSHA256); msg == "" {
-			root = pin // a lock from before TUF pins no root an install could hold it to
-		}
-	}
-	return release.WriteBootstrap(releases, n.ID, n.Version, root)
-}
-
 // Run implements stage.Typed.
 func (ReleaseSet) Run(ctx context.Context, inv *stage.Invocation, cfg ReleaseSetConfig) (ReleaseSetOutputs, error) {
 	var entries []release.SumEntry
@@ -75,20 +52,9 @@ func (ReleaseSet) Run(ctx context.Context, inv *stage.Invocation, cfg ReleaseSet
 	if len(entries) == 0 {
 		return ReleaseSetOutputs{}, errcode.Newf(errcode.ConfigInvalid, "release_set: no archive to list")
 	}
-	path, err := release.WriteSums(cfg.Releases, cfg.ID, cfg.Version, entries)
-	if err != nil {
-		return ReleaseSetOutputs{}, fmt.Errorf("cannot write %s: %v", release.SumsName(cfg.ID, cfg.Version), err)
-	}
-	// Read back through the one reader every consumer uses.
-	s, err := release.ReadSums(path)
+	s, err := release.WriteSet(cfg.Releases, cfg.ID, cfg.Version, entries)
 	if err != nil {
 		return ReleaseSetOutputs{}, err
 	}
-	// The bootstrap scripts, once every target is published: their rows
-	// are every archive of the version beside them.
-	first, _ := archive.TrimExt(s.Entries[0].Archive)
-	if err := writeBootstrap(cfg.Releases, first, filepath.Join(cfg.Releases, first)); err != nil {
-		return ReleaseSetOutputs{}, fmt.Errorf("cannot write %s beside the archives: %v", release.BootstrapShName, err)
-	}
-	return ReleaseSetOutputs{Path: path, Archives: len(s.Entries), Targets: s.Targets()}, nil
+	return ReleaseSetOutputs{Path: s.Path, Archives: len(s.Entries), Targets: s.Targets()}, nil
 }

@@ -76,15 +76,20 @@ type ReleaseTargetDoc struct {
 	RuntimeCache       string   `json:"runtimeCache"`
 	BuildInfo          string   `json:"buildInfo"` // "" when it could not be written (buildInfoError says why)
 	BuildInfoErr       string   `json:"buildInfoError"`
+	// Runner is the runner release.json names (--runner; "" for none);
+	// Registry the artifact pushed (--to) or merged (--merge), as
+	// oci://host/repository@<digest>, else "".
+	Runner   string `json:"runner"`
+	Registry string `json:"registry"`
 }
 
 // releaseJSON is the release as piship-release/v2.
-func releaseJSON(r *pipelines.Released) ReleaseDoc {
+func releaseJSON(r *pipelines.Released, runner string) ReleaseDoc {
 	d := ReleaseDoc{Schema: cli.Schema("release"), ID: r.ID, Version: r.Version, Sums: r.Sums, Targets: []ReleaseTargetDoc{}, Seconds: r.Total.Seconds()}
 	for _, t := range r.Targets {
 		td := ReleaseTargetDoc{Target: t.Target, Name: t.Name, Path: t.Path, Archive: t.Archive, Files: t.Files,
 			ArchiveBytes: t.ArchiveBytes, SHA256: t.SHA256, Smoke: t.Smoke, SearchToolsMissing: append([]string{}, t.SearchToolsMissing...),
-			RuntimeCache: t.RuntimeCache, BuildInfo: t.BuildInfo}
+			RuntimeCache: t.RuntimeCache, BuildInfo: t.BuildInfo, Runner: runner}
 		if t.BuildInfoErr != nil {
 			td.BuildInfoErr = t.BuildInfoErr.Error()
 		}

@@ -19,6 +19,7 @@ func releaseCmd(e *cli.Env) *cobra.Command {
 	var out, channel, version string
 	var rebuild, asJSON, noFootprint, builtin, plan, snapshot bool
 	var rc cli.RunConfig
+	var split splitFlags
 	c := &cobra.Command{
 		Use:     "release DIST",
 		GroupID: cli.GroupDist,
@@ -35,27 +36,56 @@ The release version is --version, else distribution.hcl's version, else the git 
 HEAD of DIST (v1.2.3 or 1.2.3 names release 1.2.3); without any, the release is refused
 (CONFIG_INVALID). --snapshot makes a release to try from the commit at HEAD, version
 <next>-snapshot.g<sha> (v1.2.3 then 1.2.4-snapshot.g0123456789ab), which piship repo add
-refuses.`,
+refuses.
+
+A release split over a CI fleet: on each runner, --target T (again for more) releases only
+that entry of release.targets, smoke-tests it where the runner can run it, records the runner
+in release.json (--runner, default RUNNER_NAME, else the host name) and, with --to, pushes
+the target's archive, sidecar, build-info and the files its release directory holds beside
+the archive to the registry as the artifact <version>-<target>. Then --merge --from the same registry, on any machine, pulls
+every target of the version, holds each to this checkout's piship.lock and to the release
+rules (verify-release's checks), and writes OUT/releases as one run over every target
+would: the release directories (each extracted from its archive) and archives, <id>-<version>.SHA256SUMS, install.sh and
+install.ps1, which piship repo add takes. A target no runner has pushed fails the merge
+(TARGET_NOT_PUSHED, naming it).`,
 		Example: `  piship release testdata/distributions/hello --out /tmp/out
   piship release ./mydist --channel beta --rebuild
   piship release ./mydist --version 1.2.3
-  piship release ./mydist --snapshot`,
+  piship release ./mydist --snapshot
+  piship release ./mydist --target linux-x64 --to oci://ghcr.io/acme/releases
+  piship release ./mydist --merge --from oci://ghcr.io/acme/releases`,
 		Args: cli.ExactArgs("DIST"),
 		RunE: func(c *cobra.Command, args []string) error {
 			distDir, outDir := absArgs(args[0], out)
+			if code := checkSplit(e, split, plan, rebuild, builtin); code != cli.ExitOK {
+				return cli.Done(code)
+			}
+			if split.merge {
+				return cli.Done(runMerge(e, distDir, outDir, split.from, version, snapshot, asJSON))
+			}
 			noCache := rebuild || e.Getenv("PISHIP_RELEASE_NO_CACHE") == "1"
+			runner := split.runner
+			if runner == "" && len(split.targets) > 0 {
+				runner = defaultRunner(e)
+			}
+			ra := pipelines.ReleaseArgs{Distribution: distDir, Out: outDir, Channel: channel, NoCache: noCache, NoFootprint: noFootprint, Builtin: builtin, Version: version, Snapshot: snapshot,
+				Targets: split.targets, Runner: runner}
 			if plan {
-				rp, err := pipelines.PlanRelease(e.DevConfig(rc), pipelines.ReleaseArgs{Distribution: distDir, Out: outDir, Channel: channel, NoCache: noCache, NoFootprint: noFootprint, Builtin: builtin, Version: version, Snapshot: snapshot})
+				rp, err := pipelines.PlanRelease(e.DevConfig(rc), ra)
 				return cli.Done(printPlan(e, rp, err, asJSON))
 			}
-			r, err := pipelines.Release(e.Ctx, e.DevConfig(rc), pipelines.ReleaseArgs{Distribution: distDir, Out: outDir, Channel: channel, NoCache: noCache, NoFootprint: noFootprint, Builtin: builtin, Version: version, Snapshot: snapshot})
+			r, err := pipelines.Release(e.Ctx, e.DevConfig(rc), ra)
 			code := pipelines.ExitCode(err)
 			if r == nil {
 				return cli.Done(code)
 			}
 			printReleased(e, r)
+			doc := releaseJSON(r, runner)
+			if code == cli.ExitOK && split.to != "" {
+				code = pushReleased(e, split.to, r, &doc)
+			}
 			if asJSON {
-				cli.PrintJSON(e, releaseJSON(r))
+				cli.PrintJSON(e, doc)
 			}
 			return cli.Done(code)
 		},
@@ -66,6 +96,11 @@ refuses.`,
 	c.Flags().StringVar(&channel, "channel", "stable", "update `CHANNEL` recorded in release.json")
 	c.Flags().BoolVar(&noFootprint, "no-footprint", false, "keep every vendored Pi package file as installed: no closure bundled, no dependency shared (the footprint's baseline; the report still records each decision)")
 	versionFlags(c, &version, &snapshot)
+	c.Flags().StringArrayVar(&split.targets, "target", nil, "release only `TARGET`, one entry of release.targets (again for more): this runner's part of a split release")
+	c.Flags().StringVar(&split.runner, "runner", "", "the runner `NAME` release.json records as having built and smoke-tested the targets (default with --target: $RUNNER_NAME, else the host name)")
+	c.Flags().StringVar(&split.to, "to", "", "push each released target to the registry `oci://HOST/REPO` (tag <version>-<target>) for a later --merge")
+	c.Flags().BoolVar(&split.merge, "merge", false, "build nothing: pull every target of the version from --from, check each against piship.lock and the release rules, and write the release set")
+	c.Flags().StringVar(&split.from, "from", "", "the registry `oci://HOST/REPO` a --merge pulls the targets from")
 	builtinFlag(c, &builtin, "DIST/pipelines/release.hcl exists")
 	planFlag(c.Flags(), &plan)
 	cli.RunFlags(c.Flags(), &rc)

@@ -35,6 +35,7 @@ stage "release_metadata" "metadata" {
   package_audits  = input.qualification.package_audits
   sbom_sha256     = input.qualification.sbom_sha256
   sbom_packages   = input.qualification.sbom_packages
+  runner          = input.inputs.runner
   depends_on      = [input.after]
 }
 

@@ -29,6 +29,13 @@ const (
 	AnnotationVersion    = ocispec.AnnotationVersion // org.opencontainers.image.version
 	AnnotationTarget     = "dev.piship.release.target"
 	AnnotationLockSHA256 = "dev.piship.release.lockSha256"
+	// AnnotationRunner names the CI runner that built and smoke-tested
+	// the target (piship release --target --runner).
+	AnnotationRunner = "dev.piship.release.runner"
+	// AnnotationFileMode is a layer's: "0755" for an executable file
+	// (a release's bin/ entries, its install.sh), so a pull writes it
+	// executable again; absent for 0644.
+	AnnotationFileMode = "dev.piship.file.mode"
 )
 
 // VersionTag is the tag of a version's index; TargetTag that of one
@@ -55,10 +62,12 @@ func MediaTypeOf(name string) string {
 }
 
 // File is one file of a release artifact: Name is its slash-separated
-// relative name in the artifact (the layer's title), Path where it is.
+// relative name in the artifact (the layer's title), Path where it is,
+// Exec whether it is executable (AnnotationFileMode).
 type File struct {
 	Name string
 	Path string
+	Exec bool
 }
 
 // CheckName refuses a name a pull could not write safely under its
@@ -96,6 +105,9 @@ func (r *Repo) PushTarget(ctx context.Context, files []File, annotations map[str
 			return ocispec.Descriptor{}, err
 		}
 		b.Desc.Annotations = map[string]string{ocispec.AnnotationTitle: f.Name}
+		if f.Exec {
+			b.Desc.Annotations[AnnotationFileMode] = "0755"
+		}
 		blobs = append(blobs, b)
 		layers = append(layers, b.Desc)
 	}
@@ -151,7 +163,8 @@ func (r *Repo) FetchTarget(ctx context.Context, version, target string) (Target,
 }
 
 // PullTarget writes every file of t under dir (creating directories),
-// each checked against its digest as it streams; names are checked by
+// each checked against its digest as it streams, executable when its
+// layer says 0755 (AnnotationFileMode); names are checked by
 // FetchTarget. It returns the paths written, in layer order.
 func (r *Repo) PullTarget(ctx context.Context, t Target, dir string) ([]string, error) {
 	var paths []string
@@ -161,7 +174,11 @@ func (r *Repo) PullTarget(ctx context.Context, t Target, dir string) ([]string, 
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return paths, err
 		}
-		if err := r.FetchTo(ctx, l, p, 0o644); err != nil {
+		perm := os.FileMode(0o644)
+		if l.Annotations[AnnotationFileMode] == "0755" {
+			perm = 0o755
+		}
+		if err := r.FetchTo(ctx, l, p, perm); err != nil {
 			return paths, err
 		}
 		paths = append(paths, p)

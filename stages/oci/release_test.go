@@ -18,7 +18,7 @@ func TestReleaseTargetRoundTrip(t *testing.T) {
 	os.MkdirAll(filepath.Join(src, "d"), 0o755)
 	os.WriteFile(filepath.Join(src, "d", "release.json"), []byte("{}"), 0o644)
 	ann := map[string]string{AnnotationID: "hello", AnnotationVersion: "1.0.0+b.1", AnnotationTarget: "linux-x64", AnnotationLockSHA256: "00"}
-	files := []File{{Name: "hello-1.0.0-linux-x64.tar.zst", Path: filepath.Join(src, "a.tar.zst")}, {Name: "hello-1.0.0-linux-x64/release.json", Path: filepath.Join(src, "d", "release.json")}}
+	files := []File{{Name: "hello-1.0.0-linux-x64.tar.zst", Path: filepath.Join(src, "a.tar.zst")}, {Name: "hello-1.0.0-linux-x64/release.json", Path: filepath.Join(src, "d", "release.json"), Exec: true}}
 	desc, err := r.PushTarget(ctx, files, ann)
 	if err != nil {
 		t.Fatal(err)
@@ -39,6 +39,13 @@ func TestReleaseTargetRoundTrip(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(out, "hello-1.0.0-linux-x64", "release.json")); string(b) != "{}" {
 		t.Fatalf("pulled %q", b)
+	}
+	// The executable bit comes back (a release's bin/ entries); a plain file stays 0644.
+	if fi, err := os.Stat(filepath.Join(out, "hello-1.0.0-linux-x64", "release.json")); err != nil || fi.Mode().Perm()&0o100 == 0 {
+		t.Fatalf("an executable file pulled as %v (%v)", fi.Mode(), err)
+	}
+	if fi, err := os.Stat(filepath.Join(out, "hello-1.0.0-linux-x64.tar.zst")); err != nil || fi.Mode().Perm()&0o111 != 0 {
+		t.Fatalf("a plain file pulled as %v (%v)", fi.Mode(), err)
 	}
 	if _, err := r.FetchTarget(ctx, "1.0.0+b.1", "darwin-arm64"); !IsNotFound(err) {
 		t.Fatalf("a target never pushed: %v", err)

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/stages/archive"
+	"piship.dev/piship/stages/distribution"
 )
 
 // SumsSuffix ends a release set's file name: <id>-<version>.SHA256SUMS.
@@ -135,3 +137,45 @@ func ReadSums(path string) (*Sums, error) {
 
 // Archive is the path of entry e's archive beside the set file.
 func (s *Sums) Archive(e SumEntry) string { return filepath.Join(s.Dir(), e.Archive) }
+
+// WriteSet writes the release set of id and version into releases, where
+// every entry's archive and release directory are published: the set file
+// (WriteSums, read back through ReadSums, the one reader every consumer
+// uses), then install.sh and install.ps1 beside them (WriteBootstrap),
+// with the TUF root the first release's lock pins for updates (every
+// target's lock is the same). The release pipeline's release_set stage and
+// piship release --merge both write a set through it.
+func WriteSet(releases, id, version string, entries []SumEntry) (*Sums, error) {
+	if len(entries) == 0 {
+		return nil, fmt.Errorf("no archive of %s %s to list", id, version)
+	}
+	path, err := WriteSums(releases, id, version, entries)
+	if err != nil {
+		return nil, fmt.Errorf("cannot write %s: %v", SumsName(id, version), err)
+	}
+	s, err := ReadSums(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeBootstrapFor(releases, s.Entries[0]); err != nil {
+		return nil, fmt.Errorf("cannot write %s beside the archives: %v", BootstrapShName, err)
+	}
+	return s, nil
+}
+
+// writeBootstrapFor writes install.sh (and install.ps1) beside the
+// archives for e's version, with the TUF root e's lock pins.
+func writeBootstrapFor(releases string, e SumEntry) error {
+	name, _ := archive.TrimExt(e.Archive)
+	l, _, err := distribution.ReadLock(filepath.Join(releases, name, "payload"))
+	if err != nil {
+		return err
+	}
+	root := ""
+	if l.Updates != nil {
+		if pin, msg := distribution.CheckRootPin(l.Updates.RootSHA256); msg == "" {
+			root = pin // a lock from before TUF pins no root an install could hold it to
+		}
+	}
+	return WriteBootstrap(releases, e.Name.ID, e.Name.Version, root)
+}

@@ -59,7 +59,13 @@ type Metadata struct {
 		Files           int    `json:"files"`
 	} `json:"payload"`
 	Tests []TestResult `json:"tests"`
-	SBOM  struct {
+	// Runner names the CI runner that built this target and ran its smoke
+	// tests (piship release --runner, or --target's default: RUNNER_NAME,
+	// else the host name); absent from a release that names none. The
+	// tests' verdicts are that runner's: a target smoke-tested on its own
+	// OS passes where another host records not-run.
+	Runner string `json:"runner,omitempty"`
+	SBOM   struct {
 		Path     string `json:"path"`
 		SHA256   string `json:"sha256"`
 		Packages int    `json:"packages"`

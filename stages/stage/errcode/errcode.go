@@ -33,6 +33,7 @@ const (
 	CacheUnreadable     = "CACHE_UNREADABLE"
 	RegistryUnavailable = "REGISTRY_UNAVAILABLE"
 	BudgetExceeded      = "BUDGET_EXCEEDED"
+	TargetNotPushed     = "TARGET_NOT_PUSHED"
 )
 
 // The exit codes.
@@ -86,6 +87,8 @@ var declared = []Info{
 		"check the registry's address and that it is up; log in with `docker login` or `oras login` (piship reads the Docker config file and its credential helpers); a cache read goes on without it"},
 	{BudgetExceeded, ExitFailed, "a release's counted figure (payload files, installed files, archive bytes) is more than 10% over the distribution's budgets.hcl",
 		"shrink what the message names back under its budget, or accept the growth with `piship budgets check --record` and commit budgets.hcl with the reason"},
+	{TargetNotPushed, ExitFailed, "piship release --merge found no release in the registry for a target the distribution declares: that target's runner has not pushed it (yet)",
+		"run `piship release DIST --target <target> --to oci://...` on the runner of each target the message names (the same commit, version and registry), then run the merge again"},
 }
 
 // All returns every declared code, in the order of docs/errors.md.
