@@ -196,7 +196,22 @@ func (s *scheduler) lookup(ctx context.Context, st *graph.Stage, spec stage.Cach
 	} else if err != nil {
 		fmt.Fprintf(s.opts.Log, "%s: stage %s: cache lookup failed, running the stage: %v\n", s.g.Name, st.Name, err)
 	}
+	// A local miss reads through the run's remote cache: the pulled entry
+	// is placed in the local store and looked up again with every local
+	// check, so it is never trusted more than a local one.
+	if !hit && (err == nil || damaged != nil) && s.opts.Cache.PullRemote(ctx, key) {
+		res, hit, err = s.opts.Cache.Lookup(key, spec.Dir, spec.Outputs)
+		damaged = nil
+		if err != nil {
+			fmt.Fprintf(s.opts.Log, "%s: stage %s: discarded the entry pulled from the remote cache: %v\n", s.g.Name, st.Name, err)
+			cache.RemoteFrom(ctx).Rejected(cache.AreaAction, key, err.Error())
+			err = nil
+		}
+	}
 	lk := cache.Lookup{Cache: "action", Key: key, Inputs: inputs}
+	if o, ok := cache.RemoteFrom(ctx).Outcome(cache.AreaAction, key); ok {
+		lk.Remote = o.String()
+	}
 	var out map[string]cty.Value
 	switch {
 	case damaged != nil:
@@ -224,6 +239,10 @@ func (s *scheduler) store(ctx context.Context, st *graph.Stage, spec stage.Cache
 	data, err := ctyjson.Marshal(cty.ObjectVal(r.Outputs), ty)
 	if err == nil {
 		_, err = s.opts.Cache.StoreInputs(r.CacheKey, spec.Dir, spec.Outputs, data, inputs)
+	}
+	if err == nil {
+		// Written back in the background; the command waits at the end.
+		cache.RemoteFrom(ctx).Push(cache.AreaAction, r.CacheKey, s.opts.Cache.EntryDir(r.CacheKey))
 	}
 	if err != nil {
 		// A result that cannot be cached is still a result.
