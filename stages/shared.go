@@ -44,7 +44,6 @@ func noCacheReason(home string) string {
 	return ""
 }
 
-//
 // The cache reads through and writes back to the run's remote cache
 // (cache.RemoteFrom(ctx)), except the throwaway cache of a rebuild.
 func runtimeCacheAt(ctx context.Context, inv *stage.Invocation, home string) (*runtimecache.Cache, error) {
