@@ -161,6 +161,10 @@ func (s *scheduler) keyWith(st *graph.Stage, cfg cty.Value, spec stage.CacheSpec
 	if err != nil {
 		return "", nil, fmt.Errorf("cannot encode configuration for the cache key: %v", err)
 	}
+	// The checkout's absolute path is no part of a key: two clones share
+	// entries.
+	root := keyRoot(s.g.Dir)
+	canon = portableConfig(canon, root)
 	var attrs map[string]json.RawMessage
 	if err := json.Unmarshal(canon, &attrs); err != nil {
 		return "", nil, fmt.Errorf("cannot encode configuration for the cache key: %v", err)
@@ -175,8 +179,8 @@ func (s *scheduler) keyWith(st *graph.Stage, cfg cty.Value, spec stage.CacheSpec
 		if err != nil {
 			return "", nil, fmt.Errorf("cache input %s: %v", p, err)
 		}
-		inputs[p] = sum
-		named[cache.InputFilePrefix+p] = sum
+		inputs[portablePath(p, root)] = sum
+		named[cache.InputFilePrefix+portablePath(p, root)] = sum
 	}
 	return cache.KeyInput{
 		Kind: st.KindName, KindVersion: st.Kind.Version(),

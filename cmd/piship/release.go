@@ -19,6 +19,7 @@ func releaseCmd(e *cli.Env) *cobra.Command {
 	var out, channel, version string
 	var rebuild, asJSON, noFootprint, builtin, plan, snapshot bool
 	var rc cli.RunConfig
+	var ro remoteOpts
 	c := &cobra.Command{
 		Use:     "release DIST",
 		GroupID: cli.GroupDist,
@@ -43,13 +44,17 @@ refuses.`,
 		Args: cli.ExactArgs("DIST"),
 		RunE: func(c *cobra.Command, args []string) error {
 			distDir, outDir := absArgs(args[0], out)
+			cfg, code, ok := devConfig(e, rc, ro)
+			if !ok {
+				return cli.Done(code)
+			}
 			noCache := rebuild || e.Getenv("PISHIP_RELEASE_NO_CACHE") == "1"
 			if plan {
-				rp, err := pipelines.PlanRelease(e.DevConfig(rc), pipelines.ReleaseArgs{Distribution: distDir, Out: outDir, Channel: channel, NoCache: noCache, NoFootprint: noFootprint, Builtin: builtin, Version: version, Snapshot: snapshot})
+				rp, err := pipelines.PlanRelease(cfg, pipelines.ReleaseArgs{Distribution: distDir, Out: outDir, Channel: channel, NoCache: noCache, NoFootprint: noFootprint, Builtin: builtin, Version: version, Snapshot: snapshot})
 				return cli.Done(printPlan(e, rp, err, asJSON))
 			}
-			r, err := pipelines.Release(e.Ctx, e.DevConfig(rc), pipelines.ReleaseArgs{Distribution: distDir, Out: outDir, Channel: channel, NoCache: noCache, NoFootprint: noFootprint, Builtin: builtin, Version: version, Snapshot: snapshot})
-			code := pipelines.ExitCode(err)
+			r, err := pipelines.Release(e.Ctx, cfg, pipelines.ReleaseArgs{Distribution: distDir, Out: outDir, Channel: channel, NoCache: noCache, NoFootprint: noFootprint, Builtin: builtin, Version: version, Snapshot: snapshot})
+			code = pipelines.ExitCode(err)
 			if r == nil {
 				return cli.Done(code)
 			}
@@ -69,6 +74,7 @@ refuses.`,
 	builtinFlag(c, &builtin, "DIST/pipelines/release.hcl exists")
 	planFlag(c.Flags(), &plan)
 	cli.RunFlags(c.Flags(), &rc)
+	remoteFlags(c.Flags(), &ro)
 	return c
 }
 
