@@ -7,10 +7,14 @@ import (
 	"encoding/json"
 	"io/fs"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -286,9 +290,45 @@ func TestRegistryRemoteCache(t *testing.T) {
 		t.Fatalf("a tampered blob: bundle %q", remoteOf(t, spans, "bundle"))
 	}
 
-	// The registry down: one warning, the release goes on within budget.
-	reg.Stop()
+	// The registry stopped mid-run: a reader's release resolves an entry,
+	// then the registry goes away as it starts on the entry's blobs (the
+	// connection dropped, every later one refused). One warning, the
+	// stages run, the release succeeds within the budget.
+	var stopped atomic.Bool
+	target, _ := neturl.Parse("http://" + reg.Addr)
+	forward := httputil.NewSingleHostReverseProxy(target)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "/blobs/") && stopped.CompareAndSwap(false, true) {
+			reg.Stop()
+			if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				c.Close()
+			}
+			return
+		}
+		forward.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	url = "oci://" + strings.TrimPrefix(proxy.URL, "http://") + "/piship/cache"
 	start := time.Now()
+	trace6, _, stderr := release("registry stopped mid-run", "--remote-cache-trust", pub)
+	if took := time.Since(start); took > 90*time.Second {
+		t.Fatalf("a release whose registry stopped mid-run took %s", took)
+	}
+	if !stopped.Load() {
+		t.Fatal("the run fetched no blob: the registry was not stopped mid-run")
+	}
+	if n := strings.Count(stderr, "REGISTRY_UNAVAILABLE"); n != 1 {
+		t.Fatalf("%d registry warnings, want 1", n)
+	}
+	spans = readTrace(t, trace6)
+	if stageHit(t, spans, "npm_install") != "false" || stageHit(t, spans, "bundle") != "false" {
+		t.Fatal("a stage was served from an entry whose pull was cut off")
+	}
+
+	// The registry down from the start, in readwrite: one warning, no
+	// push, the release goes on within budget.
+	url = reg.Ref("piship/cache")
+	start = time.Now()
 	_, _, stderr = release("registry down", "--remote-cache-mode", "readwrite", "--remote-cache-key", filepath.Join(keys, "cache.pem"))
 	if took := time.Since(start); took > 90*time.Second {
 		t.Fatalf("a release with the registry down took %s", took)
