@@ -117,6 +117,18 @@ func (s *RemoteSession) Outcome(area, key string) (RemoteOutcome, bool) {
 	return o, ok
 }
 
+// Describe is the remote's part in a lookup of key in area that hit or
+// not: "remote hit" when the entry came from the remote in this run,
+// "remote miss: WHY" on a miss it could not serve, "" when the remote was
+// not asked or a hit is an entry made locally after a remote miss.
+func (s *RemoteSession) Describe(area, key string, hit bool) string {
+	o, ok := s.Outcome(area, key)
+	if !ok || hit && !o.Hit {
+		return ""
+	}
+	return o.String()
+}
+
 func (s *RemoteSession) record(area, key string, o RemoteOutcome) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

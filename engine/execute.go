@@ -213,9 +213,7 @@ func (s *scheduler) lookup(ctx context.Context, st *graph.Stage, spec stage.Cach
 		}
 	}
 	lk := cache.Lookup{Cache: "action", Key: key, Inputs: inputs}
-	if o, ok := cache.RemoteFrom(ctx).Outcome(cache.AreaAction, key); ok {
-		lk.Remote = o.String()
-	}
+	lk.Remote = cache.RemoteFrom(ctx).Describe(cache.AreaAction, key, hit)
 	var out map[string]cty.Value
 	switch {
 	case damaged != nil:

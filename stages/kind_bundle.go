@@ -64,7 +64,7 @@ func (Bundle) Run(ctx context.Context, inv *stage.Invocation, c BundleConfig) (B
 		if _, err := e.Place(dir); err != nil {
 			return BundleOutputs{}, err
 		}
-		inv.CacheLookup(stage.CacheLookup{Cache: "bundle", Key: key, Hit: true, Inputs: named, Scope: scope, Remote: rt.RemoteOutcome(key)})
+		inv.CacheLookup(stage.CacheLookup{Cache: "bundle", Key: key, Hit: true, Inputs: named, Scope: scope, Remote: rt.RemoteOutcome(key, true)})
 		m, err := readBundleManifest(dir)
 		if err != nil {
 			return BundleOutputs{}, err
@@ -73,7 +73,7 @@ func (Bundle) Run(ctx context.Context, inv *stage.Invocation, c BundleConfig) (B
 	}
 	// The inputs stage found no verified entry (bundle_cached is false), or
 	// was told to rebuild: an entry that stands says which.
-	miss := stage.CacheLookup{Cache: "bundle", Key: key, Hit: false, Inputs: named, Scope: scope, Remote: rt.RemoteOutcome(key)}
+	miss := stage.CacheLookup{Cache: "bundle", Key: key, Hit: false, Inputs: named, Scope: scope, Remote: rt.RemoteOutcome(key, false)}
 	if miss.Reason = noCacheReason(c.CacheHome); miss.Reason == "" {
 		if e, _ := rt.Get(key, false); e != nil {
 			miss.Reason = "a rebuild was asked for (--rebuild)"

@@ -60,7 +60,7 @@ func (NpmInstall) Run(ctx context.Context, inv *stage.Invocation, c NpmInstallCo
 		fmt.Fprintf(inv.Log, "%s: runtime cache entry %s is damaged, rebuilding it: %v\n", inv.Pipeline, key, err)
 	}
 	hit := e != nil
-	lk := stage.CacheLookup{Cache: "runtime", Key: key, Hit: hit, Inputs: named, Scope: scope, Remote: rt.RemoteOutcome(key)}
+	lk := stage.CacheLookup{Cache: "runtime", Key: key, Hit: hit, Inputs: named, Scope: scope, Remote: rt.RemoteOutcome(key, hit)}
 	if !hit {
 		lk.Reason = noCacheReason(c.CacheHome)
 	}

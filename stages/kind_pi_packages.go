@@ -90,7 +90,7 @@ func (PiPackages) Run(ctx context.Context, inv *stage.Invocation, c PiPackagesCo
 	platform, arch := target.Platform, target.Arch
 	for i, p := range lock.Packages {
 		e, hit := entries[i], hits[i]
-		lk := stage.CacheLookup{Cache: "runtime", Key: e.Key, Hit: hit, Remote: rt.RemoteOutcome(e.Key)}
+		lk := stage.CacheLookup{Cache: "runtime", Key: e.Key, Hit: hit, Remote: rt.RemoteOutcome(e.Key, hit)}
 		if !hit {
 			lk.Reason = noCacheReason(c.CacheHome)
 		}

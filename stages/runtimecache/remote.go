@@ -23,13 +23,12 @@ func (r *Cache) WithRemote(ctx context.Context) *Cache {
 	return &c
 }
 
-// RemoteOutcome says what the remote cache gave the lookup of key in this
-// run ("remote hit", "remote miss: WHY"), or "" when it was not asked.
-func (r *Cache) RemoteOutcome(key string) string {
-	if o, ok := r.remote.Outcome(cache.AreaRuntime, key); ok {
-		return o.String()
-	}
-	return ""
+// RemoteOutcome says what the remote cache gave key in this run, for a
+// lookup that hit or not: "remote hit" when the entry came from it,
+// "remote miss: WHY" for a miss it could not serve, "" when it was not
+// asked or a hit is an entry made here (after an earlier remote miss).
+func (r *Cache) RemoteOutcome(key string, hit bool) string {
+	return r.remote.Describe(cache.AreaRuntime, key, hit)
 }
 
 // pull fetches the entry for key from the remote cache into the root on a
