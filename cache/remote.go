@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -80,6 +81,7 @@ type RemoteSession struct {
 	Parallel int
 
 	mu       sync.Mutex
+	log      io.Writer
 	outcomes map[string]RemoteOutcome
 	wg       sync.WaitGroup
 	sem      chan struct{}
@@ -87,6 +89,26 @@ type RemoteSession struct {
 	failed   []string
 	ctx      context.Context
 	cancel   context.CancelFunc
+}
+
+// SetLog sets where Warn writes (the run's log, so a live progress view
+// redraws below the line); stderr until it is set.
+func (s *RemoteSession) SetLog(w io.Writer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.log = w
+}
+
+// Warn prints a warning of the remote cache (the registry given up on) on
+// the run's log.
+func (s *RemoteSession) Warn(msg string) {
+	s.mu.Lock()
+	w := s.log
+	s.mu.Unlock()
+	if w == nil {
+		w = os.Stderr
+	}
+	fmt.Fprintf(w, "piship: warning: remote cache: %s\n", msg)
 }
 
 type remoteKey struct{}

@@ -208,6 +208,9 @@ func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value
 		opts.Log = &switchWriter{w: c.Stderr}
 	}
 	warn.set(opts.Log)
+	if c.Remote != nil {
+		c.Remote.SetLog(warn) // the registry's one warning, through the progress view
+	}
 
 	ctx, root := opts.Tracer.Start(ctx, tracing.PipelineSpanName(g.Name),
 		trace.WithAttributes(attribute.String(tracing.AttrPipeline, g.Name), attribute.String(tracing.AttrPipelineFile, engine.PipelineFile(g))))

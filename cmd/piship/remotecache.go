@@ -98,10 +98,12 @@ func (o remoteOpts) session(e *cli.Env) (*cache.RemoteSession, error) {
 	if len(trusted) == 0 && !write {
 		return nil, errcode.Newf(errcode.UsageInvalid, "a remote cache is read only through pinned keys: give --remote-cache-trust PUBKEY, the public key piship keygen printed for the key that writes %s", ref)
 	}
-	budget := &oci.Budget{Warn: func(msg string) { fmt.Fprintf(e.Stderr, "piship: warning: remote cache: %s\n", msg) }}
-	repo, err := oci.Open(ref, oci.Options{Budget: budget})
+	s := &cache.RemoteSession{Write: write}
+	s.SetLog(e.Stderr)
+	repo, err := oci.Open(ref, oci.Options{Budget: &oci.Budget{Warn: s.Warn}})
 	if err != nil {
 		return nil, err
 	}
-	return &cache.RemoteSession{Remote: remotecache.New(repo, signer, trusted), Write: write}, nil
+	s.Remote = remotecache.New(repo, signer, trusted)
+	return s, nil
 }
