@@ -327,7 +327,9 @@ func check(cfg *Config, area, key string, m ocispec.Manifest) (map[string]ocispe
 	}
 	layers := map[string]ocispec.Descriptor{}
 	for _, l := range m.Layers {
-		layers[l.Digest.Encoded()] = l
+		if l.Digest.Algorithm() == digest.SHA256 {
+			layers[l.Digest.Encoded()] = l
+		}
 	}
 	dirs := map[string]bool{}
 	for _, d := range cfg.Dirs {
