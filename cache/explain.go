@@ -209,6 +209,9 @@ type Lookup struct {
 	Inputs Inputs `json:"inputs,omitempty"`
 	// Scope is the kind's scope of the lookup (see StageID).
 	Scope string `json:"scope,omitempty"`
+	// Remote is the remote cache's part on a local miss: "remote hit" or
+	// "remote miss: WHY" (empty: no remote cache, or a local hit).
+	Remote string `json:"remote,omitempty"`
 }
 
 func runFile(pipelineFile string) string {

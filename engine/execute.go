@@ -161,6 +161,10 @@ func (s *scheduler) keyWith(st *graph.Stage, cfg cty.Value, spec stage.CacheSpec
 	if err != nil {
 		return "", nil, fmt.Errorf("cannot encode configuration for the cache key: %v", err)
 	}
+	// The checkout's absolute path is no part of a key: two clones share
+	// entries.
+	root := keyRoot(s.g.Dir)
+	canon = portableConfig(canon, root)
 	var attrs map[string]json.RawMessage
 	if err := json.Unmarshal(canon, &attrs); err != nil {
 		return "", nil, fmt.Errorf("cannot encode configuration for the cache key: %v", err)
@@ -175,8 +179,8 @@ func (s *scheduler) keyWith(st *graph.Stage, cfg cty.Value, spec stage.CacheSpec
 		if err != nil {
 			return "", nil, fmt.Errorf("cache input %s: %v", p, err)
 		}
-		inputs[p] = sum
-		named[cache.InputFilePrefix+p] = sum
+		inputs[portablePath(p, root)] = sum
+		named[cache.InputFilePrefix+portablePath(p, root)] = sum
 	}
 	return cache.KeyInput{
 		Kind: st.KindName, KindVersion: st.Kind.Version(),
@@ -196,7 +200,20 @@ func (s *scheduler) lookup(ctx context.Context, st *graph.Stage, spec stage.Cach
 	} else if err != nil {
 		fmt.Fprintf(s.opts.Log, "%s: stage %s: cache lookup failed, running the stage: %v\n", s.g.Name, st.Name, err)
 	}
+	// A local miss reads through the run's remote cache: the pulled entry
+	// is placed in the local store and looked up again with every local
+	// check, so it is never trusted more than a local one.
+	if !hit && (err == nil || damaged != nil) && s.opts.Cache.PullRemote(ctx, key) {
+		res, hit, err = s.opts.Cache.Lookup(key, spec.Dir, spec.Outputs)
+		damaged = nil
+		if err != nil {
+			fmt.Fprintf(s.opts.Log, "%s: stage %s: discarded the entry pulled from the remote cache: %v\n", s.g.Name, st.Name, err)
+			cache.RemoteFrom(ctx).Rejected(cache.AreaAction, key, err.Error())
+			err = nil
+		}
+	}
 	lk := cache.Lookup{Cache: "action", Key: key, Inputs: inputs}
+	lk.Remote = cache.RemoteFrom(ctx).Describe(cache.AreaAction, key, hit)
 	var out map[string]cty.Value
 	switch {
 	case damaged != nil:
@@ -224,6 +241,10 @@ func (s *scheduler) store(ctx context.Context, st *graph.Stage, spec stage.Cache
 	data, err := ctyjson.Marshal(cty.ObjectVal(r.Outputs), ty)
 	if err == nil {
 		_, err = s.opts.Cache.StoreInputs(r.CacheKey, spec.Dir, spec.Outputs, data, inputs)
+	}
+	if err == nil {
+		// Written back in the background; the command waits at the end.
+		cache.RemoteFrom(ctx).Push(cache.AreaAction, r.CacheKey, s.opts.Cache.EntryDir(r.CacheKey))
 	}
 	if err != nil {
 		// A result that cannot be cached is still a result.

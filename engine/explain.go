@@ -68,6 +68,9 @@ func (s *scheduler) recordLookup(ctx context.Context, start time.Time, r *StageR
 		if !lk.Hit && lk.Reason != "" {
 			attrs = append(attrs, attribute.String(tracing.AttrCacheMissReason, lk.Reason))
 		}
+		if lk.Remote != "" {
+			attrs = append(attrs, attribute.String(tracing.AttrCacheRemote, lk.Remote))
+		}
 		span.SetAttributes(attrs...)
 	}
 	span.End()
@@ -104,7 +107,7 @@ func stageMissReason(lks []cache.Lookup) string {
 // for one stage run.
 func (s *scheduler) kindLookups(ctx context.Context, st *graph.Stage, r *StageResult) func(stage.CacheLookup) {
 	return func(l stage.CacheLookup) {
-		lk := cache.Lookup{Cache: l.Cache, Key: l.Key, Hit: l.Hit, Inputs: l.Inputs, Scope: l.Scope}
+		lk := cache.Lookup{Cache: l.Cache, Key: l.Key, Hit: l.Hit, Inputs: l.Inputs, Scope: l.Scope, Remote: l.Remote}
 		switch {
 		case l.Hit:
 		case l.Reason != "":

@@ -86,6 +86,14 @@ type Config struct {
 	// for: tracing/otlp's for piship (http/protobuf, grpc, http/json),
 	// tracing.JSONExporter for the installer (http/json, no gRPC linked).
 	Exporter tracing.ExporterFunc
+	// Remote is the run's remote cache (--remote-cache): the action and
+	// runtime caches read through it on a local miss and, when it writes,
+	// push new entries in the background; Execute waits for those pushes
+	// at the end, at most RemoteWait, and prints how many it pushed. The
+	// command builds it (cmd/piship links the OCI client, pipelines does
+	// not).
+	Remote     *cache.RemoteSession
+	RemoteWait time.Duration
 }
 
 // resultOnly reports whether a run prints no progress (ResultOnly without
@@ -200,13 +208,17 @@ func Execute(parent context.Context, g *graph.Graph, values map[string]cty.Value
 		opts.Log = &switchWriter{w: c.Stderr}
 	}
 	warn.set(opts.Log)
+	if c.Remote != nil {
+		c.Remote.SetLog(warn) // the registry's one warning, through the progress view
+	}
 
 	ctx, root := opts.Tracer.Start(ctx, tracing.PipelineSpanName(g.Name),
 		trace.WithAttributes(attribute.String(tracing.AttrPipeline, g.Name), attribute.String(tracing.AttrPipelineFile, engine.PipelineFile(g))))
-	res, err := engine.Run(ctx, g, opts)
+	res, err := engine.Run(cache.WithRemote(ctx, c.Remote), g, opts)
 	if progress != nil {
 		progress.Close()
 	}
+	c.waitRemote()
 	warn.set(c.Stderr)
 	if err != nil {
 		root.SetStatus(codes.Error, err.Error())
@@ -409,4 +421,17 @@ func writeTimings(path string, spans []sdktrace.ReadOnlySpan, deps map[string][]
 		return err
 	}
 	return f.Commit()
+}
+
+// waitRemote waits for the remote cache's pushes (never longer than
+// RemoteWait, a minute when zero) and says how many entries it pushed.
+func (c Config) waitRemote() {
+	if c.Remote == nil || !c.Remote.Write {
+		return
+	}
+	limit := c.RemoteWait
+	if limit <= 0 {
+		limit = time.Minute
+	}
+	fmt.Fprintln(c.Stderr, c.Remote.Wait(limit).Summary(c.Remote.Remote.String()))
 }

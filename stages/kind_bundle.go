@@ -48,7 +48,7 @@ type BundleOutputs struct {
 func (Bundle) Run(ctx context.Context, inv *stage.Invocation, c BundleConfig) (BundleOutputs, error) {
 	dir := stage.Resolve(inv.Dir, c.Dir)
 	key := c.Key
-	rt, err := runtimeCacheAt(inv, c.CacheHome)
+	rt, err := runtimeCacheAt(ctx, inv, c.CacheHome)
 	if err != nil {
 		return BundleOutputs{}, err
 	}
@@ -64,7 +64,7 @@ func (Bundle) Run(ctx context.Context, inv *stage.Invocation, c BundleConfig) (B
 		if _, err := e.Place(dir); err != nil {
 			return BundleOutputs{}, err
 		}
-		inv.CacheLookup(stage.CacheLookup{Cache: "bundle", Key: key, Hit: true, Inputs: named, Scope: scope})
+		inv.CacheLookup(stage.CacheLookup{Cache: "bundle", Key: key, Hit: true, Inputs: named, Scope: scope, Remote: rt.RemoteOutcome(key, true)})
 		m, err := readBundleManifest(dir)
 		if err != nil {
 			return BundleOutputs{}, err
@@ -73,7 +73,7 @@ func (Bundle) Run(ctx context.Context, inv *stage.Invocation, c BundleConfig) (B
 	}
 	// The inputs stage found no verified entry (bundle_cached is false), or
 	// was told to rebuild: an entry that stands says which.
-	miss := stage.CacheLookup{Cache: "bundle", Key: key, Hit: false, Inputs: named, Scope: scope}
+	miss := stage.CacheLookup{Cache: "bundle", Key: key, Hit: false, Inputs: named, Scope: scope, Remote: rt.RemoteOutcome(key, false)}
 	if miss.Reason = noCacheReason(c.CacheHome); miss.Reason == "" {
 		if e, _ := rt.Get(key, false); e != nil {
 			miss.Reason = "a rebuild was asked for (--rebuild)"

@@ -101,7 +101,7 @@ func (DistInputs) Run(ctx context.Context, inv *stage.Invocation, c DistInputsCo
 	if !c.Rebuild {
 		reuse = reuseMode(out, d.ID, key, runtimeKey)
 	}
-	bundleCached := reuse == "none" && !c.Rebuild && bundleCached(inv, st, st.HostKeys())
+	bundleCached := reuse == "none" && !c.Rebuild && bundleCached(ctx, inv, st, st.HostKeys())
 	staging := ""
 	if reuse == "all" {
 		if err := payload.Sweep(ctx, out, d.ID); err != nil {
@@ -132,7 +132,7 @@ func (DistInputs) Run(ctx context.Context, inv *stage.Invocation, c DistInputsCo
 // for the stages that look them up (cache home: home, or the run's); a
 // failure only makes their miss reasons vaguer, so it is logged.
 func recordKeyInputs(inv *stage.Invocation, st *buildstate.State, home string, k buildstate.TargetKeys) {
-	rt, err := runtimeCacheAt(inv, home)
+	rt, err := runtimeCacheAt(context.Background(), inv, home) // only writes the explain area: no remote
 	if err == nil {
 		err = st.RecordKeyInputs(rt, k)
 	}

@@ -130,7 +130,7 @@ func knownDigests(inv *stage.Invocation, home, key string) (map[string]payload.K
 	if key == "" {
 		return nil, nil
 	}
-	rt, err := runtimeCacheAt(inv, home)
+	rt, err := runtimeCacheAt(context.Background(), inv, home) // the entry placed earlier in this run: local
 	if err != nil {
 		return nil, err
 	}

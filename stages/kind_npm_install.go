@@ -49,7 +49,7 @@ func (NpmInstall) Run(ctx context.Context, inv *stage.Invocation, c NpmInstallCo
 	if err != nil {
 		return NpmInstallOutputs{}, err
 	}
-	rt, err := runtimeCacheAt(inv, c.CacheHome)
+	rt, err := runtimeCacheAt(ctx, inv, c.CacheHome)
 	if err != nil {
 		return NpmInstallOutputs{}, err
 	}
@@ -60,7 +60,7 @@ func (NpmInstall) Run(ctx context.Context, inv *stage.Invocation, c NpmInstallCo
 		fmt.Fprintf(inv.Log, "%s: runtime cache entry %s is damaged, rebuilding it: %v\n", inv.Pipeline, key, err)
 	}
 	hit := e != nil
-	lk := stage.CacheLookup{Cache: "runtime", Key: key, Hit: hit, Inputs: named, Scope: scope}
+	lk := stage.CacheLookup{Cache: "runtime", Key: key, Hit: hit, Inputs: named, Scope: scope, Remote: rt.RemoteOutcome(key, hit)}
 	if !hit {
 		lk.Reason = noCacheReason(c.CacheHome)
 	}

@@ -67,7 +67,7 @@ func (PiPackages) Run(ctx context.Context, inv *stage.Invocation, c PiPackagesCo
 		return out, nil
 	}
 	trees := map[string]string{}
-	rt, err := runtimeCacheAt(inv, c.CacheHome)
+	rt, err := runtimeCacheAt(ctx, inv, c.CacheHome)
 	if err != nil {
 		return out, err
 	}
@@ -90,7 +90,7 @@ func (PiPackages) Run(ctx context.Context, inv *stage.Invocation, c PiPackagesCo
 	platform, arch := target.Platform, target.Arch
 	for i, p := range lock.Packages {
 		e, hit := entries[i], hits[i]
-		lk := stage.CacheLookup{Cache: "runtime", Key: e.Key, Hit: hit}
+		lk := stage.CacheLookup{Cache: "runtime", Key: e.Key, Hit: hit, Remote: rt.RemoteOutcome(e.Key, hit)}
 		if !hit {
 			lk.Reason = noCacheReason(c.CacheHome)
 		}

@@ -209,7 +209,7 @@ func releaseTarget(ctx context.Context, inv *stage.Invocation, cfg ReleaseInputs
 		Bundle: d.Release.Bundle, Strip: d.Release.Strip,
 		Platform: t.Platform, Arch: t.Arch, Host: t == distribution.HostTarget(),
 		InstallKey: k.InstallKey, BundleKey: k.BundleKey,
-		BundleCached: !cfg.NoCache && bundleCached(inv, st, k),
+		BundleCached: !cfg.NoCache && bundleCached(ctx, inv, st, k),
 		CacheHome:    cacheHome, Staging: stg.Dir,
 		ReleaseDir: releaseDir, Payload: payloadDir,
 		Releases: filepath.Join(out, "releases"),

@@ -43,7 +43,7 @@ func (StagingCleanup) Run(ctx context.Context, inv *stage.Invocation, c StagingC
 	}
 	if c.Evict == nil || *c.Evict {
 		keepRuntimes := max(c.KeepRuntimes, 3)
-		if rt, err := runtimeCacheAt(inv, ""); err == nil {
+		if rt, err := runtimeCacheAt(ctx, inv, ""); err == nil {
 			for _, p := range []struct {
 				prefix string
 				keep   int

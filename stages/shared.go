@@ -44,7 +44,9 @@ func noCacheReason(home string) string {
 	return ""
 }
 
-func runtimeCacheAt(inv *stage.Invocation, home string) (*runtimecache.Cache, error) {
+// The cache reads through and writes back to the run's remote cache
+// (cache.RemoteFrom(ctx)), except the throwaway cache of a rebuild.
+func runtimeCacheAt(ctx context.Context, inv *stage.Invocation, home string) (*runtimecache.Cache, error) {
 	if home == "" {
 		h, err := cache.Home(inv.Getenv)
 		if err != nil {
@@ -52,13 +54,16 @@ func runtimeCacheAt(inv *stage.Invocation, home string) (*runtimecache.Cache, er
 		}
 		home = h
 	}
-	return runtimecache.Open(home), nil
+	if noCacheReason(home) != "" {
+		return runtimecache.Open(home), nil
+	}
+	return runtimecache.Open(home).WithRemote(ctx), nil
 }
 
 // bundleCached reports whether the runtime cache holds a verified bundle for
 // st; the cache is the run's (PISHIP_CACHE_HOME).
-func bundleCached(inv *stage.Invocation, st *buildstate.State, k buildstate.TargetKeys) bool {
-	rt, err := runtimeCacheAt(inv, "")
+func bundleCached(ctx context.Context, inv *stage.Invocation, st *buildstate.State, k buildstate.TargetKeys) bool {
+	rt, err := runtimeCacheAt(ctx, inv, "")
 	if err != nil {
 		return false
 	}

@@ -57,6 +57,7 @@ const (
 	AttrVerdict         = spankey.Verdict // one of the Verdict* values
 	AttrCacheName       = spankey.CacheName
 	AttrCacheMissReason = spankey.CacheMissReason
+	AttrCacheRemote     = spankey.CacheRemote
 )
 
 // Values of AttrVerdict.

@@ -82,6 +82,7 @@ func buildCmd(e *cli.Env) *cobra.Command {
 	var out, version string
 	var rebuild, asJSON, noFootprint, builtin, plan, snapshot bool
 	var rc cli.RunConfig
+	var ro remoteOpts
 	c := &cobra.Command{
 		Use:     "build DIST",
 		GroupID: cli.GroupDist,
@@ -99,12 +100,16 @@ at HEAD), and is the snapshot version of HEAD when none names one.`,
 		Args: cli.ExactArgs("DIST"),
 		RunE: func(c *cobra.Command, args []string) error {
 			dist, outDir := absArgs(args[0], out)
+			cfg, code, ok := devConfig(e, rc, ro)
+			if !ok {
+				return cli.Done(code)
+			}
 			if plan {
-				rp, err := pipelines.PlanBuild(e.DevConfig(rc), pipelines.BuildArgs{Distribution: dist, Out: outDir, Rebuild: rebuild, NoFootprint: noFootprint, Builtin: builtin, Version: version, Snapshot: snapshot})
+				rp, err := pipelines.PlanBuild(cfg, pipelines.BuildArgs{Distribution: dist, Out: outDir, Rebuild: rebuild, NoFootprint: noFootprint, Builtin: builtin, Version: version, Snapshot: snapshot})
 				return cli.Done(printPlan(e, rp, err, asJSON))
 			}
-			b, err := pipelines.Build(e.Ctx, e.DevConfig(rc), pipelines.BuildArgs{Distribution: dist, Out: outDir, Rebuild: rebuild, NoFootprint: noFootprint, Builtin: builtin, Version: version, Snapshot: snapshot})
-			code := pipelines.ExitCode(err)
+			b, err := pipelines.Build(e.Ctx, cfg, pipelines.BuildArgs{Distribution: dist, Out: outDir, Rebuild: rebuild, NoFootprint: noFootprint, Builtin: builtin, Version: version, Snapshot: snapshot})
+			code = pipelines.ExitCode(err)
 			if b == nil {
 				return cli.Done(code)
 			}
@@ -123,6 +128,7 @@ at HEAD), and is the snapshot version of HEAD when none names one.`,
 	builtinFlag(c, &builtin, "DIST/pipelines/build.hcl exists")
 	planFlag(c.Flags(), &plan)
 	cli.RunFlags(c.Flags(), &rc)
+	remoteFlags(c.Flags(), &ro)
 	return c
 }
 

@@ -117,6 +117,9 @@ func explainText(d ExplainDoc) string {
 			if !lk.Hit {
 				outcome = "miss: " + lk.Reason
 			}
+			if lk.Remote != "" {
+				outcome += " (" + lk.Remote + ")"
+			}
 			fmt.Fprintf(&b, "  %s cache %s: %s\n", lk.Cache, lk.Key, outcome)
 			if len(lk.Inputs) == 0 {
 				fmt.Fprintf(&b, "    %s\n", cache.ReasonNoInputs)

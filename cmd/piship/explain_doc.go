@@ -36,10 +36,13 @@ type ExplainStage struct {
 // why it missed, and the key's named inputs, sorted by name ([] when none
 // were recorded).
 type ExplainLookup struct {
-	Cache  string         `json:"cache"`
-	Key    string         `json:"key"`
-	Hit    bool           `json:"hit"`
-	Reason string         `json:"reason"`
+	Cache  string `json:"cache"`
+	Key    string `json:"key"`
+	Hit    bool   `json:"hit"`
+	Reason string `json:"reason"`
+	// Remote is what the remote cache gave on a local miss ("remote hit",
+	// "remote miss: WHY"); "" without --remote-cache or on a local hit.
+	Remote string         `json:"remote"`
 	Inputs []ExplainInput `json:"inputs"`
 }
 
@@ -64,7 +67,7 @@ func ExplainJSON(run *cache.RunRecord, only string) ExplainDoc {
 			for _, n := range slices.Sorted(maps.Keys(lk.Inputs)) {
 				in = append(in, ExplainInput{Name: n, Value: lk.Inputs[n]})
 			}
-			es.Lookups = append(es.Lookups, ExplainLookup{Cache: lk.Cache, Key: lk.Key, Hit: lk.Hit, Reason: lk.Reason, Inputs: in})
+			es.Lookups = append(es.Lookups, ExplainLookup{Cache: lk.Cache, Key: lk.Key, Hit: lk.Hit, Reason: lk.Reason, Remote: lk.Remote, Inputs: in})
 		}
 		es.Reason = st.Reason
 		d.Stages = append(d.Stages, es)

@@ -20,6 +20,7 @@ func releaseCmd(e *cli.Env) *cobra.Command {
 	var rebuild, asJSON, noFootprint, builtin, plan, snapshot bool
 	var rc cli.RunConfig
 	var split splitFlags
+	var ro remoteOpts
 	c := &cobra.Command{
 		Use:     "release DIST",
 		GroupID: cli.GroupDist,
@@ -63,6 +64,10 @@ install.ps1, which piship repo add takes. A target no runner has pushed fails th
 			if split.merge {
 				return cli.Done(runMerge(e, distDir, outDir, split.from, version, snapshot, asJSON))
 			}
+			cfg, code, ok := devConfig(e, rc, ro)
+			if !ok {
+				return cli.Done(code)
+			}
 			noCache := rebuild || e.Getenv("PISHIP_RELEASE_NO_CACHE") == "1"
 			runner := split.runner
 			if runner == "" && len(split.targets) > 0 {
@@ -71,11 +76,11 @@ install.ps1, which piship repo add takes. A target no runner has pushed fails th
 			ra := pipelines.ReleaseArgs{Distribution: distDir, Out: outDir, Channel: channel, NoCache: noCache, NoFootprint: noFootprint, Builtin: builtin, Version: version, Snapshot: snapshot,
 				Targets: split.targets, Runner: runner}
 			if plan {
-				rp, err := pipelines.PlanRelease(e.DevConfig(rc), ra)
+				rp, err := pipelines.PlanRelease(cfg, ra)
 				return cli.Done(printPlan(e, rp, err, asJSON))
 			}
-			r, err := pipelines.Release(e.Ctx, e.DevConfig(rc), ra)
-			code := pipelines.ExitCode(err)
+			r, err := pipelines.Release(e.Ctx, cfg, ra)
+			code = pipelines.ExitCode(err)
 			if r == nil {
 				return cli.Done(code)
 			}
@@ -104,6 +109,7 @@ install.ps1, which piship repo add takes. A target no runner has pushed fails th
 	builtinFlag(c, &builtin, "DIST/pipelines/release.hcl exists")
 	planFlag(c.Flags(), &plan)
 	cli.RunFlags(c.Flags(), &rc)
+	remoteFlags(c.Flags(), &ro)
 	return c
 }
 

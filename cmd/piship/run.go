@@ -47,6 +47,7 @@ runs nothing; with --json as a piship-plan/v1 document.`,
 	c.Flags().StringVar(&o.dir, "pipelines", "", "`DIR` to look up pipeline names in (before ./pipelines and the built-in ones)")
 	builtinFlag(c, &o.builtin, "./pipelines has PIPELINE.hcl (excludes --pipelines)")
 	cli.RunFlags(c.Flags(), &o.rc)
+	remoteFlags(c.Flags(), &o.remote)
 	return c
 }
 
@@ -58,6 +59,7 @@ type runOpts struct {
 	asJSON bool
 	dir    string
 	rc     cli.RunConfig
+	remote remoteOpts
 
 	// builtin is --builtin: the built-in pipeline of that name.
 	builtin bool
@@ -76,9 +78,12 @@ func runPipeline(e *cli.Env, name string, o runOpts) int {
 	if o.plan && o.dryRun {
 		return cli.UsageErr(e, cli.CodeUsage, "--plan and --dry-run are two views of a run that does not happen: give one")
 	}
-	cfg := e.DevConfig(o.rc)
+	cfg, code, ok := devConfig(e, o.rc, o.remote)
+	if !ok {
+		return code
+	}
 	p, err := pipelines.Prepare(cfg, name, o.dir, o.builtin, o.inputs)
-	code := pipelines.ExitCode(err)
+	code = pipelines.ExitCode(err)
 	if p == nil {
 		if o.plan {
 			return printPlan(e, nil, err, o.asJSON)

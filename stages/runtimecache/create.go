@@ -89,6 +89,7 @@ func (r *Cache) CreateInputs(key string, inputs cache.Inputs, fill func(dir stri
 			tmp = ""
 			now := r.now()
 			_ = os.Chtimes(edir, now, now) // best effort: eviction order
+			r.push(key)
 			return &Entry{Key: key, Dir: filepath.Join(edir, runtimeTreeName), Digest: m.Digest, Dirs: dirs, Files: files, Inputs: inputs}, nil
 		}
 		if _, serr := os.Lstat(edir); serr != nil {
@@ -96,7 +97,7 @@ func (r *Cache) CreateInputs(key string, inputs cache.Inputs, fill func(dir stri
 		}
 		// A concurrent Create won: keep its entry, unless it is damaged
 		// (then Get removed it and ours takes its place).
-		e, gerr := r.Get(key, false)
+		e, gerr := r.get(key, false)
 		if e != nil {
 			return e, nil
 		}

@@ -30,7 +30,26 @@ import (
 // then deleted) and reported as (nil, *cache.DamagedError): log it and rebuild.
 // An entry that disappears while it is being checked (a concurrent Evict)
 // is a plain miss.
+//
+// With a remote cache (WithRemote), a local miss or damage is pulled from it
+// and checked again here, content included; what fails is a miss.
 func (r *Cache) Get(key string, verifyContent bool) (*Entry, error) {
+	e, err := r.get(key, verifyContent)
+	if e != nil || r.remote == nil || cache.CheckRuntimeKey(key) != nil {
+		return e, err
+	}
+	pe, perr := r.pull(key)
+	if pe != nil {
+		return pe, nil
+	}
+	if err == nil {
+		err = perr
+	}
+	return nil, err
+}
+
+// get is Get from the local disk alone.
+func (r *Cache) get(key string, verifyContent bool) (*Entry, error) {
 	if err := cache.CheckRuntimeKey(key); err != nil {
 		return nil, err
 	}

@@ -49,6 +49,7 @@
 package runtimecache
 
 import (
+	"context"
 	"path/filepath"
 	"time"
 
@@ -72,6 +73,9 @@ const (
 type Cache struct {
 	root string
 	now  func() time.Time
+	// remote and ctx: the run's remote cache (WithRemote), or nil.
+	remote *cache.RemoteSession
+	ctx    context.Context
 }
 
 // Open returns the runtime cache under home (see cache.Home). Nothing is

@@ -184,6 +184,9 @@ type CacheLookup struct {
 	// Reason, on a miss the kind chose (a rebuild was asked for), says
 	// so instead of the engine comparing inputs.
 	Reason string
+	// Remote is the remote cache's part on a local miss: "remote hit" or
+	// "remote miss: WHY" (cache.RemoteOutcome.String); empty without one.
+	Remote string
 }
 
 // CacheLookup reports a lookup in a cache the kind keeps itself (see

@@ -26,6 +26,9 @@ const (
 	// CacheMissReason says why a lookup (and its stage) missed: what
 	// differs from the newest entry the stage used (cache.MissReason).
 	CacheMissReason = "piship.cache.miss_reason"
+	// CacheRemote says what the remote cache gave a lookup that missed
+	// locally: "remote hit" or "remote miss: WHY" (--remote-cache).
+	CacheRemote = "piship.cache.remote"
 	// CacheLookupSpanName names a cache lookup's span, a child of its
 	// stage's span.
 	CacheLookupSpanName = "cache lookup"

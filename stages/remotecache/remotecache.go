@@ -1,0 +1,422 @@
+// Package remotecache is piship's remote cache on an OCI registry: the
+// cache.Remote that --remote-cache oci://host[:port]/repo hands the run
+// (cmd/piship), so a CI fleet shares the action cache's entries and the
+// runtime cache's installed trees (i-) and bundles (b-).
+//
+// # An entry on the registry
+//
+// Each entry is one OCI artifact (artifactType ArtifactType) tagged by its
+// key: "a-<64 hex>" for an action entry, the runtime key itself ("i-..."
+// or "b-...") for a runtime one. Its config blob (ConfigMediaType) lists
+// the entry: area, key, the local metadata file's bytes (entry.json or
+// manifest.json), every directory, and every file with its path, mode,
+// size and sha256 (or, for a symbolic link, its target). Its layers are the
+// distinct file contents (LayerMediaType), content-addressed, so a file
+// that many entries hold (the same package in two installed trees) is
+// stored once in the repository and pushed once.
+//
+// # Trust
+//
+// Integrity is not origin. A writer signs, with its cache key (an ed25519
+// key from piship keygen), the statement
+//
+//	piship-remote-cache/v1\n<tag>\n<config digest>
+//
+// and puts the signature and the key's fingerprint in the manifest's
+// annotations (AnnotationSignature, AnnotationKey). A reader takes an entry
+// only when it is signed by a key it pins (--remote-cache-trust), for the
+// very tag it asked for; the config is read only through its digest, and
+// every file is verified against the sha256 and size the signed config
+// records while it streams, before it is placed. The local cache then
+// checks the pulled entry as any of its own. Anything short of that (no
+// entry, unsigned, signed by another key, a wrong signature, a config or
+// blob whose bytes differ, a blob the manifest names that the registry no
+// longer has, the registry down) is a *cache.RemoteMiss with the reason:
+// the stage runs.
+package remotecache
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"piship.dev/piship/cache"
+	"piship.dev/piship/cache/parallel"
+	"piship.dev/piship/stages/oci"
+	"piship.dev/piship/stages/signkey"
+	"piship.dev/piship/stages/stage/errcode"
+)
+
+// The media types and annotations of an entry.
+const (
+	ArtifactType        = "application/vnd.piship.cache.v1"
+	ConfigMediaType     = "application/vnd.piship.cache.config.v1+json"
+	LayerMediaType      = "application/vnd.piship.cache.file.v1"
+	AnnotationSignature = "dev.piship.cache.signature"
+	AnnotationKey       = "dev.piship.cache.key"
+	configSchema        = "piship-remote-cache/v1"
+	statementPrefix     = "piship-remote-cache/v1"
+	// maxConfig is the largest config read (a tree of ~100k files).
+	maxConfig = 32 << 20
+)
+
+// metadataName is each area's metadata file, carried in the config.
+var metadataName = map[string]string{cache.AreaAction: "entry.json", cache.AreaRuntime: "manifest.json"}
+
+// File is one file of an entry, as the config lists it.
+type File struct {
+	Path   string `json:"path"`
+	Mode   uint32 `json:"mode"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256,omitempty"`
+	Link   string `json:"link,omitempty"`
+}
+
+// Config is an entry's config blob.
+type Config struct {
+	Schema string `json:"schema"`
+	Area   string `json:"area"`
+	Key    string `json:"key"`
+	// Metadata is the bytes of the entry's metadata file (MetadataName).
+	Metadata     string   `json:"metadata"`
+	MetadataName string   `json:"metadataName"`
+	Dirs         []string `json:"dirs"`
+	Files        []File   `json:"files"`
+}
+
+// Store is the remote cache in one repository of a registry.
+type Store struct {
+	Repo *oci.Repo
+	// Signer signs what Push writes (nil: Push refuses; a read-only run).
+	Signer ed25519.PrivateKey
+	// Trusted are the keys whose entries Pull takes, by fingerprint.
+	Trusted map[string]ed25519.PublicKey
+	// Parallel is how many blobs move at once (8 when zero).
+	Parallel int
+}
+
+// New returns the store in repo; signer may be nil (read only). The
+// signer's own key is trusted as well as trusted.
+func New(repo *oci.Repo, signer ed25519.PrivateKey, trusted []ed25519.PublicKey) *Store {
+	s := &Store{Repo: repo, Signer: signer, Trusted: map[string]ed25519.PublicKey{}}
+	for _, k := range trusted {
+		s.Trusted[signkey.Fingerprint(k)] = k
+	}
+	if signer != nil {
+		pub := signer.Public().(ed25519.PublicKey)
+		s.Trusted[signkey.Fingerprint(pub)] = pub
+	}
+	return s
+}
+
+func (s *Store) String() string { return s.Repo.Ref.String() }
+
+func (s *Store) parallel() int {
+	if s.Parallel > 0 {
+		return s.Parallel
+	}
+	return 8
+}
+
+// Tag is the tag of the entry for key in area.
+func Tag(area, key string) (string, error) {
+	switch {
+	case area == cache.AreaAction && cache.IsDigest(key):
+		return "a-" + key, nil
+	case area == cache.AreaRuntime && cache.IsRuntimeKey(key):
+		return key, nil
+	}
+	return "", fmt.Errorf("remote cache: no tag for %s key %q", area, key)
+}
+
+// Statement is what the writer signs for the entry at tag whose config has
+// digest configDigest.
+func Statement(tag, configDigest string) []byte {
+	return []byte(statementPrefix + "\n" + tag + "\n" + configDigest)
+}
+
+// Push writes the local entry in srcDir as the artifact for key, signed.
+func (s *Store) Push(ctx context.Context, area, key, srcDir string) error {
+	if s.Signer == nil {
+		return errcode.Newf(errcode.ConfigInvalid, "remote cache %s: writing needs --remote-cache-key FILE (a piship keygen key)", s)
+	}
+	tag, err := Tag(area, key)
+	if err != nil {
+		return err
+	}
+	cfg, blobs, err := describe(area, key, srcDir)
+	if err != nil {
+		return err
+	}
+	if _, err := s.Repo.PushBlobs(ctx, blobs, s.parallel()); err != nil {
+		return err
+	}
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	cb := oci.BytesBlob(data, ConfigMediaType)
+	layers := make([]ocispec.Descriptor, len(blobs))
+	for i, b := range blobs {
+		layers[i] = b.Desc
+	}
+	sig := ed25519.Sign(s.Signer, Statement(tag, cb.Desc.Digest.String()))
+	m := oci.Manifest{
+		ArtifactType: ArtifactType,
+		Config:       &cb,
+		Layers:       layers,
+		Annotations: map[string]string{
+			AnnotationSignature: base64.StdEncoding.EncodeToString(sig),
+			AnnotationKey:       signkey.Fingerprint(s.Signer.Public().(ed25519.PublicKey)),
+		},
+	}
+	_, err = s.Repo.PushManifest(ctx, m, tag)
+	return err
+}
+
+// describe lists the entry in dir: its config, and one blob per distinct
+// file content, sorted by digest.
+func describe(area, key, dir string) (*Config, []oci.Blob, error) {
+	meta := metadataName[area]
+	if meta == "" {
+		return nil, nil, fmt.Errorf("remote cache: unknown area %q", area)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, meta))
+	if err != nil {
+		return nil, nil, fmt.Errorf("remote cache: reading the entry %s: %w", key, err)
+	}
+	cfg := &Config{Schema: configSchema, Area: area, Key: key, Metadata: string(data), MetadataName: meta, Dirs: []string{}, Files: []File{}}
+	byDigest := map[digest.Digest]oci.Blob{}
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil || rel == "." || rel == meta {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch t := info.Mode(); {
+		case t.IsDir():
+			cfg.Dirs = append(cfg.Dirs, rel)
+		case t&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			cfg.Files = append(cfg.Files, File{Path: rel, Link: target})
+		case t.IsRegular():
+			b, err := oci.FileBlob(p, LayerMediaType)
+			if err != nil {
+				return err
+			}
+			byDigest[b.Desc.Digest] = b
+			cfg.Files = append(cfg.Files, File{Path: rel, Mode: uint32(t.Perm()), Size: b.Desc.Size, SHA256: b.Desc.Digest.Encoded()})
+		default:
+			return fmt.Errorf("%s is not a regular file, directory or symbolic link", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("remote cache: reading the entry %s: %w", key, err)
+	}
+	sort.Strings(cfg.Dirs)
+	sort.Slice(cfg.Files, func(i, j int) bool { return cfg.Files[i].Path < cfg.Files[j].Path })
+	blobs := make([]oci.Blob, 0, len(byDigest))
+	for _, b := range byDigest {
+		blobs = append(blobs, b)
+	}
+	sort.Slice(blobs, func(i, j int) bool { return blobs[i].Desc.Digest < blobs[j].Desc.Digest })
+	return cfg, blobs, nil
+}
+
+// Pull places the entry for key in dstDir (which must not exist), or
+// returns a *cache.RemoteMiss saying why it cannot.
+func (s *Store) Pull(ctx context.Context, area, key, dstDir string) error {
+	tag, err := Tag(area, key)
+	if err != nil {
+		return cache.Misses("%v", err)
+	}
+	m, _, err := s.Repo.FetchManifest(ctx, tag)
+	if err != nil {
+		return s.miss("no entry", tag, err)
+	}
+	cfgDesc, err := s.trust(tag, m)
+	if err != nil {
+		return err
+	}
+	data, err := s.Repo.FetchBytes(ctx, cfgDesc, maxConfig)
+	if err != nil {
+		return s.miss("its config", tag, err)
+	}
+	var cfg Config
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return cache.Misses("%s:%s: the config is not JSON: %v", s, tag, err)
+	}
+	layers, err := check(&cfg, area, key, m)
+	if err != nil {
+		return cache.Misses("%s:%s: %v", s, tag, err)
+	}
+	if err := s.place(ctx, &cfg, layers, dstDir); err != nil {
+		os.RemoveAll(dstDir)
+		return s.miss("a file", tag, err)
+	}
+	return nil
+}
+
+// miss turns a registry failure into a miss: not found (no entry, or an
+// evicted blob), damaged bytes, the registry given up on.
+func (s *Store) miss(what, tag string, err error) error {
+	var ie *oci.IntegrityError
+	switch {
+	case errors.As(err, &ie):
+		return cache.Misses("%s:%s: blob %s is not what its digest names (damaged in the registry); discarded", s, tag, ie.Digest)
+	case oci.IsNotFound(err) && what == "no entry":
+		return cache.Misses("%s has no entry %s", s, tag)
+	case oci.IsNotFound(err):
+		return cache.Misses("%s:%s is incomplete: %s the manifest names is gone from the registry (evicted): %v", s, tag, what, err)
+	case errors.Is(err, oci.ErrDown):
+		return cache.Misses("%s was given up on earlier in this run", s)
+	}
+	return cache.Misses("%s:%s: %v", s, tag, err)
+}
+
+// trust checks the manifest's artifact type and signature: signed by a
+// pinned key, for tag, over its config's digest. It returns the config's
+// descriptor.
+func (s *Store) trust(tag string, m ocispec.Manifest) (ocispec.Descriptor, error) {
+	if m.ArtifactType != ArtifactType || m.Config.MediaType != ConfigMediaType {
+		return m.Config, cache.Misses("%s:%s is not a piship cache entry (artifactType %q)", s, tag, m.ArtifactType)
+	}
+	sig64, fp := m.Annotations[AnnotationSignature], m.Annotations[AnnotationKey]
+	if sig64 == "" || fp == "" {
+		return m.Config, cache.Misses("%s:%s is unsigned", s, tag)
+	}
+	pub, ok := s.Trusted[fp]
+	if !ok {
+		return m.Config, cache.Misses("%s:%s is signed by key %s, which is not pinned (--remote-cache-trust)", s, tag, fp)
+	}
+	sig, err := base64.StdEncoding.DecodeString(sig64)
+	if err != nil || !ed25519.Verify(pub, Statement(tag, m.Config.Digest.String()), sig) {
+		return m.Config, cache.Misses("%s:%s: the signature by key %s does not verify (altered manifest or config)", s, tag, fp)
+	}
+	return m.Config, nil
+}
+
+// check holds the signed config to the entry asked for and to safe paths,
+// and returns the layer of each file's content.
+func check(cfg *Config, area, key string, m ocispec.Manifest) (map[string]ocispec.Descriptor, error) {
+	if cfg.Schema != configSchema || cfg.Area != area || cfg.Key != key || cfg.MetadataName != metadataName[area] {
+		return nil, fmt.Errorf("the config is for %s %s (schema %q), not %s %s", cfg.Area, cfg.Key, cfg.Schema, area, key)
+	}
+	layers := map[string]ocispec.Descriptor{}
+	for _, l := range m.Layers {
+		if l.Digest.Algorithm() == digest.SHA256 {
+			layers[l.Digest.Encoded()] = l
+		}
+	}
+	dirs := map[string]bool{}
+	for _, d := range cfg.Dirs {
+		if cache.CheckOutputPath(d) != nil || (path.Dir(d) != "." && !dirs[path.Dir(d)]) {
+			return nil, fmt.Errorf("directory %q is not a clean path below a listed directory", d)
+		}
+		dirs[d] = true
+	}
+	for _, f := range cfg.Files {
+		if cache.CheckOutputPath(f.Path) != nil || f.Path == cfg.MetadataName || dirs[f.Path] || (path.Dir(f.Path) != "." && !dirs[path.Dir(f.Path)]) {
+			return nil, fmt.Errorf("file %q is not a clean path below a listed directory", f.Path)
+		}
+		if f.Link != "" {
+			if strings.HasPrefix(f.Link, "/") || filepath.IsAbs(f.Link) {
+				return nil, fmt.Errorf("symbolic link %q points outside the entry (%s)", f.Path, f.Link)
+			}
+			continue
+		}
+		l, ok := layers[f.SHA256]
+		if !ok || l.Size != f.Size || f.Mode&^0o777 != 0 {
+			return nil, fmt.Errorf("incomplete: no layer holds %s (sha256 %s, %d bytes)", f.Path, f.SHA256, f.Size)
+		}
+	}
+	return layers, nil
+}
+
+// place writes the entry into dst: the metadata, the directories, each
+// distinct content fetched once (verified while it streams) and linked or
+// copied to the other paths that hold it, the symbolic links.
+func (s *Store) place(ctx context.Context, cfg *Config, layers map[string]ocispec.Descriptor, dst string) error {
+	if err := os.Mkdir(dst, 0o777); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dst, cfg.MetadataName), []byte(cfg.Metadata), 0o644); err != nil {
+		return err
+	}
+	for _, d := range cfg.Dirs {
+		if err := os.Mkdir(filepath.Join(dst, filepath.FromSlash(d)), 0o755); err != nil {
+			return err
+		}
+	}
+	first := map[string]int{} // sha256 -> the first file holding it
+	var fetch []int
+	for i, f := range cfg.Files {
+		if f.Link == "" {
+			if _, ok := first[f.SHA256]; !ok {
+				first[f.SHA256] = i
+				fetch = append(fetch, i)
+			}
+		}
+	}
+	err := parallel.ForEach(ctx, len(fetch), s.parallel(), func(j int) error {
+		f := cfg.Files[fetch[j]]
+		p := filepath.Join(dst, filepath.FromSlash(f.Path))
+		if err := s.Repo.FetchTo(ctx, layers[f.SHA256], p, fs.FileMode(f.Mode)); err != nil {
+			return err
+		}
+		return os.Chmod(p, fs.FileMode(f.Mode))
+	})
+	if err != nil {
+		return err
+	}
+	for i, f := range cfg.Files {
+		p := filepath.Join(dst, filepath.FromSlash(f.Path))
+		switch {
+		case f.Link != "":
+			if err := os.Symlink(f.Link, p); err != nil {
+				return err
+			}
+		case first[f.SHA256] != i:
+			src := filepath.Join(dst, filepath.FromSlash(cfg.Files[first[f.SHA256]].Path))
+			if err := copyFile(src, p, fs.FileMode(f.Mode)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// copyFile copies src (a file just fetched and verified) to dst.
+func copyFile(src, dst string, perm fs.FileMode) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(dst, data, perm); err != nil {
+		return err
+	}
+	return os.Chmod(dst, perm)
+}

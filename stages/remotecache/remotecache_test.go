@@ -1,0 +1,279 @@
+package remotecache
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/registry"
+
+	"piship.dev/piship/cache"
+	"piship.dev/piship/stages/oci"
+)
+
+// testStore is a store on an in-process registry (go-containerregistry's),
+// its handler wrapped by wrap when given.
+func testStore(t *testing.T, wrap func(http.Handler) http.Handler, signer ed25519.PrivateKey, trusted ...ed25519.PublicKey) (*Store, string) {
+	t.Helper()
+	h := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	if wrap != nil {
+		h = wrap(h)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	url := "oci://" + strings.TrimPrefix(srv.URL, "http://") + "/piship/cache"
+	return open(t, url, signer, trusted...), url
+}
+
+func open(t *testing.T, url string, signer ed25519.PrivateKey, trusted ...ed25519.PublicKey) *Store {
+	t.Helper()
+	ref, err := oci.ParseRef(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, err := oci.Open(ref, oci.Options{DockerConfig: filepath.Join(t.TempDir(), "config.json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(repo, signer, trusted)
+}
+
+func newKey(t *testing.T) ed25519.PrivateKey {
+	t.Helper()
+	_, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return priv
+}
+
+func write(t *testing.T, p, data string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(data), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runtimeEntry makes a runtime-shaped entry directory: manifest.json and a
+// tree with an executable, a duplicate content and a relative link.
+func runtimeEntry(t *testing.T) string {
+	dir := filepath.Join(t.TempDir(), "i-0123456789abcdef0123")
+	write(t, filepath.Join(dir, "manifest.json"), `{"schema":"test"}`+"\n", 0o644)
+	write(t, filepath.Join(dir, "tree", "node_modules", "a", "index.js"), "module.exports = 1\n", 0o644)
+	write(t, filepath.Join(dir, "tree", "node_modules", "b", "index.js"), "module.exports = 1\n", 0o644)
+	write(t, filepath.Join(dir, "tree", "node_modules", "a", "cli.js"), "#!/usr/bin/env node\n", 0o755)
+	if err := os.MkdirAll(filepath.Join(dir, "tree", "node_modules", ".bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../a/cli.js", filepath.Join(dir, "tree", "node_modules", ".bin", "a")); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// listing is every path of dir with its mode, content or link target.
+func listing(t *testing.T, dir string) string {
+	t.Helper()
+	var b bytes.Buffer
+	err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		b.WriteString(rel + " " + info.Mode().String())
+		switch {
+		case info.Mode()&os.ModeSymlink != 0:
+			l, _ := os.Readlink(p)
+			b.WriteString(" -> " + l)
+		case info.Mode().IsRegular():
+			data, _ := os.ReadFile(p)
+			b.WriteString(" " + string(data))
+		}
+		b.WriteString("\n")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func reason(t *testing.T, err error) string {
+	t.Helper()
+	var m *cache.RemoteMiss
+	if !errors.As(err, &m) {
+		t.Fatalf("Pull = %v, want a *cache.RemoteMiss", err)
+	}
+	return m.Reason
+}
+
+func TestPushPullRoundTripDedupsFiles(t *testing.T) {
+	key := newKey(t)
+	var puts atomic.Int32
+	s, url := testStore(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/blobs/") {
+				puts.Add(1)
+			}
+			h.ServeHTTP(w, r)
+		})
+	}, key)
+	src := runtimeEntry(t)
+	ctx := context.Background()
+	if err := s.Push(ctx, cache.AreaRuntime, "i-0123456789abcdef0123", src); err != nil {
+		t.Fatal(err)
+	}
+	// 2 distinct contents (the two index.js are one blob) and the config.
+	if n := puts.Load(); n != 3 {
+		t.Fatalf("first push uploaded %d blobs, want 3 (2 distinct files and the config)", n)
+	}
+	// A second entry with the same files uploads only its config.
+	if err := s.Push(ctx, cache.AreaRuntime, "i-0123456789abcdef0124", src); err != nil {
+		t.Fatal(err)
+	}
+	if n := puts.Load(); n != 4 {
+		t.Fatalf("second push uploaded %d blobs in all, want 4 (only the new config)", n)
+	}
+
+	reader := open(t, url, nil, key.Public().(ed25519.PublicKey))
+	dst := filepath.Join(t.TempDir(), "entry")
+	if err := reader.Pull(ctx, cache.AreaRuntime, "i-0123456789abcdef0123", dst); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := listing(t, dst), listing(t, src); got != want {
+		t.Fatalf("pulled entry:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestPullRefusesWhatIsNotSignedByAPinnedKey(t *testing.T) {
+	writer, other := newKey(t), newKey(t)
+	s, url := testStore(t, nil, writer)
+	ctx := context.Background()
+	src := runtimeEntry(t)
+	if err := s.Push(ctx, cache.AreaRuntime, "i-0123456789abcdef0123", src); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "entry")
+	untrusting := open(t, url, nil, other.Public().(ed25519.PublicKey))
+	if r := reason(t, untrusting.Pull(ctx, cache.AreaRuntime, "i-0123456789abcdef0123", dst)); !strings.Contains(r, "not pinned") {
+		t.Fatalf("reason %q", r)
+	}
+	if _, err := os.Stat(dst); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a refused entry left %s", dst)
+	}
+	// Retagging a signed entry under another key: the statement names the tag.
+	trusting := open(t, url, nil, writer.Public().(ed25519.PublicKey))
+	m, _, err := trusting.Repo.FetchManifest(ctx, "i-0123456789abcdef0123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := trusting.Repo.FetchBytes(ctx, m.Config, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb := oci.BytesBlob(cfg, ConfigMediaType)
+	signed := oci.Manifest{ArtifactType: ArtifactType, Config: &cb, Layers: m.Layers, Annotations: m.Annotations}
+	if _, err := trusting.Repo.PushManifest(ctx, signed, "i-aaaaaaaaaaaaaaaaaaaa"); err != nil {
+		t.Fatal(err)
+	}
+	if r := reason(t, trusting.Pull(ctx, cache.AreaRuntime, "i-aaaaaaaaaaaaaaaaaaaa", dst)); !strings.Contains(r, "does not verify") {
+		t.Fatalf("retagged entry: reason %q", r)
+	}
+	// An unsigned manifest over the same config.
+	if _, err := trusting.Repo.PushManifest(ctx, oci.Manifest{ArtifactType: ArtifactType, Config: &cb, Layers: m.Layers}, "i-bbbbbbbbbbbbbbbbbbbb"); err != nil {
+		t.Fatal(err)
+	}
+	if r := reason(t, trusting.Pull(ctx, cache.AreaRuntime, "i-bbbbbbbbbbbbbbbbbbbb", dst)); !strings.Contains(r, "unsigned") {
+		t.Fatalf("unsigned entry: reason %q", r)
+	}
+	// No entry at all.
+	if r := reason(t, trusting.Pull(ctx, cache.AreaAction, strings.Repeat("ab", 32), dst)); !strings.Contains(r, "has no entry a-abab") {
+		t.Fatalf("absent entry: reason %q", r)
+	}
+}
+
+func TestPullDiscardsDamagedAndEvictedBlobs(t *testing.T) {
+	key := newKey(t)
+	var mode atomic.Value // "", "tamper", "evict"
+	mode.Store("")
+	s, _ := testStore(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			m := mode.Load().(string)
+			if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/blobs/") && m != "" {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, r)
+				body := rec.Body.Bytes()
+				// Only file blobs: the config is JSON.
+				if len(body) > 0 && body[0] != '{' {
+					if m == "evict" {
+						http.Error(w, `{"errors":[{"code":"BLOB_UNKNOWN","message":"blob unknown"}]}`, http.StatusNotFound)
+						return
+					}
+					body = append([]byte(nil), body...)
+					body[0] ^= 0xff
+				}
+				for k, v := range rec.Header() {
+					w.Header()[k] = v
+				}
+				w.WriteHeader(rec.Code)
+				w.Write(body)
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	}, key)
+	ctx := context.Background()
+	if err := s.Push(ctx, cache.AreaRuntime, "i-0123456789abcdef0123", runtimeEntry(t)); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "entry")
+	mode.Store("tamper")
+	if r := reason(t, s.Pull(ctx, cache.AreaRuntime, "i-0123456789abcdef0123", dst)); !strings.Contains(r, "damaged in the registry") {
+		t.Fatalf("tampered: reason %q", r)
+	}
+	if _, err := os.Stat(dst); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a damaged entry left %s", dst)
+	}
+	mode.Store("evict")
+	if r := reason(t, s.Pull(ctx, cache.AreaRuntime, "i-0123456789abcdef0123", dst)); !strings.Contains(r, "evicted") {
+		t.Fatalf("evicted: reason %q", r)
+	}
+	mode.Store("")
+	if err := s.Pull(ctx, cache.AreaRuntime, "i-0123456789abcdef0123", dst); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPushNeedsAKeyAndTagsByKey(t *testing.T) {
+	s, _ := testStore(t, nil, nil)
+	if err := s.Push(context.Background(), cache.AreaRuntime, "i-0123456789abcdef0123", runtimeEntry(t)); err == nil || !strings.Contains(err.Error(), "--remote-cache-key") {
+		t.Fatalf("Push without a key = %v", err)
+	}
+	for _, c := range []struct{ area, key, tag string }{
+		{cache.AreaAction, strings.Repeat("0f", 32), "a-" + strings.Repeat("0f", 32)},
+		{cache.AreaRuntime, "b-0123456789abcdef0123", "b-0123456789abcdef0123"},
+	} {
+		if tag, err := Tag(c.area, c.key); err != nil || tag != c.tag {
+			t.Errorf("Tag(%s, %s) = %q, %v", c.area, c.key, tag, err)
+		}
+	}
+	if _, err := Tag(cache.AreaAction, "i-0123456789abcdef0123"); err == nil {
+		t.Error("an action tag for a runtime key")
+	}
+}

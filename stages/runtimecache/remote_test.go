@@ -1,0 +1,113 @@
+package runtimecache
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"piship.dev/piship/cache"
+)
+
+// copyRemote is a remote cache in a directory: entries copied whole, with
+// their symbolic links (os.CopyFS refuses those, so a walk).
+type copyRemote struct{ root string }
+
+func (c copyRemote) String() string { return "dir:" + c.root }
+
+func copyTree(src, dst string) error {
+	return filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		switch {
+		case info.IsDir():
+			return os.MkdirAll(to, 0o755)
+		case info.Mode()&os.ModeSymlink != 0:
+			l, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(l, to)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(to, data, info.Mode().Perm()); err != nil {
+			return err
+		}
+		return os.Chmod(to, info.Mode().Perm())
+	})
+}
+
+func (c copyRemote) Push(_ context.Context, area, key, src string) error {
+	return copyTree(src, filepath.Join(c.root, area, key))
+}
+
+func (c copyRemote) Pull(_ context.Context, area, key, dst string) error {
+	src := filepath.Join(c.root, area, key)
+	if _, err := os.Stat(src); err != nil {
+		return cache.Misses("no entry %s", key)
+	}
+	return copyTree(src, dst)
+}
+
+// A writing run pushes the entry it creates; another cache home reads it
+// through on a miss and says so; a pulled entry whose file's content was
+// changed (same size: only re-hashing finds it) is discarded, reported,
+// and a remote miss.
+func TestRuntimeCacheReadsThroughTheRemote(t *testing.T) {
+	remote := copyRemote{t.TempDir()}
+	key := rtKey("remote")
+	w := &cache.RemoteSession{Remote: remote, Write: true}
+	writer := Open(t.TempDir()).WithRemote(cache.WithRemote(context.Background(), w))
+	if e, err := writer.Get(key, false); e != nil || err != nil {
+		t.Fatalf("Get on empty caches = %v, %v", e, err)
+	}
+	if got := writer.RemoteOutcome(key, false); got != "remote miss: no entry "+key {
+		t.Fatalf("outcome %q", got)
+	}
+	if _, err := writer.Create(key, rtFill); err != nil {
+		t.Fatal(err)
+	}
+	if got := writer.RemoteOutcome(key, true); got != "" {
+		t.Fatalf("a hit on the entry made here says %q of the remote", got)
+	}
+	if res := w.Wait(10 * time.Second); res.Pushed != 1 {
+		t.Fatalf("pushes: %+v", res)
+	}
+
+	read := func() (*Cache, *Entry, error) {
+		r := Open(t.TempDir()).WithRemote(cache.WithRemote(context.Background(), &cache.RemoteSession{Remote: remote}))
+		e, err := r.Get(key, false)
+		return r, e, err
+	}
+	r, e, err := read()
+	if err != nil || e == nil {
+		t.Fatalf("read through: %v, %v", e, err)
+	}
+	rtDiff(t, "pulled tree", rtListing(t, e.Dir), rtWantListing())
+	if got := r.RemoteOutcome(key, true); got != "remote hit" {
+		t.Fatalf("outcome %q", got)
+	}
+
+	p := filepath.Join(remote.root, cache.AreaRuntime, key, "tree", "node_modules", "a", "index.js")
+	if err := os.WriteFile(p, []byte("module.exports = 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, e, err = read()
+	if e != nil || err == nil || !strings.Contains(err.Error(), "pulled from the remote cache was discarded") {
+		t.Fatalf("a damaged pull: %v, %v", e, err)
+	}
+	if got := r.RemoteOutcome(key, false); !strings.HasPrefix(got, "remote miss: the pulled entry failed verification") {
+		t.Fatalf("outcome %q", got)
+	}
+	if names := rtRootNames(t, r); len(names) != 0 {
+		t.Fatalf("the discarded entry left %v", names)
+	}
+}
