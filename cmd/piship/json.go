@@ -458,3 +458,38 @@ func RepoStatusJSON(dir, initialRootSHA256 string, st tuf.Status) RepoStatusDoc 
 	}
 	return d
 }
+
+// PublishDoc is piship-publish/v1: what piship publish pushed, as the
+// registry answers it.
+type PublishDoc struct {
+	Schema   string             `json:"schema"`
+	Registry string             `json:"registry"`
+	ID       string             `json:"id"`
+	Version  string             `json:"version"`
+	Set      string             `json:"set"`
+	Index    PublishIndexDoc    `json:"index"`
+	Targets  []PublishTargetDoc `json:"targets"`
+}
+
+// PublishIndexDoc is the version's image index.
+type PublishIndexDoc struct {
+	Tag    string `json:"tag"`
+	Digest string `json:"digest"`
+}
+
+// PublishTargetDoc is one target's artifact.
+type PublishTargetDoc struct {
+	Target      string           `json:"target"`
+	Tag         string           `json:"tag"`
+	Digest      string           `json:"digest"`
+	LockSHA256  string           `json:"lockSha256"`
+	ArchiveBlob string           `json:"archiveBlob"`
+	Files       []PublishFileDoc `json:"files"`
+}
+
+// PublishFileDoc is one layer: a file of the release.
+type PublishFileDoc struct {
+	Name   string `json:"name"`
+	Digest string `json:"digest"`
+	Bytes  int64  `json:"bytes"`
+}

@@ -458,7 +458,11 @@ func download(ctx context.Context, f *fetcher, p string, length int64, sha strin
 		if what != "archive" {
 			tail = "report it to the publisher"
 		}
-		return updateErr(ReasonIntegrity, err, "%s is not the %s the targets role signs for %s (%s): the repository or a mirror serves other bytes; %s", loc, what, p, why, tail)
+		who := "the repository or a mirror"
+		if blob != "" {
+			who = "the registry"
+		}
+		return updateErr(ReasonIntegrity, err, "%s is not the %s the targets role signs for %s (%s): %s serves other bytes; %s", loc, what, p, why, who, tail)
 	}
 	return nil
 }
