@@ -134,7 +134,7 @@ test-unit:
 # it; the footprint example, ~9 s): 307 s beside the unit tests on a fresh
 # machine (session 17; 198 s alone with warm npm caches); the timeout is
 # 12 minutes. PI_HEAVY_TESTS (below) are make test-pi's only.
-test-e2e: node22-bin
+test-e2e: node22-bin registry-bin-nice
 	$(GO) test -count=1 -timeout 12m -skip '^($(PI_HEAVY_RE))$$' ./cmd/piship/e2e/
 
 # The Pi tests with their heavier variants (make test-pi, ~5 minutes on 2

@@ -169,6 +169,7 @@ func TestExitCodeRuleEveryCommand(t *testing.T) {
 		"build":          {"build", missing},
 		"release":        {"release", missing},
 		"verify-release": {"verify-release", missing},
+		"publish":        {"publish", missing, "--to", "oci://127.0.0.1:1/acme/hello"},
 		"keygen":         {"keygen", filepath.Join(dir, "k.pem"), "--id", "bad id!"},
 		"install":        {"install", missing},
 		"update":         {"update", "hello", "--timeout", "soon"},

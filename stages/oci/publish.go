@@ -74,4 +74,6 @@ func (r *Repo) HasBlob(ctx context.Context, dgst string, size int64) (bool, erro
 }
 
 // Describe names a repository's artifact in messages: oci://host/repo:tag.
-func (r *Repo) Describe(tag string) string { return r.Ref.String() + ":" + strings.TrimPrefix(tag, ":") }
+func (r *Repo) Describe(tag string) string {
+	return r.Ref.String() + ":" + strings.TrimPrefix(tag, ":")
+}
