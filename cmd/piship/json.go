@@ -438,6 +438,9 @@ type RepoRelease struct {
 	Notes       string `json:"notes"`
 	NotesLength int64  `json:"notesLength"`
 	NotesSHA256 string `json:"notesSha256"`
+	// RegistryBlob is the registry blob URL the archive is served from
+	// (repo add --registry), "" when only from the repository.
+	RegistryBlob string `json:"registryBlob"`
 }
 
 // RepoStatusJSON is st as piship-repo-status/v1; dir is the directory as
@@ -450,7 +453,7 @@ func RepoStatusJSON(dir, initialRootSHA256 string, st tuf.Status) RepoStatusDoc 
 	}
 	for _, r := range st.Releases {
 		rel := RepoRelease{Path: r.Path, Channel: r.Channel, Version: r.Version, Target: r.For(), Format: r.Kind(), From: r.FromVersion,
-			LockSHA256: r.LockSHA256, Length: r.Length, SHA256: r.SHA256}
+			LockSHA256: r.LockSHA256, Length: r.Length, SHA256: r.SHA256, RegistryBlob: r.RegistryBlob}
 		if r.Notes != nil {
 			rel.Notes, rel.NotesLength, rel.NotesSHA256 = r.Notes.Path, r.Notes.Length, r.Notes.SHA256
 		}

@@ -490,6 +490,9 @@ func printRepoStatus(w io.Writer, d RepoStatusDoc) {
 			continue
 		}
 		fmt.Fprintf(w, "  %s %s for %s on %s (%s, %d bytes, sha256 %s)\n", r.Path, r.Version, r.Target, r.Channel, r.Format, r.Length, r.SHA256)
+		if r.RegistryBlob != "" {
+			fmt.Fprintf(w, "    served from the registry: %s\n", r.RegistryBlob)
+		}
 		if r.Notes != "" {
 			fmt.Fprintf(w, "    release notes %s (%d bytes)\n", r.Notes, r.NotesLength)
 		} else {

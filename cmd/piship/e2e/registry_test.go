@@ -150,6 +150,9 @@ func TestRegistryPublishAndUpdate(t *testing.T) {
 	if out := run("repo", "add", tufDir, set, "--registry", ref, "--deltas", "0", "--key", key); !strings.Contains(out, "served from the registry: "+wantBlob) {
 		t.Fatalf("repo add --registry:\n%s", out)
 	}
+	if out := run("repo", "status", tufDir); !strings.Contains(out, "served from the registry: "+wantBlob) {
+		t.Fatalf("repo status:\n%s", out)
+	}
 	copies, _ := filepath.Glob(filepath.Join(tufDir, "targets", "stable", archiveSHA+".*"))
 	if len(copies) != 1 {
 		t.Fatalf("the repository's copy of 1.1.0: %v", copies)
@@ -189,8 +192,20 @@ func TestRegistryPublishAndUpdate(t *testing.T) {
 	t.Logf("update from a tampered registry blob: %s%s", out, stderr)
 	os.WriteFile(blobFile, good, 0o644)
 
-	// Now from the registry, by the end-user installer.
-	run("update", "hello", "--from", tufDir)
+	// Now from the registry, by the end-user installer: --check says so,
+	// and the update's --json names the blob it downloaded.
+	if out := run("update", "hello", "--from", tufDir, "--check"); !strings.Contains(out, "archive from the registry "+reg.Addr+"/acme/hello") {
+		t.Fatalf("update --check does not say the archive comes from the registry:\n%s", out)
+	}
+	code, jout, stderr = cli(t, env, "update", "hello", "--from", tufDir, "--json")
+	var up struct {
+		Updated  bool
+		Version  string
+		Download struct{ Kind, Registry string }
+	}
+	if code != exitOK || json.Unmarshal([]byte(jout), &up) != nil || !up.Updated || up.Version != "1.1.0" || up.Download.Kind != "archive" || up.Download.Registry != wantBlob {
+		t.Fatalf("update --json: exit %d %+v\n%s%s", code, up, jout, stderr)
+	}
 	if active() != "1.1.0" {
 		t.Fatalf("active after the update: %s", active())
 	}
