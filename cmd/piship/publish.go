@@ -46,7 +46,7 @@ func publishCmd(e *cli.Env) *cobra.Command {
 		GroupID: cli.GroupDist,
 		Short:   "push a release to an OCI registry: an artifact per target, an index per version",
 		Long: `Pushes a release set (<id>-<version>.SHA256SUMS, or the releases directory piship release
-wrote that holds one: dist/releases) to an OCI registry, as Homebrew keeps its bottles on
+wrote that holds one: DIST/dist/releases, or DIST/dist, or DIST) to an OCI registry, as Homebrew keeps its bottles on
 GHCR. Every archive is first verified as verify-release does (held to the set's digest,
 extracted under the archive rules, the release rules applied); one that fails stops the
 publish before anything is pushed.
@@ -78,7 +78,8 @@ then downloads it from the registry, held to the signed length and sha256.`,
 }
 
 // findSet is the release set src names: a set file, or the one set of a
-// releases directory (or of its releases/ subdirectory: dist).
+// releases directory, of a dist directory's releases/, or of a
+// distribution's dist/releases/ (the first of them that holds a set).
 func findSet(src string) (string, error) {
 	if release.IsSums(src) {
 		return src, nil
@@ -90,7 +91,7 @@ func findSet(src string) (string, error) {
 	if !fi.IsDir() {
 		return "", errcode.Newf(errcode.ConfigInvalid, "%s is not a release set: give the releases directory piship release wrote (dist/releases) or its <id>-<version>%s", src, release.SumsSuffix)
 	}
-	for _, dir := range []string{src, filepath.Join(src, "releases")} {
+	for _, dir := range []string{src, filepath.Join(src, "releases"), filepath.Join(src, "dist", "releases")} {
 		sets, _ := filepath.Glob(filepath.Join(dir, "*"+release.SumsSuffix))
 		switch len(sets) {
 		case 0:
@@ -126,7 +127,12 @@ func runPublish(e *cli.Env, src, to string, asJSON bool) int {
 	}
 	for _, rep := range reps {
 		if err := rep.Err(); err != nil {
-			return cli.FailIn(e, "publish", errcode.Newf(errcode.IntegrityFailed, "%s is not a release that installs (%v): nothing was pushed; piship verify-release %s says more", rep.Release, err, sums))
+			name := rep.Release
+			if name == "" {
+				name = filepath.Base(rep.Source)
+			}
+			why := strings.TrimPrefix(err.Error(), errcode.IntegrityFailed+": ")
+			return cli.FailIn(e, "publish", errcode.Newf(errcode.IntegrityFailed, "%s is not a release that installs (%s): nothing was pushed; piship verify-release %s says more", name, why, sums))
 		}
 	}
 	repo, err := oci.Open(ref, oci.Options{Budget: &oci.Budget{Total: publishBudget, Request: publishRequestTimeout}})
