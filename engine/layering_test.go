@@ -90,7 +90,9 @@ func TestKindsDoNotLinkTheExporters(t *testing.T) {
 // The end-user installer (cmd/piship-install) is the consumer side alone:
 // it runs the install pipelines through this engine with the consumer
 // kinds, and links none of the build side (the bundler, SBOMs, audits, the
-// build kinds) and no gRPC; pipelines and the shared CLI, which it is made
+// build kinds), no gRPC and no OCI client library (it fetches registry blobs
+// with plain GETs of the distribution API: stages/updatesource's OpenBlob);
+// pipelines and the shared CLI, which it is made
 // of, import no kind layer but the consumer one and no exporter package.
 func TestInstallerLinksNoBuildSide(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "piship.dev/piship/cmd/piship-install").CombinedOutput()
@@ -99,7 +101,8 @@ func TestInstallerLinksNoBuildSide(t *testing.T) {
 	}
 	for _, p := range strings.Fields(string(out)) {
 		if strings.Contains(p, "esbuild") || strings.Contains(p, "sbom") || strings.Contains(p, "audit") || strings.Contains(p, "grpc") ||
-			p == "piship.dev/piship/stages" || p == "piship.dev/piship/tracing/otlp" || strings.HasPrefix(p, "go.opentelemetry.io/otel/exporters/") {
+			p == "piship.dev/piship/stages" || p == "piship.dev/piship/tracing/otlp" || strings.HasPrefix(p, "go.opentelemetry.io/otel/exporters/") ||
+			strings.HasPrefix(p, "oras.land/") || p == "piship.dev/piship/stages/oci" {
 			t.Errorf("cmd/piship-install links %s: the installer is the consumer side only (docs/architecture.md)", p)
 		}
 	}

@@ -508,7 +508,11 @@ type Updated struct {
 	DownloadBytes               int64
 	DeltaFrom                   string
 	DeltaSkipped, DeltaFallback string
-	Total                       time.Duration
+	// Registry is the registry blob URL the archive came (with check:
+	// would come) from when its signed target names one; "" when it came
+	// from the TUF repository, or only a delta was downloaded.
+	Registry string
+	Total    time.Duration
 }
 
 // Update runs the built-in update pipeline.
@@ -540,6 +544,9 @@ func Update(ctx context.Context, c Config, a UpdateArgs) (*Updated, error) {
 			u.Download, u.DownloadBytes, u.DeltaFrom = "archive", ch.DeltaBytes+ch.Bytes, ch.DeltaFrom
 		default:
 			u.Download, u.DownloadBytes = "archive", ch.Bytes
+		}
+		if u.Download == "archive" {
+			u.Registry = ch.RegistryBlob
 		}
 		if in.UpToDate {
 			// Another command activated the version while this update ran.

@@ -170,6 +170,7 @@ func TestExitCodeRuleEveryCommand(t *testing.T) {
 		"release":        {"release", missing},
 		"verify-release": {"verify-release", missing},
 		"budgets check":  {"budgets", "check", missing},
+		"publish":        {"publish", missing, "--to", "oci://127.0.0.1:1/acme/hello"},
 		"keygen":         {"keygen", filepath.Join(dir, "k.pem"), "--id", "bad id!"},
 		"install":        {"install", missing},
 		"update":         {"update", "hello", "--timeout", "soon"},

@@ -445,6 +445,9 @@ type RepoRelease struct {
 	Notes       string `json:"notes"`
 	NotesLength int64  `json:"notesLength"`
 	NotesSHA256 string `json:"notesSha256"`
+	// RegistryBlob is the registry blob URL the archive is served from
+	// (repo add --registry), "" when only from the repository.
+	RegistryBlob string `json:"registryBlob"`
 }
 
 // RepoStatusJSON is st as piship-repo-status/v1; dir is the directory as
@@ -457,7 +460,7 @@ func RepoStatusJSON(dir, initialRootSHA256 string, st tuf.Status) RepoStatusDoc 
 	}
 	for _, r := range st.Releases {
 		rel := RepoRelease{Path: r.Path, Channel: r.Channel, Version: r.Version, Target: r.For(), Format: r.Kind(), From: r.FromVersion,
-			LockSHA256: r.LockSHA256, Length: r.Length, SHA256: r.SHA256}
+			LockSHA256: r.LockSHA256, Length: r.Length, SHA256: r.SHA256, RegistryBlob: r.RegistryBlob}
 		if r.Notes != nil {
 			rel.Notes, rel.NotesLength, rel.NotesSHA256 = r.Notes.Path, r.Notes.Length, r.Notes.SHA256
 		}
@@ -522,4 +525,39 @@ func BudgetsCheckJSON(set *release.Sums, rep *budgets.Report, recorded bool) Bud
 		d.Targets = append(d.Targets, td)
 	}
 	return d
+}
+
+// PublishDoc is piship-publish/v1: what piship publish pushed, as the
+// registry answers it.
+type PublishDoc struct {
+	Schema   string             `json:"schema"`
+	Registry string             `json:"registry"`
+	ID       string             `json:"id"`
+	Version  string             `json:"version"`
+	Set      string             `json:"set"`
+	Index    PublishIndexDoc    `json:"index"`
+	Targets  []PublishTargetDoc `json:"targets"`
+}
+
+// PublishIndexDoc is the version's image index.
+type PublishIndexDoc struct {
+	Tag    string `json:"tag"`
+	Digest string `json:"digest"`
+}
+
+// PublishTargetDoc is one target's artifact.
+type PublishTargetDoc struct {
+	Target      string           `json:"target"`
+	Tag         string           `json:"tag"`
+	Digest      string           `json:"digest"`
+	LockSHA256  string           `json:"lockSha256"`
+	ArchiveBlob string           `json:"archiveBlob"`
+	Files       []PublishFileDoc `json:"files"`
+}
+
+// PublishFileDoc is one layer: a file of the release.
+type PublishFileDoc struct {
+	Name   string `json:"name"`
+	Digest string `json:"digest"`
+	Bytes  int64  `json:"bytes"`
 }

@@ -4,12 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/google/go-containerregistry/pkg/registry"
 
 	"piship.dev/piship/cmd/piship/internal/fixture"
 	"piship.dev/piship/engine"
@@ -272,6 +277,19 @@ func TestJSONMatchesDocs(t *testing.T) {
 	if vr := ok("piship-verify-release/v1", exitFailed, "verify-release", filepath.Join(dist1, "dist", "hello")); vr["ok"] != false {
 		t.Errorf("verify-release of a build: %v", vr)
 	}
+	// publish, to an in-process registry (go-containerregistry's); a
+	// reference that is not oci://, and a registry that is down.
+	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer reg.Close()
+	to := "oci://" + strings.TrimPrefix(reg.URL, "http://") + "/acme/hello"
+	if p := ok("piship-publish/v1", exitOK, "publish", filepath.Dir(archives["1.0.0"]), "--to", to); p != nil {
+		ts, _ := p["targets"].([]any)
+		if len(ts) != 1 || !strings.HasPrefix(fmt.Sprint(ts[0].(map[string]any)["archiveBlob"]), reg.URL+"/v2/acme/hello/blobs/sha256:") || p["version"] != "1.0.0" {
+			t.Errorf("publish --json: %v", p)
+		}
+	}
+	failure("piship-publish/v1", exitUsage, "publish", filepath.Dir(archives["1.0.0"]), "--to", "ghcr.io/acme/hello")
+	failure("piship-publish/v1", exitFailed, "publish", filepath.Dir(archives["1.0.0"]), "--to", "oci://127.0.0.1:1/acme/hello")
 
 	// The same two releases in the TUF repository.
 	if code, _, stderr := piship(t, env, "repo", "add", repoDir, archives["1.0.0"], archives["1.0.1"], "--key", key); code != exitOK {

@@ -63,7 +63,7 @@ error (USAGE_INVALID, CONFIG_INVALID, LOCK_INVALID). piship launch exits with th
 func commands(e *env) []*cobra.Command {
 	return slices.Concat(
 		// Building and shipping a distribution.
-		[]*cobra.Command{initCmd(e), lockCmd(e), buildCmd(e), releaseCmd(e), verifyReleaseCmd(e), budgetsCmd(e), keygenCmd(e), repoCmd(e)},
+		[]*cobra.Command{initCmd(e), lockCmd(e), buildCmd(e), releaseCmd(e), verifyReleaseCmd(e), publishCmd(e), budgetsCmd(e), keygenCmd(e), repoCmd(e)},
 		// Installing and running one.
 		cli.ConsumerCommands(e),
 		// Pipelines.

@@ -126,7 +126,7 @@ func runRepoInit(e *cli.Env, dir string, keyFlags, thresholdFlags []string) int 
 
 func repoAddCmd(e *cli.Env) *cobra.Command {
 	var keys []string
-	var ch string
+	var ch, registry string
 	var po tuf.PublishOptions
 	c := &cobra.Command{
 		Use:   "add DIR ARCHIVE|SET... --key FILE...",
@@ -147,15 +147,25 @@ files that changed as zstd patches against the installed version's, which piship
 downloads instead of the archive when the installed tree is exactly that version's. A delta
 larger than half the archive is not published. --v1-twin also publishes a piship-archive/v1
 (.tar.gz) copy of each v2 archive, for installations whose piship reads only v1; an update
-takes the newest format its piship reads.`,
+takes the newest format its piship reads.
+
+--registry oci://HOST/REPOSITORY names, in each archive's target, the blob piship publish
+pushed to that registry (its distribution API URL, https://HOST/v2/REPOSITORY/blobs/sha256:...;
+the registry must hold it: publish first). piship update then downloads the archive from the
+registry, with the anonymous token step registries such as GHCR ask for, held to the length
+and sha256 the targets role signs, as any download; nothing the registry says is trusted. The
+repository keeps its own copy too (deltas are made from it, and a piship before this field
+downloads it).`,
 		Example: `  piship repo add /srv/hello out/releases/hello-1.0.0-linux-x64.tar.zst --key release.pem --key online.pem
   piship repo add /srv/hello out/releases/hello-1.0.0.SHA256SUMS --key release.pem --key online.pem
-  piship repo add /srv/hello a.tar.zst b.tar.zst --channel beta --key release.pem --key online.pem`,
+  piship repo add /srv/hello a.tar.zst b.tar.zst --channel beta --key release.pem --key online.pem
+  piship repo add /srv/hello out/releases/hello-1.0.0.SHA256SUMS --registry oci://ghcr.io/acme/hello --key release.pem --key online.pem`,
 		Args: cli.RangeArgs(2, -1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return cli.Done(runRepoAdd(e, args[0], args[1:], ch, keys, po))
+			return cli.Done(runRepoAdd(e, args[0], args[1:], ch, keys, po, registry))
 		},
 	}
+	c.Flags().StringVar(&registry, "registry", "", "name each archive's blob in the registry repository `oci://HOST[:PORT]/REPOSITORY` (pushed by piship publish) as where updates download it")
 	c.Flags().StringVar(&ch, "channel", "stable", "`CHANNEL` to publish on")
 	c.Flags().IntVar(&po.Deltas, "deltas", tuf.DefaultDeltas, "publish deltas from the `N` newest earlier releases of the channel (0: none)")
 	c.Flags().BoolVar(&po.V1Twin, "v1-twin", false, "also publish a piship-archive/v1 copy of each v2 archive (for installations whose piship reads only v1)")
@@ -164,7 +174,7 @@ takes the newest format its piship reads.`,
 	return c
 }
 
-func runRepoAdd(e *cli.Env, dir string, archives []string, ch string, keyFiles []string, po tuf.PublishOptions) int {
+func runRepoAdd(e *cli.Env, dir string, archives []string, ch string, keyFiles []string, po tuf.PublishOptions, registry string) int {
 	if po.Deltas < 0 {
 		return cli.FailIn(e, "repo add", errcode.Newf(errcode.ConfigInvalid, "--deltas %d: give how many earlier releases to make deltas from, 0 for none", po.Deltas))
 	}
@@ -192,6 +202,11 @@ func runRepoAdd(e *cli.Env, dir string, archives []string, ch string, keyFiles [
 		}
 		rels = append(rels, rel)
 	}
+	if registry != "" {
+		if err := servedFrom(e.Ctx, registry, rels); err != nil {
+			return cli.FailIn(e, "repo add", err)
+		}
+	}
 	var said []string
 	po.Logf = func(format string, args ...any) { said = append(said, fmt.Sprintf(format, args...)) }
 	if err := r.Publish(e.Ctx, rels, po, keys, keys, keys); err != nil {
@@ -199,6 +214,9 @@ func runRepoAdd(e *cli.Env, dir string, archives []string, ch string, keyFiles [
 	}
 	for _, rel := range rels {
 		fmt.Fprintf(e.Stdout, "published %s %s for %s on %s\n", tuf.TargetPath(ch, rel.Archive), rel.Version, rel.Target, ch)
+		if rel.RegistryBlob != "" {
+			fmt.Fprintf(e.Stdout, "  served from the registry: %s\n", rel.RegistryBlob)
+		}
 		if rel.Notes != "" {
 			fmt.Fprintf(e.Stdout, "published %s: the release notes of %s (%s)\n", tuf.NotesPath(ch, rel.Archive), rel.Version, rel.Notes)
 		}
@@ -472,6 +490,9 @@ func printRepoStatus(w io.Writer, d RepoStatusDoc) {
 			continue
 		}
 		fmt.Fprintf(w, "  %s %s for %s on %s (%s, %d bytes, sha256 %s)\n", r.Path, r.Version, r.Target, r.Channel, r.Format, r.Length, r.SHA256)
+		if r.RegistryBlob != "" {
+			fmt.Fprintf(w, "    served from the registry: %s\n", r.RegistryBlob)
+		}
 		if r.Notes != "" {
 			fmt.Fprintf(w, "    release notes %s (%d bytes)\n", r.Notes, r.NotesLength)
 		} else {

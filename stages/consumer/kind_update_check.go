@@ -23,7 +23,7 @@ import (
 type UpdateCheck struct{}
 
 func (UpdateCheck) Name() string    { return "update_check" }
-func (UpdateCheck) Version() string { return "7" }
+func (UpdateCheck) Version() string { return "8" }
 func (UpdateCheck) Doc() string {
 	return "Runs the TUF client (stages/tuf, go-tuf's updater) against the distribution's repository (a directory, or http(s); plain http only on loopback): " +
 		"the root chain from the trusted root in trust/<id>/ (first time: the initial root the active release's lock pins), timestamp, snapshot and targets, " +
@@ -73,6 +73,9 @@ type UpdateCheckOutputs struct {
 	DeltaFrom    string `cty:"delta_from" doc:"the installed version the delta starts from"`
 	DeltaBytes   int64  `cty:"delta_bytes" doc:"the signed size of the delta (with check: the one that would be downloaded)"`
 	DeltaSkipped string `cty:"delta_skipped" doc:"why a delta published for this update was not taken (empty when none was, or it was taken)"`
+	// RegistryBlob is where the archive is served from when its signed
+	// target names a registry blob (repo add --registry).
+	RegistryBlob string `cty:"registry_blob" doc:"the registry blob URL the archive is downloaded from (empty: the TUF repository's targets/)"`
 }
 
 // Run implements stage.Typed.
@@ -138,6 +141,7 @@ func (UpdateCheck) Run(ctx context.Context, inv *stage.Invocation, cfg UpdateChe
 	out.Version, out.Update = res.Release.Version, true
 	out.Archive, out.SHA256, out.Bytes = res.Archive, res.SHA256, res.Length
 	out.LockSHA256, out.TrustStage, out.Notes = res.Release.LockSHA256, res.Stage, res.Notes
+	out.RegistryBlob = res.Release.RegistryBlob
 	if d := res.Delta; d != nil {
 		out.Delta, out.DeltaFrom, out.DeltaBytes = d.Path, d.FromVersion, d.Length
 	}

@@ -196,7 +196,8 @@ func refresh(ctx context.Context, o UpdateOptions, local string) (*updater.Updat
 	if err != nil {
 		return nil, nil, err
 	}
-	f := &fetcher{ctx: ctx, src: src, subs: map[string]*updatesource.Source{}, fetched: map[string][]byte{}}
+	f := &fetcher{ctx: ctx, src: src, subs: map[string]*updatesource.Source{}, fetched: map[string][]byte{},
+		opts: updatesource.SourceOptions{Client: o.Client, Limits: o.Limits, Dial: o.Dial}}
 	rootBytes, err := trustedRoot(o, f)
 	if err != nil {
 		return nil, nil, err
@@ -335,7 +336,7 @@ func pick(ctx context.Context, o UpdateOptions, f *fetcher, up *updater.Updater)
 			res.Delta = d
 			return res, nil
 		}
-		err := download(ctx, f, d.TargetPath, d.Length, d.SHA256, o.DownloadDir, "delta")
+		err := download(ctx, f, d.TargetPath, d.Length, d.SHA256, o.DownloadDir, "delta", "")
 		if err == nil {
 			d.Path = filepath.Join(o.DownloadDir, path.Base(d.TargetPath))
 			res.Delta = d
@@ -354,7 +355,7 @@ func pick(ctx context.Context, o UpdateOptions, f *fetcher, up *updater.Updater)
 	if o.Check {
 		return res, nil
 	}
-	if err := download(ctx, f, best.Path, best.Length, res.SHA256, o.DownloadDir, "archive"); err != nil {
+	if err := download(ctx, f, best.Path, best.Length, res.SHA256, o.DownloadDir, "archive", bestC.RegistryBlob); err != nil {
 		return nil, err
 	}
 	res.Archive = filepath.Join(o.DownloadDir, path.Base(best.Path))
@@ -417,17 +418,25 @@ func short(digest string) string { return digest[:min(12, len(digest))] }
 // sha256 checked on the way against what the role signs (the check
 // go-tuf's VerifyLengthHashes makes over bytes held whole), and renamed
 // into place only when both match. what names it in messages ("archive",
-// "delta").
-func download(ctx context.Context, f *fetcher, p string, length int64, sha string, dir, what string) error {
+// "delta"). blob, when not "", is the registry blob the target names
+// (Custom.RegistryBlob): the bytes come from there instead, under the
+// same checks.
+func download(ctx context.Context, f *fetcher, p string, length int64, sha string, dir, what, blob string) error {
 	d, base := path.Split(p)
-	remote := d + sha + "." + base
-	sub, err := f.src.Sub("targets/" + strings.TrimSuffix(d, "/"))
+	name, loc := sha+"."+base, f.location("targets/"+d+sha+"."+base)
+	var src *updatesource.Source
+	var err error
+	if blob != "" {
+		src, name, err = f.blobSource(blob, sha, p)
+		loc = blob
+	} else {
+		src, err = f.src.Sub("targets/" + strings.TrimSuffix(d, "/"))
+	}
 	if err != nil {
 		return err
 	}
 	dst := filepath.Join(dir, base)
-	if err := sub.Download(ctx, sha+"."+base, dst, length, sha); err != nil {
-		loc := f.location("targets/" + remote)
+	if err := src.Download(ctx, name, dst, length, sha); err != nil {
 		var ce *updatesource.Error
 		if !errors.As(err, &ce) || (ce.Reason != updatesource.ReasonSize && ce.Reason != updatesource.ReasonDigest) {
 			return err
@@ -449,7 +458,11 @@ func download(ctx context.Context, f *fetcher, p string, length int64, sha strin
 		if what != "archive" {
 			tail = "report it to the publisher"
 		}
-		return updateErr(ReasonIntegrity, err, "%s is not the %s the targets role signs for %s (%s): the repository or a mirror serves other bytes; %s", loc, what, p, why, tail)
+		who := "the repository or a mirror"
+		if blob != "" {
+			who = "the registry"
+		}
+		return updateErr(ReasonIntegrity, err, "%s is not the %s the targets role signs for %s (%s): %s serves other bytes; %s", loc, what, p, why, who, tail)
 	}
 	return nil
 }
@@ -483,8 +496,9 @@ func fetchNotes(up *updater.Updater, f *fetcher, p string) (string, error) {
 // the archives go through Source.Sub and Fetch/FetchArchive, so a
 // repository is read under the rules of today's channels.
 type fetcher struct {
-	ctx context.Context
-	src *updatesource.Source
+	ctx  context.Context
+	src  *updatesource.Source
+	opts updatesource.SourceOptions // how src reaches the network: a registry blob's too
 
 	mu      sync.Mutex
 	subs    map[string]*updatesource.Source

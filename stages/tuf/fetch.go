@@ -7,6 +7,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"piship.dev/piship/stages/updatesource"
 )
 
 // FetchRelease downloads the archive whose sha256 is archiveSHA256 from
@@ -52,6 +54,13 @@ func FetchRelease(ctx context.Context, o UpdateOptions, archiveSHA256 string) (*
 		}
 		base := path.Base(p)
 		res.Release, res.TargetPath, res.Length, res.SHA256 = c, p, tf.Length, archiveSHA256
+		if c.RegistryBlob != "" { // served from a registry: the update's download and its checks
+			if err := download(ctx, f, p, tf.Length, archiveSHA256, o.DownloadDir, "archive", c.RegistryBlob); err != nil {
+				return nil, err
+			}
+			res.Archive = filepath.Join(o.DownloadDir, base)
+			return res, ctx.Err()
+		}
 		dir, _ := path.Split(p)
 		sub, err := f.src.Sub("targets/" + strings.TrimSuffix(dir, "/"))
 		if err != nil {
@@ -65,4 +74,23 @@ func FetchRelease(ctx context.Context, o UpdateOptions, archiveSHA256 string) (*
 		return res, ctx.Err()
 	}
 	return nil, updateErr(ReasonNoRelease, nil, "%s publishes no release with sha256 %s on channel %s for target %s (targets version %d): the publisher removed it, or the installed release was never published there", f.src, archiveSHA256, o.Channel, o.Target, res.TargetsVersion)
+}
+
+// blobSource opens the registry blob target p names
+// (Custom.RegistryBlob), which must be the blob of the sha256 the targets
+// role signs for p: nothing the registry says is trusted, and a URL that
+// names another digest is the repository's mistake, refused before any
+// request.
+func (f *fetcher) blobSource(blob, sha, p string) (*updatesource.Source, string, error) {
+	got, err := updatesource.ParseBlobURL(blob)
+	if err != nil {
+		if e, ok := updatesource.AsError(err); ok && e.Code == updatesource.CodeNetworkDenied {
+			return nil, "", err
+		}
+		return nil, "", updateErr(ReasonMalformed, err, "target %s of %s names the registry blob %s, which piship cannot fetch (%v): report it to the publisher", p, f.src, blob, err)
+	}
+	if got != sha {
+		return nil, "", updateErr(ReasonMalformed, nil, "target %s of %s names the registry blob %s, not the blob of the sha256 it signs (%s): the repository is inconsistent; report it to the publisher", p, f.src, blob, sha)
+	}
+	return updatesource.OpenBlob(blob, f.opts)
 }

@@ -81,7 +81,7 @@ func (r *Repository) addTwin(ctx context.Context, rel Release, tmp string, o Pub
 		return configErr("cannot write the v1 twin of %s: %v", rel.Archive, err)
 	}
 	t := rel
-	t.Archive, t.Format, t.Notes = twin, FormatArchiveV1, ""
+	t.Archive, t.Format, t.Notes, t.RegistryBlob = twin, FormatArchiveV1, "", "" // the twin is served from targets/ only
 	tf, err := r.addArchive(t)
 	if err != nil {
 		return err

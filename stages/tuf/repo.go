@@ -274,13 +274,13 @@ type Release struct {
 	// Format is the archive's format (FormatArchiveV2, FormatArchiveV1;
 	// "" is v1, what a Release made before v2 meant).
 	Format string
-	// Version (semantic), Target (platform, e.g. linux-x64), LockSHA256
-	// (the release's lock digest) and Channel (e.g. stable) become the
-	// target's custom fields.
+	// Version (semantic), Target (platform, e.g. linux-x64), LockSHA256 (the
+	// lock's digest) and Channel (e.g. stable) become the custom fields.
 	Version, Target, LockSHA256, Channel string
 	// Notes is the local path of the release's notes.md ("" when it has
 	// none): published as the target NotesPath beside the archive.
-	Notes string
+	// RegistryBlob is where a registry serves the archive (Custom's).
+	Notes, RegistryBlob string
 }
 
 // TargetPath is where a release archive lives in the repository:
@@ -345,7 +345,7 @@ func (r *Repository) addArchive(rel Release) (*metadata.TargetFiles, error) {
 		return nil, configErr("release %s: target %q is not a platform target such as linux-x64", rel.Archive, rel.Target)
 	}
 	c := customFor(cmp.Or(rel.Format, FormatArchiveV1), rel.Target)
-	c.Version, c.LockSHA256, c.Channel = rel.Version, rel.LockSHA256, rel.Channel
+	c.Version, c.LockSHA256, c.Channel, c.RegistryBlob = rel.Version, rel.LockSHA256, rel.Channel, rel.RegistryBlob
 	tf, err := r.addTarget(rel.Archive, rel.Channel, c)
 	if err != nil {
 		return nil, err

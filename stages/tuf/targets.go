@@ -45,6 +45,14 @@ type Custom struct {
 	FromVersion string `json:"fromVersion,omitempty"`
 	FromTree    string `json:"fromTree,omitempty"`
 	ToTree      string `json:"toTree,omitempty"`
+	// RegistryBlob is the distribution API URL of an archive's blob in an
+	// OCI registry (repo add --registry: https://host/v2/<repository>/blobs/sha256:<hex>,
+	// the digest this target signs): a client downloads the archive from
+	// there, held to the signed length and sha256 as any download; "" for
+	// an archive served from the repository's targets/ only. A piship
+	// before this field downloads the repository's copy, which repo add
+	// keeps.
+	RegistryBlob string `json:"registryBlob,omitempty"`
 }
 
 // customFor is the custom object of a target of format format for

@@ -16,6 +16,11 @@
 //     and --max-time) put a connect, header and idle timeout and an
 //     overall budget on every request: one that fires is UPDATE_FAILED
 //     with ReasonTimeout, naming the limit, the URL and the flag to raise.
+//   - OpenBlob reads a release archive an OCI registry serves (a TUF
+//     target's registryBlob) with plain GETs of the distribution API: the
+//     registry's anonymous token step (a 401 Bearer challenge answered
+//     from its realm), redirects to its storage over https only, and the
+//     same limits, loopback rule and streamed checks (registry.go).
 //   - CheckName is the rule of channel names, CheckUpgrade refuses a
 //     downgrade (install checks it again under its lock).
 //

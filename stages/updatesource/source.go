@@ -53,6 +53,9 @@ type Source struct {
 	client *http.Client
 	limits Limits
 	shown  string
+	// blob is the one name a registry blob's Source fetches,
+	// sha256:<hex> (OpenBlob), "" for a directory.
+	blob string
 }
 
 // SourceOptions are how a Source reaches the network.
@@ -406,7 +409,7 @@ func sizeErr(loc string, got, want int64) error {
 // http(s) fetch runs under the limits with budget as its overall budget
 // (what names the file in its message).
 func (s *Source) open(ctx context.Context, name string, budget time.Duration, what string) (io.ReadCloser, int64, error) {
-	if msg := checkFileName(name); msg != "" {
+	if msg := checkFileName(name); msg != "" && (s.blob == "" || name != s.blob) {
 		return nil, 0, updateErr(ReasonMalformed, "%q: %s", name, msg)
 	}
 	if err := ctx.Err(); err != nil {
@@ -451,12 +454,16 @@ func (s *Source) readErr(ctx context.Context, name string, err error) error {
 func (s *Source) get(ctx context.Context, f *fetch, name string) (*http.Response, error) {
 	u := s.base.JoinPath(name)
 	loc := u.String()
+	bearer := "" // a registry's anonymous token, once its 401 asked for one
 	for attempt := 1; ; attempt++ {
 		req, err := http.NewRequestWithContext(f.ctx, http.MethodGet, loc, nil)
 		if err != nil {
 			return nil, updateErr(ReasonFetch, "%s: %v", loc, err)
 		}
 		req.Header.Set("User-Agent", "piship")
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		}
 		resp, err := f.do(s.client, req)
 		if err != nil {
 			if e := f.after(ctx, err); e != nil {
@@ -474,6 +481,13 @@ func (s *Source) get(ctx context.Context, f *fetch, name string) (*http.Response
 		io.CopyN(io.Discard, resp.Body, 4<<10)
 		resp.Body.Close()
 		switch code := resp.StatusCode; {
+		case code == http.StatusUnauthorized && s.blob != "" && bearer == "":
+			// The registry's anonymous token step (registry.go), once;
+			// it is not counted as a try.
+			if bearer, err = s.token(ctx, f, resp.Header.Get("WWW-Authenticate"), loc); err != nil {
+				return nil, err
+			}
+			attempt--
 		case code == http.StatusNotFound || code == http.StatusGone:
 			return nil, &Error{Code: CodeUpdateFailed, Reason: ReasonNotFound, Msg: fmt.Sprintf("%s does not exist (%s)", loc, resp.Status), Err: fs.ErrNotExist}
 		case (code == http.StatusTooManyRequests || code >= 500) && attempt < maxTries:

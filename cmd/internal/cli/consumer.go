@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -180,9 +181,23 @@ func downloadWords(u *pipelines.Updated) string {
 	case u.Download == "delta":
 		return fmt.Sprintf("a %s delta from %s instead of the %s archive", pipelines.HumanBytes(u.DownloadBytes), u.DeltaFrom, pipelines.HumanBytes(u.Bytes))
 	case u.DeltaFallback != "":
-		return fmt.Sprintf("the %s archive after the delta from %s", pipelines.HumanBytes(u.Bytes), u.DeltaFrom)
+		return fmt.Sprintf("the %s archive after the delta from %s%s", pipelines.HumanBytes(u.Bytes), u.DeltaFrom, fromRegistry(u.Registry))
 	}
-	return "the " + pipelines.HumanBytes(u.Bytes) + " archive"
+	return "the " + pipelines.HumanBytes(u.Bytes) + " archive" + fromRegistry(u.Registry)
+}
+
+// fromRegistry names the registry an archive came from (its host and
+// repository, from the blob URL): "" when it came from the TUF repository.
+func fromRegistry(blob string) string {
+	if blob == "" {
+		return ""
+	}
+	u, err := url.Parse(blob)
+	if err != nil {
+		return " from a registry"
+	}
+	repo, _, _ := strings.Cut(strings.TrimPrefix(u.Path, "/v2/"), "/blobs/")
+	return " from the registry " + u.Host + "/" + repo
 }
 
 // MaxNotesLines is how many lines of a new version's release notes

@@ -170,13 +170,16 @@ type UpdateDownload struct {
 	From     string `json:"from"`
 	Skipped  string `json:"skipped"`
 	Fallback string `json:"fallback"`
+	// Registry is the registry blob URL the archive came from ("" when
+	// from the TUF repository, or a delta was downloaded).
+	Registry string `json:"registry"`
 }
 
 // UpdateJSON is the update as piship-update/v1.
 func UpdateJSON(u *pipelines.Updated, id string, check bool) UpdateDoc {
 	return UpdateDoc{Schema: Schema("update"), ID: id, Check: check, Available: u.Available, Updated: u.Available && !check,
 		Current: u.Current, Version: u.Version, Channel: u.Channel, Root: u.Root, Timestamp: u.Timestamp, Bytes: u.Bytes, Linked: u.Linked, Notes: u.Notes, Seconds: u.Total.Seconds(),
-		Download: UpdateDownload{Kind: u.Download, Bytes: u.DownloadBytes, From: u.DeltaFrom, Skipped: u.DeltaSkipped, Fallback: u.DeltaFallback}}
+		Download: UpdateDownload{Kind: u.Download, Bytes: u.DownloadBytes, From: u.DeltaFrom, Skipped: u.DeltaSkipped, Fallback: u.DeltaFallback, Registry: u.Registry}}
 }
 
 // RollbackDoc is piship-rollback/v1.

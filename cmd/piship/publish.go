@@ -1,0 +1,275 @@
+package main
+
+// piship publish: a release set pushed to an OCI registry, one artifact
+// per target and an index per version (stages/oci release.go's layout),
+// after the checks verify-release makes. The registry is storage: what
+// an update trusts is still the TUF repository, which may name the
+// archives' registry blobs (repo add --registry).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"piship.dev/piship/cmd/internal/cli"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/spf13/cobra"
+
+	"piship.dev/piship/cache"
+	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/cache/canon"
+	"piship.dev/piship/stages/oci"
+	"piship.dev/piship/stages/release"
+	"piship.dev/piship/stages/release/releasejson"
+	"piship.dev/piship/stages/stage/errcode"
+	"piship.dev/piship/stages/tuf"
+	"piship.dev/piship/stages/verify"
+)
+
+// What a publish may spend on the registry: an archive is tens of MB, so
+// a request may take longer than a cache entry's 30 s (oci.RequestTimeout).
+const (
+	publishRequestTimeout = 10 * time.Minute
+	publishBudget         = 30 * time.Minute
+)
+
+func publishCmd(e *cli.Env) *cobra.Command {
+	var to string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:     "publish RELEASE_DIR|SET --to oci://HOST/REPOSITORY",
+		GroupID: cli.GroupDist,
+		Short:   "push a release to an OCI registry: an artifact per target, an index per version",
+		Long: `Pushes a release set (<id>-<version>.SHA256SUMS, or the releases directory piship release
+wrote that holds one: DIST/dist/releases, or DIST/dist, or DIST) to an OCI registry, as Homebrew keeps its bottles on
+GHCR. Every archive is first verified as verify-release does (held to the set's digest,
+extracted under the archive rules, the release rules applied); one that fails stops the
+publish before anything is pushed.
+
+Each target becomes one artifact tagged <version>-<target> (artifact type
+application/vnd.piship.release.v1): the archive, its .sha256, its build-info.json and
+<name>/release.json (and <name>/notes.md when there are notes), each a layer titled with its
+file name, so oras pull writes the same files; annotations give the id, version, target and
+lockSha256 (the lock digest release.json records). An image index over the targets is
+tagged <version> ('+' of a version is '_' in a tag). The same bytes give the same digests,
+so publishing again is harmless.
+
+Credentials come from the Docker config file and its credential helpers (docker login,
+oras login); loopback registries are spoken to over plain HTTP, others over HTTPS. A
+request may take 10 minutes, the publish 30 in all. The update side: piship repo add
+--registry names each archive's registry blob in the TUF repository, and piship update
+then downloads it from the registry, held to the signed length and sha256.`,
+		Example: `  piship publish dist/releases --to oci://ghcr.io/acme/hello
+  piship publish dist/releases/hello-1.1.0.SHA256SUMS --to oci://127.0.0.1:5000/acme/hello --json`,
+		Args: cli.ExactArgs("RELEASE_DIR|SET"),
+		RunE: func(c *cobra.Command, args []string) error {
+			return cli.Done(runPublish(e, args[0], to, asJSON))
+		},
+	}
+	c.Flags().StringVar(&to, "to", "", "the registry repository, `oci://HOST[:PORT]/REPOSITORY` (required)")
+	_ = c.MarkFlagRequired("to")
+	cli.JSONFlag(c, &asJSON)
+	return c
+}
+
+// findSet is the release set src names: a set file, or the one set of a
+// releases directory, of a dist directory's releases/, or of a
+// distribution's dist/releases/ (the first of them that holds a set).
+func findSet(src string) (string, error) {
+	if release.IsSums(src) {
+		return src, nil
+	}
+	fi, err := os.Stat(src)
+	if err != nil {
+		return "", errcode.Newf(errcode.ConfigInvalid, "%v: give the releases directory piship release wrote (dist/releases) or its <id>-<version>%s", err, release.SumsSuffix)
+	}
+	if !fi.IsDir() {
+		return "", errcode.Newf(errcode.ConfigInvalid, "%s is not a release set: give the releases directory piship release wrote (dist/releases) or its <id>-<version>%s", src, release.SumsSuffix)
+	}
+	for _, dir := range []string{src, filepath.Join(src, "releases"), filepath.Join(src, "dist", "releases")} {
+		sets, _ := filepath.Glob(filepath.Join(dir, "*"+release.SumsSuffix))
+		switch len(sets) {
+		case 0:
+			continue
+		case 1:
+			return sets[0], nil
+		}
+		return "", errcode.Newf(errcode.ConfigInvalid, "%s holds %d release sets (%s): give the one to publish", dir, len(sets), strings.Join(baseNames(sets), ", "))
+	}
+	return "", errcode.Newf(errcode.ConfigInvalid, "%s holds no release set (<id>-<version>%s): run piship release first, or give the set file", src, release.SumsSuffix)
+}
+
+func baseNames(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		out = append(out, filepath.Base(p))
+	}
+	return out
+}
+
+func runPublish(e *cli.Env, src, to string, asJSON bool) int {
+	ref, err := oci.ParseRef(to)
+	if err != nil {
+		return cli.FailIn(e, "publish", err)
+	}
+	sums, err := findSet(src)
+	if err != nil {
+		return cli.FailIn(e, "publish", err)
+	}
+	set, reps, err := verify.Set(e.Ctx, sums)
+	if err != nil {
+		return cli.FailIn(e, "publish", err)
+	}
+	for _, rep := range reps {
+		if err := rep.Err(); err != nil {
+			name := rep.Release
+			if name == "" {
+				name = filepath.Base(rep.Source)
+			}
+			why := strings.TrimPrefix(err.Error(), errcode.IntegrityFailed+": ")
+			return cli.FailIn(e, "publish", errcode.Newf(errcode.IntegrityFailed, "%s is not a release that installs (%s): nothing was pushed; piship verify-release %s says more", name, why, sums))
+		}
+	}
+	repo, err := oci.Open(ref, oci.Options{Budget: &oci.Budget{Total: publishBudget, Request: publishRequestTimeout}})
+	if err != nil {
+		return cli.FailIn(e, "publish", err)
+	}
+	doc, err := publishSet(e.Ctx, repo, set)
+	if err != nil {
+		return cli.FailIn(e, "publish", err)
+	}
+	if asJSON {
+		cli.PrintJSON(e, doc)
+		return cli.ExitOK
+	}
+	for _, t := range doc.Targets {
+		fmt.Fprintf(e.Stdout, "pushed %s %s %s: %s (%s, %s)\n", doc.ID, doc.Version, t.Target, repo.Describe(t.Tag), t.Digest, canon.Count(len(t.Files), "file"))
+		for _, f := range t.Files {
+			fmt.Fprintf(e.Stdout, "  %s %s (%d bytes)\n", f.Name, f.Digest, f.Bytes)
+		}
+	}
+	fmt.Fprintf(e.Stdout, "pushed the index %s (%s, %s)\n", repo.Describe(doc.Index.Tag), doc.Index.Digest, canon.Count(len(doc.Targets), "target"))
+	fmt.Fprintf(e.Stdout, "To serve updates from the registry, name its blobs in the TUF repository: piship repo add DIR %s --registry %s --key TARGETS.pem --key ONLINE.pem\n", sums, ref)
+	return cli.ExitOK
+}
+
+// publishSet pushes every target of set (verified) and the index over them.
+func publishSet(ctx context.Context, repo *oci.Repo, set *release.Sums) (PublishDoc, error) {
+	doc := PublishDoc{Schema: cli.Schema("publish"), Registry: repo.Ref.String(), ID: set.ID, Version: set.Version, Set: set.Path, Targets: []PublishTargetDoc{}}
+	pushErr := func(what string, err error) error {
+		if errors.Is(err, context.Canceled) {
+			return err
+		}
+		var ie *oci.IntegrityError
+		if errors.As(err, &ie) {
+			return err
+		}
+		done := ""
+		if len(doc.Targets) > 0 {
+			done = fmt.Sprintf("; the %s pushed before stay (publishing again is harmless: the same bytes give the same digests)", canon.Count(len(doc.Targets), "target"))
+		}
+		return errcode.Newf(errcode.RegistryUnavailable, "pushing %s to %s: %v%s", what, repo.Ref, err, done)
+	}
+	descs := make([]ocispec.Descriptor, 0, len(set.Entries))
+	for _, en := range set.Entries {
+		files, err := oci.ReleaseFiles(set.Dir(), en.Archive)
+		if err != nil {
+			return doc, errcode.Newf(errcode.ConfigInvalid, "%s: %v (piship release writes it beside the archive): nothing more was pushed", en.Archive, err)
+		}
+		lock, err := lockOf(files, en.Name)
+		if err != nil {
+			return doc, err
+		}
+		ann := map[string]string{oci.AnnotationID: set.ID, oci.AnnotationVersion: set.Version, oci.AnnotationTarget: en.Name.Target, oci.AnnotationLockSHA256: lock}
+		desc, err := repo.PushTarget(ctx, files, ann)
+		if err != nil {
+			return doc, pushErr(en.Archive, err)
+		}
+		// What the registry now serves under the tag, read back.
+		got, err := repo.FetchTarget(ctx, set.Version, en.Name.Target)
+		if err != nil {
+			return doc, pushErr(en.Archive, err)
+		}
+		if got.Desc.Digest != desc.Digest {
+			return doc, errcode.Newf(errcode.RegistryUnavailable, "%s answers %s for %s after piship pushed %s: another publish of the same version ran at once; publish again", repo.Ref, got.Desc.Digest, oci.TargetTag(set.Version, en.Name.Target), desc.Digest)
+		}
+		t := PublishTargetDoc{Target: en.Name.Target, Tag: oci.TargetTag(set.Version, en.Name.Target), Digest: desc.Digest.String(), LockSHA256: lock, Files: []PublishFileDoc{}}
+		for i, l := range got.Manifest.Layers {
+			t.Files = append(t.Files, PublishFileDoc{Name: got.Files()[i], Digest: l.Digest.String(), Bytes: l.Size})
+			if i == 0 {
+				t.ArchiveBlob = repo.BlobURL(l.Digest.String())
+			}
+		}
+		doc.Targets = append(doc.Targets, t)
+		descs = append(descs, desc)
+	}
+	ix, err := repo.PushIndex(ctx, set.Version, descs, map[string]string{oci.AnnotationID: set.ID, oci.AnnotationVersion: set.Version})
+	if err != nil {
+		return doc, pushErr("the index of "+set.Version, err)
+	}
+	doc.Index = PublishIndexDoc{Tag: oci.VersionTag(set.Version), Digest: ix.Digest.String()}
+	return doc, nil
+}
+
+// lockOf reads the lock digest of a target's release.json (among files),
+// which must be the release its archive's name says.
+func lockOf(files []oci.File, name release.Identity) (string, error) {
+	for _, f := range files {
+		if filepath.Base(f.Name) != releasejson.Name || !strings.Contains(f.Name, "/") {
+			continue
+		}
+		raw, err := atomicfs.ReadRegular(f.Path, 1<<20)
+		if err != nil {
+			return "", errcode.Newf(errcode.ConfigInvalid, "%v: nothing more was pushed", err)
+		}
+		m, err := releasejson.Parse(raw)
+		if err != nil {
+			return "", errcode.Newf(errcode.ConfigInvalid, "%s: %v: nothing more was pushed", f.Path, err)
+		}
+		if m.Distribution.ID != name.ID || m.Distribution.Version != name.Version || m.Target != name.Target {
+			return "", errcode.Newf(errcode.ConfigInvalid, "%s is release %s %s for %s, not %s %s for %s: the release directory is not its archive's; release again: nothing more was pushed",
+				f.Path, m.Distribution.ID, m.Distribution.Version, m.Target, name.ID, name.Version, name.Target)
+		}
+		return m.LockSHA256, nil
+	}
+	return "", errcode.Newf(errcode.ConfigInvalid, "%s-%s-%s has no release.json beside its archive: nothing more was pushed", name.ID, name.Version, name.Target)
+}
+
+// servedFrom names, in each release, the blob of its archive in the
+// registry repository registry (repo add --registry), after checking the
+// registry holds it with the archive's size: a TUF target never names a
+// blob that is not there.
+func servedFrom(ctx context.Context, registry string, rels []tuf.Release) error {
+	ref, err := oci.ParseRef(registry)
+	if err != nil {
+		return err
+	}
+	repo, err := oci.Open(ref, oci.Options{})
+	if err != nil {
+		return err
+	}
+	for i, rel := range rels {
+		sum, err := cache.HashFile(rel.Archive)
+		if err != nil {
+			return errcode.Newf(errcode.ConfigInvalid, "cannot read the release archive %s: %v", rel.Archive, err)
+		}
+		fi, err := os.Stat(rel.Archive)
+		if err != nil {
+			return errcode.Newf(errcode.ConfigInvalid, "cannot read the release archive %s: %v", rel.Archive, err)
+		}
+		has, err := repo.HasBlob(ctx, "sha256:"+sum, fi.Size())
+		if err != nil {
+			return errcode.Newf(errcode.RegistryUnavailable, "%s: asking for the blob of %s: %v: nothing was published", ref, filepath.Base(rel.Archive), err)
+		}
+		if !has {
+			return errcode.Newf(errcode.ConfigInvalid, "%s holds no blob sha256:%s of %d bytes, the archive %s: push the release there first (piship publish RELEASE_DIR --to %s); nothing was published", ref, sum, fi.Size(), filepath.Base(rel.Archive), ref)
+		}
+		rels[i].RegistryBlob = repo.BlobURL("sha256:" + sum)
+	}
+	return nil
+}
