@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"piship.dev/piship/cmd/internal/cli"
 
@@ -29,13 +28,6 @@ import (
 	"piship.dev/piship/stages/stage/errcode"
 	"piship.dev/piship/stages/tuf"
 	"piship.dev/piship/stages/verify"
-)
-
-// What a publish may spend on the registry: an archive is tens of MB, so
-// a request may take longer than a cache entry's 30 s (oci.RequestTimeout).
-const (
-	publishRequestTimeout = 10 * time.Minute
-	publishBudget         = 30 * time.Minute
 )
 
 func publishCmd(e *cli.Env) *cobra.Command {
@@ -135,7 +127,7 @@ func runPublish(e *cli.Env, src, to string, asJSON bool) int {
 			return cli.FailIn(e, "publish", errcode.Newf(errcode.IntegrityFailed, "%s is not a release that installs (%s): nothing was pushed; piship verify-release %s says more", name, why, sums))
 		}
 	}
-	repo, err := oci.Open(ref, oci.Options{Budget: &oci.Budget{Total: publishBudget, Request: publishRequestTimeout}})
+	repo, err := oci.Open(ref, oci.Options{Budget: oci.TransferBudget()})
 	if err != nil {
 		return cli.FailIn(e, "publish", err)
 	}
@@ -249,7 +241,7 @@ func servedFrom(ctx context.Context, registry string, rels []tuf.Release) error 
 	if err != nil {
 		return err
 	}
-	repo, err := oci.Open(ref, oci.Options{})
+	repo, err := oci.Open(ref, oci.Options{Budget: oci.TransferBudget()})
 	if err != nil {
 		return err
 	}

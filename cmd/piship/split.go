@@ -27,21 +27,13 @@ type splitFlags struct {
 	merge    bool
 }
 
-// A release transfer is the run's point, not a cache's shortcut: its
-// budget is larger than a cache's (oci.RunBudget), for archives of many
-// megabytes; the connect limit stays oci.ConnectTimeout.
-const (
-	transferBudget  = 30 * time.Minute
-	transferRequest = 10 * time.Minute
-)
-
 // openRelease opens the repository of a --to or --from value.
 func openRelease(flag, s string) (*oci.Repo, error) {
 	ref, err := oci.ParseRef(s)
 	if err != nil {
 		return nil, errcode.Errorf(errcode.ConfigInvalid, "%s: %w", flag, err)
 	}
-	return oci.Open(ref, oci.Options{Budget: &oci.Budget{Total: transferBudget, Request: transferRequest}})
+	return oci.Open(ref, oci.Options{Budget: oci.TransferBudget()})
 }
 
 // defaultRunner names this runner for release.json when --target is

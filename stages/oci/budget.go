@@ -22,6 +22,20 @@ const (
 	RunBudget      = 60 * time.Second
 )
 
+// A release's transfer (publish, a split release's push, a merge's pull,
+// repo add's check) is the run's point, not a cache's shortcut, and moves
+// archives of tens of megabytes: its limits are larger; the connect limit
+// stays ConnectTimeout.
+const (
+	TransferRequestTimeout = 10 * time.Minute
+	TransferRunBudget      = 30 * time.Minute
+)
+
+// TransferBudget is a fresh budget with the release transfer's limits.
+func TransferBudget() *Budget {
+	return &Budget{Total: TransferRunBudget, Request: TransferRequestTimeout}
+}
+
 // Budget is what one run may spend waiting on registries: the time with at
 // least one request in flight counts, up to RunBudget in all; one request
 // is cut at RequestTimeout. The first failure that is not a plain "not

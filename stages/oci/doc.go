@@ -5,7 +5,8 @@
 //
 // A registry is named oci://host[:port]/repository (ParseRef). Open gives a
 // Repo whose every request goes through the run's Budget: 5 s to connect,
-// 30 s per request, 60 s in all per run; the first failure that is not a
+// 30 s per request, 60 s in all per run for a cache (a release's transfer,
+// which moves archives, has TransferBudget: 10 and 30 minutes); the first failure that is not a
 // plain "not found" (a refused connection, a timeout, a 5xx) marks the
 // registry down for the rest of the run after one warning, so a registry
 // that is down or slow costs a run at most that and the run goes on

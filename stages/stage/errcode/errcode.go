@@ -83,7 +83,7 @@ var declared = []Info{
 		"check that the page's directory exists and is writable"},
 	{CacheUnreadable, ExitFailed, "piship's cache (the recorded runs of `piship explain`) cannot be read",
 		"check the cache directory's permissions, or remove it: it is rebuilt by the next run"},
-	{RegistryUnavailable, ExitFailed, "an OCI registry (--remote-cache, --to, a release's targets) could not be reached, refused the credentials, or ran past its time budget (5 s to connect, 30 s a request, 60 s a run)",
+	{RegistryUnavailable, ExitFailed, "an OCI registry (--remote-cache, --to, a release's targets) could not be reached, refused the credentials, or ran past its time budget (5 s to connect; a cache 30 s a request and 60 s a run, a release's transfer 10 and 30 minutes)",
 		"check the registry's address and that it is up; log in with `docker login` or `oras login` (piship reads the Docker config file and its credential helpers); a cache read goes on without it"},
 	{BudgetExceeded, ExitFailed, "a release's counted figure (payload files, installed files, archive bytes) is more than 10% over the distribution's budgets.hcl",
 		"shrink what the message names back under its budget, or accept the growth with `piship budgets check --record` and commit budgets.hcl with the reason"},
