@@ -7,10 +7,11 @@
 //
 // Each entry is one OCI artifact (artifactType ArtifactType) tagged by its
 // key: "a-<64 hex>" for an action entry, the runtime key itself ("i-..."
-// or "b-...") for a runtime one. Its config blob (ConfigMediaType) lists
-// the entry: area, key, the local metadata file's bytes (entry.json or
+// or "b-...") for a runtime one. Its config is OCI's empty one (what
+// registries accept for any artifact); its first layer, the listing
+// (ConfigMediaType), lists the entry: area, key, the local metadata file's bytes (entry.json or
 // manifest.json), every directory, and every file with its path, mode,
-// size and sha256 (or, for a symbolic link, its target). Its layers are the
+// size and sha256 (or, for a symbolic link, its target). Its other layers are the
 // distinct file contents (LayerMediaType), content-addressed, so a file
 // that many entries hold (the same package in two installed trees) is
 // stored once in the repository and pushed once.
@@ -20,16 +21,16 @@
 // Integrity is not origin. A writer signs, with its cache key (an ed25519
 // key from piship keygen), the statement
 //
-//	piship-remote-cache/v1\n<tag>\n<config digest>
+//	piship-remote-cache/v1\n<tag>\n<listing digest>
 //
 // and puts the signature and the key's fingerprint in the manifest's
 // annotations (AnnotationSignature, AnnotationKey). A reader takes an entry
 // only when it is signed by a key it pins (--remote-cache-trust), for the
-// very tag it asked for; the config is read only through its digest, and
-// every file is verified against the sha256 and size the signed config
+// very tag it asked for; the listing is read only through its digest, and
+// every file is verified against the sha256 and size the signed listing
 // records while it streams, before it is placed. The local cache then
 // checks the pulled entry as any of its own. Anything short of that (no
-// entry, unsigned, signed by another key, a wrong signature, a config or
+// entry, unsigned, signed by another key, a wrong signature, a listing or
 // blob whose bytes differ, a blob the manifest names that the registry no
 // longer has, the registry down) is a *cache.RemoteMiss with the reason:
 // the stage runs.
@@ -167,15 +168,21 @@ func (s *Store) Push(ctx context.Context, area, key, srcDir string) error {
 	if err != nil {
 		return err
 	}
+	// The listing is the first layer and the manifest's config the empty
+	// one, as OCI 1.1 advises for artifacts: registries that refuse an
+	// unknown config media type (BuildKit's cache met them) take it.
 	cb := oci.BytesBlob(data, ConfigMediaType)
-	layers := make([]ocispec.Descriptor, len(blobs))
-	for i, b := range blobs {
-		layers[i] = b.Desc
+	if _, err := s.Repo.PushBlobs(ctx, []oci.Blob{cb}, 1); err != nil {
+		return err
+	}
+	layers := make([]ocispec.Descriptor, 0, len(blobs)+1)
+	layers = append(layers, cb.Desc)
+	for _, b := range blobs {
+		layers = append(layers, b.Desc)
 	}
 	sig := ed25519.Sign(s.Signer, Statement(tag, cb.Desc.Digest.String()))
 	m := oci.Manifest{
 		ArtifactType: ArtifactType,
-		Config:       &cb,
 		Layers:       layers,
 		Annotations: map[string]string{
 			AnnotationSignature: base64.StdEncoding.EncodeToString(sig),
@@ -301,25 +308,26 @@ func (s *Store) miss(what, tag string, err error) error {
 // pinned key, for tag, over its config's digest. It returns the config's
 // descriptor.
 func (s *Store) trust(tag string, m ocispec.Manifest) (ocispec.Descriptor, error) {
-	if m.ArtifactType != ArtifactType || m.Config.MediaType != ConfigMediaType {
-		return m.Config, cache.Misses("%s:%s is not a piship cache entry (artifactType %q)", s, tag, m.ArtifactType)
+	if m.ArtifactType != ArtifactType || len(m.Layers) == 0 || m.Layers[0].MediaType != ConfigMediaType {
+		return ocispec.Descriptor{}, cache.Misses("%s:%s is not a piship cache entry (artifactType %q)", s, tag, m.ArtifactType)
 	}
+	listing := m.Layers[0]
 	sig64, fp := m.Annotations[AnnotationSignature], m.Annotations[AnnotationKey]
 	if sig64 == "" || fp == "" {
-		return m.Config, cache.Misses("%s:%s is unsigned", s, tag)
+		return listing, cache.Misses("%s:%s is unsigned", s, tag)
 	}
 	pub, ok := s.Trusted[fp]
 	if !ok {
-		return m.Config, cache.Misses("%s:%s is signed by key %s, which is not pinned (--remote-cache-trust)", s, tag, fp)
+		return listing, cache.Misses("%s:%s is signed by key %s, which is not pinned (--remote-cache-trust)", s, tag, fp)
 	}
 	sig, err := base64.StdEncoding.DecodeString(sig64)
-	if err != nil || !ed25519.Verify(pub, Statement(tag, m.Config.Digest.String()), sig) {
-		return m.Config, cache.Misses("%s:%s: the signature by key %s does not verify (altered manifest or config)", s, tag, fp)
+	if err != nil || !ed25519.Verify(pub, Statement(tag, listing.Digest.String()), sig) {
+		return listing, cache.Misses("%s:%s: the signature by key %s does not verify (altered manifest or config)", s, tag, fp)
 	}
-	return m.Config, nil
+	return listing, nil
 }
 
-// check holds the signed config to the entry asked for and to safe paths,
+// check holds the signed listing to the entry asked for and to safe paths,
 // and returns the layer of each file's content.
 func check(cfg *Config, area, key string, m ocispec.Manifest) (map[string]ocispec.Descriptor, error) {
 	if cfg.Schema != configSchema || cfg.Area != area || cfg.Key != key || cfg.MetadataName != metadataName[area] {

@@ -139,16 +139,17 @@ func TestPushPullRoundTripDedupsFiles(t *testing.T) {
 	if err := s.Push(ctx, cache.AreaRuntime, "i-0123456789abcdef0123", src); err != nil {
 		t.Fatal(err)
 	}
-	// 2 distinct contents (the two index.js are one blob) and the config.
-	if n := puts.Load(); n != 3 {
-		t.Fatalf("first push uploaded %d blobs, want 3 (2 distinct files and the config)", n)
+	// 2 distinct contents (the two index.js are one blob), the listing and
+	// OCI's empty config.
+	if n := puts.Load(); n != 4 {
+		t.Fatalf("first push uploaded %d blobs, want 4 (2 distinct files, the listing, the empty config)", n)
 	}
-	// A second entry with the same files uploads only its config.
+	// A second entry with the same files uploads only its listing.
 	if err := s.Push(ctx, cache.AreaRuntime, "i-0123456789abcdef0124", src); err != nil {
 		t.Fatal(err)
 	}
-	if n := puts.Load(); n != 4 {
-		t.Fatalf("second push uploaded %d blobs in all, want 4 (only the new config)", n)
+	if n := puts.Load(); n != 5 {
+		t.Fatalf("second push uploaded %d blobs in all, want 5 (only the new listing)", n)
 	}
 
 	reader := open(t, url, nil, key.Public().(ed25519.PublicKey))
@@ -183,20 +184,15 @@ func TestPullRefusesWhatIsNotSignedByAPinnedKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := trusting.Repo.FetchBytes(ctx, m.Config, 1<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cb := oci.BytesBlob(cfg, ConfigMediaType)
-	signed := oci.Manifest{ArtifactType: ArtifactType, Config: &cb, Layers: m.Layers, Annotations: m.Annotations}
+	signed := oci.Manifest{ArtifactType: ArtifactType, Layers: m.Layers, Annotations: m.Annotations}
 	if _, err := trusting.Repo.PushManifest(ctx, signed, "i-aaaaaaaaaaaaaaaaaaaa"); err != nil {
 		t.Fatal(err)
 	}
 	if r := reason(t, trusting.Pull(ctx, cache.AreaRuntime, "i-aaaaaaaaaaaaaaaaaaaa", dst)); !strings.Contains(r, "does not verify") {
 		t.Fatalf("retagged entry: reason %q", r)
 	}
-	// An unsigned manifest over the same config.
-	if _, err := trusting.Repo.PushManifest(ctx, oci.Manifest{ArtifactType: ArtifactType, Config: &cb, Layers: m.Layers}, "i-bbbbbbbbbbbbbbbbbbbb"); err != nil {
+	// An unsigned manifest over the same listing.
+	if _, err := trusting.Repo.PushManifest(ctx, oci.Manifest{ArtifactType: ArtifactType, Layers: m.Layers}, "i-bbbbbbbbbbbbbbbbbbbb"); err != nil {
 		t.Fatal(err)
 	}
 	if r := reason(t, trusting.Pull(ctx, cache.AreaRuntime, "i-bbbbbbbbbbbbbbbbbbbb", dst)); !strings.Contains(r, "unsigned") {
