@@ -2,6 +2,7 @@ package oci
 
 import (
 	"bytes"
+	"encoding/base64"
 	"context"
 	"errors"
 	"io"
@@ -205,5 +206,50 @@ func TestBudgetCutsASlowRegistry(t *testing.T) {
 	}
 	if !bytes.Contains([]byte(b.Down().Error()), []byte("300ms")) {
 		t.Fatalf("why: %v", b.Down())
+	}
+}
+
+// Credentials come from the Docker config file, as docker login writes
+// them: a registry that demands them gets them; without them the registry
+// is given up on, with the code that says to log in.
+func TestCredentialsFromDockerConfig(t *testing.T) {
+	wrap := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			if u, p, ok := req.BasicAuth(); !ok || u != "ci" || p != "s3cret" {
+				w.Header().Set("WWW-Authenticate", `Basic realm="piship-test"`)
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			h.ServeHTTP(w, req)
+		})
+	}
+	srv := httptest.NewServer(wrap(registry.New(registry.Logger(log.New(io.Discard, "", 0)))))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	ref, _ := ParseRef("oci://" + host + "/piship/test")
+	ctx := context.Background()
+	blob := BytesBlob([]byte("alpha"), "application/octet-stream")
+
+	cfg := filepath.Join(t.TempDir(), "config.json")
+	auth := base64.StdEncoding.EncodeToString([]byte("ci:s3cret"))
+	os.WriteFile(cfg, []byte(`{"auths":{"`+host+`":{"auth":"`+auth+`"}}}`), 0o600)
+	r, err := Open(ref, Options{DockerConfig: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.PushBlobs(ctx, []Blob{blob}, 1); err != nil {
+		t.Fatalf("with the Docker config's credentials: %v", err)
+	}
+
+	var warned string
+	anon, err := Open(ref, Options{DockerConfig: filepath.Join(t.TempDir(), "none.json"), Budget: &Budget{Warn: func(m string) { warned = m }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := anon.FetchBytes(ctx, blob.Desc, 10); err == nil {
+		t.Fatal("read without credentials")
+	}
+	if anon.Budget.Down() == nil || !strings.HasPrefix(warned, "REGISTRY_UNAVAILABLE: ") || !strings.Contains(warned, "401") {
+		t.Fatalf("refused credentials: down %v, warning %q", anon.Budget.Down(), warned)
 	}
 }
