@@ -2,8 +2,8 @@ package oci
 
 import (
 	"bytes"
-	"encoding/base64"
 	"context"
+	"encoding/base64"
 	"errors"
 	"io"
 	"log"
