@@ -8,23 +8,18 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"piship.dev/piship/cmd/internal/cli"
-
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/spf13/cobra"
 
-	"piship.dev/piship/cache"
-	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
+	"piship.dev/piship/cmd/internal/cli"
 	"piship.dev/piship/stages/oci"
 	"piship.dev/piship/stages/release"
-	"piship.dev/piship/stages/release/releasejson"
+	"piship.dev/piship/stages/release/fleet"
 	"piship.dev/piship/stages/stage/errcode"
 	"piship.dev/piship/stages/tuf"
 	"piship.dev/piship/stages/verify"
@@ -131,10 +126,11 @@ func runPublish(e *cli.Env, src, to string, asJSON bool) int {
 	if err != nil {
 		return cli.FailIn(e, "publish", err)
 	}
-	doc, err := publishSet(e.Ctx, repo, set)
+	pub, err := fleet.Publish(e.Ctx, repo, set)
 	if err != nil {
 		return cli.FailIn(e, "publish", err)
 	}
+	doc := publishJSON(repo, set, pub)
 	if asJSON {
 		cli.PrintJSON(e, doc)
 		return cli.ExitOK
@@ -150,92 +146,22 @@ func runPublish(e *cli.Env, src, to string, asJSON bool) int {
 	return cli.ExitOK
 }
 
-// publishSet pushes every target of set (verified) and the index over them.
-func publishSet(ctx context.Context, repo *oci.Repo, set *release.Sums) (PublishDoc, error) {
-	doc := PublishDoc{Schema: cli.Schema("publish"), Registry: repo.Ref.String(), ID: set.ID, Version: set.Version, Set: set.Path, Targets: []PublishTargetDoc{}}
-	pushErr := func(what string, err error) error {
-		if errors.Is(err, context.Canceled) {
-			return err
+// publishJSON is what publish pushed as piship-publish/v1.
+func publishJSON(repo *oci.Repo, set *release.Sums, p *fleet.Published) PublishDoc {
+	doc := PublishDoc{Schema: cli.Schema("publish"), Registry: repo.Ref.String(), ID: p.ID, Version: p.Version, Set: set.Path,
+		Index: PublishIndexDoc{Tag: p.IndexTag, Digest: p.IndexDigest}, Targets: []PublishTargetDoc{}}
+	for _, t := range p.Targets {
+		td := PublishTargetDoc{Target: t.Target, Tag: t.Tag, Digest: t.Digest, LockSHA256: t.LockSHA256, ArchiveBlob: t.ArchiveBlob, Files: []PublishFileDoc{}}
+		for _, f := range t.Layers {
+			td.Files = append(td.Files, PublishFileDoc{Name: f.Name, Digest: f.Digest, Bytes: f.Bytes})
 		}
-		var ie *oci.IntegrityError
-		if errors.As(err, &ie) {
-			return err
-		}
-		done := ""
-		if len(doc.Targets) > 0 {
-			done = fmt.Sprintf("; the %s pushed before stay (publishing again is harmless: the same bytes give the same digests)", canon.Count(len(doc.Targets), "target"))
-		}
-		return errcode.Newf(errcode.RegistryUnavailable, "pushing %s to %s: %v%s", what, repo.Ref, err, done)
+		doc.Targets = append(doc.Targets, td)
 	}
-	descs := make([]ocispec.Descriptor, 0, len(set.Entries))
-	for _, en := range set.Entries {
-		files, err := oci.ReleaseFiles(set.Dir(), en.Archive)
-		if err != nil {
-			return doc, errcode.Newf(errcode.ConfigInvalid, "%s: %v (piship release writes it beside the archive): nothing more was pushed", en.Archive, err)
-		}
-		lock, err := lockOf(files, en.Name)
-		if err != nil {
-			return doc, err
-		}
-		ann := map[string]string{oci.AnnotationID: set.ID, oci.AnnotationVersion: set.Version, oci.AnnotationTarget: en.Name.Target, oci.AnnotationLockSHA256: lock}
-		desc, err := repo.PushTarget(ctx, files, ann)
-		if err != nil {
-			return doc, pushErr(en.Archive, err)
-		}
-		// What the registry now serves under the tag, read back.
-		got, err := repo.FetchTarget(ctx, set.Version, en.Name.Target)
-		if err != nil {
-			return doc, pushErr(en.Archive, err)
-		}
-		if got.Desc.Digest != desc.Digest {
-			return doc, errcode.Newf(errcode.RegistryUnavailable, "%s answers %s for %s after piship pushed %s: another publish of the same version ran at once; publish again", repo.Ref, got.Desc.Digest, oci.TargetTag(set.Version, en.Name.Target), desc.Digest)
-		}
-		t := PublishTargetDoc{Target: en.Name.Target, Tag: oci.TargetTag(set.Version, en.Name.Target), Digest: desc.Digest.String(), LockSHA256: lock, Files: []PublishFileDoc{}}
-		for i, l := range got.Manifest.Layers {
-			t.Files = append(t.Files, PublishFileDoc{Name: got.Files()[i], Digest: l.Digest.String(), Bytes: l.Size})
-			if i == 0 {
-				t.ArchiveBlob = repo.BlobURL(l.Digest.String())
-			}
-		}
-		doc.Targets = append(doc.Targets, t)
-		descs = append(descs, desc)
-	}
-	ix, err := repo.PushIndex(ctx, set.Version, descs, map[string]string{oci.AnnotationID: set.ID, oci.AnnotationVersion: set.Version})
-	if err != nil {
-		return doc, pushErr("the index of "+set.Version, err)
-	}
-	doc.Index = PublishIndexDoc{Tag: oci.VersionTag(set.Version), Digest: ix.Digest.String()}
-	return doc, nil
+	return doc
 }
 
-// lockOf reads the lock digest of a target's release.json (among files),
-// which must be the release its archive's name says.
-func lockOf(files []oci.File, name release.Identity) (string, error) {
-	for _, f := range files {
-		if filepath.Base(f.Name) != releasejson.Name || !strings.Contains(f.Name, "/") {
-			continue
-		}
-		raw, err := atomicfs.ReadRegular(f.Path, 1<<20)
-		if err != nil {
-			return "", errcode.Newf(errcode.ConfigInvalid, "%v: nothing more was pushed", err)
-		}
-		m, err := releasejson.Parse(raw)
-		if err != nil {
-			return "", errcode.Newf(errcode.ConfigInvalid, "%s: %v: nothing more was pushed", f.Path, err)
-		}
-		if m.Distribution.ID != name.ID || m.Distribution.Version != name.Version || m.Target != name.Target {
-			return "", errcode.Newf(errcode.ConfigInvalid, "%s is release %s %s for %s, not %s %s for %s: the release directory is not its archive's; release again: nothing more was pushed",
-				f.Path, m.Distribution.ID, m.Distribution.Version, m.Target, name.ID, name.Version, name.Target)
-		}
-		return m.LockSHA256, nil
-	}
-	return "", errcode.Newf(errcode.ConfigInvalid, "%s-%s-%s has no release.json beside its archive: nothing more was pushed", name.ID, name.Version, name.Target)
-}
-
-// servedFrom names, in each release, the blob of its archive in the
-// registry repository registry (repo add --registry), after checking the
-// registry holds it with the archive's size: a TUF target never names a
-// blob that is not there.
+// servedFrom opens the registry repo add --registry names and records, in
+// each release, its archive's blob there (fleet.ServedFrom).
 func servedFrom(ctx context.Context, registry string, rels []tuf.Release) error {
 	ref, err := oci.ParseRef(registry)
 	if err != nil {
@@ -245,23 +171,5 @@ func servedFrom(ctx context.Context, registry string, rels []tuf.Release) error 
 	if err != nil {
 		return err
 	}
-	for i, rel := range rels {
-		sum, err := cache.HashFile(rel.Archive)
-		if err != nil {
-			return errcode.Newf(errcode.ConfigInvalid, "cannot read the release archive %s: %v", rel.Archive, err)
-		}
-		fi, err := os.Stat(rel.Archive)
-		if err != nil {
-			return errcode.Newf(errcode.ConfigInvalid, "cannot read the release archive %s: %v", rel.Archive, err)
-		}
-		has, err := repo.HasBlob(ctx, "sha256:"+sum, fi.Size())
-		if err != nil {
-			return errcode.Newf(errcode.RegistryUnavailable, "%s: asking for the blob of %s: %v: nothing was published", ref, filepath.Base(rel.Archive), err)
-		}
-		if !has {
-			return errcode.Newf(errcode.ConfigInvalid, "%s holds no blob sha256:%s of %d bytes, the archive %s: push the release there first (piship publish RELEASE_DIR --to %s); nothing was published", ref, sum, fi.Size(), filepath.Base(rel.Archive), ref)
-		}
-		rels[i].RegistryBlob = repo.BlobURL("sha256:" + sum)
-	}
-	return nil
+	return fleet.ServedFrom(ctx, repo, rels)
 }

@@ -60,30 +60,13 @@ func TestReleaseTargetRoundTrip(t *testing.T) {
 	}
 }
 
-func TestReleaseFilesAndHasBlob(t *testing.T) {
-	rel := t.TempDir()
-	os.WriteFile(filepath.Join(rel, "hello-1.0.0-linux-x64.tar.zst"), []byte("archive"), 0o644)
-	if _, err := ReleaseFiles(rel, "hello-1.0.0-linux-x64.tar.zst"); err == nil {
-		t.Fatal("a target without its release.json was accepted")
-	}
-	os.MkdirAll(filepath.Join(rel, "hello-1.0.0-linux-x64"), 0o755)
-	os.WriteFile(filepath.Join(rel, "hello-1.0.0-linux-x64", "release.json"), []byte("{}"), 0o644)
-	os.WriteFile(filepath.Join(rel, "hello-1.0.0-linux-x64.tar.zst.sha256"), []byte("00\n"), 0o644)
-	os.WriteFile(filepath.Join(rel, "hello-1.0.0-linux-x64.build-info.json"), []byte("{}"), 0o644)
-	files, err := ReleaseFiles(rel, "hello-1.0.0-linux-x64.tar.zst")
-	var names []string
-	for _, f := range files {
-		names = append(names, f.Name)
-	}
-	if err != nil || strings.Join(names, ",") != "hello-1.0.0-linux-x64.tar.zst,hello-1.0.0-linux-x64.tar.zst.sha256,hello-1.0.0-linux-x64.build-info.json,hello-1.0.0-linux-x64/release.json" {
-		t.Fatalf("ReleaseFiles = %v, %v", names, err)
-	}
+func TestHasBlob(t *testing.T) {
 	r := testRepo(t, nil, nil)
 	ctx := context.Background()
-	if _, err := r.PushTarget(ctx, files, map[string]string{AnnotationVersion: "1.0.0", AnnotationTarget: "linux-x64"}); err != nil {
+	b := BytesBlob([]byte("archive"), "application/octet-stream")
+	if _, err := r.PushBlobs(ctx, []Blob{b}, 1); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := FileBlob(files[0].Path, "")
 	if has, err := r.HasBlob(ctx, b.Desc.Digest.String(), 7); !has || err != nil {
 		t.Fatalf("HasBlob of a pushed blob = %v, %v", has, err)
 	}

@@ -140,7 +140,7 @@ func TestRegistryPublishAndUpdate(t *testing.T) {
 			t.Fatalf("oras pull: %s is not the released file (%v)", f.Name, err)
 		}
 	}
-	if strings.Join(names, ",") != "hello-1.1.0-linux-x64.tar.zst,hello-1.1.0-linux-x64.tar.zst.sha256,hello-1.1.0-linux-x64.build-info.json,hello-1.1.0-linux-x64/release.json" {
+	if strings.Join(names, ",") != "hello-1.1.0-linux-x64.tar.zst,hello-1.1.0-linux-x64.tar.zst.sha256,hello-1.1.0-linux-x64.build-info.json,hello-1.1.0-linux-x64/release.json,hello-1.1.0-linux-x64/piship,hello-1.1.0-linux-x64/piship-launch" {
 		t.Fatalf("the artifact's files: %v", names)
 	}
 

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -22,8 +23,9 @@ import (
 // Check holds a target pulled from the repository from into dir (artifact a) to what a merge of w
 // takes, and makes its release directory: its annotations name w's id
 // and lock; its files are the target's release and nothing else
-// (<name>.tar.zst, its sidecar, <name>.build-info.json, and of the
-// directory only what the archive does not hold: release.OutsideArchive);
+// (ArtifactOf's: <name>.tar.zst, its sidecar, <name>.build-info.json, and
+// of the directory release.json, which must be the archive's, and what the
+// archive does not hold: release.OutsideArchive);
 // the archive's digest is its sidecar's and its name says w's id, version
 // and target; the archive is extracted under the archive rules into
 // <name>/ (the release directory is the archive's, byte for byte) beside
@@ -53,7 +55,7 @@ func Check(ctx context.Context, w Want, from oci.Ref, a oci.Target, dir string) 
 	}
 	for _, f := range files {
 		switch rest, inDir := strings.CutPrefix(f, name+"/"); {
-		case inDir && release.OutsideArchive(rest), f == arc, arc != "" && f == arc+".sha256":
+		case inDir && (release.OutsideArchive(rest) || rest == releasejson.Name), f == arc, arc != "" && f == arc+".sha256":
 		case f == name+buildInfoSuffix:
 			hasBuildInfo = true
 		default:
@@ -148,6 +150,18 @@ func extract(ctx context.Context, arc, relDir string) (*archive.Extracted, error
 		return nil, err
 	}
 	for _, e := range entries {
+		if e.Name() == releasejson.Name {
+			// The artifact carries release.json for its readers; the
+			// archive's is the release's, and they must be one.
+			pushed, err := os.ReadFile(filepath.Join(beside, e.Name()))
+			if err != nil {
+				return nil, err
+			}
+			if inside, err := os.ReadFile(filepath.Join(relDir, e.Name())); err != nil || !bytes.Equal(pushed, inside) {
+				return nil, fmt.Errorf("the %s pushed beside the archive is not the archive's (%v)", releasejson.Name, err)
+			}
+			continue
+		}
 		if _, err := os.Lstat(filepath.Join(relDir, e.Name())); err == nil {
 			return nil, fmt.Errorf("%s is both in the archive and beside it", e.Name())
 		}

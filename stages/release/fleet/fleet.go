@@ -1,8 +1,8 @@
 // Package fleet splits a release over a CI fleet's runners and merges it
 // back, as GoReleaser Pro's split and merge do: each runner releases its
 // own target (piship release --target T --to oci://...) and Push puts that
-// target's release in the registry, one artifact per target (stages/oci,
-// release.go); Merge (piship release --merge --from oci://...) pulls every
+// target's release in the registry, one artifact per target (ArtifactOf,
+// on stages/oci's release layout); Merge (piship release --merge --from oci://...) pulls every
 // target the distribution declares for the version, holds each to the
 // checkout's piship.lock and to the release rules (stages/verify, the
 // checks verify-release makes), and writes the releases directory one
@@ -31,7 +31,6 @@ import (
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/oci"
 	"piship.dev/piship/stages/release"
-	"piship.dev/piship/stages/release/releasejson"
 	"piship.dev/piship/stages/stage/errcode"
 )
 
@@ -49,50 +48,19 @@ type Pushed struct {
 const buildInfoSuffix = ".build-info.json"
 
 // Push pushes the release published at dir (<releases>/<id>-<version>-<target>)
-// with its archive arc as that target's artifact: the archive, its
-// sidecar, the build-info beside it, and the files the release directory
-// holds beside the archive's (release.OutsideArchive: notes.md, the
-// shipped piship binaries, executables marked so a pull restores them) as
-// <name>/<file>; the rest of the directory is the archive's, which a
-// merge extracts. It is annotated with the id, version, target, lock
-// digest and runner its release.json records.
+// with its archive arc as that target's artifact (ArtifactOf: the same
+// artifact piship publish pushes).
 func Push(ctx context.Context, repo *oci.Repo, dir, arc string) (Pushed, error) {
-	var rel releasejson.Metadata
-	if err := canon.ReadJSON(filepath.Join(dir, releasejson.Name), &rel); err != nil {
-		return Pushed{}, errcode.Newf(errcode.ConfigUnavailable, "cannot read the release to push: %v", err)
-	}
-	name := filepath.Base(dir)
-	files := []oci.File{{Name: filepath.Base(arc), Path: arc}, {Name: filepath.Base(arc) + ".sha256", Path: arc + ".sha256"}}
-	if bi := filepath.Join(filepath.Dir(dir), name+buildInfoSuffix); fileExists(bi) {
-		files = append(files, oci.File{Name: name + buildInfoSuffix, Path: bi})
-	}
-	entries, err := os.ReadDir(dir)
+	a, err := ArtifactOf(dir, arc)
 	if err != nil {
-		return Pushed{}, errcode.Newf(errcode.ConfigUnavailable, "cannot read the release directory %s to push: %v", dir, err)
+		return Pushed{}, err
 	}
-	for _, e := range entries {
-		if !release.OutsideArchive(e.Name()) {
-			continue
-		}
-		info, err := e.Info()
-		if err != nil || !info.Mode().IsRegular() {
-			return Pushed{}, errcode.Newf(errcode.ConfigUnavailable, "%s in the release directory %s is not a regular file (%v): a release holds only files and directories", e.Name(), dir, err)
-		}
-		files = append(files, oci.File{Name: name + "/" + e.Name(), Path: filepath.Join(dir, e.Name()), Exec: info.Mode().Perm()&0o100 != 0})
-	}
-	ann := map[string]string{
-		oci.AnnotationID: rel.Distribution.ID, oci.AnnotationVersion: rel.Distribution.Version, oci.AnnotationTarget: rel.Target,
-		oci.AnnotationLockSHA256: rel.LockSHA256,
-	}
-	if rel.Runner != "" {
-		ann[oci.AnnotationRunner] = rel.Runner
-	}
-	desc, err := repo.PushTarget(ctx, files, ann)
+	desc, err := repo.PushTarget(ctx, a.Files, a.Annotations)
 	if err != nil {
-		return Pushed{}, registryErr(repo, "cannot push "+name, err)
+		return Pushed{}, registryErr(repo, "cannot push "+a.String(), err)
 	}
-	return Pushed{Target: rel.Target, Ref: repo.Ref.String() + ":" + oci.TargetTag(rel.Distribution.Version, rel.Target),
-		Digest: desc.Digest.String(), Files: len(files)}, nil
+	return Pushed{Target: a.Release.Target, Ref: repo.Describe(oci.TargetTag(a.Release.Distribution.Version, a.Release.Target)),
+		Digest: desc.Digest.String(), Files: len(a.Files)}, nil
 }
 
 // registryErr keeps a coded error's code (the budget's
