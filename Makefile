@@ -249,8 +249,9 @@ test-deps-nice:
 	@nice -n 19 $(MAKE) --no-print-directory test-deps
 
 # Long benchmarks; figures go to docs/performance.md. BenchmarkPiDevFootprint
-# (cmd/piship) runs Pi 1.6 on the Node 22 fixture.
-bench: node22-bin search-tools-bin
+# (cmd/piship) runs Pi 1.6 on the Node 22 fixture; BenchmarkReleaseRemoteCache
+# runs the registry registry-bin builds.
+bench: node22-bin search-tools-bin registry-bin
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 60m ./engine/ ./graph/ ./tracing/ ./cache/ ./stages/runtimecache/ ./stages/archive/ ./stages/delta/ ./cmd/piship/
 
 # The main job on the example distribution, offline (its packages are
