@@ -362,6 +362,30 @@ func (r *Repo) FetchTo(ctx context.Context, desc ocispec.Descriptor, path string
 	})
 }
 
+// FetchStream hands a blob's bytes to read as they stream, then checks
+// every byte against the descriptor's digest and size (what read left
+// unread is read too): an *IntegrityError when they differ. read must
+// check what it keeps on its own (the remote cache's packs: each content
+// against the sha256 its listing records), since it sees the bytes before
+// the blob's digest is known to match.
+func (r *Repo) FetchStream(ctx context.Context, desc ocispec.Descriptor, read func(io.Reader) error) error {
+	return r.Budget.Do(ctx, "fetch blob "+desc.Digest.String(), func(ctx context.Context) error {
+		rc, err := r.repo.Blobs().Fetch(ctx, desc)
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		vr := content.NewVerifyReader(rc, desc)
+		if err := read(vr); err != nil {
+			return integrity(desc, err)
+		}
+		if _, err := io.Copy(io.Discard, vr); err != nil {
+			return integrity(desc, err)
+		}
+		return integrity(desc, vr.Verify())
+	})
+}
+
 // Tags lists the repository's tags.
 func (r *Repo) Tags(ctx context.Context) ([]string, error) {
 	var tags []string

@@ -19,8 +19,8 @@
 // Manifests are written by this package, byte for byte (no creation time),
 // so the same content gives the same manifest digest on every machine.
 // Every blob read is checked against the digest and size its descriptor
-// names while it streams (FetchTo, FetchBytes); a registry is storage, never
-// trusted for content.
+// names while it streams (FetchTo, FetchBytes, FetchStream); a registry is
+// storage, never trusted for content.
 //
 // What piship keeps there: cache entries (the remote cache, see
 // cache.Remote and stages/remotecache) and release targets (release.go:

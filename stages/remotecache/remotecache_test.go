@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -139,17 +143,25 @@ func TestPushPullRoundTripDedupsFiles(t *testing.T) {
 	if err := s.Push(ctx, cache.AreaRuntime, "i-0123456789abcdef0123", src); err != nil {
 		t.Fatal(err)
 	}
-	// 2 distinct contents (the two index.js are one blob), the listing and
-	// OCI's empty config.
-	if n := puts.Load(); n != 4 {
-		t.Fatalf("first push uploaded %d blobs, want 4 (2 distinct files, the listing, the empty config)", n)
+	// 2 distinct small contents (the two index.js are one) in one pack
+	// (neither sha256's second byte is 0), the listing and OCI's empty
+	// config.
+	cfg, blobs, err := describe(cache.AreaRuntime, "i-0123456789abcdef0123", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(blobs) != 1 || len(cfg.Packs) != 1 || len(cfg.Packs[0].Contents) != 2 || blobs[0].Desc.MediaType != PackMediaType {
+		t.Fatalf("described as %d blobs, packs %+v; want one pack of 2 contents", len(blobs), cfg.Packs)
+	}
+	if n := puts.Load(); n != 3 {
+		t.Fatalf("first push uploaded %d blobs, want 3 (a pack of the 2 distinct files, the listing, the empty config)", n)
 	}
 	// A second entry with the same files uploads only its listing.
 	if err := s.Push(ctx, cache.AreaRuntime, "i-0123456789abcdef0124", src); err != nil {
 		t.Fatal(err)
 	}
-	if n := puts.Load(); n != 5 {
-		t.Fatalf("second push uploaded %d blobs in all, want 5 (only the new listing)", n)
+	if n := puts.Load(); n != 4 {
+		t.Fatalf("second push uploaded %d blobs in all, want 4 (only the new listing)", n)
 	}
 
 	reader := open(t, url, nil, key.Public().(ed25519.PublicKey))
@@ -271,5 +283,157 @@ func TestPushNeedsAKeyAndTagsByKey(t *testing.T) {
 	}
 	if _, err := Tag(cache.AreaAction, "i-0123456789abcdef0123"); err == nil {
 		t.Error("an action tag for a runtime key")
+	}
+}
+
+// manyFiles writes n small files of distinct contents (and one of packMax
+// bytes) under dir/tree, with manifest.json.
+func manyFiles(t *testing.T, dir string, n int) {
+	t.Helper()
+	write(t, filepath.Join(dir, "manifest.json"), `{"schema":"test"}`+"\n", 0o644)
+	for i := range n {
+		write(t, filepath.Join(dir, "tree", fmt.Sprintf("d%d", i%10), fmt.Sprintf("f%d.js", i)), fmt.Sprintf("module.exports = %d\n", i), 0o644)
+	}
+	write(t, filepath.Join(dir, "tree", "big.bin"), strings.Repeat("x", packMax), 0o644)
+}
+
+func TestEntriesDifferingByOneFileShareAllButOnePack(t *testing.T) {
+	key := newKey(t)
+	var puts atomic.Int32
+	s, url := testStore(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/blobs/") {
+				puts.Add(1)
+			}
+			h.ServeHTTP(w, r)
+		})
+	}, key)
+	ctx := context.Background()
+	one := filepath.Join(t.TempDir(), "one")
+	manyFiles(t, one, 2000)
+	cfg, blobs, err := describe(cache.AreaRuntime, "i-0000000000000000000a", one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2000 small contents, one in 256 ending a pack: several packs, and the
+	// large file a layer of its own.
+	if len(cfg.Packs) < 3 || len(blobs) != len(cfg.Packs)+1 {
+		t.Fatalf("%d small files and a large one: %d packs, %d blobs", 2000, len(cfg.Packs), len(blobs))
+	}
+	if err := s.Push(ctx, cache.AreaRuntime, "i-0000000000000000000a", one); err != nil {
+		t.Fatal(err)
+	}
+	if n, want := puts.Load(), int32(len(blobs)+2); n != want {
+		t.Fatalf("first push uploaded %d blobs, want %d (%d packs, the large file, the listing, the empty config)", n, want, len(cfg.Packs))
+	}
+
+	// The same tree and one more small file, whose sha256 does not end a
+	// pack: one pack changes, the listing is new, nothing else is pushed.
+	two := filepath.Join(t.TempDir(), "two")
+	manyFiles(t, two, 2000)
+	extra := ""
+	for i := 0; extra == ""; i++ {
+		c := fmt.Sprintf("module.exports = 'extra %d'\n", i)
+		if sum := sha256.Sum256([]byte(c)); !cutAfter(hex.EncodeToString(sum[:])) {
+			extra = c
+		}
+	}
+	write(t, filepath.Join(two, "tree", "extra.js"), extra, 0o644)
+	cfg2, _, err := describe(cache.AreaRuntime, "i-0000000000000000000b", two)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := map[string]bool{}
+	for _, p := range cfg.Packs {
+		shared[p.Digest] = true
+	}
+	var new int
+	for _, p := range cfg2.Packs {
+		if !shared[p.Digest] {
+			new++
+		}
+	}
+	if new != 1 || len(cfg2.Packs) != len(cfg.Packs) {
+		t.Fatalf("one more file: %d of %d packs new (had %d), want 1", new, len(cfg2.Packs), len(cfg.Packs))
+	}
+	before := puts.Load()
+	if err := s.Push(ctx, cache.AreaRuntime, "i-0000000000000000000b", two); err != nil {
+		t.Fatal(err)
+	}
+	if n := puts.Load() - before; n != 2 {
+		t.Fatalf("the second entry uploaded %d blobs, want 2 (the one pack that changed and the listing)", n)
+	}
+
+	// Both pull whole, every content split out of its pack.
+	reader := open(t, url, nil, key.Public().(ed25519.PublicKey))
+	for _, c := range []struct{ key, src string }{{"i-0000000000000000000a", one}, {"i-0000000000000000000b", two}} {
+		dst := filepath.Join(t.TempDir(), "entry")
+		if err := reader.Pull(ctx, cache.AreaRuntime, c.key, dst); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := listing(t, dst), listing(t, c.src); got != want {
+			t.Fatalf("pulled %s differs from what was pushed", c.key)
+		}
+	}
+}
+
+func TestGroupCutsByDigestAndSize(t *testing.T) {
+	sha := func(b2 string, i int) string { return fmt.Sprintf("%02x%s%060x", i/256, b2, i) }
+	cs := []content{
+		{sha: sha("11", 0), size: 10},
+		{sha: sha("00", 1), size: 10},          // ends a pack
+		{sha: sha("22", 2), size: packMax},     // a layer of its own
+		{sha: sha("33", 3), size: packMax - 1}, // 8 of these pass 8 MiB
+		{sha: sha("33", 4), size: packMax - 1},
+		{sha: sha("33", 5), size: packMax - 1},
+		{sha: sha("33", 6), size: packMax - 1},
+		{sha: sha("33", 7), size: packMax - 1},
+		{sha: sha("33", 8), size: packMax - 1},
+		{sha: sha("33", 9), size: packMax - 1},
+		{sha: sha("33", 10), size: packMax - 1},
+		{sha: sha("33", 11), size: packMax - 1},
+		{sha: sha("44", 12), size: 0},
+	}
+	packs, large := group(cs)
+	var shape []int
+	for _, p := range packs {
+		var size int64
+		for _, c := range p {
+			size += c.size
+		}
+		if size > packLimit {
+			t.Errorf("a pack of %d bytes, over %d", size, packLimit)
+		}
+		shape = append(shape, len(p))
+	}
+	if fmt.Sprint(shape) != "[2 8 2]" || len(large) != 1 || large[0].sha != cs[2].sha {
+		t.Fatalf("packs of %v contents, large %v; want [2 8 2] and the one of packMax bytes", shape, large)
+	}
+}
+
+func TestPullSaysAnOlderSchemaIsNotThisOne(t *testing.T) {
+	key := newKey(t)
+	s, _ := testStore(t, nil, key)
+	ctx := context.Background()
+	if err := s.Push(ctx, cache.AreaRuntime, "i-0123456789abcdef0123", runtimeEntry(t)); err != nil {
+		t.Fatal(err)
+	}
+	m, _, err := s.Repo.FetchManifest(ctx, "i-0123456789abcdef0123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same entry signed as piship-remote-cache/v1 was.
+	tag := "i-cccccccccccccccccccc"
+	sig := ed25519.Sign(key, []byte("piship-remote-cache/v1\n"+tag+"\n"+m.Layers[0].Digest.String()))
+	ann := map[string]string{AnnotationSignature: base64.StdEncoding.EncodeToString(sig), AnnotationKey: m.Annotations[AnnotationKey]}
+	if _, err := s.Repo.PushManifest(ctx, oci.Manifest{ArtifactType: ArtifactType, Layers: m.Layers, Annotations: ann}, tag); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "entry")
+	if r := reason(t, s.Pull(ctx, cache.AreaRuntime, tag, dst)); !strings.Contains(r, "not this schema") {
+		t.Fatalf("a v1 entry: reason %q", r)
+	}
+	if _, err := os.Stat(dst); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a v1 entry left %s", dst)
 	}
 }
