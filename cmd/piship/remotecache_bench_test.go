@@ -346,8 +346,9 @@ func registryTags(b *testing.B, addr, repo string) []string {
 	return l.Tags
 }
 
-// entrySize reads the entry at tag: how many files its signed config lists,
-// how many blobs (distinct contents) its manifest names, and their bytes.
+// entrySize reads the entry at tag: how many files its signed listing (the
+// first layer) lists, how many blobs its manifest names for their contents
+// (packs and large files: every layer but the listing), and their bytes.
 func entrySize(b *testing.B, addr, repo, tag string) (files, blobs int, size int64) {
 	get := func(path, accept string, v any) {
 		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/v2/"+repo+path, nil)
@@ -362,20 +363,21 @@ func entrySize(b *testing.B, addr, repo, tag string) (files, blobs int, size int
 		}
 	}
 	var m struct {
-		Config struct {
-			Digest string `json:"digest"`
-		} `json:"config"`
 		Layers []struct {
-			Size int64 `json:"size"`
+			Digest string `json:"digest"`
+			Size   int64  `json:"size"`
 		} `json:"layers"`
 	}
 	get("/manifests/"+tag, "application/vnd.oci.image.manifest.v1+json", &m)
+	if len(m.Layers) == 0 {
+		b.Fatalf("%s:%s names no layers: not a piship cache entry", repo, tag)
+	}
 	var cfg remotecache.Config
-	get("/blobs/"+m.Config.Digest, "*/*", &cfg)
-	for _, l := range m.Layers {
+	get("/blobs/"+m.Layers[0].Digest, "*/*", &cfg)
+	for _, l := range m.Layers[1:] {
 		size += l.Size
 	}
-	return len(cfg.Files), len(m.Layers), size
+	return len(cfg.Files), len(m.Layers) - 1, size
 }
 
 // benchSpan is a span of an OTLP/JSON trace file: its duration and its
