@@ -118,7 +118,14 @@ test-unit-race: test-unit
 # ~40 s here while the rest of make test runs beside it; the timeout is 5
 # minutes. stages/tuf's TestTufJSAgrees runs tuf-js here: ~1 s, plus one
 # npm ci of ~6 s (3 minutes at most) the first time into PISHIP_DEV_CACHE.
-RACE_PKGS := ./engine/ ./cache/ ./cache/parallel/ ./stages/runtimecache/ ./stages/contentstore/ ./stages/archive/ ./stages/delta/ ./stages/home/... ./stages/proc/ ./tracing/ ./tracing/phase/ ./tracing/spankey/
+RACE_PKGS := ./engine/ ./cache/ ./cache/parallel/ ./stages/runtimecache/ ./stages/contentstore/ ./stages/home/... ./stages/proc/ ./tracing/ ./tracing/phase/ ./tracing/spankey/
+# The archive and delta packages run whole in test-unit, and under the race
+# detector only the tests that drive their goroutines (parallel decoders
+# and writers, cancellation and failure while they run, parallel apply):
+# their hostile corpora, formats and fuzz seeds under -race were ~170 s of
+# make test's CPU on 2 cores, and the registry tests needed it.
+ARCHIVE_RACE_TESTS := TestParallelExtract TestParallelGzip TestRoundTrip TestExtractWithStore TestExtractCancelled TestWriterFailureStops TestSmallFilesBatchedByDirectory TestManyDirectories TestV2Reproducible TestSourceError TestSourceErrorBlocks TestSourceErrorV2
+DELTA_RACE_TESTS   := TestRoundTrip TestDeterministic TestFromArchives TestStreamedData TestApplyIntoNonEmptyDest
 # ./testdata/hostile (the hostile archive corpus against install and
 # verify-release) lives under testdata/, which ./... skips: named here.
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v '/cmd/piship/e2e$$' | grep -vxF "$$($(GO) list $(RACE_PKGS))") ./testdata/hostile
@@ -175,11 +182,15 @@ test-crash:
 # (needs cgo: gcc): their tests run here only. The whole tree under -race
 # takes ~10 minutes.
 test-race:
+	@$(call check-tests,./stages/archive/,$(ARCHIVE_RACE_TESTS))
+	@$(call check-tests,./stages/delta/,$(DELTA_RACE_TESTS))
 	$(GO) test -race -count=1 -timeout 10m $(RACE_PKGS)
+	$(GO) test -race -count=1 -timeout 10m -run '^($(subst $(eval) ,|,$(ARCHIVE_RACE_TESTS)))$$' ./stages/archive/
+	$(GO) test -race -count=1 -timeout 10m -run '^($(subst $(eval) ,|,$(DELTA_RACE_TESTS)))$$' ./stages/delta/
 
 # The archive reader, its block-member inflater against klauspost's, and
 # the delta reader (stages/delta's Apply), on arbitrary bytes. make test
-# runs their seed corpora as ordinary tests (under the race detector); fuzzing proper is `make
+# runs their seed corpora as ordinary tests (test-unit); fuzzing proper is `make
 # test-fuzz` (15 s each) or `make fuzz` (FUZZTIME=10m make fuzz for a long
 # run): its instrumented build and 30 s on both cores were a minute of
 # make test's 15. Minimizing one new input of FuzzExtract's V2 seeds (a
