@@ -80,6 +80,10 @@ func TestPiBuildAndRelease(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("verify-release: %d\n%s%s", code, stdout, vstderr)
 	}
+	// The release holds to the example's checked-in budgets.hcl.
+	if code, stdout, berr := cli(t, env, "budgets", "check", dir); code != exitOK || !strings.Contains(stdout+berr, "linux-x64") {
+		t.Fatalf("budgets check of the example: exit %d\n%s%s", code, stdout, berr)
+	}
 	var rel struct {
 		Signatures struct{ Verdict string }
 		Tests      []struct{ Name, Result string }
