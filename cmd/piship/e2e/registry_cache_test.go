@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"piship.dev/piship/cmd/piship/internal/fixture"
+	"piship.dev/piship/tracing"
 )
 
 // traceSpan is a span of an OTLP/JSON trace file, its attributes as
@@ -30,45 +31,22 @@ type traceSpan struct {
 
 func readTrace(t *testing.T, path string) []traceSpan {
 	t.Helper()
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc struct {
-		ResourceSpans []struct {
-			ScopeSpans []struct {
-				Spans []struct {
-					Name       string `json:"name"`
-					Attributes []struct {
-						Key   string `json:"key"`
-						Value struct {
-							S *string `json:"stringValue"`
-							B *bool   `json:"boolValue"`
-						} `json:"value"`
-					} `json:"attributes"`
-				} `json:"spans"`
-			} `json:"scopeSpans"`
-		} `json:"resourceSpans"`
+	defer f.Close()
+	spans, err := tracing.ReadOTLPJSON(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
-	var out []traceSpan
-	for _, rs := range doc.ResourceSpans {
-		for _, ss := range rs.ScopeSpans {
-			for _, s := range ss.Spans {
-				sp := traceSpan{Name: s.Name, Attrs: map[string]string{}}
-				for _, a := range s.Attributes {
-					switch {
-					case a.Value.S != nil:
-						sp.Attrs[a.Key] = *a.Value.S
-					case a.Value.B != nil:
-						sp.Attrs[a.Key] = map[bool]string{true: "true", false: "false"}[*a.Value.B]
-					}
-				}
-				out = append(out, sp)
-			}
+	out := make([]traceSpan, 0, len(spans))
+	for _, s := range spans {
+		sp := traceSpan{Name: s.Name(), Attrs: map[string]string{}}
+		for _, a := range s.Attributes() {
+			sp.Attrs[string(a.Key)] = a.Value.Emit()
 		}
+		out = append(out, sp)
 	}
 	return out
 }
