@@ -127,9 +127,10 @@ func reason(t *testing.T, err error) string {
 	return m.Reason
 }
 
-func TestPushPullRoundTripDedupsFiles(t *testing.T) {
-	key := newKey(t)
-	var puts atomic.Int32
+// countingStore is testStore counting the blob uploads (PUTs) the
+// registry takes.
+func countingStore(t *testing.T, signer ed25519.PrivateKey) (*Store, string, *atomic.Int32) {
+	puts := new(atomic.Int32)
 	s, url := testStore(t, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/blobs/") {
@@ -137,7 +138,13 @@ func TestPushPullRoundTripDedupsFiles(t *testing.T) {
 			}
 			h.ServeHTTP(w, r)
 		})
-	}, key)
+	}, signer)
+	return s, url, puts
+}
+
+func TestPushPullRoundTripDedupsFiles(t *testing.T) {
+	key := newKey(t)
+	s, url, puts := countingStore(t, key)
 	src := runtimeEntry(t)
 	ctx := context.Background()
 	if err := s.Push(ctx, cache.AreaRuntime, "i-0123456789abcdef0123", src); err != nil {
@@ -299,15 +306,7 @@ func manyFiles(t *testing.T, dir string, n int) {
 
 func TestEntriesDifferingByOneFileShareAllButOnePack(t *testing.T) {
 	key := newKey(t)
-	var puts atomic.Int32
-	s, url := testStore(t, func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/blobs/") {
-				puts.Add(1)
-			}
-			h.ServeHTTP(w, r)
-		})
-	}, key)
+	s, url, puts := countingStore(t, key)
 	ctx := context.Background()
 	one := filepath.Join(t.TempDir(), "one")
 	manyFiles(t, one, 2000)
