@@ -56,7 +56,7 @@ func Check(ctx context.Context, w Want, from oci.Ref, a oci.Target, dir string) 
 	for _, f := range files {
 		switch rest, inDir := strings.CutPrefix(f, name+"/"); {
 		case inDir && (release.OutsideArchive(rest) || rest == releasejson.Name), f == arc, arc != "" && f == arc+".sha256":
-		case f == name+buildInfoSuffix:
+		case f == filepath.Base(release.BuildInfoPath("", name)):
 			hasBuildInfo = true
 		default:
 			return fail("it holds %s, which is no part of the target's release beside its archive", f)
@@ -118,10 +118,10 @@ func Check(ctx context.Context, w Want, from oci.Ref, a oci.Target, dir string) 
 	mt := MergedTarget{Target: target, Name: name, Path: relDir, Archive: arcPath, SHA256: x.SHA256, ArchiveBytes: fi.Size(),
 		Files: rel.Payload.Files, Runner: rel.Runner, Smoke: smoke(rel.Tests)}
 	if hasBuildInfo {
-		mt.BuildInfo = filepath.Join(dir, name+buildInfoSuffix)
+		mt.BuildInfo = release.BuildInfoPath(dir, name)
 		var bi release.BuildInfo
 		if err := canon.ReadJSON(mt.BuildInfo, &bi); err != nil {
-			return fail("%s: %v", name+buildInfoSuffix, err)
+			return fail("%s: %v", filepath.Base(mt.BuildInfo), err)
 		}
 		mt.RuntimeCache = bi.RuntimeCache
 	}

@@ -43,10 +43,6 @@ type Pushed struct {
 	Files       int
 }
 
-// buildInfoSuffix ends the build-info file beside a release directory
-// (release.BuildInfoPath).
-const buildInfoSuffix = ".build-info.json"
-
 // Push pushes the release published at dir (<releases>/<id>-<version>-<target>)
 // with its archive arc as that target's artifact (ArtifactOf: the same
 // artifact piship publish pushes).
@@ -207,7 +203,7 @@ func publish(dir, releases string, mt MergedTarget) error {
 	arc := filepath.Base(mt.Archive)
 	names := []string{arc, arc + ".sha256"}
 	if mt.BuildInfo != "" {
-		names = append([]string{mt.Name + buildInfoSuffix}, names...)
+		names = append([]string{filepath.Base(release.BuildInfoPath(releases, mt.Name))}, names...)
 	}
 	for _, f := range names {
 		if err := os.Rename(filepath.Join(dir, f), filepath.Join(releases, f)); err != nil {
