@@ -59,6 +59,16 @@ func ParseBlobURL(s string) (string, error) {
 	return m[2], nil
 }
 
+// BlobRepository names the registry repository a blob URL ParseBlobURL
+// accepts is in, host/repository, as messages say it ("" for another URL).
+func BlobRepository(s string) string {
+	if _, err := ParseBlobURL(s); err != nil {
+		return ""
+	}
+	u, _ := url.Parse(s)
+	return u.Host + "/" + blobPathRE().FindStringSubmatch(u.Path)[1]
+}
+
 // OpenBlob returns the Source that fetches the registry blob at blobURL
 // (ParseBlobURL) and the name to give its Download or OpenVerified, with
 // o's client, limits and dialer, the plain-http rule, the registry's

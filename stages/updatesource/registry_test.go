@@ -142,6 +142,12 @@ func TestParseBlobURL(t *testing.T) {
 	if got, err := ParseBlobURL("https://ghcr.io/v2/acme/tools/hello/blobs/sha256:" + h); err != nil || got != h {
 		t.Fatalf("ParseBlobURL = %q, %v", got, err)
 	}
+	if got := BlobRepository("https://ghcr.io/v2/acme/tools/hello/blobs/sha256:" + h); got != "ghcr.io/acme/tools/hello" {
+		t.Fatalf("BlobRepository = %q", got)
+	}
+	if got := BlobRepository("https://ghcr.io/v2/acme/hello/manifests/1.0.0"); got != "" {
+		t.Fatalf("BlobRepository of a manifest URL = %q, want none", got)
+	}
 	for bad, code := range map[string]string{
 		"http://ghcr.io/v2/acme/hello/blobs/sha256:" + h:           CodeNetworkDenied,
 		"https://ghcr.io/v2/acme/hello/blobs/sha256:" + h[:63]:     CodeConfigInvalid,

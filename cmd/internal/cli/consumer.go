@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -189,15 +188,13 @@ func downloadWords(u *pipelines.Updated) string {
 // fromRegistry names the registry an archive came from (its host and
 // repository, from the blob URL): "" when it came from the TUF repository.
 func fromRegistry(blob string) string {
-	if blob == "" {
-		return ""
+	if repo := updatesource.BlobRepository(blob); repo != "" {
+		return " from the registry " + repo
 	}
-	u, err := url.Parse(blob)
-	if err != nil {
+	if blob != "" {
 		return " from a registry"
 	}
-	repo, _, _ := strings.Cut(strings.TrimPrefix(u.Path, "/v2/"), "/blobs/")
-	return " from the registry " + u.Host + "/" + repo
+	return ""
 }
 
 // MaxNotesLines is how many lines of a new version's release notes
