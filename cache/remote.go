@@ -227,7 +227,11 @@ func (s *RemoteSession) Push(area, key, dir string) {
 	}
 	s.mu.Lock()
 	if s.sem == nil {
-		s.sem = make(chan struct{}, max(s.Parallel, 4))
+		n := s.Parallel
+		if n <= 0 {
+			n = 4
+		}
+		s.sem = make(chan struct{}, n)
 		// The pushes outlive the stage that started them (never its
 		// cancellation), not the session's Wait.
 		s.ctx, s.cancel = context.WithCancel(context.Background())
