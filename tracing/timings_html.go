@@ -3,10 +3,8 @@ package tracing
 import (
 	"bytes"
 	"cmp"
-	_ "embed"
 	"errors"
 	"fmt"
-	"html/template"
 	"io"
 	"math"
 	"piship.dev/piship/cache/canon"
@@ -92,11 +90,6 @@ func StageNames(spans []sdktrace.ReadOnlySpan) []string {
 	return slices.Compact(names)
 }
 
-//go:embed timings.html.tmpl
-var timingsHTML string
-
-var timingsTemplate = template.Must(template.New("timings").Parse(timingsHTML))
-
 // WriteTimingsHTML writes the timings report of the run in spans: one
 // self-contained HTML page (inline CSS and SVG, no script, no external
 // reference) with the run's header, a Gantt chart of its stages, the
@@ -110,10 +103,8 @@ func WriteTimingsHTML(w io.Writer, spans []sdktrace.ReadOnlySpan, deps map[strin
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	if err := timingsTemplate.Execute(&buf, page); err != nil {
-		return fmt.Errorf("render the timings page: %w", err)
-	}
+	var buf pageWriter
+	writeTimingsPage(&buf, page)
 	_, err = w.Write(buf.Bytes())
 	return err
 }
