@@ -35,14 +35,23 @@ const (
 // it is used: a remote is never trusted more than the local disk.
 type Remote interface {
 	// Pull writes the entry for key into dstDir, which does not exist
-	// yet (its parent does). A miss (absent, unsigned, untrusted, damaged,
-	// incomplete, evicted, the store unreachable) is a *RemoteMiss.
-	Pull(ctx context.Context, area, key, dstDir string) error
+	// yet (its parent does), and returns the digest of every regular file
+	// it wrote, checked while the bytes arrived. A miss (absent, unsigned,
+	// untrusted, damaged, incomplete, evicted, the store unreachable) is a
+	// *RemoteMiss.
+	Pull(ctx context.Context, area, key, dstDir string) (Pulled, error)
 	// Push stores the entry in srcDir under key.
 	Push(ctx context.Context, area, key, srcDir string) error
 	// String names the store for messages (oci://host/repo).
 	String() string
 }
+
+// Pulled is the sha256 (hex) of each regular file a Pull wrote, by its
+// slash path in the entry's directory, each checked against the signed
+// listing as it was written. The local cache compares its own listing
+// with these rather than reading every file again; a file missing here,
+// or with another digest, is read and hashed as any.
+type Pulled map[string]string
 
 // RemoteMiss is a remote lookup that found nothing it may use, and why.
 type RemoteMiss struct {
@@ -164,27 +173,29 @@ func (s *RemoteSession) record(area, key string, o RemoteOutcome) {
 // at final (a path inside root that does not exist): into a temporary
 // directory inside root first, then renamed into place. It reports whether
 // an entry now stands at final; the caller then looks it up locally as
-// any entry, with every local check. A key is tried once per run: a second
-// Fetch of a key that missed misses again without asking the store.
-func (s *RemoteSession) Fetch(ctx context.Context, area, key, root, final string) bool {
+// any entry, with every local check, and may take the digests Pull
+// verified (nil when the entry at final is another writer's). A key is
+// tried once per run: a second Fetch of a key that missed misses again
+// without asking the store.
+func (s *RemoteSession) Fetch(ctx context.Context, area, key, root, final string) (Pulled, bool) {
 	if s == nil || s.Remote == nil {
-		return false
+		return nil, false
 	}
 	if o, ok := s.Outcome(area, key); ok && !o.Hit {
-		return false
+		return nil, false
 	}
-	o := s.fetch(ctx, area, key, root, final)
+	o, pulled := s.fetch(ctx, area, key, root, final)
 	s.record(area, key, o)
-	return o.Hit
+	return pulled, o.Hit
 }
 
-func (s *RemoteSession) fetch(ctx context.Context, area, key, root, final string) RemoteOutcome {
-	miss := func(err error) RemoteOutcome {
+func (s *RemoteSession) fetch(ctx context.Context, area, key, root, final string) (RemoteOutcome, Pulled) {
+	miss := func(err error) (RemoteOutcome, Pulled) {
 		var m *RemoteMiss
 		if errors.As(err, &m) {
-			return RemoteOutcome{Reason: m.Reason}
+			return RemoteOutcome{Reason: m.Reason}, nil
 		}
-		return RemoteOutcome{Reason: err.Error()}
+		return RemoteOutcome{Reason: err.Error()}, nil
 	}
 	if err := os.MkdirAll(root, 0o777); err != nil {
 		return miss(err)
@@ -195,7 +206,8 @@ func (s *RemoteSession) fetch(ctx context.Context, area, key, root, final string
 	}
 	defer os.RemoveAll(tmp)
 	dst := filepath.Join(tmp, "entry")
-	if err := s.Remote.Pull(ctx, area, key, dst); err != nil {
+	pulled, err := s.Remote.Pull(ctx, area, key, dst)
+	if err != nil {
 		return miss(err)
 	}
 	if err := os.MkdirAll(filepath.Dir(final), 0o777); err != nil {
@@ -203,11 +215,11 @@ func (s *RemoteSession) fetch(ctx context.Context, area, key, root, final string
 	}
 	if err := os.Rename(dst, final); err != nil {
 		if _, serr := os.Lstat(final); serr == nil {
-			return RemoteOutcome{Hit: true} // a concurrent writer placed it
+			return RemoteOutcome{Hit: true}, nil // a concurrent writer placed it: nothing of it verified here
 		}
 		return miss(fmt.Errorf("placing the pulled entry: %w", err))
 	}
-	return RemoteOutcome{Hit: true}
+	return RemoteOutcome{Hit: true}, pulled
 }
 
 // Rejected records that the entry Fetch placed for key failed the local
@@ -311,5 +323,6 @@ func (a *Actions) PullRemote(ctx context.Context, key string) bool {
 	if _, err := os.Stat(a.entryDir(key)); !errors.Is(err, fs.ErrNotExist) {
 		return false
 	}
-	return RemoteFrom(ctx).Fetch(ctx, AreaAction, key, a.root, a.entryDir(key))
+	_, placed := RemoteFrom(ctx).Fetch(ctx, AreaAction, key, a.root, a.entryDir(key))
+	return placed
 }

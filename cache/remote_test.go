@@ -18,9 +18,9 @@ type countingRemote struct {
 
 func (r *countingRemote) String() string { return "test://remote" }
 
-func (r *countingRemote) Pull(_ context.Context, area, key, dst string) error {
+func (r *countingRemote) Pull(_ context.Context, area, key, dst string) (Pulled, error) {
 	r.pulls.Add(1)
-	return Misses("no entry %s", key)
+	return nil, Misses("no entry %s", key)
 }
 
 func (r *countingRemote) Push(ctx context.Context, area, key, src string) error {
@@ -46,7 +46,7 @@ func TestRemoteSessionAsksOncePerKey(t *testing.T) {
 	root := t.TempDir()
 	ctx := WithRemote(context.Background(), s)
 	for range 2 {
-		if RemoteFrom(ctx).Fetch(ctx, AreaRuntime, "i-0123456789abcdef0123", root, filepath.Join(root, "i-0123456789abcdef0123")) {
+		if _, ok := RemoteFrom(ctx).Fetch(ctx, AreaRuntime, "i-0123456789abcdef0123", root, filepath.Join(root, "i-0123456789abcdef0123")); ok {
 			t.Fatal("a miss placed an entry")
 		}
 	}

@@ -21,12 +21,12 @@ func (d dirRemote) Push(_ context.Context, area, key, src string) error {
 	return os.CopyFS(filepath.Join(d.root, area, key), os.DirFS(src))
 }
 
-func (d dirRemote) Pull(_ context.Context, area, key, dst string) error {
+func (d dirRemote) Pull(_ context.Context, area, key, dst string) (cache.Pulled, error) {
 	src := filepath.Join(d.root, area, key)
 	if _, err := os.Stat(src); err != nil {
-		return cache.Misses("no entry %s", key)
+		return nil, cache.Misses("no entry %s", key)
 	}
-	return os.CopyFS(dst, os.DirFS(src))
+	return nil, os.CopyFS(dst, os.DirFS(src))
 }
 
 // Two clones of one checkout at different paths, on two empty cache homes

@@ -293,38 +293,46 @@ func describe(area, key, dir string) (*Config, []oci.Blob, error) {
 	return cfg, blobs, nil
 }
 
-// Pull places the entry for key in dstDir (which must not exist), or
-// returns a *cache.RemoteMiss saying why it cannot.
-func (s *Store) Pull(ctx context.Context, area, key, dstDir string) error {
+// Pull places the entry for key in dstDir (which must not exist) and
+// returns the digests of the files it placed (every content was checked
+// against the signed listing as it was written), or returns a
+// *cache.RemoteMiss saying why it cannot.
+func (s *Store) Pull(ctx context.Context, area, key, dstDir string) (cache.Pulled, error) {
 	tag, err := Tag(area, key)
 	if err != nil {
-		return cache.Misses("%v", err)
+		return nil, cache.Misses("%v", err)
 	}
 	m, _, err := s.Repo.FetchManifest(ctx, tag)
 	if err != nil {
-		return s.miss("no entry", tag, err)
+		return nil, s.miss("no entry", tag, err)
 	}
 	cfgDesc, err := s.trust(tag, m)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	data, err := s.Repo.FetchBytes(ctx, cfgDesc, maxConfig)
 	if err != nil {
-		return s.miss("its config", tag, err)
+		return nil, s.miss("its config", tag, err)
 	}
 	var cfg Config
 	if err := json.Unmarshal(data, &cfg); err != nil {
-		return cache.Misses("%s:%s: the config is not JSON: %v", s, tag, err)
+		return nil, cache.Misses("%s:%s: the config is not JSON: %v", s, tag, err)
 	}
 	pl, err := check(&cfg, area, key, m)
 	if err != nil {
-		return cache.Misses("%s:%s: %v", s, tag, err)
+		return nil, cache.Misses("%s:%s: %v", s, tag, err)
 	}
 	if err := s.place(ctx, &cfg, pl, dstDir); err != nil {
 		os.RemoveAll(dstDir)
-		return s.miss("a blob", tag, err)
+		return nil, s.miss("a blob", tag, err)
 	}
-	return nil
+	pulled := make(cache.Pulled, len(cfg.Files))
+	for _, f := range cfg.Files {
+		if f.Link == "" {
+			pulled[f.Path] = f.SHA256
+		}
+	}
+	return pulled, nil
 }
 
 // miss turns a registry failure into a miss: not found (no entry, or an

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
 	"net/http"
 	"net/http/httptest"
@@ -118,6 +119,40 @@ func listing(t *testing.T, dir string) string {
 	return b.String()
 }
 
+// pullErr is Pull's error, for reason.
+func pullErr(_ cache.Pulled, err error) error { return err }
+
+// checkPulled holds what Pull says it verified to the files it placed:
+// every regular file but the entry's metadata, with its sha256.
+func checkPulled(t *testing.T, dst, area string, pulled cache.Pulled) {
+	t.Helper()
+	want := cache.Pulled{}
+	err := filepath.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		rel, _ := filepath.Rel(dst, p)
+		if rel = filepath.ToSlash(rel); rel == metadataName[area] {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		sum := sha256.Sum256(data)
+		want[rel] = hex.EncodeToString(sum[:])
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pulled) != len(want) {
+		t.Fatalf("Pull reported %d files verified, placed %d", len(pulled), len(want))
+	}
+	for p, sum := range want {
+		if pulled[p] != sum {
+			t.Fatalf("Pull reported %s as %q, its sha256 is %s", p, pulled[p], sum)
+		}
+	}
+}
+
 func reason(t *testing.T, err error) string {
 	t.Helper()
 	var m *cache.RemoteMiss
@@ -173,12 +208,14 @@ func TestPushPullRoundTripDedupsFiles(t *testing.T) {
 
 	reader := open(t, url, nil, key.Public().(ed25519.PublicKey))
 	dst := filepath.Join(t.TempDir(), "entry")
-	if err := reader.Pull(ctx, cache.AreaRuntime, "i-0123456789abcdef0123", dst); err != nil {
+	pulled, err := reader.Pull(ctx, cache.AreaRuntime, "i-0123456789abcdef0123", dst)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if got, want := listing(t, dst), listing(t, src); got != want {
 		t.Fatalf("pulled entry:\n%s\nwant:\n%s", got, want)
 	}
+	checkPulled(t, dst, cache.AreaRuntime, pulled)
 }
 
 func TestPullRefusesWhatIsNotSignedByAPinnedKey(t *testing.T) {
@@ -191,7 +228,7 @@ func TestPullRefusesWhatIsNotSignedByAPinnedKey(t *testing.T) {
 	}
 	dst := filepath.Join(t.TempDir(), "entry")
 	untrusting := open(t, url, nil, other.Public().(ed25519.PublicKey))
-	if r := reason(t, untrusting.Pull(ctx, cache.AreaRuntime, "i-0123456789abcdef0123", dst)); !strings.Contains(r, "not pinned") {
+	if r := reason(t, pullErr(untrusting.Pull(ctx, cache.AreaRuntime, "i-0123456789abcdef0123", dst))); !strings.Contains(r, "not pinned") {
 		t.Fatalf("reason %q", r)
 	}
 	if _, err := os.Stat(dst); !errors.Is(err, os.ErrNotExist) {
@@ -207,18 +244,18 @@ func TestPullRefusesWhatIsNotSignedByAPinnedKey(t *testing.T) {
 	if _, err := trusting.Repo.PushManifest(ctx, signed, "i-aaaaaaaaaaaaaaaaaaaa"); err != nil {
 		t.Fatal(err)
 	}
-	if r := reason(t, trusting.Pull(ctx, cache.AreaRuntime, "i-aaaaaaaaaaaaaaaaaaaa", dst)); !strings.Contains(r, "does not verify") {
+	if r := reason(t, pullErr(trusting.Pull(ctx, cache.AreaRuntime, "i-aaaaaaaaaaaaaaaaaaaa", dst))); !strings.Contains(r, "does not verify") {
 		t.Fatalf("retagged entry: reason %q", r)
 	}
 	// An unsigned manifest over the same listing.
 	if _, err := trusting.Repo.PushManifest(ctx, oci.Manifest{ArtifactType: ArtifactType, Layers: m.Layers}, "i-bbbbbbbbbbbbbbbbbbbb"); err != nil {
 		t.Fatal(err)
 	}
-	if r := reason(t, trusting.Pull(ctx, cache.AreaRuntime, "i-bbbbbbbbbbbbbbbbbbbb", dst)); !strings.Contains(r, "unsigned") {
+	if r := reason(t, pullErr(trusting.Pull(ctx, cache.AreaRuntime, "i-bbbbbbbbbbbbbbbbbbbb", dst))); !strings.Contains(r, "unsigned") {
 		t.Fatalf("unsigned entry: reason %q", r)
 	}
 	// No entry at all.
-	if r := reason(t, trusting.Pull(ctx, cache.AreaAction, strings.Repeat("ab", 32), dst)); !strings.Contains(r, "has no entry a-abab") {
+	if r := reason(t, pullErr(trusting.Pull(ctx, cache.AreaAction, strings.Repeat("ab", 32), dst))); !strings.Contains(r, "has no entry a-abab") {
 		t.Fatalf("absent entry: reason %q", r)
 	}
 }
@@ -259,18 +296,18 @@ func TestPullDiscardsDamagedAndEvictedBlobs(t *testing.T) {
 	}
 	dst := filepath.Join(t.TempDir(), "entry")
 	mode.Store("tamper")
-	if r := reason(t, s.Pull(ctx, cache.AreaRuntime, "i-0123456789abcdef0123", dst)); !strings.Contains(r, "damaged in the registry") {
+	if r := reason(t, pullErr(s.Pull(ctx, cache.AreaRuntime, "i-0123456789abcdef0123", dst))); !strings.Contains(r, "damaged in the registry") {
 		t.Fatalf("tampered: reason %q", r)
 	}
 	if _, err := os.Stat(dst); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a damaged entry left %s", dst)
 	}
 	mode.Store("evict")
-	if r := reason(t, s.Pull(ctx, cache.AreaRuntime, "i-0123456789abcdef0123", dst)); !strings.Contains(r, "evicted") {
+	if r := reason(t, pullErr(s.Pull(ctx, cache.AreaRuntime, "i-0123456789abcdef0123", dst))); !strings.Contains(r, "evicted") {
 		t.Fatalf("evicted: reason %q", r)
 	}
 	mode.Store("")
-	if err := s.Pull(ctx, cache.AreaRuntime, "i-0123456789abcdef0123", dst); err != nil {
+	if _, err := s.Pull(ctx, cache.AreaRuntime, "i-0123456789abcdef0123", dst); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -367,9 +404,11 @@ func TestEntriesDifferingByOneFileShareAllButOnePack(t *testing.T) {
 	reader := open(t, url, nil, key.Public().(ed25519.PublicKey))
 	for _, c := range []struct{ key, src string }{{"i-0000000000000000000a", one}, {"i-0000000000000000000b", two}} {
 		dst := filepath.Join(t.TempDir(), "entry")
-		if err := reader.Pull(ctx, cache.AreaRuntime, c.key, dst); err != nil {
+		pulled, err := reader.Pull(ctx, cache.AreaRuntime, c.key, dst)
+		if err != nil {
 			t.Fatal(err)
 		}
+		checkPulled(t, dst, cache.AreaRuntime, pulled)
 		if got, want := listing(t, dst), listing(t, c.src); got != want {
 			t.Fatalf("pulled %s differs from what was pushed", c.key)
 		}
@@ -429,7 +468,7 @@ func TestPullSaysAnOlderSchemaIsNotThisOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	dst := filepath.Join(t.TempDir(), "entry")
-	if r := reason(t, s.Pull(ctx, cache.AreaRuntime, tag, dst)); !strings.Contains(r, "not this schema") {
+	if r := reason(t, pullErr(s.Pull(ctx, cache.AreaRuntime, tag, dst))); !strings.Contains(r, "not this schema") {
 		t.Fatalf("a v1 entry: reason %q", r)
 	}
 	if _, err := os.Stat(dst); !errors.Is(err, os.ErrNotExist) {

@@ -97,7 +97,7 @@ func (r *Cache) CreateInputs(key string, inputs cache.Inputs, fill func(dir stri
 		}
 		// A concurrent Create won: keep its entry, unless it is damaged
 		// (then Get removed it and ours takes its place).
-		e, gerr := r.get(key, false)
+		e, gerr := r.get(key, false, nil)
 		if e != nil {
 			return e, nil
 		}

@@ -34,7 +34,7 @@ import (
 // With a remote cache (WithRemote), a local miss or damage is pulled from it
 // and checked again here, content included; what fails is a miss.
 func (r *Cache) Get(key string, verifyContent bool) (*Entry, error) {
-	e, err := r.get(key, verifyContent)
+	e, err := r.get(key, verifyContent, nil)
 	if e != nil || r.remote == nil || cache.CheckRuntimeKey(key) != nil {
 		return e, err
 	}
@@ -49,7 +49,10 @@ func (r *Cache) Get(key string, verifyContent bool) (*Entry, error) {
 }
 
 // get is Get from the local disk alone.
-func (r *Cache) get(key string, verifyContent bool) (*Entry, error) {
+// get is Get without the remote cache. verified are digests of files of the
+// tree already checked against their content (a pull's), by tree path:
+// checkContent takes those instead of reading the files.
+func (r *Cache) get(key string, verifyContent bool, verified map[string]string) (*Entry, error) {
 	if err := cache.CheckRuntimeKey(key); err != nil {
 		return nil, err
 	}
@@ -73,7 +76,7 @@ func (r *Cache) get(key string, verifyContent bool) (*Entry, error) {
 		return r.damaged(key, edir, info, d)
 	}
 	if verifyContent {
-		if d := e.checkContent(); d != nil {
+		if d := e.checkContent(verified); d != nil {
 			return r.damaged(key, edir, info, d)
 		}
 	}
@@ -234,12 +237,13 @@ func checkFile(tree string, f *FileRecord, info fs.FileInfo) *cache.DamagedError
 	return nil
 }
 
-// checkContent re-hashes every regular file of the tree, in parallel.
-func (e *Entry) checkContent() *cache.DamagedError {
+// checkContent re-hashes every regular file of the tree, in parallel, but
+// those whose listed digest verified already holds.
+func (e *Entry) checkContent(verified map[string]string) *cache.DamagedError {
 	err := parallel(len(e.Files), func(i int) error {
 		f := &e.Files[i]
-		if f.Link != "" {
-			return nil
+		if f.Link != "" || (verified[f.Path] != "" && verified[f.Path] == f.SHA256) {
+			return nil // checkTree compared the size
 		}
 		in, err := os.Open(filepath.Join(e.Dir, filepath.FromSlash(f.Path)))
 		if err != nil {

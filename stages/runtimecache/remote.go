@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	"piship.dev/piship/cache"
 )
@@ -32,9 +33,11 @@ func (r *Cache) RemoteOutcome(key string, hit bool) string {
 }
 
 // pull fetches the entry for key from the remote cache into the root on a
-// local miss and checks it as Get checks a local one, content included
-// (every file re-hashed): a pulled entry is never trusted more than a
-// local one. A pulled entry that fails is removed and reported.
+// local miss and checks it as Get checks a local one, content included: a
+// file's content is the digest the pull checked while writing it (the
+// store verified every byte against its signed listing), else it is
+// re-hashed. A pulled entry is never trusted more than a local one; one
+// that fails is removed and reported.
 func (r *Cache) pull(key string) (*Entry, error) {
 	if r.remote == nil {
 		return nil, nil
@@ -42,10 +45,11 @@ func (r *Cache) pull(key string) (*Entry, error) {
 	if _, err := os.Lstat(r.entryDir(key)); !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	if !r.remote.Fetch(r.ctx, cache.AreaRuntime, key, r.root, r.entryDir(key)) {
+	pulled, ok := r.remote.Fetch(r.ctx, cache.AreaRuntime, key, r.root, r.entryDir(key))
+	if !ok {
 		return nil, nil
 	}
-	e, err := r.get(key, true)
+	e, err := r.get(key, true, treeDigests(pulled))
 	if err != nil || e == nil {
 		why := "it disappeared"
 		if err != nil {
@@ -63,4 +67,19 @@ func (r *Cache) pull(key string) (*Entry, error) {
 // background (the run never waits on it; the command does, at the end).
 func (r *Cache) push(key string) {
 	r.remote.Push(cache.AreaRuntime, key, r.entryDir(key))
+}
+
+// treeDigests are the pulled digests of the entry's tree, by path in the
+// tree (the listing's paths), nil when nothing was verified.
+func treeDigests(pulled cache.Pulled) map[string]string {
+	if len(pulled) == 0 {
+		return nil
+	}
+	tree := make(map[string]string, len(pulled))
+	for p, sum := range pulled {
+		if rel, ok := strings.CutPrefix(p, runtimeTreeName+"/"); ok {
+			tree[rel] = sum
+		}
+	}
+	return tree
 }
