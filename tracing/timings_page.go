@@ -58,6 +58,27 @@ func (w *pageWriter) numAttr(name string, n int) {
 	w.raw(`"`)
 }
 
+// line writes a <line> from (x1, y1) to (x2, y2).
+func (w *pageWriter) line(x1, y1, x2, y2 int) {
+	w.raw("<line")
+	w.numAttr("x1", x1)
+	w.numAttr("y1", y1)
+	w.numAttr("x2", x2)
+	w.numAttr("y2", y2)
+	w.raw("></line>")
+}
+
+// rect opens a <rect> of class at (x, y), width by height; the caller
+// adds its other attributes and closes it.
+func (w *pageWriter) rect(class string, x, y, width, height int) {
+	w.raw("<rect")
+	w.attr("class", class)
+	w.numAttr("x", x)
+	w.numAttr("y", y)
+	w.numAttr("width", width)
+	w.numAttr("height", height)
+}
+
 // rawIf writes s when cond holds.
 func (w *pageWriter) rawIf(cond bool, s string) {
 	if cond {
@@ -179,12 +200,9 @@ func writeChart(w *pageWriter, p timingsPage) {
 	w.num(int64(c.Height))
 	w.raw("\" role=\"img\" aria-label=\"stages by start and duration\">\n<g class=\"axis\">")
 	for _, t := range c.Ticks {
-		w.raw("\n<g class=\"tick\"><line")
-		w.numAttr("x1", t.X)
-		w.numAttr("y1", c.AxisY)
-		w.numAttr("x2", t.X)
-		w.numAttr("y2", c.Height)
-		w.raw("></line><text")
+		w.raw("\n<g class=\"tick\">")
+		w.line(t.X, c.AxisY, t.X, c.Height)
+		w.raw("<text")
 		w.numAttr("x", t.X)
 		w.numAttr("y", c.AxisY)
 		w.raw(` text-anchor="middle" dy="-4">`)
@@ -193,12 +211,9 @@ func writeChart(w *pageWriter, p timingsPage) {
 	}
 	w.raw("\n</g>\n<g class=\"end\"><title>the run ended at ")
 	w.esc(p.Total)
-	w.raw("</title><line")
-	w.numAttr("x1", c.EndX)
-	w.numAttr("y1", c.AxisY)
-	w.numAttr("x2", c.EndX)
-	w.numAttr("y2", c.Height)
-	w.raw("></line><text")
+	w.raw("</title>")
+	w.line(c.EndX, c.AxisY, c.EndX, c.Height)
+	w.raw("<text")
 	w.numAttr("x", c.EndX)
 	w.numAttr("y", c.Height)
 	w.raw(` dx="-4" dy="-4" text-anchor="end">run ended at `)
@@ -209,10 +224,8 @@ func writeChart(w *pageWriter, p timingsPage) {
 		w.rawIf(b.Critical, " critical")
 		w.raw("\">\n<title>")
 		w.esc(b.Title)
-		w.raw("</title>\n<rect class=\"band\" x=\"0\"")
-		w.numAttr("y", b.RowY)
-		w.numAttr("width", c.Width)
-		w.numAttr("height", c.RowH)
+		w.raw("</title>\n")
+		w.rect("band", 0, b.RowY, c.Width, c.RowH)
 		w.raw("></rect>\n<text class=\"label\"")
 		w.numAttr("x", c.LabelX)
 		w.numAttr("y", b.TextY)
@@ -220,34 +233,25 @@ func writeChart(w *pageWriter, p timingsPage) {
 		w.esc(b.Kind)
 		w.raw("</tspan> ")
 		w.esc(b.Label)
-		w.raw("</text>\n<rect class=\"bar ")
-		w.esc(b.Class)
-		w.raw(`"`)
-		w.numAttr("x", b.X)
-		w.numAttr("y", b.Y)
-		w.numAttr("width", b.W)
-		w.raw(` height="14"`)
+		w.raw("</text>\n")
+		w.rect("bar "+b.Class, b.X, b.Y, b.W, chartBarH)
 		w.attr("data-stage", b.Stage)
 		w.attr("data-cache", b.Cache)
 		w.attr("data-verdict", b.Verdict)
 		w.attr("data-critical", strconv.FormatBool(b.Critical))
 		w.raw("></rect>\n")
 		if b.Critical {
-			w.raw(`<rect class="crit"`)
-			w.numAttr("x", b.X)
-			w.numAttr("y", b.CritY)
-			w.numAttr("width", b.W)
-			w.raw(` height="3"></rect>`)
+			w.rect("crit", b.X, b.CritY, b.W, 3)
+			w.raw("></rect>")
 		}
 		w.raw("\n")
 		for _, ph := range b.Phases {
-			w.raw(`<rect class="phase`)
-			w.rawIf(ph.Alt, " alt")
-			w.raw(`"`)
-			w.numAttr("x", ph.X)
-			w.numAttr("y", b.Y)
-			w.numAttr("width", ph.W)
-			w.raw(` height="14"><title>`)
+			class := "phase"
+			if ph.Alt {
+				class += " alt"
+			}
+			w.rect(class, ph.X, b.Y, ph.W, chartBarH)
+			w.raw("><title>")
 			w.esc(ph.Title)
 			w.raw("</title></rect>")
 		}
