@@ -48,9 +48,8 @@ func (r *Cache) Get(key string, verifyContent bool) (*Entry, error) {
 	return nil, err
 }
 
-// get is Get from the local disk alone.
-// get is Get without the remote cache. verified are digests of files of the
-// tree already checked against their content (a pull's), by tree path:
+// get is Get from the local disk alone. verified are digests of files of
+// the tree already checked against their content (a pull's), by tree path:
 // checkContent takes those instead of reading the files.
 func (r *Cache) get(key string, verifyContent bool, verified map[string]string) (*Entry, error) {
 	if err := cache.CheckRuntimeKey(key); err != nil {
