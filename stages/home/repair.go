@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/atomicfs"
@@ -218,14 +219,14 @@ func Repair(ctx context.Context, o Options, id, from string) (*RepairResult, err
 }
 
 // repairTemp matches the temporary files restore writes beside a file.
-var repairTemp = regexp.MustCompile(`^\..+\.repair-[0-9a-f]{8}$`)
+var repairTemp = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\..+\.repair-[0-9a-f]{8}$`) })
 
 // sweepRepairLeftovers removes what a killed repair left: its temporary
 // files in the version directory and its archive staging directories.
 // The caller holds the maintenance lock, so no repair is running.
 func sweepRepairLeftovers(home, id, dir string) {
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() && repairTemp.MatchString(d.Name()) {
+		if err == nil && d.Type().IsRegular() && repairTemp().MatchString(d.Name()) {
 			os.Remove(p)
 		}
 		return nil

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"text/template"
 
 	"piship.dev/piship/cache"
@@ -142,7 +143,7 @@ func ScanBootstrap(releases, id, version, rootSHA256 string) (Bootstrap, error) 
 // scriptSafe is what a value embedded in the scripts' single-quoted
 // strings may hold: names, versions, hex digests and slash paths. Nothing
 // that could end a quote.
-var scriptSafe = regexp.MustCompile(`^[A-Za-z0-9._:/+-]*$`)
+var scriptSafe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._:/+-]*$`) })
 
 // BootstrapScripts renders install.sh and install.ps1 from b. install.ps1
 // is nil when b has no win32 archive: there is nothing for it to install.
@@ -154,7 +155,7 @@ func BootstrapScripts(b Bootstrap) (sh, ps1 []byte, err error) {
 		win = win || strings.HasPrefix(a.Target, "win32-")
 	}
 	for _, v := range vals {
-		if !scriptSafe.MatchString(v) {
+		if !scriptSafe().MatchString(v) {
 			return nil, nil, fmt.Errorf("%q cannot go into install.sh: only letters, digits and ._:/+- may", v)
 		}
 	}
@@ -162,13 +163,13 @@ func BootstrapScripts(b Bootstrap) (sh, ps1 []byte, err error) {
 		return nil, nil, fmt.Errorf("no archive of %s %s to write install.sh for", b.ID, b.Version)
 	}
 	var out bytes.Buffer
-	if err := shTemplate.Execute(&out, b); err != nil {
+	if err := shTemplate().Execute(&out, b); err != nil {
 		return nil, nil, err
 	}
 	sh = bytes.Clone(out.Bytes())
 	if win {
 		out.Reset()
-		if err := ps1Template.Execute(&out, b); err != nil {
+		if err := ps1Template().Execute(&out, b); err != nil {
 			return nil, nil, err
 		}
 		// PowerShell 5 reads a script without a BOM in the ANSI code page;
@@ -212,7 +213,17 @@ func targetsOf(b Bootstrap) string {
 
 var funcs = template.FuncMap{"targets": targetsOf, "env": func() string { return BootstrapBaseEnv }}
 
-var shTemplate = template.Must(template.New(BootstrapShName).Funcs(funcs).Parse(`#!/bin/sh
+// The scripts' templates are parsed when a release writes them, not at the
+// start of every command that links this package (the installer's too).
+var shTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New(BootstrapShName).Funcs(funcs).Parse(shText))
+})
+
+var ps1Template = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New(BootstrapPS1Name).Funcs(funcs).Parse(ps1Text))
+})
+
+const shText = `#!/bin/sh
 # Installs {{.ID}} {{.Version}}: the archive for this host's target, checked
 # against its sha256 below, with the installer its release directory carries.
 # Written by piship release beside the archives; do not edit.
@@ -327,9 +338,9 @@ else
   set --
 fi
 "$inst" install "$arc" --sha256 "$sum" "$@"
-`))
+`
 
-var ps1Template = template.Must(template.New(BootstrapPS1Name).Funcs(funcs).Parse(`# Installs {{.ID}} {{.Version}} on Windows x64: the win32-x64 archive, checked
+const ps1Text = `# Installs {{.ID}} {{.Version}} on Windows x64: the win32-x64 archive, checked
 # against its sha256 below, with the installer its release directory carries.
 # Written by piship release beside the archives; do not edit.
 #
@@ -398,4 +409,4 @@ $installArgs = @('install', $arc, '--sha256', $row.Sha256)
 if ($RootPin) { $installArgs += @('--expect-root', $RootPin) }
 & $inst @installArgs
 exit $LASTEXITCODE
-`))
+`

@@ -444,7 +444,7 @@ func download(ctx context.Context, f *fetcher, p string, length int64, sha strin
 		// A size error says "is larger than" while streaming, or the
 		// size a directory or Content-Length gave: "is N bytes".
 		var got int64
-		if m := reSize.FindStringSubmatch(ce.Msg); m != nil {
+		if m := reSize().FindStringSubmatch(ce.Msg); m != nil {
 			got, _ = strconv.ParseInt(m[1], 10, 64)
 		}
 		if ce.Reason == updatesource.ReasonSize && (strings.Contains(ce.Msg, " is larger than ") || got > length) {
@@ -556,17 +556,25 @@ func (f *fetcher) DownloadFile(u string, maxLength int64, _ time.Duration) ([]by
 	return nil, err
 }
 
+// The patterns explain reads go-tuf's messages with, compiled at the first
+// refusal: compiled at init, every command of both binaries paid for them
+// at start.
 var (
-	reVerify   = regexp.MustCompile(`Verifying (\S+) failed, not enough signatures, got (\d+), want (\d+)`)
-	reNewTS    = regexp.MustCompile(`new timestamp version (\d+) must be >= (\d+)`)
-	reNewSnap  = regexp.MustCompile(`new snapshot version (\d+) must be >= (\d+)`)
-	reMetaVer  = regexp.MustCompile(`expected (\S+)\.json version (\d+), got (\d+)`)
-	reRoleVer  = regexp.MustCompile(`expected (\S+) version (\d+), got (\d+)`)
-	reFinal    = regexp.MustCompile(`^expected (\d+), got (\d+)$`)
-	reRootVer  = regexp.MustCompile(`bad version number, expected (\d+), got (\d+)`)
-	reLenLimit = regexp.MustCompile(`(\d+) bytes`)
-	reSize     = regexp.MustCompile(` is (\d+) bytes`)
+	reVerify   = lazyRegexp(`Verifying (\S+) failed, not enough signatures, got (\d+), want (\d+)`)
+	reNewTS    = lazyRegexp(`new timestamp version (\d+) must be >= (\d+)`)
+	reNewSnap  = lazyRegexp(`new snapshot version (\d+) must be >= (\d+)`)
+	reMetaVer  = lazyRegexp(`expected (\S+)\.json version (\d+), got (\d+)`)
+	reRoleVer  = lazyRegexp(`expected (\S+) version (\d+), got (\d+)`)
+	reFinal    = lazyRegexp(`^expected (\d+), got (\d+)$`)
+	reRootVer  = lazyRegexp(`bad version number, expected (\d+), got (\d+)`)
+	reLenLimit = lazyRegexp(`(\d+) bytes`)
+	reSize     = lazyRegexp(` is (\d+) bytes`)
 )
+
+// lazyRegexp compiles expr on first use.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // Advice for a refusal that means the repository or the path to it was
 // tampered with, or a mirror is stale.
@@ -605,9 +613,9 @@ func (f *fetcher) explain(err error, up *updater.Updater) error {
 	switch {
 	case errors.As(err, &lenErr):
 		if strings.HasPrefix(last, "targets/") {
-			return updateErr(ReasonTooLarge, err, "the %s %s is longer than its target length (%s): endless data; %s", roleOf(last), loc, firstMatch(reLenLimit, lenErr.Msg, "the signed length"), tampered)
+			return updateErr(ReasonTooLarge, err, "the %s %s is longer than its target length (%s): endless data; %s", roleOf(last), loc, firstMatch(reLenLimit(), lenErr.Msg, "the signed length"), tampered)
 		}
-		return updateErr(ReasonTooLarge, err, "%s is longer than the %s bound for %s metadata: endless data; %s", loc, firstMatch(reLenLimit, lenErr.Msg, "size"), roleOf(last), tampered)
+		return updateErr(ReasonTooLarge, err, "%s is longer than the %s bound for %s metadata: endless data; %s", loc, firstMatch(reLenLimit(), lenErr.Msg, "size"), roleOf(last), tampered)
 	case errors.As(err, &expErr):
 		role, when := "metadata", time.Time{}
 		switch {
@@ -638,7 +646,7 @@ func (f *fetcher) explain(err error, up *updater.Updater) error {
 		}
 		return updateErr(ReasonExpired, err, "the %s of %s expired%s (indefinite freeze: expired metadata could keep this installation on old releases): the publisher must re-sign it (the scheduled refresh of snapshot and timestamp); nothing was installed", role, f.src, on)
 	case errors.As(err, &sigErr):
-		m := reVerify.FindStringSubmatch(sigErr.Msg)
+		m := reVerify().FindStringSubmatch(sigErr.Msg)
 		got, want := "fewer", "the threshold"
 		if m != nil {
 			got, want = m[2], m[3]
@@ -658,23 +666,23 @@ func (f *fetcher) explain(err error, up *updater.Updater) error {
 		return updateErr(ReasonSignatures, err, "%s (%s) is not signed by a threshold of root %d's %s keys (%s valid signatures, %s needed): a bad signature, an untrusted key or too few keys; %s", role, loc, rootV, role, got, want, tampered)
 	case errors.As(err, &verErr):
 		msg := verErr.Msg
-		if m := reNewTS.FindStringSubmatch(msg); m != nil {
+		if m := reNewTS().FindStringSubmatch(msg); m != nil {
 			return updateErr(ReasonRollback, err, "timestamp version rolled back from %s to %s (%s): %s", m[2], m[1], loc, tampered)
 		}
-		if m := reNewSnap.FindStringSubmatch(msg); m != nil {
+		if m := reNewSnap().FindStringSubmatch(msg); m != nil {
 			return updateErr(ReasonRollback, err, "snapshot version rolled back from %s to %s (the timestamp %s names it): %s", m[2], m[1], loc, tampered)
 		}
-		if m := reMetaVer.FindStringSubmatch(msg); m != nil {
+		if m := reMetaVer().FindStringSubmatch(msg); m != nil {
 			// go-tuf words it "expected <new>, got <trusted>".
 			return updateErr(ReasonRollback, err, "%s version rolled back from %s to %s (the snapshot %s names it): %s", m[1], m[3], m[2], loc, tampered)
 		}
-		if m := reRootVer.FindStringSubmatch(msg); m != nil {
+		if m := reRootVer().FindStringSubmatch(msg); m != nil {
 			return updateErr(ReasonRootChain, err, "%s holds root version %s where root %s belongs: the root chain is broken; %s", loc, m[2], m[1], tampered)
 		}
-		if m := reRoleVer.FindStringSubmatch(msg); m != nil {
+		if m := reRoleVer().FindStringSubmatch(msg); m != nil {
 			return updateErr(ReasonMixAndMatch, err, "%s (%s) is version %s, but the snapshot names version %s: mix-and-match of snapshot and targets; %s", m[1], loc, m[3], m[2], tampered)
 		}
-		if m := reFinal.FindStringSubmatch(msg); m != nil {
+		if m := reFinal().FindStringSubmatch(msg); m != nil {
 			return updateErr(ReasonMixAndMatch, err, "the snapshot (%s) is version %s, but the timestamp names version %s: mix-and-match of timestamp and snapshot; %s", loc, m[2], m[1], tampered)
 		}
 		return updateErr(ReasonRollback, err, "%s: %s; %s", loc, msg, tampered)

@@ -64,7 +64,9 @@ type ErrorInfo struct {
 
 // codeLine is a line of stderr that carries an error code: "piship: CODE: message",
 // "CODE: message" or "stage x: CODE: message".
-var codeLine = regexp.MustCompile(`^(?:piship: )?(?:[^:]*: ){0,3}?([A-Z][A-Z0-9]*_[A-Z0-9_]+): (.*)$`)
+var codeLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:piship: )?(?:[^:]*: ){0,3}?([A-Z][A-Z0-9]*_[A-Z0-9_]+): (.*)$`)
+})
 
 // FailureLog passes a command's stderr through and keeps its last line
 // that carries an error code: the failure the command ended with (piship
@@ -96,7 +98,7 @@ func (f *FailureLog) Write(p []byte) (int, error) {
 }
 
 func (f *FailureLog) scan(line string) {
-	if m := codeLine.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+	if m := codeLine().FindStringSubmatch(strings.TrimSpace(line)); m != nil {
 		f.last = &ErrorInfo{Code: m[1], Message: m[2]}
 	}
 }
