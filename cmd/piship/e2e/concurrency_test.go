@@ -19,7 +19,7 @@ import (
 // trusting the same key but not on the channel (which offers 1.0.0 and
 // 1.1.0): what a user installs by hand from a file.
 func newThreeVersionWorld(t *testing.T) *consumerWorld {
-	w := &consumerWorld{t: t, id: "hello", target: "linux-x64", piship: realBinaries(t), release: map[string]string{}}
+	w := &consumerWorld{t: t, id: "hello", target: "linux-x64", release: map[string]string{}}
 	root := t.TempDir()
 	w.bin = filepath.Join(root, "bin")
 	w.env = append(os.Environ(), "PISHIP_PROGRESS=0", "PISHIP_CACHE_HOME="+sharedCache(t), "PISHIP_STORE=off",
@@ -94,7 +94,7 @@ func (w *consumerWorld) pair(a, b []string) (result, result) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cmd := exec.Command(w.piship, args...)
+			cmd := exec.Command(w.exe(args), args...)
 			cmd.Env = w.env
 			<-start
 			out, err := cmd.CombinedOutput()

@@ -25,7 +25,6 @@ type consumerWorld struct {
 	t       *testing.T
 	id      string
 	target  string
-	piship  string
 	env     []string
 	bin     string
 	chanDir string
@@ -45,7 +44,7 @@ func newWorldOf(t *testing.T, example, v1, v2 string, edit func(string) string) 
 	// An example's directory is its distribution ID, or the ID and a
 	// version series (pi-0.73).
 	id, _, _ := strings.Cut(example, "-")
-	w := &consumerWorld{t: t, id: id, target: "linux-x64", piship: realBinaries(t), release: map[string]string{}}
+	w := &consumerWorld{t: t, id: id, target: "linux-x64", release: map[string]string{}}
 	root := t.TempDir()
 	w.bin = filepath.Join(root, "bin")
 	w.env = append(os.Environ(), "PISHIP_PROGRESS=0", "PISHIP_CACHE_HOME="+sharedCache(t),
@@ -87,6 +86,11 @@ func newWorldOf(t *testing.T, example, v1, v2 string, edit func(string) string) 
 	return w
 }
 
+// exe is the binary for args: piship-install for a consumer command, as
+// an end user runs it with the piship a release directory carries, the
+// full piship for the rest (binaryFor).
+func (w *consumerWorld) exe(args []string) string { return binaryFor(w.t, args) }
+
 func (w *consumerWorld) run(args ...string) string {
 	w.t.Helper()
 	out, err := w.try(args...)
@@ -97,7 +101,7 @@ func (w *consumerWorld) run(args ...string) string {
 }
 
 func (w *consumerWorld) try(args ...string) (string, error) {
-	cmd := exec.Command(w.piship, args...)
+	cmd := exec.Command(w.exe(args), args...)
 	cmd.Env = w.env
 	out, err := cmd.CombinedOutput()
 	return string(out), err
@@ -151,7 +155,7 @@ func TestInstallUpdateRollbackThroughTheShim(t *testing.T) {
 			}
 			// The bin home is a temp dir, not on PATH: install names the
 			// shim by its path and the line to add for the user's shell.
-			icmd := exec.Command(w.piship, "install", w.release["1.0.0"], "--expect-root", w.fp)
+			icmd := exec.Command(w.exe([]string{"install"}), "install", w.release["1.0.0"], "--expect-root", w.fp)
 			icmd.Env = append(slices.Clone(w.env), "SHELL=/bin/zsh")
 			iout, err := icmd.CombinedOutput()
 			if err != nil {
@@ -427,7 +431,7 @@ func checkToolDownloadsDeferred(t *testing.T, w *consumerWorld) {
 	interactiveScreen(t, ui, []string{shim}, shown("not found. Offline mode enabled, skipping download"), 60*time.Second)
 	interactiveScreen(t, append(ui, "PISHIP_ALLOW_TOOL_DOWNLOAD=1"), []string{shim}, shown("not found. Downloading"), 60*time.Second)
 
-	cmd := exec.Command(w.piship, "doctor", w.id, "--json")
+	cmd := exec.Command(w.exe([]string{"doctor"}), "doctor", w.id, "--json")
 	cmd.Env = env
 	out, _ := cmd.Output()
 	if !strings.Contains(string(out), `"TOOL_DOWNLOADS_DEFERRED"`) {

@@ -25,7 +25,7 @@ import (
 // killAfter starts piship with args and kills it (SIGKILL) after d. It
 // reports whether the kill found it running (false: it had finished).
 func (w *consumerWorld) killAfter(d time.Duration, args ...string) bool {
-	cmd := exec.Command(w.piship, args...)
+	cmd := exec.Command(w.exe(args), args...)
 	cmd.Env = w.env
 	if err := cmd.Start(); err != nil {
 		w.t.Fatal(err)

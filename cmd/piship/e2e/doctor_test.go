@@ -79,7 +79,7 @@ func checkDoctorTampering(w *consumerWorld, home string) {
 	// it too, but one rewrite is one finding.
 	w.doctorFinds("file and inventory rewritten", "INVENTORY_MODIFIED", false)
 	for _, args := range [][]string{{"doctor", "hello", "--json"}, {"doctor", "--json"}} {
-		cmd := exec.Command(w.piship, args...)
+		cmd := exec.Command(w.exe(args), args...)
 		cmd.Env = w.env
 		stdout, err := cmd.Output()
 		var rep doctorReport
