@@ -33,6 +33,21 @@ func SHA256Hex(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
+// IsSHA256Hex reports whether s is a SHA-256 as SHA256Hex writes it: 64
+// lowercase hex digits. Every digest piship reads from a file, a flag or a
+// manifest is held to it here.
+func IsSHA256Hex(s string) bool {
+	if len(s) != 2*sha256.Size {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // ReadJSON decodes the JSON file at path into v.
 func ReadJSON(path string, v any) error {
 	b, err := os.ReadFile(path)

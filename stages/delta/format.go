@@ -10,6 +10,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/archive"
 )
 
@@ -168,26 +169,13 @@ func ReadHeader(r io.Reader) (*Header, error) {
 	return &h, nil
 }
 
-// hexDigest reports whether s is a sha256 in lower-case hex.
-func hexDigest(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := range len(s) {
-		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
-
 // check holds a decoded header to the format's rules that need no base.
 func (h *Header) check() error {
 	if h.Schema != Schema {
 		return refuse(ReasonFormat, "", "schema %q, want %q", h.Schema, Schema)
 	}
 	for _, d := range []string{h.FromTree, h.ToTree} {
-		if !hexDigest(d) {
+		if !canon.IsSHA256Hex(d) {
 			return refuse(ReasonFormat, "", "tree digest %q is not 64 lowercase hex digits", d)
 		}
 	}
@@ -265,7 +253,7 @@ func (op *Op) check() error {
 		}
 		return nil
 	}
-	if !hexDigest(op.SHA256) {
+	if !canon.IsSHA256Hex(op.SHA256) {
 		return bad("sha256 %q is not 64 lowercase hex digits", op.SHA256)
 	}
 	if op.Size < 0 || op.Size > MaxFileBytes {
@@ -275,7 +263,7 @@ func (op *Op) check() error {
 		if err := checkRelPath(s.Path); err != nil {
 			return err
 		}
-		if !hexDigest(s.SHA256) {
+		if !canon.IsSHA256Hex(s.SHA256) {
 			return bad("source %q: sha256 %q is not 64 lowercase hex digits", s.Path, s.SHA256)
 		}
 		return nil

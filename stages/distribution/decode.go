@@ -521,9 +521,9 @@ func (dc *decoder) tool(name string, expr hcl.Expression) (Tool, bool) {
 			}
 			t.Source = src
 		case "sha256":
-			if !hexRE().MatchString(v) {
+			if !canon.IsSHA256Hex(v) {
 				detail := fmt.Sprintf("tool %q sha256 %q is not a SHA-256 digest: write its 64 lowercase hex digits (sha256sum prints them).", name, v)
-				if low := strings.ToLower(strings.TrimPrefix(v, "sha256:")); hexRE().MatchString(low) {
+				if low := strings.ToLower(strings.TrimPrefix(v, "sha256:")); canon.IsSHA256Hex(low) {
 					detail += fmt.Sprintf(" Did you mean %q?", low)
 				}
 				dc.add(errDiag("Invalid tool digest", detail, r))

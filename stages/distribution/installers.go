@@ -7,6 +7,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
+
+	"piship.dev/piship/cache/canon"
 )
 
 // Installers is the installers block: the end-user installer
@@ -140,7 +142,7 @@ func (dc *decoder) installerPins(key string, expr hcl.Expression) (InstallerPins
 			dc.add(errDiag("Missing required argument", fmt.Sprintf("%s requires %s: both binaries of a target are pinned (make installers builds both).", key, field), expr.Range()))
 			ok = false
 		case !have:
-		case !hexRE().MatchString(v):
+		case !canon.IsSHA256Hex(v):
 			dc.add(errDiag("Invalid installer digest", fmt.Sprintf("%s %s %q is not a SHA-256 digest: write the 64 lowercase hex digits (make installers writes them to bin/installers/installers.hcl).", key, field, v), ranges[field]))
 			ok = false
 		}

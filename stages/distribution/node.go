@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/stage/errcode"
 )
 
@@ -180,7 +181,7 @@ func (dc *decoder) nodeArchive(key string, expr hcl.Expression) (NodeArchive, bo
 	if v, have := vals["url"]; have && !httpsArchiveURL(v) {
 		bad("Invalid Node archive", "%s url %q: write the https:// URL of a Node release archive, a .tar.gz, .tgz or .zip (nodejs.org/dist/v<version>/...).", "url")
 	}
-	if v, have := vals["sha256"]; have && !hexRE().MatchString(v) {
+	if v, have := vals["sha256"]; have && !canon.IsSHA256Hex(v) {
 		bad("Invalid Node digest", "%s sha256 %q is not a SHA-256 digest: write the 64 lowercase hex digits of the archive (nodejs.org's SHASUMS256.txt lists them).", "sha256")
 	}
 	has := func(f string) bool { _, ok := ranges[f]; return ok }

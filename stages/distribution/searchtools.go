@@ -8,6 +8,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
+
+	"piship.dev/piship/cache/canon"
 )
 
 // SearchToolNames are the executables Pi manages itself (its
@@ -135,7 +137,7 @@ func (dc *decoder) searchArchive(key string, expr hcl.Expression) (SearchArchive
 		case field == "url" && !httpsArchiveURL(v):
 			dc.add(errDiag("Invalid search tool archive", fmt.Sprintf("%s url %q: write the https:// URL of the upstream release asset, a .tar.gz, .tgz or .zip.", key, v), ranges[field]))
 			ok = false
-		case field == "sha256" && !hexRE().MatchString(v):
+		case field == "sha256" && !canon.IsSHA256Hex(v):
 			dc.add(errDiag("Invalid search tool digest", fmt.Sprintf("%s sha256 %q is not a SHA-256 digest: write the 64 lowercase hex digits of the archive (upstream publishes them; sha256sum prints them).", key, v), ranges[field]))
 			ok = false
 		}

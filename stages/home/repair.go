@@ -271,7 +271,7 @@ func expectedFiles(ctx context.Context, rec *receipt.Release, have map[string]st
 		return nil, receipt.Errorf(receipt.CodeIntegrity, "%s: %v: reinstall the release", release.InventoryPath, err)
 	}
 	for p, sum := range inv {
-		if !release.ValidPath(p) || !release.IsSHA256(sum) {
+		if !release.ValidPath(p) || !canon.IsSHA256Hex(sum) {
 			return nil, receipt.Errorf(receipt.CodeIntegrity, "%s lists %q: reinstall the release", release.InventoryPath, p)
 		}
 		want["payload/"+p] = sum
@@ -318,7 +318,7 @@ func parseChecksums(data []byte, releaseSHA string) (map[string]string, error) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		sum, p, ok := strings.Cut(sc.Text(), "  ")
-		if !ok || !release.IsSHA256(sum) || !release.ValidPath(p) {
+		if !ok || !canon.IsSHA256Hex(sum) || !release.ValidPath(p) {
 			return nil, receipt.Errorf(receipt.CodeIntegrity, "%s is not `<sha256>  <path>` lines", release.ChecksumsName)
 		}
 		out[p] = sum

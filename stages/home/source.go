@@ -8,10 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/canon"
@@ -77,8 +75,6 @@ func readTarget(path string) (string, error) {
 	return t, nil
 }
 
-var hexRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
-
 // identify classifies o.Source and finds its id, version and target
 // without reading any payload file.
 func identify(o *InstallOptions) (*source, error) {
@@ -97,7 +93,7 @@ func identify(o *InstallOptions) (*source, error) {
 		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "cannot install %s: %v", o.Source, err)
 	}
 	want := strings.ToLower(strings.TrimSpace(o.SHA256))
-	if want != "" && !hexRE().MatchString(want) {
+	if want != "" && !canon.IsSHA256Hex(want) {
 		return nil, receipt.Errorf(receipt.CodeConfigInvalid, "--sha256 %q is not a SHA-256 (64 hex digits)", o.SHA256)
 	}
 	s := &source{path: path, expectKey: strings.ToLower(strings.TrimSpace(o.ExpectKey))}

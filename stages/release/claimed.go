@@ -29,7 +29,7 @@ func Claimed(dir string) (map[string]string, error) {
 	out := map[string]string{ChecksumsName: canon.SHA256Hex(sums)}
 	for n, line := range strings.Split(strings.TrimSuffix(string(sums), "\n"), "\n") {
 		sum, p, ok := strings.Cut(line, "  ")
-		if !ok || !IsSHA256(sum) || !ValidPath(p) || !Checksummed(p) {
+		if !ok || !canon.IsSHA256Hex(sum) || !ValidPath(p) || !Checksummed(p) {
 			return nil, fmt.Errorf("%s line %d is not `<sha256>  <path>` of a file it covers", ChecksumsName, n+1)
 		}
 		out[p] = sum
@@ -39,7 +39,7 @@ func Claimed(dir string) (map[string]string, error) {
 		return nil, fmt.Errorf("%s: %w", InventoryPath, err)
 	}
 	for p, sum := range entries {
-		if !IsSHA256(sum) || !ValidPath(p) {
+		if !canon.IsSHA256Hex(sum) || !ValidPath(p) {
 			return nil, fmt.Errorf("%s: the entry %q is not a slash path with a sha256", InventoryPath, p)
 		}
 		out["payload/"+p] = sum

@@ -173,11 +173,6 @@ func (c *Checked) Err() error {
 	return nil
 }
 
-var hexRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
-
-// IsSHA256 reports whether s is a lowercase hex SHA-256.
-func IsSHA256(s string) bool { return hexRE().MatchString(s) }
-
 // ValidPath reports whether p is a slash path that stays inside the
 // directory it is relative to on every target: not empty, not absolute, no
 // "." or ".." or empty segment, no backslash, no drive prefix.
@@ -279,7 +274,7 @@ func Check(in Input) *Checked {
 				problems = append(problems, fmt.Sprintf("entry %q is not a path inside the payload", p))
 			case p == payload.InventoryName:
 				problems = append(problems, "lists itself")
-			case !IsSHA256(s):
+			case !canon.IsSHA256Hex(s):
 				problems = append(problems, fmt.Sprintf("entry %q has no lowercase hex sha256", p))
 			}
 		}
@@ -468,7 +463,7 @@ func checksumProblems(raw []byte, files map[string]string) []string {
 		}
 		sum, p, ok := strings.Cut(line, "  ")
 		switch {
-		case !ok || !IsSHA256(sum) || !ValidPath(p):
+		case !ok || !canon.IsSHA256Hex(sum) || !ValidPath(p):
 			return append(problems, fmt.Sprintf("line %d is not `<sha256>  <path>`", n+1))
 		case p <= prev:
 			return append(problems, fmt.Sprintf("line %d (%s) is out of order or repeated: lines are sorted by path", n+1, p))
@@ -545,7 +540,7 @@ func Scan(ctx context.Context, dir string) (map[string]string, error) {
 // and the directory it was hashed in).
 func ParseSidecar(data []byte, base string) (string, error) {
 	fields := strings.Fields(string(data))
-	if len(fields) != 2 || !IsSHA256(strings.ToLower(fields[0])) || path.Base(strings.TrimPrefix(fields[1], "*")) != base {
+	if len(fields) != 2 || !canon.IsSHA256Hex(strings.ToLower(fields[0])) || path.Base(strings.TrimPrefix(fields[1], "*")) != base {
 		return "", fmt.Errorf("%s.sha256 is not a sha256sum line `<sha256>  %s`", base, base)
 	}
 	return strings.ToLower(fields[0]), nil

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/distribution"
 )
@@ -105,7 +106,7 @@ func ReadSums(path string) (*Sums, error) {
 		bad := func(why string) error {
 			return fmt.Errorf("%s line %d: %s (each line is `<sha256>  <id>-<version>-<target>.tar.zst`, as the release wrote it)", path, i+1, why)
 		}
-		if !ok || !hexRE().MatchString(sum) {
+		if !ok || !canon.IsSHA256Hex(sum) {
 			return nil, bad("not `<sha256>  <archive>`")
 		}
 		if name != filepath.Base(name) || strings.ContainsAny(name, `/\`) {

@@ -10,12 +10,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/distribution"
 )
 
@@ -89,15 +88,13 @@ type runtimeTree struct {
 	roots map[string]distribution.LockPackage
 }
 
-var lockSHA = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
-
 func (in Input) check() error {
 	switch {
 	case in.Name == "" || in.Version == "":
 		return errors.New("sbom: the distribution's name and version are required")
 	case in.Lock == nil:
 		return errors.New("sbom: no package lock")
-	case !lockSHA().MatchString(in.LockSHA256):
+	case !canon.IsSHA256Hex(in.LockSHA256):
 		return fmt.Errorf("sbom: LockSHA256 %q is not a lowercase hex SHA-256", in.LockSHA256)
 	case in.Tree == "":
 		return errors.New("sbom: no tree")

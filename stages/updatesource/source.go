@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/cache/canon"
 )
 
 // MaxDocumentBytes bounds a metadata file a Source fetches (Fetch with
@@ -303,7 +304,7 @@ func (s *Source) OpenVerified(ctx context.Context, name string, wantSize int64, 
 	if wantSize <= 0 {
 		return nil, updateErr(ReasonMalformed, "%s: the signed size %d is not a size", name, wantSize)
 	}
-	if !sha256RE().MatchString(wantSHA256) {
+	if !canon.IsSHA256Hex(wantSHA256) {
 		return nil, updateErr(ReasonMalformed, "%s: the signed sha256 %q is not 64 lowercase hex digits", name, wantSHA256)
 	}
 	rc, size, err := s.open(ctx, name, s.limits.Archive, "an archive")
