@@ -33,9 +33,13 @@ type BuildInfo struct {
 	Timing json.RawMessage `json:"timing"`
 }
 
+// BuildInfoName is the file name of release name's build info, beside its
+// release directory.
+func BuildInfoName(name string) string { return name + ".build-info.json" }
+
 // BuildInfoPath is where the build info of release name stands in releases.
 func BuildInfoPath(releases, name string) string {
-	return filepath.Join(releases, name+".build-info.json")
+	return filepath.Join(releases, BuildInfoName(name))
 }
 
 // WriteBuildInfo writes bi (canonical JSON) beside release bi.Release in releases.

@@ -56,7 +56,7 @@ func Check(ctx context.Context, w Want, from oci.Ref, a oci.Target, dir string) 
 	for _, f := range files {
 		switch rest, inDir := strings.CutPrefix(f, name+"/"); {
 		case inDir && (release.OutsideArchive(rest) || rest == releasejson.Name), f == arc, arc != "" && f == arc+".sha256":
-		case f == filepath.Base(release.BuildInfoPath("", name)):
+		case f == release.BuildInfoName(name):
 			hasBuildInfo = true
 		default:
 			return fail("it holds %s, which is no part of the target's release beside its archive", f)

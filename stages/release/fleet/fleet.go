@@ -203,7 +203,7 @@ func publish(dir, releases string, mt MergedTarget) error {
 	arc := filepath.Base(mt.Archive)
 	names := []string{arc, arc + ".sha256"}
 	if mt.BuildInfo != "" {
-		names = append([]string{filepath.Base(release.BuildInfoPath(releases, mt.Name))}, names...)
+		names = append([]string{release.BuildInfoName(mt.Name)}, names...)
 	}
 	for _, f := range names {
 		if err := os.Rename(filepath.Join(dir, f), filepath.Join(releases, f)); err != nil {
