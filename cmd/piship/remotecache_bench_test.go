@@ -23,7 +23,6 @@ import (
 	"piship.dev/piship/stages/oci"
 	"piship.dev/piship/stages/remotecache"
 	"piship.dev/piship/stages/signkey"
-	"piship.dev/piship/tracing"
 )
 
 // BenchmarkReleaseRemoteCache times the flagship (testdata/distributions/pi,
@@ -203,15 +202,15 @@ func BenchmarkReleaseRemoteCache(b *testing.B) {
 				ran, hits := 0, 0
 				var longest time.Duration // the stage that did the work
 				for _, sp := range stageSpans(b, spans, kind) {
-					switch sp.attrs["piship.cache.hit"] {
+					switch sp.Attrs["piship.cache.hit"] {
 					case "false":
 						ran++
 					case "true":
 						hits++
 					}
-					longest = max(longest, sp.dur)
+					longest = max(longest, sp.Dur)
 					if n == 0 {
-						b.Logf("%s: %s %.2f s (cache hit %q)", form, sp.name, sp.dur.Seconds(), sp.attrs["piship.cache.hit"])
+						b.Logf("%s: %s %.2f s (cache hit %q)", form, sp.Name, sp.Dur.Seconds(), sp.Attrs["piship.cache.hit"])
 					}
 				}
 				metrics[form+"-"+kind+"-s"] += longest.Seconds()
@@ -222,9 +221,9 @@ func BenchmarkReleaseRemoteCache(b *testing.B) {
 			if form == "remote-warm" {
 				remote := 0
 				for _, sp := range spans {
-					if r, ok := sp.attrs["piship.cache.remote"]; ok {
+					if r, ok := sp.Attrs["piship.cache.remote"]; ok {
 						if r != "remote hit" {
-							b.Fatalf("remote-warm release: the %s lookup %s: %s\n%s", sp.attrs["piship.cache.name"], sp.attrs["piship.cache.key"], r, out)
+							b.Fatalf("remote-warm release: the %s lookup %s: %s\n%s", sp.Attrs["piship.cache.name"], sp.Attrs["piship.cache.key"], r, out)
 						}
 						remote++
 					}
@@ -347,40 +346,19 @@ func entrySize(b *testing.B, addr, repo, tag string) (files, blobs int, size int
 	return len(cfg.Files), len(m.Layers) - 1, size
 }
 
-// benchSpan is a span of an OTLP/JSON trace file: its duration and its
-// attributes as strings.
-type benchSpan struct {
-	name  string
-	dur   time.Duration
-	attrs map[string]string
-}
-
-func readBenchTrace(b *testing.B, path string) []benchSpan {
-	f, err := os.Open(path)
+func readBenchTrace(b *testing.B, path string) []fixture.Span {
+	spans, err := fixture.ReadTrace(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer f.Close()
-	spans, err := tracing.ReadOTLPJSON(f)
-	if err != nil {
-		b.Fatalf("%s: %v", path, err)
-	}
-	out := make([]benchSpan, 0, len(spans))
-	for _, s := range spans {
-		sp := benchSpan{name: s.Name(), dur: s.EndTime().Sub(s.StartTime()), attrs: map[string]string{}}
-		for _, a := range s.Attributes() {
-			sp.attrs[string(a.Key)] = a.Value.Emit()
-		}
-		out = append(out, sp)
-	}
-	return out
+	return spans
 }
 
 // stageSpans are the spans of the stages of kind (at least one).
-func stageSpans(b *testing.B, spans []benchSpan, kind string) []benchSpan {
-	var found []benchSpan
+func stageSpans(b *testing.B, spans []fixture.Span, kind string) []fixture.Span {
+	var found []fixture.Span
 	for _, s := range spans {
-		if s.attrs["piship.stage.kind"] == kind {
+		if s.Attrs["piship.stage.kind"] == kind {
 			found = append(found, s)
 		}
 	}

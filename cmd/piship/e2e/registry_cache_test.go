@@ -19,40 +19,20 @@ import (
 	"time"
 
 	"piship.dev/piship/cmd/piship/internal/fixture"
-	"piship.dev/piship/tracing"
 )
 
-// traceSpan is a span of an OTLP/JSON trace file, its attributes as
-// strings ("true"/"false" for booleans).
-type traceSpan struct {
-	Name  string
-	Attrs map[string]string
-}
-
-func readTrace(t *testing.T, path string) []traceSpan {
+// readTrace reads the OTLP/JSON trace file at path.
+func readTrace(t *testing.T, path string) []fixture.Span {
 	t.Helper()
-	f, err := os.Open(path)
+	spans, err := fixture.ReadTrace(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	spans, err := tracing.ReadOTLPJSON(f)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	out := make([]traceSpan, 0, len(spans))
-	for _, s := range spans {
-		sp := traceSpan{Name: s.Name(), Attrs: map[string]string{}}
-		for _, a := range s.Attributes() {
-			sp.Attrs[string(a.Key)] = a.Value.Emit()
-		}
-		out = append(out, sp)
-	}
-	return out
+	return spans
 }
 
 // stageHit is the piship.cache.hit of the stage span of kind.
-func stageHit(t *testing.T, spans []traceSpan, kind string) string {
+func stageHit(t *testing.T, spans []fixture.Span, kind string) string {
 	t.Helper()
 	for _, s := range spans {
 		if s.Attrs["piship.stage.kind"] == kind {
@@ -64,7 +44,7 @@ func stageHit(t *testing.T, spans []traceSpan, kind string) string {
 }
 
 // remoteOf is the piship.cache.remote of the cache lookup in cache.
-func remoteOf(t *testing.T, spans []traceSpan, cache string) string {
+func remoteOf(t *testing.T, spans []fixture.Span, cache string) string {
 	t.Helper()
 	for _, s := range spans {
 		if s.Name == "cache lookup" && s.Attrs["piship.cache.name"] == cache {
