@@ -38,35 +38,41 @@ var blobPathRE = sync.OnceValue(func() *regexp.Regexp {
 // https://host[:port]/v2/<repository>/blobs/sha256:<hex> (http:// only to
 // a loopback host), and returns the blob's sha256 hex.
 func ParseBlobURL(s string) (string, error) {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "", configErr("registry blob %q is not a URL: %v", s, err)
-	}
-	switch {
-	case u.Scheme != "https" && u.Scheme != "http":
-		return "", configErr("registry blob %s: the scheme %q is not https", s, u.Scheme)
-	case u.Hostname() == "":
-		return "", configErr("registry blob %s: the URL has no host", s)
-	case u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.ForceQuery || u.RawPath != "":
-		return "", configErr("registry blob %s: a blob URL has no credentials, query, fragment or escapes", redact(u))
-	case u.Scheme == "http" && !isLoopback(u.Hostname()):
-		return "", newErr(CodeNetworkDenied, ReasonPolicy, "registry blob %s: plain http to %s is refused; only loopback hosts may be reached without TLS", s, u.Hostname())
-	}
-	m := blobPathRE().FindStringSubmatch(u.Path)
-	if m == nil {
-		return "", configErr("registry blob %s: the path is not /v2/<repository>/blobs/sha256:<64 hex>", s)
-	}
-	return m[2], nil
+	_, sum, err := parseBlobURL(s)
+	return sum, err
 }
 
 // BlobRepository names the registry repository a blob URL ParseBlobURL
 // accepts is in, host/repository, as messages say it ("" for another URL).
 func BlobRepository(s string) string {
-	if _, err := ParseBlobURL(s); err != nil {
+	repo, _, err := parseBlobURL(s)
+	if err != nil {
 		return ""
 	}
-	u, _ := url.Parse(s)
-	return u.Host + "/" + blobPathRE().FindStringSubmatch(u.Path)[1]
+	return repo
+}
+
+// parseBlobURL is ParseBlobURL, also returning host/repository.
+func parseBlobURL(s string) (repo, sum string, err error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", "", configErr("registry blob %q is not a URL: %v", s, err)
+	}
+	switch {
+	case u.Scheme != "https" && u.Scheme != "http":
+		return "", "", configErr("registry blob %s: the scheme %q is not https", s, u.Scheme)
+	case u.Hostname() == "":
+		return "", "", configErr("registry blob %s: the URL has no host", s)
+	case u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.ForceQuery || u.RawPath != "":
+		return "", "", configErr("registry blob %s: a blob URL has no credentials, query, fragment or escapes", redact(u))
+	case u.Scheme == "http" && !isLoopback(u.Hostname()):
+		return "", "", newErr(CodeNetworkDenied, ReasonPolicy, "registry blob %s: plain http to %s is refused; only loopback hosts may be reached without TLS", s, u.Hostname())
+	}
+	m := blobPathRE().FindStringSubmatch(u.Path)
+	if m == nil {
+		return "", "", configErr("registry blob %s: the path is not /v2/<repository>/blobs/sha256:<64 hex>", s)
+	}
+	return u.Host + "/" + m[1], m[2], nil
 }
 
 // OpenBlob returns the Source that fetches the registry blob at blobURL
