@@ -225,27 +225,28 @@ test-registry: registry-bin oras-bin
 
 # The traces of a run, read back from a real Jaeger (TestJaegerE2E*).
 test-jaeger: jaeger-bin
-	$(GO) test -count=1 -timeout 5m -run 'TestJaegerE2E' -v ./cmd/piship/
+	@$(call run-named,./cmd/piship/,TestJaegerE2E.*,TestJaegerE2E)
 
 # The timings page in headless Chromium and the progress view in a real
 # terminal (tmux), once test-deps has installed them.
-# Wired by name: a renamed or missing test would match nothing and pass, so
-# both names must be listed first.
 BROWSER_TESTS := TestTimingsReportInChromium TestProgressInTmux
 BROWSER_RE    := $(subst $(eval) ,|,$(BROWSER_TESTS))
 test-browser: test-deps
-	@found=$$($(GO) test -list '^($(BROWSER_RE))$$' ./cmd/piship/ | grep -cxE '$(BROWSER_RE)'); \
-	  [ "$$found" = $(words $(BROWSER_TESTS)) ] || { echo "TEST_NOT_FOUND: cmd/piship has $$found of $(BROWSER_TESTS); the Makefile's BROWSER_TESTS names them: rename them there too" >&2; exit 1; }
-	$(GO) test -count=1 -timeout 5m -run '^($(BROWSER_RE))$$' -v ./cmd/piship/
+	@$(call run-named,./cmd/piship/,$(BROWSER_RE),$(BROWSER_TESTS))
 
 # test-jaeger and test-browser in one go test: each go test of cmd/piship
 # links its test binary anew (~6 CPU-s), and make test ends with these.
-# The browser tests are checked by name in the verbose output, as
-# test-browser checks them with -list.
 test-late: jaeger-bin test-deps
-	@out=$$(mktemp); $(GO) test -count=1 -timeout 5m -run '^(TestJaegerE2E.*|$(BROWSER_RE))$$' -v ./cmd/piship/ >$$out 2>&1; rc=$$?; cat $$out; \
-	  for t in $(BROWSER_TESTS) TestJaegerE2E; do grep -q -- "^--- PASS: $$t " $$out || { echo "TEST_NOT_FOUND: $$t did not pass in cmd/piship (the Makefile's BROWSER_TESTS and TestJaegerE2E name them: rename them there too)" >&2; rc=1; }; done; \
-	  rm -f $$out; exit $$rc
+	@$(call run-named,./cmd/piship/,TestJaegerE2E.*|$(BROWSER_RE),$(BROWSER_TESTS) TestJaegerE2E)
+
+# run-named runs the tests of package $(1) matching ^($(2))$ in one
+# verbose go test and fails when one of $(3), the names the Makefile wires
+# them by, did not pass: a renamed test would match nothing and pass.
+# check-tests asks go test -list first, which links the test binary once
+# more; this reads the run's own output.
+run-named = out=$$(mktemp); $(GO) test -count=1 -timeout 5m -run '^($(2))$$' -v $(1) >$$out 2>&1; rc=$$?; cat $$out; \
+	for t in $(3); do grep -q -- "^--- PASS: $$t " $$out || { echo "TEST_NOT_FOUND: $$t did not pass in $(1) (the Makefile names it: rename it there too)" >&2; rc=1; }; done; \
+	rm -f $$out; exit $$rc
 
 # chromium, tmux and zstd (stages/archive's TestZstdInterop checks every
 # V2 archive against the reference decoder, and fails without it) from
