@@ -5,8 +5,12 @@
 // refuses while a scanner or indexer holds a handle is retried on a
 // schedule kept as data (InstallDelays, CacheDelays). It is also the one
 // way piship opens a file it reads by a name someone else supplies
-// (OpenRegular, ReadRegular: a regular file or a refusal, never an open
-// that waits on a named pipe). It imports only the
+// (OpenRegular, ReadRegular, OpenRegularIn: a regular file or a refusal,
+// never an open that waits on a named pipe). For the writers that create
+// or read thousands of files (an extraction, a delta's Apply) it keeps a
+// handle per directory opened from its parent's (DirCache) and, on Linux,
+// creates and reads a file through its directory's descriptor with the
+// fewest system calls (CreateAt, ReadFullAt). It imports only the
 // standard library, so the cache (which may import nothing under stages/)
 // and the launcher's receipt package can both use it.
 package atomicfs

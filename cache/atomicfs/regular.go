@@ -67,6 +67,25 @@ func OpenRegular(path string) (*os.File, error) {
 	return f, nil
 }
 
+// OpenRegularIn is OpenRegular of name inside root (os.Root's rules:
+// nothing outside it is reached).
+func OpenRegularIn(root *os.Root, name string) (*os.File, error) {
+	f, err := root.OpenFile(name, os.O_RDONLY|nonblock, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, &NotRegularError{Path: name, Mode: fi.Mode()}
+	}
+	return f, nil
+}
+
 // ReadRegular reads the regular file at path (OpenRegular) whole; max > 0
 // refuses one larger than max bytes.
 func ReadRegular(path string, max int64) ([]byte, error) {

@@ -52,3 +52,33 @@ func TestReadRegular(t *testing.T) {
 		t.Fatalf("missing: %v", err)
 	}
 }
+
+// OpenRegularIn refuses a named pipe inside the root at once, as
+// OpenRegular does, and opens a regular file.
+func TestOpenRegularIn(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644)
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	done := make(chan error, 1)
+	go func() { _, err := OpenRegularIn(r, "pipe"); done <- err }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrNotRegular) {
+			t.Fatalf("a FIFO: %v, want ErrNotRegular", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("opening a FIFO blocked")
+	}
+	f, err := OpenRegularIn(r, "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}

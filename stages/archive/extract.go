@@ -20,6 +20,8 @@ import (
 	"sync/atomic"
 
 	"github.com/klauspost/compress/gzip"
+
+	"piship.dev/piship/cache/atomicfs"
 )
 
 // Default limits of Extract.
@@ -234,7 +236,7 @@ func (a *Reader) Extract(ctx context.Context, dest string) (*Extracted, error) {
 		return nil, fmt.Errorf("archive: %w", err)
 	}
 	defer root.Close()
-	x.ctx, x.dest, x.root, x.droots = ctx, dest, root, newDirRoots(root)
+	x.ctx, x.dest, x.root, x.droots = ctx, dest, root, atomicfs.NewDirCache(root)
 	for range streamChunks {
 		x.chunks <- nil
 	}
@@ -246,7 +248,7 @@ func (a *Reader) Extract(ctx context.Context, dest string) (*Extracted, error) {
 	err = x.run()
 	close(x.jobs)
 	x.wg.Wait()
-	x.droots.close()
+	x.droots.Close()
 	if err == nil || x.failed.Load() && errors.Is(err, errWriterFailed) {
 		if werr := x.writerErr(); werr != nil {
 			err = werr
@@ -383,7 +385,7 @@ type extractor struct {
 	store  Store        // nil: write every file
 	linked atomic.Int64 // files placed from the store
 	root   *os.Root
-	droots *dirRoots // a Root per directory, for the writers
+	droots *atomicfs.DirCache // a Root per directory, for the writers
 	src    *hashReader
 	tr     *bufio.Reader // the decompressed tar stream
 	format Format
@@ -872,7 +874,7 @@ func (x *extractor) writeBatch(j job) {
 		if stored && x.haveDir(f.name) && x.store.Place(x.path(f.name), data, sum, f.perm) {
 			x.record(f.name, sum[:])
 			x.linked.Add(1)
-		} else if err := x.create(f.name, func(dir *dirHandle, base string) error { return writeFile(dir, base, data, f.perm) }); err != nil {
+		} else if err := x.create(f.name, func(dir *atomicfs.Dir, base string) error { return writeFile(dir, base, data, f.perm) }); err != nil {
 			x.fail(err)
 		} else {
 			x.record(f.name, sum[:])
@@ -889,13 +891,13 @@ func (x *extractor) writeBatch(j job) {
 // is made here, with its parents. Nothing but a directory can be in the
 // way, since the reader refuses a file and a directory of the same path
 // and dest started empty.
-func (x *extractor) openDir(dir string) (*dirHandle, error) {
-	h, err := x.droots.acquire(dir)
+func (x *extractor) openDir(dir string) (*atomicfs.Dir, error) {
+	h, err := x.droots.Acquire(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := x.root.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
 		}
-		h, err = x.droots.acquire(dir)
+		h, err = x.droots.Acquire(dir)
 	}
 	return h, err
 }
@@ -907,8 +909,8 @@ func (x *extractor) mkdirs(dirs []string) error {
 		parent, base := split(d)
 		h, err := x.openDir(parent)
 		if err == nil {
-			err = h.r.Mkdir(base, 0o755)
-			x.droots.release(parent)
+			err = h.Root.Mkdir(base, 0o755)
+			x.droots.Release(parent)
 		}
 		if err != nil && !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("archive: %w", err)
@@ -918,13 +920,13 @@ func (x *extractor) mkdirs(dirs []string) error {
 }
 
 // create runs op, which creates the file base in the directory of name.
-func (x *extractor) create(name string, op func(dir *dirHandle, base string) error) error {
+func (x *extractor) create(name string, op func(dir *atomicfs.Dir, base string) error) error {
 	dir, base := split(name)
 	h, err := x.openDir(dir)
 	if err != nil {
 		return fmt.Errorf("archive: %w", err)
 	}
-	defer x.droots.release(dir)
+	defer x.droots.Release(dir)
 	return op(h, base)
 }
 
@@ -935,7 +937,7 @@ func (x *extractor) haveDir(name string) bool {
 	if _, err := x.openDir(dir); err != nil {
 		return false
 	}
-	x.droots.release(dir)
+	x.droots.Release(dir)
 	return true
 }
 
@@ -958,9 +960,9 @@ func (x *extractor) record(name string, sum []byte) {
 func (x *extractor) writeStream(j job) {
 	var f *os.File
 	if !x.failed.Load() {
-		err := x.create(j.name, func(dir *dirHandle, base string) error {
+		err := x.create(j.name, func(dir *atomicfs.Dir, base string) error {
 			var err error
-			f, err = dir.r.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL, j.perm)
+			f, err = dir.Root.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL, j.perm)
 			return err
 		})
 		if err != nil {
@@ -1001,14 +1003,14 @@ func (x *extractor) writeStream(j job) {
 // writer fail.
 var writeFile = writeSmallFile
 
-func writeSmallFile(dir *dirHandle, name string, data []byte, perm os.FileMode) error {
-	if dir.fd >= 0 {
-		if err := writeAt(dir.fd, name, data, perm); err != nil {
+func writeSmallFile(dir *atomicfs.Dir, name string, data []byte, perm os.FileMode) error {
+	if dir.FD >= 0 {
+		if err := atomicfs.CreateAt(dir.FD, name, data, perm); err != nil {
 			return fmt.Errorf("archive: %w", err)
 		}
 		return nil
 	}
-	f, err := dir.r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	f, err := dir.Root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return fmt.Errorf("archive: %w", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"piship.dev/piship/cache/atomicfs"
 )
 
 // atFDCWD is Linux's AT_FDCWD (the syscall package does not export it):
@@ -16,7 +18,7 @@ const atFDCWD = -100
 // as Extract's writers do (os.WriteFile adds four fcntl calls and an
 // epoll_ctl), so the floor is not slower than the extractor's own writes.
 func floorWrite(path string, data []byte, perm os.FileMode) error {
-	return writeAt(atFDCWD, path, data, perm)
+	return atomicfs.CreateAt(atFDCWD, path, data, perm)
 }
 
 // cpuTime is the process's user and system CPU time so far.

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"piship.dev/piship/cache/atomicfs"
 )
 
 // manyFiles is a tree of n small files in 20 directories plus a few files
@@ -54,14 +56,14 @@ func testParallelExtract(t *testing.T, format Format) {
 	}
 }
 
-// More directories than the writers keep handles for (dirRootsMax), deep
+// More directories than the writers keep handles for (atomicfs.DirCacheMax), deep
 // and interleaved in tar order, with empty ones among them: every file
 // lands, with its digest, whatever handles were evicted on the way. Run
 // with one writer and with eight, so directories are made both in order
 // and by writers racing for them.
 func TestManyDirectories(t *testing.T) {
 	files := map[string]file{}
-	for d := range dirRootsMax + dirRootsMax/2 {
+	for d := range atomicfs.DirCacheMax + atomicfs.DirCacheMax/2 {
 		base := fmt.Sprintf("node_modules/p%03d", d)
 		files[base+"/package.json"] = file{data: fmt.Sprintf(`{"name":"p%d"}`, d)}
 		files[base+"/lib/sub/deep/x.js"] = file{data: strings.Repeat("y", d)}
@@ -104,7 +106,7 @@ func TestWriterFailureStops(t *testing.T) {
 	buf.Write(gz(tarBytes(es, nil)))
 	boom := errors.New("disk full")
 	var calls, failedAt atomic.Int32
-	writeFile = func(root *dirHandle, name string, data []byte, perm os.FileMode) error {
+	writeFile = func(root *atomicfs.Dir, name string, data []byte, perm os.FileMode) error {
 		calls.Add(1)
 		if name == "f0010" {
 			return boom

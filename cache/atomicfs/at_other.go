@@ -1,0 +1,18 @@
+//go:build !linux
+
+package atomicfs
+
+import (
+	"errors"
+	"os"
+)
+
+// DirFD gives no descriptor here (syscall has no Openat on every
+// platform): callers go through the os.Root.
+func DirFD(*os.Root) (*os.File, int) { return nil, -1 }
+
+// CreateAt is Linux's; callers check DirFD first.
+func CreateAt(int, string, []byte, os.FileMode) error { return errors.ErrUnsupported }
+
+// ReadFullAt is Linux's; callers check DirFD first.
+func ReadFullAt(int, string, []byte) error { return errors.ErrUnsupported }
