@@ -32,7 +32,8 @@ import (
 // PISHIP_BENCH_PHASES=1 prints the phases of one more update of each
 // kind (PISHIP_DEBUG_TIMING=1). PISHIP_BENCH_KEEP_RELEASES=DIR copies both release directories of each
 // form to DIR/<form>/ (the real trees stages/archive's BenchmarkExtractV2
-// reads with PISHIP_ARCHIVE_BENCH_TREE).
+// reads with PISHIP_ARCHIVE_BENCH_TREE), with the 1.5.2 archive and both
+// repositories (repo-delta, repo-full), to time updates again by hand.
 func BenchmarkUpdatePiDelta(b *testing.B) {
 	node22 := benchNode22(b)
 	piship := realBinaries(b)
@@ -102,6 +103,18 @@ func BenchmarkUpdatePiDelta(b *testing.B) {
 			ibRun(b, piship, env(vars), "repo", "add", repos["full"], archives["1.5.2"], "--key", key, "--deltas", "0")
 			ibRun(b, piship, env(vars), "repo", "add", repos["delta"], archives["1.6.0"], "--key", key)
 			ibRun(b, piship, env(vars), "repo", "add", repos["full"], archives["1.6.0"], "--key", key, "--deltas", "0")
+			// ... and both repositories with the 1.5.2 archive, to time
+			// updates again without building the releases (DIR/<form>/repo-*).
+			if keep := os.Getenv("PISHIP_BENCH_KEEP_RELEASES"); keep != "" {
+				for kind, dir := range repos {
+					if err := fixture.CopyTree(dir, filepath.Join(keep, form, "repo-"+kind), nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := fixture.CopyTree(archives["1.5.2"], filepath.Join(keep, form, filepath.Base(archives["1.5.2"])), nil); err != nil {
+					b.Fatal(err)
+				}
+			}
 			deltaBytes, fullBytes := publishedBytes(b, piship, env(vars), repos["delta"])
 			if deltaBytes == 0 {
 				b.Fatalf("repo add published no delta from 1.5.2 to 1.6.0 in %s", repos["delta"])

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/tracing/phase"
 )
@@ -25,6 +26,11 @@ import (
 type ApplyOptions struct {
 	// Writers is the number of files written at once (default 8).
 	Writers int
+	// Header, when set, is what ReadHeader returned for this delta's
+	// bytes (an update reads it first, to check the free space): Apply
+	// takes it instead of decoding the header again, if the stream's
+	// header bytes are the ones it was decoded from.
+	Header *Header
 }
 
 // bufferedData is the largest op data Apply reads into memory and hands
@@ -43,13 +49,15 @@ type job struct {
 
 // applier is one Apply.
 type applier struct {
-	h       *Header
-	inst    *os.Root
-	dest    *os.Root
-	old     map[string]File
-	files   []File   // the result, as the delta says it is
-	written []string // sha256 of each file as written
-	dicts   dictCache
+	h    *Header
+	inst *os.Root
+	dest *os.Root
+	// A handle per directory of each, opened from its parent's.
+	instDirs, destDirs *atomicfs.DirCache
+	old                map[string]File
+	files              []File   // the result, as the delta says it is
+	written            []string // sha256 of each file as written
+	dicts              dictCache
 }
 
 // dictCache holds each dictionary the ops of one Apply share, read and
@@ -123,7 +131,7 @@ func Apply(ctx context.Context, r io.Reader, installed string, installedTree Tre
 	}
 	hr := &hashReader{r: r, h: sha256.New()}
 	br := bufio.NewReaderSize(hr, 256<<10)
-	h, err := ReadHeader(br)
+	h, err := readHeader(br, o.Header)
 	if err != nil {
 		return nil, err
 	}
@@ -151,10 +159,11 @@ func Apply(ctx context.Context, r io.Reader, installed string, installedTree Tre
 		return nil, unavailable("cannot open %s: %w", dest, err)
 	}
 	defer a.dest.Close()
-	for _, d := range dirs {
-		if err := a.dest.Mkdir(d, 0o755); err != nil {
-			return nil, unavailable("cannot create %s in %s: %w", d, dest, err)
-		}
+	a.destDirs, a.instDirs = atomicfs.NewDirCache(a.dest), atomicfs.NewDirCache(a.inst)
+	defer a.destDirs.Close()
+	defer a.instDirs.Close()
+	if d, err := a.mkdirs(dirs); err != nil {
+		return nil, unavailable("cannot create %s in %s: %w", d, dest, err)
 	}
 	a.written = make([]string, len(a.files))
 
@@ -181,9 +190,22 @@ func Apply(ctx context.Context, r io.Reader, installed string, installedTree Tre
 			return gctx.Err()
 		}
 	}
+	// A large copy is one writer's for as long as it takes to read, hash
+	// and write it (Pi's Node, 120 MB, kept from version to version), so
+	// it goes first, beside everything else, not last and alone.
+	large := func(j job) bool {
+		return (j.op == nil || j.op.Data == 0) && a.files[j.i].Size > maxBufferedCopy
+	}
 	g.Go(func() error {
 		defer close(work)
-		// The data first, in the order it comes; then the copies.
+		for _, j := range jobs {
+			if large(j) {
+				if err := send([]job{j}); err != nil {
+					return err
+				}
+			}
+		}
+		// The data next, in the order it comes; then the other copies.
 		for _, j := range jobs {
 			if j.op == nil || j.op.Data == 0 {
 				continue
@@ -220,7 +242,7 @@ func Apply(ctx context.Context, r io.Reader, installed string, installedTree Tre
 		// directory once (os.Root opens every component of a path).
 		var batch []job
 		for _, j := range jobs {
-			if j.op != nil && j.op.Data != 0 {
+			if j.op != nil && j.op.Data != 0 || large(j) {
 				continue
 			}
 			if len(batch) == maxBatch || (len(batch) > 0 && path.Dir(a.files[batch[0].i].Path) != path.Dir(a.files[j.i].Path)) {
@@ -415,40 +437,98 @@ func (a *applier) plan(base Tree) ([]string, []job, error) {
 	return dirs, jobs, nil
 }
 
+// mkdirs creates dirs (sorted by bytes: a directory before what is in
+// it) in a.dest, each with one mkdirat in its parent's cached handle
+// (os.Root.Mkdir of the whole path opens every component first: most of
+// the time before the first file, for the ~1,000 directories of an npm
+// tree). It returns the directory it could not make.
+func (a *applier) mkdirs(dirs []string) (string, error) {
+	for _, d := range dirs {
+		parent, base := path.Dir(d), path.Base(d)
+		h, err := a.destDirs.Acquire(parent)
+		if err == nil {
+			err = h.Root.Mkdir(base, 0o755)
+			a.destDirs.Release(parent)
+		}
+		if err != nil {
+			return d, err
+		}
+	}
+	return "", nil
+}
+
 // maxBatch is the most files of one directory a writer takes at once.
 const maxBatch = 64
 
 // dirRoots are the open roots of one directory of the result and of the
-// installed tree, for a batch of files in it.
+// installed tree, for a batch of files in it, with their descriptors
+// (-1 where atomicfs.DirFD gives none) and the writer's buffer.
 type dirRoots struct {
-	dir        string
-	dest, inst *os.Root
+	dir            string
+	dest, inst     *os.Root
+	destFD, instFD int
+	buf            *[]byte
 }
 
-// writeBatch writes files of one directory, opening it once on each side.
+// maxBufferedCopy is the largest kept or copied file a writer reads
+// whole into its buffer and writes in one call; larger ones stream.
+const maxBufferedCopy = 4 << 20
+
+// copyBufs are the writers' buffers for buffered copies.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256<<10); return &b }}
+
+// writeBatch writes files of one directory, opening it once on each side
+// (from the caches: each directory is opened from its parent's handle).
 func (a *applier) writeBatch(batch []job) error {
-	if len(batch) == 1 {
+	if len(batch) == 1 && batch[0].src == "" {
 		return a.write(batch[0], nil, nil)
 	}
-	rs := &dirRoots{dir: path.Dir(a.files[batch[0].i].Path), dest: a.dest, inst: a.inst}
-	if rs.dir != "." {
-		var err error
-		if rs.dest, err = a.dest.OpenRoot(rs.dir); err != nil {
-			return unavailable("cannot open %s: %w", rs.dir, err)
-		}
-		defer rs.dest.Close()
-		if rs.inst, err = a.inst.OpenRoot(rs.dir); err != nil {
-			rs.inst = nil // a directory new in the result: copies come from elsewhere
-		} else {
-			defer rs.inst.Close()
-		}
+	rs := &dirRoots{dir: path.Dir(a.files[batch[0].i].Path), destFD: -1, instFD: -1}
+	d, err := a.destDirs.Acquire(rs.dir)
+	if err != nil {
+		return unavailable("cannot open %s: %w", rs.dir, err)
 	}
+	defer a.destDirs.Release(rs.dir)
+	rs.dest, rs.destFD = d.Root, d.FD
+	if i, err := a.instDirs.Acquire(rs.dir); err == nil {
+		defer a.instDirs.Release(rs.dir)
+		rs.inst, rs.instFD = i.Root, i.FD
+	} // else a directory new in the result: copies come from elsewhere
+	rs.buf = copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(rs.buf)
 	for _, j := range batch {
 		if err := a.write(j, nil, rs); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// copyAt writes the result's file want as a copy of the installed file
+// src, both in rs's directory, through the descriptors: the installed
+// file read whole into the writer's buffer (openat, fstat, read, close),
+// hashed, and written only when it is the listed bytes (openat, write,
+// close). ok is false when this way does not apply (no descriptors, src
+// in another directory, a large file) and write streams instead.
+func (a *applier) copyAt(want File, src string, perm os.FileMode, rs *dirRoots) (sum string, ok bool, err error) {
+	if rs == nil || rs.destFD < 0 || rs.instFD < 0 || path.Dir(src) != rs.dir || want.Size > maxBufferedCopy {
+		return "", false, nil
+	}
+	if int64(cap(*rs.buf)) < want.Size {
+		*rs.buf = make([]byte, 0, want.Size)
+	}
+	b := (*rs.buf)[:want.Size]
+	if err := atomicfs.ReadFullAt(rs.instFD, path.Base(src), b); err != nil {
+		return "", true, refuse(ReasonBase, want.Path, "the installed file %s is not the one the installed tree lists (%d bytes, sha256 %s): %v", src, want.Size, want.SHA256, err)
+	}
+	h := sha256.Sum256(b)
+	if sum = hex.EncodeToString(h[:]); sum != want.SHA256 {
+		return "", true, refuse(ReasonBase, want.Path, "the installed file %s is not the one the installed tree lists (sha256 %s; listed %d bytes, %s)", src, sum, want.Size, want.SHA256)
+	}
+	if err := atomicfs.CreateAt(rs.destFD, path.Base(want.Path), b, perm); err != nil {
+		return "", true, unavailable("cannot write %s: %w", want.Path, err)
+	}
+	return sum, true, nil
 }
 
 // write writes one file of the result: a copy of an installed file, or
@@ -459,6 +539,15 @@ func (a *applier) write(j job, stream io.Reader, rs *dirRoots) error {
 	perm := os.FileMode(0o644)
 	if want.Exec {
 		perm = 0o755
+	}
+	if j.src != "" {
+		sum, ok, err := a.copyAt(want, j.src, perm, rs)
+		if ok {
+			if err == nil {
+				a.written[j.i] = sum
+			}
+			return err
+		}
 	}
 	destRoot, name := a.dest, want.Path
 	if rs != nil {
@@ -511,13 +600,12 @@ func (a *applier) openInstalled(src string, rs *dirRoots) (*os.File, error) {
 	if rs != nil && rs.inst != nil && path.Dir(src) == rs.dir {
 		root, name = rs.inst, path.Base(src)
 	}
-	in, err := root.Open(name)
+	in, err := atomicfs.OpenRegularIn(root, name)
+	if errors.Is(err, atomicfs.ErrNotRegular) {
+		return nil, refuse(ReasonBase, src, "the installed tree lists it, but it is not a regular file")
+	}
 	if err != nil {
 		return nil, refuse(ReasonBase, src, "the installed tree lists it, but it cannot be opened: %v", err)
-	}
-	if fi, err := in.Stat(); err != nil || !fi.Mode().IsRegular() {
-		in.Close()
-		return nil, refuse(ReasonBase, src, "the installed tree lists it, but it is not a regular file")
 	}
 	return in, nil
 }
@@ -554,28 +642,30 @@ func (a *applier) decode(w io.Writer, j job, stream io.Reader) error {
 }
 
 // readDict reads op's dictionary, the installed files op.Base in order,
-// each checked against the size the installed tree lists and the sha256
-// the op expects.
+// each checked against the sha256 the op expects, into one buffer of
+// their listed sizes (plan bounded the sum by MaxWindow). A file is read
+// up to its listed size: what it holds beyond is not the dictionary, and
+// what is read is hashed.
 func (a *applier) readDict(op *Op) ([]byte, error) {
-	var dict []byte
+	var total int64
 	for _, s := range op.Base {
+		total += a.old[s.Path].Size
+	}
+	dict := make([]byte, total)
+	at := int64(0)
+	for _, s := range op.Base {
+		b := dict[at : at+a.old[s.Path].Size]
+		at += int64(len(b))
 		in, err := a.openInstalled(s.Path, nil)
 		if err != nil {
 			return nil, err
 		}
-		size := a.old[s.Path].Size
-		start := len(dict)
-		dict = slices.Grow(dict, int(size))[:start+int(size)]
-		_, err = io.ReadFull(in, dict[start:])
-		var one [1]byte
-		if m, _ := in.Read(one[:]); err == nil && m != 0 {
-			err = errors.New("it grew")
-		}
+		_, err = io.ReadFull(in, b)
 		in.Close()
 		if err != nil {
 			return nil, refuse(ReasonBase, op.Path, "its source %s is not the file the installed tree lists: %v", s.Path, err)
 		}
-		if sum := sha256.Sum256(dict[start:]); hex.EncodeToString(sum[:]) != s.SHA256 {
+		if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != s.SHA256 {
 			return nil, refuse(ReasonBase, op.Path, "its source %s holds other bytes than the delta expects (sha256 %s)", s.Path, s.SHA256)
 		}
 	}

@@ -97,15 +97,22 @@
 // (which must not exist, or be empty: archive.ErrDestNotEmpty otherwise)
 // from the installed release directory, which it only reads, through an
 // os.Root on each. Before anything is written it reads the header
-// (ReadHeader: bounded, every path through archive's rules), checks that
+// (ReadHeader: bounded, every path through archive's rules; an update
+// that read it already passes it as ApplyOptions.Header, taken when the
+// stream's header bytes hash the same), checks that
 // installedTree (what ScanTree gave just before) has digest FromTree and
 // holds every op's source with its sha256, and that the tree the ops make
 // of it has digest ToTree, with every path of that tree under archive's
 // rules together (no two fold to one) and in a directory of the result
 // (no file under a file). It then makes the directories and writes the
-// files on Writers writers (8 by default): a kept or copied file is read
-// from the installed tree, hashed and written (never linked: the
-// installed release stays independent of the new one); a patch's
+// files on Writers writers (8 by default), each directory opened once on
+// each side from its parent's handle (atomicfs.DirCache): a kept or
+// copied file is read from the installed tree up to its listed size,
+// hashed, and written only when it is the listed bytes (never linked:
+// the installed release stays independent of the new one; up to 4 MiB in
+// one read and one write through the directories' descriptors, larger
+// ones streamed, sent to the writers before anything else so that Pi's
+// 120 MB Node is not the last file written); a patch's
 // dictionary is read from the installed tree and checked against the
 // op's sha256 before its frame is decoded; every decode stops at the
 // op's size plus one byte, so no declared size is trusted, and a frame

@@ -2,6 +2,7 @@ package delta
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -102,6 +103,11 @@ type Header struct {
 	// Ops are sorted by Path; the data of the patch and new ops follows
 	// the header in this order.
 	Ops []Op `json:"ops"`
+
+	// read is the sha256 of the bytes ReadHeader decoded this header
+	// from (magic, length, frame), so Apply can take it again without
+	// decoding (ApplyOptions.Header).
+	read [32]byte
 }
 
 // encodeHeader writes the magic, the header's length and its zstd frame.
@@ -135,6 +141,12 @@ func encodeHeader(w io.Writer, h *Header) (int64, error) {
 // paths, counts, duplicates) and leaves r at the first byte of the data.
 // A malformed header is an *Error (INTEGRITY_FAILED).
 func ReadHeader(r io.Reader) (*Header, error) {
+	return readHeader(r, nil)
+}
+
+// readHeader is ReadHeader; when known is a header ReadHeader returned
+// from the same bytes, it is returned as it is, without decoding again.
+func readHeader(r io.Reader, known *Header) (*Header, error) {
 	var pre [len(Magic) + 4]byte
 	if _, err := io.ReadFull(r, pre[:]); err != nil {
 		return nil, readErr(err, "the magic")
@@ -149,6 +161,14 @@ func ReadHeader(r io.Reader) (*Header, error) {
 	frame := make([]byte, n)
 	if _, err := io.ReadFull(r, frame); err != nil {
 		return nil, readErr(err, "the header")
+	}
+	sum := sha256.New()
+	sum.Write(pre[:])
+	sum.Write(frame)
+	var read [32]byte
+	sum.Sum(read[:0])
+	if known != nil && known.read == read {
+		return known, nil
 	}
 	js, err := decodeBounded(frame, nil, MaxHeaderJSON)
 	if err != nil {
@@ -166,6 +186,7 @@ func ReadHeader(r io.Reader) (*Header, error) {
 	if err := h.check(); err != nil {
 		return nil, err
 	}
+	h.read = read
 	return &h, nil
 }
 
@@ -335,6 +356,13 @@ var errTooLarge = errors.New("decodes to more bytes than allowed")
 // errTooLarge, whatever the frames declare.
 func decodeBounded(src, dict []byte, limit int64) ([]byte, error) {
 	var out bytes.Buffer
+	// Sized once from the frame's declared content size (the encoder
+	// writes it), instead of doubling from 512 bytes: the header of
+	// Pi's unbundled delta is megabytes of JSON.
+	var fh zstd.Header
+	if fh.Decode(src) == nil && fh.HasFCS && fh.FrameContentSize <= uint64(limit) {
+		out.Grow(int(fh.FrameContentSize) + bytes.MinRead)
+	}
 	if _, err := decodeTo(&out, bytes.NewReader(src), dict, limit, MaxWindow); err != nil {
 		return nil, err
 	}

@@ -81,7 +81,7 @@ func placeDelta(ctx context.Context, o *InstallOptions, s *source, dest string) 
 		return nil, fmt.Errorf("the installed %s in %s is not the tree its release lists: %w", base.Version, base.Dir, err)
 	}
 	o.progressf("%s %s: building it from the installed %s and the delta %s", s.id, s.version, base.Version, filepath.Base(s.path))
-	ex, err := delta.Apply(ctx, f, base.Dir, tree, dest, delta.ApplyOptions{Writers: o.Writers})
+	ex, err := delta.Apply(ctx, f, base.Dir, tree, dest, delta.ApplyOptions{Writers: o.Writers, Header: s.delta})
 	if err != nil {
 		return nil, err
 	}
