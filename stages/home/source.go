@@ -26,14 +26,15 @@ type source struct {
 	kind                 string // receipt.Source*
 	path                 string
 	id, version, target  string
-	expectSHA, expectWhy string          // expected archive digest and where it came from
-	expectKey            string          // a key fingerprint the release's lock must trust
-	inventorySHA         string          // directory sources: digest of the source inventory
-	size                 int64           // archive bytes, or total bytes of a directory
-	tree                 *tree           // directory sources: what to copy
-	delta                *delta.Header   // a delta source's header (nil when it cannot be read: placing it fails and falls back)
-	archive              *archive.Reader // archives: opened by checkSpace (source.open), extracted by place
-	file                 *os.File        // what archive reads
+	expectSHA, expectWhy string                                       // expected archive digest and where it came from
+	expectKey            string                                       // a key fingerprint the release's lock must trust
+	inventorySHA         string                                       // directory sources: digest of the source inventory
+	size                 int64                                        // archive bytes, or total bytes of a directory
+	tree                 *tree                                        // directory sources: what to copy
+	delta                *delta.Header                                // a delta source's header (nil when it cannot be read: placing it fails and falls back)
+	deltaBase            func() (*receipt.Release, delta.Tree, error) // a delta source's base, listed while identify reads the header
+	archive              *archive.Reader                              // archives: opened by checkSpace (source.open), extracted by place
+	file                 *os.File                                     // what archive reads
 	warnings             []string
 }
 
