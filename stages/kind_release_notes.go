@@ -21,7 +21,7 @@ func (ReleaseNotes) Name() string    { return "release_notes" }
 func (ReleaseNotes) Version() string { return "1" }
 func (ReleaseNotes) Doc() string {
 	return "Writes notes.md in release_dir when the distribution's directory is in a git repository: a heading with the id and version, " +
-		"then the commits since the previous tag (the newest tag reachable from HEAD other than v<version> or <version>; the whole history without one), " +
+		"then the commits since the previous tag that touched the distribution's directory (the newest tag reachable from HEAD other than v<version> or <version>; the whole history without one), " +
 		"one line each (subject, short sha), grouped under Features, Fixes, Performance ... Other when subjects are conventional commits. " +
 		"git runs in the distribution's directory, read-only, under a timeout, without the network. " +
 		"Outside a repository (or without git) it writes nothing and says so in the log. notes.md is outside the archive and checksums.txt."

@@ -1,6 +1,6 @@
 // Package releasenotes writes a release's notes.md (release.NotesName)
 // from the git history of the distribution's directory: the commits since
-// the previous tag, one line each, grouped under headings when their
+// the previous tag that touched it, one line each, grouped under headings when their
 // subjects are conventional commits (feat:, fix(scope)!: ...), the way
 // GoReleaser's changelog groups them. It runs git (build side only: the
 // installer never links it) in the distribution's directory, read-only,
@@ -54,9 +54,9 @@ type Notes struct {
 // in a git repository, the repository has no commit, or git is absent.
 var ErrNoRepository = errors.New("not in a git repository")
 
-// Collect reads the commits since the previous tag from the repository dir
-// is in: the newest tag reachable from HEAD that is not the version's own
-// (v<version> or <version>), else the whole history.
+// Collect reads the commits that touched dir since the previous tag from
+// the repository dir is in: the newest tag reachable from HEAD that is not
+// the version's own (v<version> or <version>), else the whole history.
 func Collect(ctx context.Context, dir, id, version string) (*Notes, error) {
 	if _, err := exec.LookPath("git"); err != nil {
 		return nil, fmt.Errorf("%w: git is not on PATH", ErrNoRepository)
@@ -91,7 +91,11 @@ func Collect(ctx context.Context, dir, id, version string) (*Notes, error) {
 		n.Previous = strings.TrimSpace(prev)
 		rng = "refs/tags/" + n.Previous + "..HEAD"
 	}
-	out, err := git(ctx, dir, "log", "--no-color", "--format=%H%x00%s", rng, "--")
+	// Only the commits that touched the distribution's directory: one
+	// of several apps in a repository (or hello inside piship's) gets its
+	// own changes, not the whole repository's, as GoReleaser's monorepo
+	// changelog does. At the repository's top this is every commit.
+	out, err := git(ctx, dir, "log", "--no-color", "--format=%H%x00%s", rng, "--", ".")
 	if err != nil {
 		return nil, err
 	}

@@ -126,3 +126,36 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+// In a repository of several apps, an app's notes hold the commits that
+// touched its directory: not the other app's, not the repository's own.
+func TestNotesOfOneAppInAMonorepo(t *testing.T) {
+	dir, run := gitRepo(t)
+	touch := func(p, subject string) string {
+		t.Helper()
+		abs := filepath.Join(dir, p)
+		os.MkdirAll(filepath.Dir(abs), 0o755)
+		old, _ := os.ReadFile(abs)
+		if err := os.WriteFile(abs, append(old, subject+"\n"...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		run("add", "-A")
+		run("commit", "-q", "-m", subject)
+		return run("rev-parse", "HEAD")[:7]
+	}
+	a1 := touch("apps/hello/main.js", "feat: hello greets")
+	touch("apps/other/main.js", "feat: other app")
+	touch("README.md", "docs: the repository's readme")
+	a2 := touch("apps/hello/sub/x.js", "fix: hello's sub module")
+	n, err := Collect(context.Background(), filepath.Join(dir, "apps", "hello"), "hello", "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(n.Commits) != 2 || n.Commits[0].Short() != a2 || n.Commits[1].Short() != a1 {
+		t.Fatalf("commits %+v, want hello's two (%s, %s)", n.Commits, a2, a1)
+	}
+	top, err := Collect(context.Background(), dir, "all", "1.0.0")
+	if err != nil || len(top.Commits) != 4 {
+		t.Fatalf("at the top: %v, %d commits, want all 4", err, len(top.Commits))
+	}
+}
