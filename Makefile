@@ -132,7 +132,7 @@ RACE_PKGS := ./engine/ ./cache/ ./cache/parallel/ ./stages/runtimecache/ ./stage
 # their hostile corpora, formats and fuzz seeds under -race were ~170 s of
 # make test's CPU on 2 cores, and the registry tests needed it.
 ARCHIVE_RACE_TESTS := TestParallelExtract TestParallelGzip TestRoundTrip TestExtractWithStore TestExtractCancelled TestWriterFailureStops TestSmallFilesBatchedByDirectory TestManyDirectories TestV2Reproducible TestSourceError TestSourceErrorBlocks TestSourceErrorV2
-DELTA_RACE_TESTS   := TestRoundTrip TestDeterministic TestFromArchives TestStreamedData TestApplyIntoNonEmptyDest
+DELTA_RACE_TESTS   := TestRoundTrip TestDeterministic TestFromArchives TestStreamedData TestApplyIntoNonEmptyDest TestLargeKeptFile
 # ./testdata/hostile (the hostile archive corpus against install and
 # verify-release) lives under testdata/, which ./... skips: named here.
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v '/cmd/piship/e2e$$' | grep -vxF "$$($(GO) list $(RACE_PKGS))") ./testdata/hostile
