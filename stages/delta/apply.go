@@ -581,15 +581,16 @@ func (a *applier) write(j job, stream io.Reader, rs *dirRoots) error {
 	return nil
 }
 
-// copyInstalled copies the installed file src into w, at most its
-// listed size plus one byte (the caller compares).
+// copyInstalled copies the installed file src into w, up to its listed
+// size (the caller compares what came and its hash; what the file holds
+// beyond is not read, as in copyAt and readDict).
 func (a *applier) copyInstalled(w io.Writer, src string, rs *dirRoots) error {
 	in, err := a.openInstalled(src, rs)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	if _, err := copyBuffered(w, io.LimitReader(in, a.old[src].Size+1)); err != nil {
+	if _, err := copyBuffered(w, io.LimitReader(in, a.old[src].Size)); err != nil {
 		return classify(err, src)
 	}
 	return nil

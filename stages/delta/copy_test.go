@@ -68,12 +68,22 @@ func TestLargeKeptFile(t *testing.T) {
 			t.Fatalf("writers=%d: the tree is not the delta's", writers)
 		}
 	}
-	// Changed on disk after the listing: refused at it.
+	// Changed on disk after the listing: refused at it; grown, its
+	// listed bytes are what is copied, as for a small file.
 	listed := scan(t, p.from)
-	os.WriteFile(filepath.Join(p.from, "payload", "node", "bin", "node"), noise(78, maxBufferedCopy+4096), 0o755)
+	node := filepath.Join(p.from, "payload", "node", "bin", "node")
+	os.WriteFile(node, noise(78, maxBufferedCopy+4096), 0o755)
 	_, err := applyTo(t, d, p, listed, ApplyOptions{})
 	if e, ok := IsRefused(err); !ok || e.Reason != ReasonBase || e.Path != "payload/node/bin/node" {
 		t.Fatalf("a changed large file: err %v, want ReasonBase at it", err)
+	}
+	os.WriteFile(node, append(noise(77, maxBufferedCopy+4096), "more"...), 0o755)
+	dest, err := applyTo(t, d, p, listed, ApplyOptions{})
+	if err != nil {
+		t.Fatalf("a grown large file: %v", err)
+	}
+	if got, want := scan(t, dest), scan(t, p.to); !reflect.DeepEqual(got, want) {
+		t.Fatal("the tree built from a grown large file is not the delta's")
 	}
 }
 
