@@ -51,7 +51,12 @@ func KindOf(m fs.FileMode) string {
 // read, so a FIFO, a device or a socket swapped in after any earlier
 // check is refused too, with a *NotRegularError.
 func OpenRegular(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|nonblock, 0)
+	return regular(os.OpenFile(path, os.O_RDONLY|nonblock, 0))
+}
+
+// regular returns f when it is a regular file, checked on the descriptor;
+// else it closes f.
+func regular(f *os.File, err error) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +67,7 @@ func OpenRegular(path string) (*os.File, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, &NotRegularError{Path: path, Mode: fi.Mode()}
+		return nil, &NotRegularError{Path: f.Name(), Mode: fi.Mode()}
 	}
 	return f, nil
 }
@@ -70,20 +75,7 @@ func OpenRegular(path string) (*os.File, error) {
 // OpenRegularIn is OpenRegular of name inside root (os.Root's rules:
 // nothing outside it is reached).
 func OpenRegularIn(root *os.Root, name string) (*os.File, error) {
-	f, err := root.OpenFile(name, os.O_RDONLY|nonblock, 0)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, &NotRegularError{Path: name, Mode: fi.Mode()}
-	}
-	return f, nil
+	return regular(root.OpenFile(name, os.O_RDONLY|nonblock, 0))
 }
 
 // ReadRegular reads the regular file at path (OpenRegular) whole; max > 0
