@@ -2,7 +2,6 @@ package cache
 
 import (
 	"bytes"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -258,7 +257,7 @@ func (a *Actions) damaged(key, edir string, seen os.FileInfo, reason string, err
 // deleted: it is first renamed to a temporary name in the root, then
 // deleted. An entry that is already gone is not an error.
 func (a *Actions) removeEntry(edir string) error {
-	trash := filepath.Join(a.root, tempPrefix+"del-"+filepath.Base(edir)+"-"+randomHex())
+	trash := filepath.Join(a.root, tempPrefix+"del-"+filepath.Base(edir)+"-"+canon.RandomHex(8))
 	if err := os.Rename(edir, trash); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -273,12 +272,6 @@ func (a *Actions) removeEntry(edir string) error {
 		return fmt.Errorf("cache: removing entry: %w", err)
 	}
 	return nil
-}
-
-func randomHex() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // readEntry reads and verifies entry.json and the file listing of an entry.

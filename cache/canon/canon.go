@@ -1,13 +1,15 @@
 // Package canon holds the canonical forms piship writes and compares: JSON
 // encoded one way only (two-space indentation, no HTML escaping, a
 // trailing newline; encoding/json sorts map keys), and the lowercase hex
-// SHA-256 of bytes; and ReadJSON, the one way piship reads a JSON file
-// back. It imports only the standard library, so the cache
+// SHA-256 of bytes; ReadJSON, the one way piship reads a JSON file back;
+// and RandomHex, the random part of the names piship sets things aside
+// under. It imports only the standard library, so the cache
 // and the launcher's receipt package can use it as well as the stages.
 package canon
 
 import (
 	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -25,6 +27,14 @@ func JSON(v any) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// RandomHex is n random bytes in lowercase hex: the part of a temporary
+// or set-aside name that keeps two writers' names apart.
+func RandomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails (crypto/rand since Go 1.24)
+	return hex.EncodeToString(b)
 }
 
 // SHA256Hex is the lowercase hex SHA-256 of b.

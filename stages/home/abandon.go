@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/tuf"
 )
@@ -38,7 +39,7 @@ func UpdateAbandoned(ctx context.Context, o Options, id string) error {
 func dropTrustOfUninstalled(home, id string) {
 	dir := receipt.TrustDir(home, id)
 	if fi, err := os.Lstat(dir); err == nil && fi.IsDir() {
-		gone := filepath.Join(filepath.Dir(dir), receipt.UninstallingPrefix(id)+receipt.RandomHex(4))
+		gone := filepath.Join(filepath.Dir(dir), receipt.UninstallingPrefix(id)+canon.RandomHex(4))
 		if os.Rename(dir, gone) == nil {
 			os.RemoveAll(gone)
 		}

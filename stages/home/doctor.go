@@ -215,7 +215,7 @@ func repairGate(rep *DoctorReport, home, id string) bool {
 		rep.repaired(DoctorLaunchLockInvalid, gate, "removed (it was an empty directory)")
 		return true
 	}
-	aside := gate + ".aside-" + receipt.RandomHex(4)
+	aside := gate + ".aside-" + canon.RandomHex(4)
 	if err := os.Rename(gate, aside); err != nil {
 		rep.Found[len(rep.Found)-1].Detail += fmt.Sprintf("; it could not be set aside (%v): remove it by hand", err)
 		return false

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"piship.dev/piship/cache/atomicfs/swap"
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/archive"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/home/receipt"
@@ -183,7 +184,7 @@ func Install(ctx context.Context, o InstallOptions) (_ *InstallResult, err error
 		if err := o.refuseIfRunning(id, s.version, "installing it again"); err != nil {
 			return nil, damagedHint(err)
 		}
-		placeAt = filepath.Join(appDir, receipt.StagingPrefix+s.version+"-"+receipt.RandomHex(4))
+		placeAt = filepath.Join(appDir, receipt.StagingPrefix+s.version+"-"+canon.RandomHex(4))
 	} else if err == nil {
 		moved, err := o.moveAside(ctx, id, s.version, dest)
 		if err != nil {
@@ -358,7 +359,7 @@ func (o *InstallOptions) discard(ctx context.Context, id, version, dest string) 
 // name, aside in one rename to .retained-<version>-<rand> and removes it
 // within discardBudget; what the budget leaves stays set aside for doctor.
 func (o *InstallOptions) removeUnreferenced(ctx context.Context, id, version, dir string) (aside string, removed bool, err error) {
-	aside = filepath.Join(receipt.AppDir(o.Homes.Install, id), receipt.RetainedPrefix+version+"-"+receipt.RandomHex(4))
+	aside = filepath.Join(receipt.AppDir(o.Homes.Install, id), receipt.RetainedPrefix+version+"-"+canon.RandomHex(4))
 	if err := o.Renamer.Do(dir, aside); err != nil {
 		return "", false, err
 	}
@@ -540,7 +541,7 @@ func (o *Options) moveAside(ctx context.Context, id, version, dest string) (stri
 			return "", err
 		}
 	}
-	aside := filepath.Join(receipt.AppDir(home, id), receipt.RetainedPrefix+version+"-"+receipt.RandomHex(4))
+	aside := filepath.Join(receipt.AppDir(home, id), receipt.RetainedPrefix+version+"-"+canon.RandomHex(4))
 	if err := o.Renamer.Do(dest, aside); err != nil {
 		return "", receipt.Errorf(receipt.CodeUnavailable, "cannot move %s aside: %w", dest, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/home/launch"
 	"piship.dev/piship/stages/home/receipt"
 )
@@ -125,7 +126,7 @@ func TestUninstallLeases(t *testing.T) {
 
 func writeLease(t *testing.T, e *env, version string, pid int) string {
 	t.Helper()
-	l := receipt.Lease{Schema: receipt.LeaseSchema, App: "hello", Version: version, PID: pid, Host: receipt.Hostname(), Start: time.Now(), Instance: receipt.RandomHex(8)}
+	l := receipt.Lease{Schema: receipt.LeaseSchema, App: "hello", Version: version, PID: pid, Host: receipt.Hostname(), Start: time.Now(), Instance: canon.RandomHex(8)}
 	data, _ := json.Marshal(l)
 	p := filepath.Join(receipt.LeasesDir(e.homes.Install, "hello"), version, l.Instance+".json")
 	writeFile(t, p, string(data), 0o644)

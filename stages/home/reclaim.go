@@ -186,7 +186,7 @@ func (o *Options) trustLeftovers(id string, notInstalled bool) []string {
 	dir := receipt.TrustDir(o.Homes.Install, id)
 	if notInstalled {
 		if fi, err := os.Lstat(dir); err == nil && fi.IsDir() {
-			gone := filepath.Join(filepath.Dir(dir), receipt.UninstallingPrefix(id)+receipt.RandomHex(4))
+			gone := filepath.Join(filepath.Dir(dir), receipt.UninstallingPrefix(id)+canon.RandomHex(4))
 			o.Renamer.Do(dir, gone) // a failure leaves it for the next doctor
 		}
 	}

@@ -387,7 +387,7 @@ func (s *repairSource) doOpen(ctx context.Context) error {
 		return receipt.Errorf(receipt.CodeUnavailable, "--from %s: %v", from, err)
 	}
 	defer f.Close()
-	s.staging = filepath.Join(receipt.AppDir(s.o.Homes.Install, s.id), receipt.StagingPrefix+"repair-"+receipt.RandomHex(4))
+	s.staging = filepath.Join(receipt.AppDir(s.o.Homes.Install, s.id), receipt.StagingPrefix+"repair-"+canon.RandomHex(4))
 	ectx, ph := phase.Start(ctx, "extract")
 	_, err = archive.Extract(ectx, f, s.staging, archive.Limits{})
 	ph.End(err)
@@ -496,7 +496,7 @@ func (s *repairSource) restore(ctx context.Context, p, sum string) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return receipt.Errorf(receipt.CodeUnavailable, "cannot create %s: %v", filepath.Dir(dst), err)
 	}
-	tmp := filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+".repair-"+receipt.RandomHex(4))
+	tmp := filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+".repair-"+canon.RandomHex(4))
 	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm()&0o755)
 	if err != nil {
 		return receipt.Errorf(receipt.CodeUnavailable, "cannot write beside %s: %v", dst, err)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/home/receipt"
 	"piship.dev/piship/stages/tuf"
 )
@@ -103,7 +104,7 @@ func Uninstall(ctx context.Context, o Options, id string, purge bool) (*Uninstal
 	app := receipt.AppDir(home, id)
 	if _, err := os.Lstat(app); err == nil {
 		installed = true
-		gone := filepath.Join(filepath.Dir(app), receipt.UninstallingPrefix(id)+receipt.RandomHex(4))
+		gone := filepath.Join(filepath.Dir(app), receipt.UninstallingPrefix(id)+canon.RandomHex(4))
 		if err := o.Renamer.Do(app, gone); err != nil {
 			return res, receipt.Errorf(receipt.CodeUnavailable, "cannot remove %s: %w", app, err)
 		}
@@ -130,7 +131,7 @@ func Uninstall(ctx context.Context, o Options, id string, purge bool) (*Uninstal
 	tdir := receipt.TrustDir(home, id)
 	if fi, err := os.Lstat(tdir); err == nil && fi.IsDir() {
 		installed = true
-		gone := filepath.Join(filepath.Dir(tdir), receipt.UninstallingPrefix(id)+receipt.RandomHex(4))
+		gone := filepath.Join(filepath.Dir(tdir), receipt.UninstallingPrefix(id)+canon.RandomHex(4))
 		if err := o.Renamer.Do(tdir, gone); err != nil {
 			return res, receipt.Errorf(receipt.CodeUnavailable, "cannot remove %s: %w; run piship uninstall %s again", tdir, err, id)
 		}

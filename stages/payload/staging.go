@@ -2,8 +2,6 @@ package payload
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +9,7 @@ import (
 	"sync"
 
 	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/stage/errcode"
 )
 
@@ -47,7 +46,7 @@ func Begin(ctx context.Context, out, id string) (*Staging, error) {
 		s.Close()
 		return nil, err
 	}
-	s.Dir = filepath.Join(out, ".staging-"+id+"-"+randomHex())
+	s.Dir = filepath.Join(out, ".staging-"+id+"-"+canon.RandomHex(6))
 	if err := os.Mkdir(s.Dir, 0o755); err != nil {
 		s.Close()
 		return nil, err
@@ -100,7 +99,7 @@ func (s *Staging) sweep() error {
 func (s *Staging) Publish() error {
 	old := ""
 	if _, err := os.Lstat(s.Final); err == nil {
-		old = filepath.Join(s.Out, ".old-"+s.ID+"-"+randomHex())
+		old = filepath.Join(s.Out, ".old-"+s.ID+"-"+canon.RandomHex(6))
 		if err := rename(s.Final, old); err != nil {
 			return fmt.Errorf("cannot move the previous payload aside: %v", err)
 		}
@@ -145,12 +144,6 @@ func (s *Staging) Forget(dir string) {
 	delete(openSet, dir)
 	openMu.Unlock()
 	s.Close()
-}
-
-func randomHex() string {
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // rename retries on Windows with the build output's schedule

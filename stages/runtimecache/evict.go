@@ -1,8 +1,6 @@
 package runtimecache
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,13 +12,14 @@ import (
 
 	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/cache/canon"
 )
 
 // removeAside removes dir (a direct child of root) by renaming it to a
 // .del- name first, so that nobody sees it half deleted. A dir that is
 // already gone is not an error.
 func removeAside(root, dir string) error {
-	trash := filepath.Join(root, runtimeDelPrefix+filepath.Base(dir)+"-"+randomHex())
+	trash := filepath.Join(root, runtimeDelPrefix+filepath.Base(dir)+"-"+canon.RandomHex(8))
 	if err := renameRetry(dir, trash); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -68,7 +67,7 @@ func (r *Cache) Evict(prefix string, keep int, budget time.Duration) error {
 	)
 	setAside := func(name string) {
 		p := filepath.Join(r.root, name)
-		t := filepath.Join(r.root, runtimeDelPrefix+name+"-"+randomHex())
+		t := filepath.Join(r.root, runtimeDelPrefix+name+"-"+canon.RandomHex(8))
 		if err := renameRetry(p, t); err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, fmt.Errorf("cache: evict: %w", err))
@@ -180,11 +179,4 @@ func renameRetry(from, to string) error {
 	r := atomicfs.DefaultRenamer(atomicfs.CacheDelays)
 	r.StopIfExists = true
 	return r.Do(from, to)
-}
-
-// randomHex names what removal sets aside, so two removals never collide.
-func randomHex() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

@@ -13,6 +13,7 @@ import (
 
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/cache/atomicfs/swap"
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/proc"
 )
 
@@ -149,7 +150,7 @@ func CommitStaged(trustDir, stage string) (prev string, err error) {
 // RestoreStaged undoes CommitStaged: the store at prev goes back to
 // trustDir (none when prev is ""), and the committed one is removed.
 func RestoreStaged(trustDir, prev string) error {
-	gone := StagePrefix(trustDir) + strconv.Itoa(os.Getpid()) + "-" + randomHex() + ".undone"
+	gone := StagePrefix(trustDir) + strconv.Itoa(os.Getpid()) + "-" + canon.RandomHex(4) + ".undone"
 	if prev == "" {
 		if err := os.Rename(trustDir, gone); err != nil {
 			return err
@@ -166,10 +167,4 @@ func RestoreStaged(trustDir, prev string) error {
 		return os.RemoveAll(gone)
 	}
 	return os.RemoveAll(prev)
-}
-
-func randomHex() string {
-	var rnd [4]byte
-	_, _ = rand.Read(rnd[:])
-	return hex.EncodeToString(rnd[:])
 }

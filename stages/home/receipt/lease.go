@@ -1,8 +1,6 @@
 package receipt
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +14,7 @@ import (
 	"time"
 
 	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/proc"
 )
 
@@ -48,13 +47,6 @@ type Lease struct {
 
 func (l Lease) String() string {
 	return fmt.Sprintf("version %s, pid %d on %s (%s)", l.Version, l.PID, l.Host, l.Reason)
-}
-
-// RandomHex returns n random bytes as hex.
-func RandomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 var (
@@ -98,7 +90,7 @@ func WriteLease(installHome, id, version string) (*Lease, func(), error) {
 		return nil, nil, Errorf(CodeConfigInvalid, "%q is not a version", version)
 	}
 	l := &Lease{Schema: LeaseSchema, App: id, Version: version, PID: os.Getpid(), Host: Hostname(),
-		Start: SelfStart().UTC(), Instance: RandomHex(8)}
+		Start: SelfStart().UTC(), Instance: canon.RandomHex(8)}
 	data, _ := json.Marshal(l)
 	l.Path = filepath.Join(LeasesDir(installHome, id), version, l.Instance+".json")
 	l.Live, l.Reason = true, "this process"
