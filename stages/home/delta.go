@@ -39,7 +39,11 @@ func identifyDelta(o *InstallOptions) (*source, error) {
 	}
 	s := &source{kind: sourceDelta, path: path, id: o.ID, version: o.Version, target: o.HostTarget,
 		expectSHA: o.Delta.ArchiveSHA256, expectWhy: "the signed TUF target"}
-	s.deltaBase = listBase(o)
+	if o.Update != nil {
+		// Under the maintenance lock already (Install takes it before
+		// identify for an update): list the base beside the header.
+		s.deltaBase = listBase(o)
+	}
 	// The header says what the new version holds (the free space check);
 	// one that cannot be read leaves it unsized, and placing the delta
 	// then fails and falls back to the archive.
@@ -57,6 +61,9 @@ func identifyDelta(o *InstallOptions) (*source, error) {
 // as it is read and each written one as it is written. Apply takes the
 // header identify read. Any error makes Install fall back to the archive.
 func placeDelta(ctx context.Context, o *InstallOptions, s *source, dest string) (*archive.Extracted, error) {
+	if s.deltaBase == nil {
+		s.deltaBase = listBase(o)
+	}
 	base, tree, err := s.deltaBase()
 	if err != nil {
 		return nil, err
@@ -82,9 +89,10 @@ func placeDelta(ctx context.Context, o *InstallOptions, s *source, dest string) 
 // ~1,000 directories and 16,000 lstats of Pi's). No file is hashed here:
 // Apply hashes every installed file it keeps, copies or patches from as
 // it reads it, so a file changed since the install still stops the
-// delta, before anything of it is kept. An update holds the maintenance
-// lock from before identify, so the receipt read here is the one placing
-// sees.
+// delta, before anything of it is kept. It starts in identify only for
+// an update, which holds the maintenance lock from before identify, so
+// the receipt read here is the one placing sees; otherwise placeDelta
+// starts it under the lock.
 func listBase(o *InstallOptions) func() (*receipt.Release, delta.Tree, error) {
 	type listed struct {
 		base *receipt.Release
