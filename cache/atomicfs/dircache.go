@@ -1,6 +1,7 @@
 package atomicfs
 
 import (
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -41,6 +42,45 @@ type Dir struct {
 	Root *os.Root
 	FD   int      // -1: go through Root
 	f    *os.File // holds FD open; nil where there is no descriptor
+}
+
+// Create creates name (one path component) in d, failing if anything is
+// there, and writes data: CreateAt through the descriptor where there is
+// one, else through the Root.
+func (d *Dir) Create(name string, data []byte, perm os.FileMode) error {
+	if d.FD >= 0 {
+		return CreateAt(d.FD, name, data, perm)
+	}
+	f, err := d.Root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// ReadFull fills buf with the first len(buf) bytes of the regular file
+// name (one path component) in d: ReadFullAt through the descriptor where
+// there is one, else OpenRegularIn and a read. A short file is
+// io.ErrUnexpectedEOF, anything but a regular file a *NotRegularError.
+func (d *Dir) ReadFull(name string, buf []byte) error {
+	if d.FD >= 0 {
+		return ReadFullAt(d.FD, name, buf)
+	}
+	f, err := OpenRegularIn(d.Root, name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := io.ReadFull(f, buf); err == io.EOF {
+		return io.ErrUnexpectedEOF
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 func newDir(r *os.Root) *Dir {

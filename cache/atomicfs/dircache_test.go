@@ -2,6 +2,7 @@ package atomicfs
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -63,5 +64,37 @@ func TestDirCache(t *testing.T) {
 	}
 	if _, err := c.Acquire("out"); err == nil {
 		t.Fatal("a symlink out of the root was opened")
+	}
+}
+
+// A Dir creates and reads the same through its descriptor and, where
+// there is none (FD -1, as off Linux), through its Root: a second create
+// fails, a short file is io.ErrUnexpectedEOF.
+func TestDirCreateAndReadFull(t *testing.T) {
+	r, err := os.OpenRoot(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	withFD := newDir(r)
+	defer func() {
+		if withFD.f != nil {
+			withFD.f.Close()
+		}
+	}()
+	for name, d := range map[string]*Dir{"descriptor": withFD, "root": {Root: r, FD: -1}} {
+		if err := d.Create(name, []byte("hello"), 0o644); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := d.Create(name, []byte("again"), 0o644); !errors.Is(err, fs.ErrExist) {
+			t.Fatalf("%s: a second create: %v, want ErrExist", name, err)
+		}
+		buf := make([]byte, 4)
+		if err := d.ReadFull(name, buf); err != nil || string(buf) != "hell" {
+			t.Fatalf("%s: read %q, %v", name, buf, err)
+		}
+		if err := d.ReadFull(name, make([]byte, 6)); !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("%s: a short file: %v, want ErrUnexpectedEOF", name, err)
+		}
 	}
 }

@@ -8,9 +8,10 @@
 // (OpenRegular, ReadRegular, OpenRegularIn: a regular file or a refusal,
 // never an open that waits on a named pipe). For the writers that create
 // or read thousands of files (an extraction, a delta's Apply) it keeps a
-// handle per directory opened from its parent's (DirCache) and, on Linux,
-// creates and reads a file through its directory's descriptor with the
-// fewest system calls (CreateAt, ReadFullAt). It imports only the
+// handle per directory opened from its parent's (DirCache), whose Dir
+// creates and reads a file (Create, ReadFull) through its directory's
+// descriptor with the fewest system calls on Linux (CreateAt, ReadFullAt)
+// and through its os.Root elsewhere. It imports only the
 // standard library, so the cache (which may import nothing under stages/)
 // and the launcher's receipt package can both use it.
 package atomicfs

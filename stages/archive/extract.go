@@ -1004,23 +1004,7 @@ func (x *extractor) writeStream(j job) {
 var writeFile = writeSmallFile
 
 func writeSmallFile(dir *atomicfs.Dir, name string, data []byte, perm os.FileMode) error {
-	if dir.FD >= 0 {
-		if err := atomicfs.CreateAt(dir.FD, name, data, perm); err != nil {
-			return fmt.Errorf("archive: %w", err)
-		}
-		return nil
-	}
-	f, err := dir.Root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return fmt.Errorf("archive: %w", err)
-	}
-	if len(data) > 0 {
-		if _, err := f.Write(data); err != nil {
-			f.Close()
-			return fmt.Errorf("archive: %w", err)
-		}
-	}
-	if err := f.Close(); err != nil {
+	if err := dir.Create(name, data, perm); err != nil {
 		return fmt.Errorf("archive: %w", err)
 	}
 	return nil

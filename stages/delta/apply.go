@@ -460,14 +460,13 @@ func (a *applier) mkdirs(dirs []string) (string, error) {
 // maxBatch is the most files of one directory a writer takes at once.
 const maxBatch = 64
 
-// dirRoots are the open roots of one directory of the result and of the
-// installed tree, for a batch of files in it, with their descriptors
-// (-1 where atomicfs.DirFD gives none) and the writer's buffer.
+// dirRoots are the open handles of one directory of the result and of
+// the installed tree (nil: a directory new in the result), for a batch of
+// files in it, and the writer's buffer.
 type dirRoots struct {
-	dir            string
-	dest, inst     *os.Root
-	destFD, instFD int
-	buf            *[]byte
+	dir        string
+	dest, inst *atomicfs.Dir
+	buf        *[]byte
 }
 
 // maxBufferedCopy is the largest kept or copied file a writer reads
@@ -483,17 +482,17 @@ func (a *applier) writeBatch(batch []job) error {
 	if len(batch) == 1 && batch[0].src == "" {
 		return a.write(batch[0], nil, nil)
 	}
-	rs := &dirRoots{dir: path.Dir(a.files[batch[0].i].Path), destFD: -1, instFD: -1}
-	d, err := a.destDirs.Acquire(rs.dir)
-	if err != nil {
+	rs := &dirRoots{dir: path.Dir(a.files[batch[0].i].Path)}
+	var err error
+	if rs.dest, err = a.destDirs.Acquire(rs.dir); err != nil {
 		return unavailable("cannot open %s: %w", rs.dir, err)
 	}
 	defer a.destDirs.Release(rs.dir)
-	rs.dest, rs.destFD = d.Root, d.FD
-	if i, err := a.instDirs.Acquire(rs.dir); err == nil {
+	if rs.inst, err = a.instDirs.Acquire(rs.dir); err == nil {
 		defer a.instDirs.Release(rs.dir)
-		rs.inst, rs.instFD = i.Root, i.FD
-	} // else a directory new in the result: copies come from elsewhere
+	} else {
+		rs.inst = nil // a directory new in the result: copies come from elsewhere
+	}
 	rs.buf = copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(rs.buf)
 	for _, j := range batch {
@@ -505,27 +504,27 @@ func (a *applier) writeBatch(batch []job) error {
 }
 
 // copyAt writes the result's file want as a copy of the installed file
-// src, both in rs's directory, through the descriptors: the installed
-// file read whole into the writer's buffer (openat, fstat, read, close),
-// hashed, and written only when it is the listed bytes (openat, write,
-// close). ok is false when this way does not apply (no descriptors, src
-// in another directory, a large file) and write streams instead.
+// src, both in rs's directory, through their handles: the installed file
+// read whole into the writer's buffer (on Linux openat, fstat, read,
+// close), hashed, and written only when it is the listed bytes (openat,
+// write, close). ok is false when this way does not apply (src in
+// another directory, a large file) and write streams instead.
 func (a *applier) copyAt(want File, src string, perm os.FileMode, rs *dirRoots) (sum string, ok bool, err error) {
-	if rs == nil || rs.destFD < 0 || rs.instFD < 0 || path.Dir(src) != rs.dir || want.Size > maxBufferedCopy {
+	if rs == nil || rs.inst == nil || path.Dir(src) != rs.dir || want.Size > maxBufferedCopy {
 		return "", false, nil
 	}
 	if int64(cap(*rs.buf)) < want.Size {
 		*rs.buf = make([]byte, 0, want.Size)
 	}
 	b := (*rs.buf)[:want.Size]
-	if err := atomicfs.ReadFullAt(rs.instFD, path.Base(src), b); err != nil {
+	if err := rs.inst.ReadFull(path.Base(src), b); err != nil {
 		return "", true, refuse(ReasonBase, want.Path, "the installed file %s is not the one the installed tree lists (%d bytes, sha256 %s): %v", src, want.Size, want.SHA256, err)
 	}
 	h := sha256.Sum256(b)
 	if sum = hex.EncodeToString(h[:]); sum != want.SHA256 {
 		return "", true, refuse(ReasonBase, want.Path, "the installed file %s is not the one the installed tree lists (sha256 %s; listed %d bytes, %s)", src, sum, want.Size, want.SHA256)
 	}
-	if err := atomicfs.CreateAt(rs.destFD, path.Base(want.Path), b, perm); err != nil {
+	if err := rs.dest.Create(path.Base(want.Path), b, perm); err != nil {
 		return "", true, unavailable("cannot write %s: %w", want.Path, err)
 	}
 	return sum, true, nil
@@ -551,7 +550,7 @@ func (a *applier) write(j job, stream io.Reader, rs *dirRoots) error {
 	}
 	destRoot, name := a.dest, want.Path
 	if rs != nil {
-		destRoot, name = rs.dest, path.Base(want.Path)
+		destRoot, name = rs.dest.Root, path.Base(want.Path)
 	}
 	out, err := destRoot.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
@@ -599,7 +598,7 @@ func (a *applier) copyInstalled(w io.Writer, src string, rs *dirRoots) error {
 func (a *applier) openInstalled(src string, rs *dirRoots) (*os.File, error) {
 	root, name := a.inst, src
 	if rs != nil && rs.inst != nil && path.Dir(src) == rs.dir {
-		root, name = rs.inst, path.Base(src)
+		root, name = rs.inst.Root, path.Base(src)
 	}
 	in, err := atomicfs.OpenRegularIn(root, name)
 	if errors.Is(err, atomicfs.ErrNotRegular) {
