@@ -1,12 +1,9 @@
 package home
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -266,14 +263,11 @@ func expectedFiles(ctx context.Context, rec *receipt.Release, have map[string]st
 	if err != nil {
 		return nil, err
 	}
-	var inv map[string]string
-	if err := json.Unmarshal(raw, &inv); err != nil {
-		return nil, receipt.Errorf(receipt.CodeIntegrity, "%s: %v: reinstall the release", release.InventoryPath, err)
+	inv, err := release.ParseInventory(raw)
+	if err != nil {
+		return nil, receipt.Errorf(receipt.CodeIntegrity, "%v: reinstall the release", err)
 	}
 	for p, sum := range inv {
-		if !release.ValidPath(p) || !canon.IsSHA256Hex(sum) {
-			return nil, receipt.Errorf(receipt.CodeIntegrity, "%s lists %q: reinstall the release", release.InventoryPath, p)
-		}
 		want["payload/"+p] = sum
 	}
 	if rec.Source == receipt.SourcePayload {
@@ -314,14 +308,9 @@ func checksums(path, releaseSHA string) (map[string]string, error) {
 }
 
 func parseChecksums(data []byte, releaseSHA string) (map[string]string, error) {
-	out := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		sum, p, ok := strings.Cut(sc.Text(), "  ")
-		if !ok || !canon.IsSHA256Hex(sum) || !release.ValidPath(p) {
-			return nil, receipt.Errorf(receipt.CodeIntegrity, "%s is not `<sha256>  <path>` lines", release.ChecksumsName)
-		}
-		out[p] = sum
+	out, err := release.ParseChecksums(data)
+	if err != nil {
+		return nil, receipt.Errorf(receipt.CodeIntegrity, "%v", err)
 	}
 	if releaseSHA != "" && out["release.json"] != releaseSHA {
 		return nil, receipt.Errorf(receipt.CodeIntegrity, "%s does not list the installed release.json", release.ChecksumsName)

@@ -26,23 +26,58 @@ func Claimed(dir string) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", InventoryPath, err)
 	}
-	out := map[string]string{ChecksumsName: canon.SHA256Hex(sums)}
-	for n, line := range strings.Split(strings.TrimSuffix(string(sums), "\n"), "\n") {
+	out, err := ParseChecksums(sums)
+	if err != nil {
+		return nil, err
+	}
+	for p := range out {
+		if !Checksummed(p) {
+			return nil, fmt.Errorf("%s lists %s, a file it does not cover", ChecksumsName, p)
+		}
+	}
+	out[ChecksumsName] = canon.SHA256Hex(sums)
+	entries, err := ParseInventory(inv)
+	if err != nil {
+		return nil, err
+	}
+	for p, sum := range entries {
+		out["payload/"+p] = sum
+	}
+	return out, nil
+}
+
+// ParseChecksums reads checksums.txt's lines, `<sha256>  <path>`, each a
+// lowercase hex digest and a release path: path -> sha256. What a file
+// claims, not the release rules' check of it (Check compares it with the
+// files, its order included). The one parser of its lines.
+func ParseChecksums(raw []byte) (map[string]string, error) {
+	out := map[string]string{}
+	text := strings.TrimSuffix(string(raw), "\n")
+	if text == "" {
+		return out, nil
+	}
+	for n, line := range strings.Split(text, "\n") {
 		sum, p, ok := strings.Cut(line, "  ")
-		if !ok || !canon.IsSHA256Hex(sum) || !ValidPath(p) || !Checksummed(p) {
-			return nil, fmt.Errorf("%s line %d is not `<sha256>  <path>` of a file it covers", ChecksumsName, n+1)
+		if !ok || !canon.IsSHA256Hex(sum) || !ValidPath(p) {
+			return nil, fmt.Errorf("%s line %d is not `<sha256>  <path>`", ChecksumsName, n+1)
 		}
 		out[p] = sum
 	}
+	return out, nil
+}
+
+// ParseInventory reads the payload inventory (InventoryPath): a JSON
+// object of payload path -> lowercase hex sha256, each path a release
+// path.
+func ParseInventory(raw []byte) (map[string]string, error) {
 	var entries map[string]string
-	if err := json.Unmarshal(inv, &entries); err != nil {
+	if err := json.Unmarshal(raw, &entries); err != nil {
 		return nil, fmt.Errorf("%s: %w", InventoryPath, err)
 	}
 	for p, sum := range entries {
 		if !canon.IsSHA256Hex(sum) || !ValidPath(p) {
 			return nil, fmt.Errorf("%s: the entry %q is not a slash path with a sha256", InventoryPath, p)
 		}
-		out["payload/"+p] = sum
 	}
-	return out, nil
+	return entries, nil
 }
