@@ -329,6 +329,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./... ./testdata/hostile
+	cd stages/tuf/protobufspecs && $(GO) vet ./...
 	cd testdata/crosscheck && $(GO) run . -dir ../.. windows darwin
 
 jaeger-bin: $(JAEGER_BIN)

@@ -90,7 +90,7 @@ func TestKindsDoNotLinkTheExporters(t *testing.T) {
 // The end-user installer (cmd/piship-install) is the consumer side alone:
 // it runs the install pipelines through this engine with the consumer
 // kinds, and links none of the build side (the bundler, SBOMs, audits, the
-// build kinds), no gRPC and no OCI client library (it fetches registry blobs
+// build kinds), no gRPC or protobuf and no OCI client library (it fetches registry blobs
 // with plain GETs of the distribution API: stages/updatesource's OpenBlob);
 // pipelines and the shared CLI, which it is made
 // of, import no kind layer but the consumer one and no exporter package.
@@ -104,6 +104,9 @@ func TestInstallerLinksNoBuildSide(t *testing.T) {
 			p == "piship.dev/piship/stages" || p == "piship.dev/piship/tracing/otlp" || strings.HasPrefix(p, "go.opentelemetry.io/otel/exporters/") ||
 			strings.HasPrefix(p, "oras.land/") || p == "piship.dev/piship/stages/oci" {
 			t.Errorf("cmd/piship-install links %s: the installer is the consumer side only (docs/architecture.md)", p)
+		}
+		if strings.HasPrefix(p, "google.golang.org/protobuf/") {
+			t.Errorf("cmd/piship-install links %s: the installer speaks no protobuf; a generated package's init keeps the whole runtime linked (1.87 MB), see stages/tuf/protobufspecs/README.md", p)
 		}
 		if p == "html/template" {
 			t.Errorf("cmd/piship-install links html/template: a binary that executes templates keeps every exported method it links (2.6 MB of the installer); write the markup by hand as tracing/timings_page.go does")

@@ -351,6 +351,9 @@ func TestLayoutNamesEveryPackage(t *testing.T) {
 			if n := e.Name(); p != top && (strings.HasPrefix(n, ".") || n == "testdata" || n == "node_modules" || n == "vendor") {
 				return filepath.SkipDir
 			}
+			if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil && p != top {
+				return filepath.SkipDir // another module (stages/tuf/protobufspecs): its line names the module
+			}
 			return nil
 		}
 		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {

@@ -1,0 +1,3 @@
+module github.com/sigstore/protobuf-specs
+
+go 1.22
