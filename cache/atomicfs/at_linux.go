@@ -9,7 +9,7 @@ import (
 	"syscall"
 )
 
-// DirFD opens r's directory for CreateAt and ReadFullAt; the file holds
+// DirFD opens r's directory for CreateAt, ReadFullAt and CopyAt; the file holds
 // the descriptor (the caller closes it). Where it returns -1 (only
 // Linux's syscall has Openat) callers go through the Root.
 func DirFD(r *os.Root) (*os.File, int) {
@@ -25,35 +25,62 @@ func DirFD(r *os.Root) (*os.File, int) {
 // followed), and writes data: openat, write, close and nothing else (see
 // Dir for what os.Root.OpenFile adds).
 func CreateAt(dirfd int, name string, data []byte, perm os.FileMode) error {
-	var fd int
-	var err error
-	for {
-		fd, err = syscall.Openat(dirfd, name, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, uint32(perm.Perm()))
-		if err != syscall.EINTR {
-			break
-		}
-	}
+	fd, err := createAt(dirfd, name, perm)
 	if err != nil {
-		return &os.PathError{Op: "openat", Path: name, Err: err}
+		return err
 	}
-	for len(data) > 0 {
-		n, err := syscall.Write(fd, data)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err == nil && n == 0 {
-			err = io.ErrShortWrite
-		}
-		if err != nil {
-			syscall.Close(fd)
-			return &os.PathError{Op: "write", Path: name, Err: err}
-		}
-		data = data[n:]
+	if err := writeAll(fd, name, data); err != nil {
+		syscall.Close(fd)
+		return err
 	}
 	if err := syscall.Close(fd); err != nil {
 		return &os.PathError{Op: "close", Path: name, Err: err}
 	}
 	return nil
+}
+
+// CopyAt copies the regular file name in the directory srcfd to a new
+// file of the same name in dstfd (perm), through buf, and writes every
+// byte to h as well (the caller's hash); it returns the bytes copied. The
+// source is opened as ReadFullAt opens it (not followed, not blocking on
+// a named pipe, refused with a *NotRegularError unless fstat says regular
+// file) and the destination as CreateAt creates it. It reads the size
+// fstat gave: a file that changes meanwhile is copied as read, so the
+// caller compares the count and hash with what it expected.
+func CopyAt(srcfd, dstfd int, name string, perm os.FileMode, buf []byte, h io.Writer) (int64, error) {
+	in, size, err := openRegularAt(srcfd, name)
+	if err != nil {
+		return 0, err
+	}
+	defer syscall.Close(in)
+	out, err := createAt(dstfd, name, perm)
+	if err != nil {
+		return 0, err
+	}
+	var copied int64
+	for copied < size {
+		n, err := syscall.Read(in, buf[:min(int64(len(buf)), size-copied)])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			syscall.Close(out)
+			return copied, &os.PathError{Op: "read", Path: name, Err: err}
+		}
+		if n == 0 {
+			break // shrunk since fstat
+		}
+		h.Write(buf[:n])
+		if err := writeAll(out, name, buf[:n]); err != nil {
+			syscall.Close(out)
+			return copied, err
+		}
+		copied += int64(n)
+	}
+	if err := syscall.Close(out); err != nil {
+		return copied, &os.PathError{Op: "close", Path: name, Err: err}
+	}
+	return copied, nil
 }
 
 // ReadFullAt fills buf with the first len(buf) bytes of the regular file
@@ -63,25 +90,11 @@ func CreateAt(dirfd int, name string, data []byte, perm os.FileMode) error {
 // file shorter than buf is io.ErrUnexpectedEOF. Bytes past len(buf) are
 // not read: the caller hashes what it got.
 func ReadFullAt(dirfd int, name string, buf []byte) error {
-	var fd int
-	var err error
-	for {
-		fd, err = syscall.Openat(dirfd, name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-		if err != syscall.EINTR {
-			break
-		}
-	}
+	fd, _, err := openRegularAt(dirfd, name)
 	if err != nil {
-		return &os.PathError{Op: "openat", Path: name, Err: err}
+		return err
 	}
 	defer syscall.Close(fd)
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
-		return &os.PathError{Op: "fstat", Path: name, Err: err}
-	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		return &NotRegularError{Path: name, Mode: modeOf(st.Mode)}
-	}
 	for len(buf) > 0 {
 		n, err := syscall.Read(fd, buf)
 		if err == syscall.EINTR {
@@ -94,6 +107,63 @@ func ReadFullAt(dirfd int, name string, buf []byte) error {
 			return &os.PathError{Op: "read", Path: name, Err: io.ErrUnexpectedEOF}
 		}
 		buf = buf[n:]
+	}
+	return nil
+}
+
+// openRegularAt opens name in dirfd for reading, not followed and not
+// blocking (a named pipe with no writer would hang the open), and
+// returns the descriptor and size once fstat says it is a regular file.
+func openRegularAt(dirfd int, name string) (int, int64, error) {
+	fd, err := openat(dirfd, name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, 0, &os.PathError{Op: "openat", Path: name, Err: err}
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		syscall.Close(fd)
+		return -1, 0, &os.PathError{Op: "fstat", Path: name, Err: err}
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		syscall.Close(fd)
+		return -1, 0, &NotRegularError{Path: name, Mode: modeOf(st.Mode)}
+	}
+	return fd, st.Size, nil
+}
+
+// createAt creates name in dirfd for writing: exclusive, not followed.
+func createAt(dirfd int, name string, perm os.FileMode) (int, error) {
+	fd, err := openat(dirfd, name, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, uint32(perm.Perm()))
+	if err != nil {
+		return -1, &os.PathError{Op: "openat", Path: name, Err: err}
+	}
+	return fd, nil
+}
+
+// openat is syscall.Openat restarted on EINTR.
+func openat(dirfd int, name string, flags int, perm uint32) (int, error) {
+	for {
+		fd, err := syscall.Openat(dirfd, name, flags, perm)
+		if err != syscall.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// writeAll writes b to fd, restarting on EINTR and short writes.
+func writeAll(fd int, name string, b []byte) error {
+	for len(b) > 0 {
+		n, err := syscall.Write(fd, b)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err == nil && n == 0 {
+			err = io.ErrShortWrite
+		}
+		if err != nil {
+			return &os.PathError{Op: "write", Path: name, Err: err}
+		}
+		b = b[n:]
 	}
 	return nil
 }

@@ -71,3 +71,74 @@ func TestReadFullAtAndCreateAt(t *testing.T) {
 		t.Fatalf("a directory: %v", err)
 	}
 }
+
+// CopyAt copies a regular file between two directories' descriptors with
+// its hash, and refuses what ReadFullAt and CreateAt refuse: a named pipe
+// at once, a symbolic link on either side, a destination already there.
+func TestCopyAt(t *testing.T) {
+	srcDir, dstDir := t.TempDir(), t.TempDir()
+	fds := make([]int, 2)
+	for i, d := range []string{srcDir, dstDir} {
+		r, err := os.OpenRoot(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		f, fd := DirFD(r)
+		if f == nil {
+			t.Fatal("DirFD gave no descriptor on Linux")
+		}
+		defer f.Close()
+		fds[i] = fd
+	}
+	src, dst := fds[0], fds[1]
+	data := strings.Repeat("piship ", 5000) // several reads through a 4 KiB buffer
+	if err := os.WriteFile(filepath.Join(srcDir, "a"), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var seen strings.Builder
+	n, err := CopyAt(src, dst, "a", 0o755, make([]byte, 4096), &seen)
+	if err != nil || n != int64(len(data)) || seen.String() != data {
+		t.Fatalf("CopyAt: %d bytes, %v; the hash saw %d bytes", n, err, seen.Len())
+	}
+	got, err := os.ReadFile(filepath.Join(dstDir, "a"))
+	if err != nil || string(got) != data {
+		t.Fatalf("copied %d bytes, %v", len(got), err)
+	}
+	if fi, _ := os.Stat(filepath.Join(dstDir, "a")); fi == nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("mode %v, want 0755", fi)
+	}
+	if _, err := CopyAt(src, dst, "a", 0o644, make([]byte, 4096), io.Discard); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("copying onto a file: %v, want ErrExist", err)
+	}
+
+	os.Symlink("a", filepath.Join(srcDir, "link"))
+	if _, err := CopyAt(src, dst, "link", 0o644, make([]byte, 4096), io.Discard); !errors.Is(err, syscall.ELOOP) {
+		t.Fatalf("a symlinked source: %v, want ELOOP", err)
+	}
+	os.WriteFile(filepath.Join(srcDir, "b"), []byte("b"), 0o644)
+	os.Symlink(filepath.Join(srcDir, "elsewhere"), filepath.Join(dstDir, "b"))
+	if _, err := CopyAt(src, dst, "b", 0o644, make([]byte, 4096), io.Discard); err == nil {
+		t.Fatal("copied through a symlink at the destination")
+	}
+	if _, err := os.Lstat(filepath.Join(srcDir, "elsewhere")); err == nil {
+		t.Fatal("the destination's symlink was followed")
+	}
+
+	if err := syscall.Mkfifo(filepath.Join(srcDir, "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := CopyAt(src, dst, "pipe", 0o644, make([]byte, 4096), io.Discard); done <- err }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrNotRegular) {
+			t.Fatalf("a FIFO: %v, want a NotRegularError", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("copying a FIFO blocked")
+	}
+	if _, err := os.Lstat(filepath.Join(dstDir, "pipe")); err == nil {
+		t.Error("a refused copy left a file behind")
+	}
+}

@@ -4,6 +4,7 @@ package atomicfs
 
 import (
 	"errors"
+	"io"
 	"os"
 )
 
@@ -16,3 +17,8 @@ func CreateAt(int, string, []byte, os.FileMode) error { return errors.ErrUnsuppo
 
 // ReadFullAt is Linux's; callers check DirFD first.
 func ReadFullAt(int, string, []byte) error { return errors.ErrUnsupported }
+
+// CopyAt is Linux's; callers check DirFD first.
+func CopyAt(int, int, string, os.FileMode, []byte, io.Writer) (int64, error) {
+	return 0, errors.ErrUnsupported
+}
