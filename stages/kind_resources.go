@@ -5,18 +5,17 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
+	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/buildstate"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/payload"
+	"piship.dev/piship/stages/pinned"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/stages/stage/errcode"
 )
@@ -29,7 +28,7 @@ func (Resources) Name() string    { return "resources" }
 func (Resources) Version() string { return "1" }
 func (Resources) Doc() string {
 	return "Copies the distribution's resources into dest as they are and its tools into dest/tools (each checked against its pinned sha256; " +
-		"https sources are downloaded). With previous set, first links the previous payload into dest except resources, tools, bin, the lock and the inventory."
+		"https sources are downloaded once into <piship cache>/tools/<sha256>). With previous set, first links the previous payload into dest except resources, tools, bin, the lock and the inventory."
 }
 
 // ResourcesConfig is the configuration of a resources stage.
@@ -71,7 +70,7 @@ func (Resources) Run(ctx context.Context, inv *stage.Invocation, c ResourcesConf
 	}
 	for _, name := range sortedToolNames(d) {
 		t := d.Tools[name]
-		if err := placeTool(ctx, d.Dir, name, t.Source, t.SHA256, filepath.Join(dest, "tools", name)); err != nil {
+		if err := placeTool(ctx, inv, d.Dir, name, t.Source, t.SHA256, filepath.Join(dest, "tools", name)); err != nil {
 			return ResourcesOutputs{}, err
 		}
 		n++
@@ -79,16 +78,24 @@ func (Resources) Run(ctx context.Context, inv *stage.Invocation, c ResourcesConf
 	return ResourcesOutputs{Files: n}, nil
 }
 
-// placeTool copies or downloads a pinned executable, refusing it unless its
-// sha256 equals the pin.
-func placeTool(ctx context.Context, distDir, name, source, want, dst string) error {
-	var data []byte
-	var err error
+// placeTool copies a pinned executable from the distribution directory,
+// or downloads it once into <piship cache>/tools/<sha256> (stages/pinned),
+// and writes it to dst only when its sha256 is the pin.
+func placeTool(ctx context.Context, inv *stage.Invocation, distDir, name, source, want, dst string) error {
+	file := filepath.Join(distDir, filepath.FromSlash(source))
 	if strings.HasPrefix(source, "https://") {
-		data, err = download(ctx, source)
-	} else {
-		data, err = os.ReadFile(filepath.Join(distDir, filepath.FromSlash(source)))
+		home, err := cache.Home(inv.Getenv)
+		if err != nil {
+			return errcode.Newf(errcode.ConfigUnavailable, "tool %s: %v", name, err)
+		}
+		if file, _, err = pinned.Fetch(ctx, pinned.File{
+			URL: source, SHA256: strings.ToLower(want), Path: filepath.Join(home, "tools", strings.ToLower(want)), Max: maxTool,
+			PinnedBy: "the distribution", Fix: "check the source, then update the pin and run piship lock", Client: toolClient,
+		}); err != nil {
+			return fmt.Errorf("tool %s: %w", name, err)
+		}
 	}
+	data, err := os.ReadFile(file)
 	if err != nil {
 		return fmt.Errorf("tool %s: %v", name, err)
 	}
@@ -99,23 +106,11 @@ func placeTool(ctx context.Context, distDir, name, source, want, dst string) err
 	return atomicfs.WriteFileAll(dst, data, 0o755)
 }
 
-func download(ctx context.Context, url string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, errcode.Newf(errcode.NetworkDenied, "cannot download %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, errcode.Newf(errcode.NetworkDenied, "%s answered %s", url, resp.Status)
-	}
-	return io.ReadAll(io.LimitReader(resp.Body, 1<<30))
-}
+// maxTool bounds a tool's download.
+const maxTool = 1 << 30
+
+// toolClient downloads tools; tests swap it.
+var toolClient = pinned.DefaultClient
 
 func sortedToolNames(d *distribution.Distribution) []string {
 	names := make([]string, 0, len(d.Tools))

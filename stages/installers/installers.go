@@ -11,17 +11,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
-	"io"
-	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
-	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/pinned"
 	"piship.dev/piship/stages/stage/errcode"
 )
 
@@ -33,7 +28,7 @@ const DirName = "installers"
 const MaxBinary = 256 << 20
 
 // Client downloads binaries from an https:// source; tests swap it.
-var Client = &http.Client{Timeout: 5 * time.Minute}
+var Client = pinned.DefaultClient
 
 // Binary is one binary a release ships: what it is called in the release
 // directory, where it comes from and its pin.
@@ -72,55 +67,26 @@ func Read(ctx context.Context, cacheHome string, b Binary) ([]byte, error) {
 		}
 		return data, check(b, data)
 	}
-	file := filepath.Join(cacheHome, DirName, b.SHA256)
-	if data, err := os.ReadFile(file); err == nil {
-		if sum(data) == b.SHA256 {
-			return data, nil
-		}
-		os.Remove(file) // not what its name says: fetched again
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	file, _, err := pinned.Fetch(ctx, pinned.File{
+		URL: b.Source, SHA256: b.SHA256, Path: filepath.Join(cacheHome, DirName, b.SHA256), Max: MaxBinary,
+		PinnedBy: "distribution.hcl's installers block", Fix: fixPin, Client: Client,
+	})
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
 		return nil, errcode.Newf(errcode.ConfigUnavailable, "cannot read %s: %v", file, err)
 	}
-	data, err := download(ctx, b)
-	if err != nil {
-		return nil, err
-	}
-	if err := check(b, data); err != nil {
-		return nil, err
-	}
-	if err := atomicfs.WriteFileAll(file, data, 0o644); err != nil {
-		return nil, errcode.Newf(errcode.ConfigUnavailable, "cannot keep %s in the cache: %v", b.Source, err)
-	}
-	return data, nil
+	return data, check(b, data) // read again: the file is the cache's, not ours alone
 }
 
-func download(ctx context.Context, b Binary) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.Source, nil)
-	if err != nil {
-		return nil, errcode.Newf(errcode.ConfigInvalid, "%s: %v", b.Source, err)
-	}
-	offline := "put the file (sha256 " + b.SHA256 + ") in <piship cache>/" + DirName + "/" + b.SHA256 + " to release offline"
-	resp, err := Client.Do(req)
-	if err != nil {
-		return nil, errcode.Newf(errcode.NetworkDenied, "cannot download %s: %v: %s", b.Source, err, offline)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, errcode.Newf(errcode.NetworkDenied, "%s answered %s: %s", b.Source, resp.Status, offline)
-	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxBinary+1))
-	if err != nil {
-		return nil, errcode.Newf(errcode.NetworkDenied, "downloading %s: %v", b.Source, err)
-	}
-	if len(data) > MaxBinary {
-		return nil, errcode.Newf(errcode.IntegrityFailed, "%s is larger than %d bytes: check the installers block's source", b.Source, MaxBinary)
-	}
-	return data, nil
-}
+// fixPin is what to do about a binary that is not its pin.
+const fixPin = "it is not the binary pinned, and the release ships neither; rebuild it with make installers and paste bin/installers/installers.hcl into distribution.hcl (then piship lock), or restore the pinned file"
 
 func check(b Binary, data []byte) error {
 	if got := sum(data); got != b.SHA256 {
-		return errcode.Newf(errcode.IntegrityFailed, "%s has sha256 %s, distribution.hcl's installers block pins %s: it is not the binary pinned, and the release ships neither; rebuild it with make installers and paste bin/installers/installers.hcl into distribution.hcl (then piship lock), or restore the pinned file", b.Source, got, b.SHA256)
+		return errcode.Newf(errcode.IntegrityFailed, "%s has sha256 %s, distribution.hcl's installers block pins %s: %s", b.Source, got, b.SHA256, fixPin)
 	}
 	return nil
 }

@@ -15,23 +15,18 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"net/http"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/klauspost/compress/gzip"
 
 	"piship.dev/piship/cache/atomicfs"
 	"piship.dev/piship/stages/distribution"
+	"piship.dev/piship/stages/pinned"
 	"piship.dev/piship/stages/stage/errcode"
 )
 
@@ -42,7 +37,7 @@ const DirName = "search-tools"
 const MaxArchive = 256 << 20
 
 // Client fetches archives; tests swap it.
-var Client = &http.Client{Timeout: 5 * time.Minute}
+var Client = pinned.DefaultClient
 
 // CachePath is where the archive pinned to a lives in the cache.
 func CachePath(cacheHome string, a distribution.SearchArchive) string {
@@ -50,55 +45,15 @@ func CachePath(cacheHome string, a distribution.SearchArchive) string {
 }
 
 // Fetch returns the path of the archive a in the cache, downloading it
-// first when it is not there. A cached file whose digest is not its name's
-// is removed and fetched again; a download is checked against the pin
-// before it is renamed into place, so the cache never holds a wrong
-// archive. fromCache says whether it was there.
+// first when it is not there (stages/pinned: a cached file that is not
+// its pin is fetched again, a download is kept only when it is the pin).
+// fromCache says whether it was there.
 func Fetch(ctx context.Context, cacheHome string, a distribution.SearchArchive) (file string, fromCache bool, err error) {
-	file = CachePath(cacheHome, a)
-	if sum, err := hashFile(file); err == nil {
-		if sum == a.SHA256 {
-			return file, true, nil
-		}
-		os.Remove(file)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return "", false, errcode.Newf(errcode.ConfigUnavailable, "cannot read %s: %v", file, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return "", false, errcode.Newf(errcode.ConfigUnavailable, "cannot create %s: %v", filepath.Dir(file), err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.URL, nil)
-	if err != nil {
-		return "", false, errcode.Newf(errcode.ConfigInvalid, "%s: %v", a.URL, err)
-	}
-	resp, err := Client.Do(req)
-	if err != nil {
-		return "", false, errcode.Newf(errcode.NetworkDenied, "cannot download %s: %v: put the archive (sha256 %s) at %s to release offline", a.URL, err, a.SHA256, file)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", false, errcode.Newf(errcode.NetworkDenied, "%s answered %s: put the archive (sha256 %s) at %s to release offline", a.URL, resp.Status, a.SHA256, file)
-	}
-	f, err := atomicfs.Create(file, 0o644, atomicfs.Options{})
-	if err != nil {
-		return "", false, errcode.Newf(errcode.ConfigUnavailable, "%v", err)
-	}
-	defer f.Abort()
-	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(resp.Body, MaxArchive+1))
-	if err != nil {
-		return "", false, errcode.Newf(errcode.NetworkDenied, "downloading %s: %v", a.URL, err)
-	}
-	if n > MaxArchive {
-		return "", false, errcode.Newf(errcode.IntegrityFailed, "%s is larger than %d bytes: check the URL", a.URL, MaxArchive)
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != a.SHA256 {
-		return "", false, errcode.Newf(errcode.IntegrityFailed, "%s has sha256 %s, distribution.hcl pins %s: nothing was kept; check the asset, then update the pin and run piship lock", a.URL, got, a.SHA256)
-	}
-	if err := f.Commit(); err != nil {
-		return "", false, errcode.Newf(errcode.ConfigUnavailable, "%v", err)
-	}
-	return file, false, nil
+	return pinned.Fetch(ctx, pinned.File{
+		URL: a.URL, SHA256: a.SHA256, Path: CachePath(cacheHome, a), Max: MaxArchive,
+		PinnedBy: "distribution.hcl", Fix: "check the asset, then update the pin and run piship lock",
+		Client: Client,
+	})
 }
 
 // Executable reads the one regular file named name (fd, rg.exe ...) out
@@ -199,17 +154,4 @@ func Place(ctx context.Context, cacheHome string, t distribution.SearchTool, tar
 		return 0, cached, err
 	}
 	return int64(len(data)), cached, nil
-}
-
-func hashFile(p string) (string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
