@@ -19,16 +19,7 @@ import (
 // is short; CreateAt creates once and never through a link.
 func TestReadFullAtAndCreateAt(t *testing.T) {
 	dir := t.TempDir()
-	r, err := os.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	f, fd := DirFD(r)
-	if f == nil {
-		t.Fatal("DirFD gave no descriptor on Linux")
-	}
-	defer f.Close()
+	fd := dirFD(t, dir)
 
 	if err := CreateAt(fd, "a", []byte("hello world"), 0o644); err != nil {
 		t.Fatal(err)
@@ -77,21 +68,7 @@ func TestReadFullAtAndCreateAt(t *testing.T) {
 // at once, a symbolic link on either side, a destination already there.
 func TestCopyAt(t *testing.T) {
 	srcDir, dstDir := t.TempDir(), t.TempDir()
-	fds := make([]int, 2)
-	for i, d := range []string{srcDir, dstDir} {
-		r, err := os.OpenRoot(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-		f, fd := DirFD(r)
-		if f == nil {
-			t.Fatal("DirFD gave no descriptor on Linux")
-		}
-		defer f.Close()
-		fds[i] = fd
-	}
-	src, dst := fds[0], fds[1]
+	src, dst := dirFD(t, srcDir), dirFD(t, dstDir)
 	data := strings.Repeat("piship ", 5000) // several reads through a 4 KiB buffer
 	if err := os.WriteFile(filepath.Join(srcDir, "a"), []byte(data), 0o644); err != nil {
 		t.Fatal(err)
@@ -141,4 +118,20 @@ func TestCopyAt(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(dstDir, "pipe")); err == nil {
 		t.Error("a refused copy left a file behind")
 	}
+}
+
+// dirFD is DirFD of dir, closed when the test ends.
+func dirFD(t *testing.T, dir string) int {
+	t.Helper()
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	f, fd := DirFD(r)
+	if f == nil {
+		t.Fatal("DirFD gave no descriptor on Linux")
+	}
+	t.Cleanup(func() { f.Close() })
+	return fd
 }
