@@ -2,8 +2,6 @@ package stages
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +10,7 @@ import (
 
 	"piship.dev/piship/cache"
 	"piship.dev/piship/cache/atomicfs"
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/buildstate"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/payload"
@@ -78,30 +77,30 @@ func (Resources) Run(ctx context.Context, inv *stage.Invocation, c ResourcesConf
 	return ResourcesOutputs{Files: n}, nil
 }
 
-// placeTool copies a pinned executable from the distribution directory,
-// or downloads it once into <piship cache>/tools/<sha256> (stages/pinned),
-// and writes it to dst only when its sha256 is the pin.
+// placeTool reads a pinned executable from the distribution directory,
+// or from <piship cache>/tools/<sha256>, downloaded there once
+// (stages/pinned), and writes it to dst only when its sha256 is the pin.
 func placeTool(ctx context.Context, inv *stage.Invocation, distDir, name, source, want, dst string) error {
-	file := filepath.Join(distDir, filepath.FromSlash(source))
+	var data []byte
 	if strings.HasPrefix(source, "https://") {
 		home, err := cache.Home(inv.Getenv)
 		if err != nil {
 			return errcode.Newf(errcode.ConfigUnavailable, "tool %s: %v", name, err)
 		}
-		if file, _, err = pinned.Fetch(ctx, pinned.File{
+		if data, _, err = pinned.Fetch(ctx, pinned.File{
 			URL: source, SHA256: strings.ToLower(want), Path: filepath.Join(home, "tools", strings.ToLower(want)), Max: maxTool,
 			PinnedBy: "the distribution", Fix: "check the source, then update the pin and run piship lock", Client: toolClient,
 		}); err != nil {
 			return fmt.Errorf("tool %s: %w", name, err)
 		}
-	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return fmt.Errorf("tool %s: %v", name, err)
-	}
-	sum := sha256.Sum256(data)
-	if got := hex.EncodeToString(sum[:]); !strings.EqualFold(got, want) {
-		return errcode.Newf(errcode.IntegrityFailed, "tool %s (%s) has sha256 %s, the distribution pins %s: check the source, then update the pin and run piship lock", name, source, got, want)
+	} else {
+		var err error
+		if data, err = os.ReadFile(filepath.Join(distDir, filepath.FromSlash(source))); err != nil {
+			return fmt.Errorf("tool %s: %v", name, err)
+		}
+		if got := canon.SHA256Hex(data); !strings.EqualFold(got, want) {
+			return errcode.Newf(errcode.IntegrityFailed, "tool %s (%s) has sha256 %s, the distribution pins %s: check the source, then update the pin and run piship lock", name, source, got, want)
+		}
 	}
 	return atomicfs.WriteFileAll(dst, data, 0o755)
 }

@@ -2,8 +2,6 @@ package stages
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/stage"
 	"piship.dev/piship/stages/stage/errcode"
 )
@@ -20,8 +19,7 @@ import (
 // whose download is not its pin is INTEGRITY_FAILED and placed nowhere.
 func TestPlaceToolDownloadsOnceIntoTheCache(t *testing.T) {
 	tool := []byte("#!/bin/sh\necho tool\n")
-	sum := sha256.Sum256(tool)
-	pin := hex.EncodeToString(sum[:])
+	pin := canon.SHA256Hex(tool)
 	hits := 0
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits++

@@ -2,8 +2,6 @@ package pinned
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,13 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/stage/errcode"
 )
-
-func hexOf(b []byte) string {
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
-}
 
 func codeOf(err error) string { return errcode.Of(err) }
 
@@ -41,15 +35,15 @@ func TestFetch(t *testing.T) {
 	}))
 	dir := t.TempDir()
 	file := func(path string) File {
-		return File{URL: srv.URL + path, SHA256: hexOf(good), Path: filepath.Join(dir, "tools", hexOf(good)), Max: 1024,
+		return File{URL: srv.URL + path, SHA256: canon.SHA256Hex(good), Path: filepath.Join(dir, "tools", canon.SHA256Hex(good)), Max: 1024,
 			PinnedBy: "distribution.hcl", Fix: "update the pin", Client: srv.Client()}
 	}
 	ctx := context.Background()
 
 	for _, c := range []struct{ path, code, says string }{
-		{"/wrong", errcode.IntegrityFailed, "has sha256 " + hexOf(bodies["/wrong"]) + ", distribution.hcl pins " + hexOf(good) + ": nothing was kept; update the pin"},
+		{"/wrong", errcode.IntegrityFailed, "has sha256 " + canon.SHA256Hex(bodies["/wrong"]) + ", distribution.hcl pins " + canon.SHA256Hex(good) + ": nothing was kept; update the pin"},
 		{"/big", errcode.IntegrityFailed, "larger than 1024 bytes"},
-		{"/missing", errcode.NetworkDenied, "404 Not Found: put the file (sha256 " + hexOf(good) + ") at " + file("").Path},
+		{"/missing", errcode.NetworkDenied, "404 Not Found: put the file (sha256 " + canon.SHA256Hex(good) + ") at " + file("").Path},
 	} {
 		_, _, err := Fetch(ctx, file(c.path))
 		if codeOf(err) != c.code || !strings.Contains(err.Error(), c.says) {
@@ -60,16 +54,17 @@ func TestFetch(t *testing.T) {
 		}
 	}
 
-	p, cached, err := Fetch(ctx, file("/good"))
-	if err != nil || cached || p != file("").Path {
-		t.Fatalf("Fetch = %s, %v, %v", p, cached, err)
+	data, cached, err := Fetch(ctx, file("/good"))
+	if err != nil || cached || string(data) != string(good) {
+		t.Fatalf("Fetch = %q, %v, %v", data, cached, err)
 	}
+	p := file("").Path
 	if got, _ := os.ReadFile(p); string(got) != string(good) {
 		t.Fatalf("the cache holds %q", got)
 	}
 	before := hits
-	if _, cached, err := Fetch(ctx, file("/good")); err != nil || !cached || hits != before {
-		t.Fatalf("from the cache: %v, %v, %d requests", cached, err, hits-before)
+	if data, cached, err := Fetch(ctx, file("/good")); err != nil || !cached || hits != before || string(data) != string(good) {
+		t.Fatalf("from the cache: %q, %v, %v, %d requests", data, cached, err, hits-before)
 	}
 
 	// A cached file that is not its pin is replaced by a fresh download.

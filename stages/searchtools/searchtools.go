@@ -1,9 +1,10 @@
 // Package searchtools bundles Pi's search tools (fd, rg) from their pinned
-// upstream release archives: Fetch keeps each archive in
-// <piship cache>/search-tools/<sha256>.<format>, checked against its pin
-// while it is written, so a cache seeded with the archives serves a
-// release offline; Executable takes the tool's executable out of an
-// archive in upstream's layout (<name>-<version>-<target>/fd).
+// upstream release archives: Place keeps each archive in
+// <piship cache>/search-tools/<sha256>.<format> (stages/pinned: checked
+// against its pin before it is kept, so a cache seeded with the archives
+// serves a release offline) and writes the tool's executable, which
+// Executable takes out of an archive in upstream's layout
+// (<name>-<version>-<target>/fd).
 //
 // What a launch does with the bundled executables (the copy into Pi's
 // agent bin directory and its receipt) lives in stages/home/launch, which
@@ -17,7 +18,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -36,34 +36,15 @@ const DirName = "search-tools"
 // MaxArchive bounds an archive's size (fd and rg are a few MB).
 const MaxArchive = 256 << 20
 
-// Client fetches archives; tests swap it.
-var Client = pinned.DefaultClient
-
 // CachePath is where the archive pinned to a lives in the cache.
 func CachePath(cacheHome string, a distribution.SearchArchive) string {
 	return filepath.Join(cacheHome, DirName, a.SHA256+"."+a.Format())
 }
 
-// Fetch returns the path of the archive a in the cache, downloading it
-// first when it is not there (stages/pinned: a cached file that is not
-// its pin is fetched again, a download is kept only when it is the pin).
-// fromCache says whether it was there.
-func Fetch(ctx context.Context, cacheHome string, a distribution.SearchArchive) (file string, fromCache bool, err error) {
-	return pinned.Fetch(ctx, pinned.File{
-		URL: a.URL, SHA256: a.SHA256, Path: CachePath(cacheHome, a), Max: MaxArchive,
-		PinnedBy: "distribution.hcl", Fix: "check the asset, then update the pin and run piship lock",
-		Client: Client,
-	})
-}
-
 // Executable reads the one regular file named name (fd, rg.exe ...) out
-// of the archive at file: at its top or in one directory below it, as
+// of the archive raw: at its top or in one directory below it, as
 // upstream lays its assets out. None, or more than one, is an error.
-func Executable(file, format, name string) ([]byte, error) {
-	raw, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
+func Executable(raw []byte, format, name string) ([]byte, error) {
 	var found [][]byte
 	var where []string
 	keep := func(p string, r io.Reader, size int64) error {
@@ -85,7 +66,7 @@ func Executable(file, format, name string) ([]byte, error) {
 	case "zip":
 		zr, err := zip.NewReader(bytes.NewReader(raw), int64(len(raw)))
 		if err != nil {
-			return nil, fmt.Errorf("%s is not a zip archive: %v", file, err)
+			return nil, fmt.Errorf("not a zip archive: %v", err)
 		}
 		for _, zf := range zr.File {
 			if !zf.Mode().IsRegular() {
@@ -104,7 +85,7 @@ func Executable(file, format, name string) ([]byte, error) {
 	default:
 		zr, err := gzip.NewReader(bytes.NewReader(raw))
 		if err != nil {
-			return nil, fmt.Errorf("%s is not a .tar.gz archive: %v", file, err)
+			return nil, fmt.Errorf("not a .tar.gz archive: %v", err)
 		}
 		tr := tar.NewReader(zr)
 		for {
@@ -113,7 +94,7 @@ func Executable(file, format, name string) ([]byte, error) {
 				break
 			}
 			if err != nil {
-				return nil, fmt.Errorf("%s: %v", file, err)
+				return nil, fmt.Errorf("reading the archive: %v", err)
 			}
 			if hdr.Typeflag != tar.TypeReg {
 				continue
@@ -141,12 +122,15 @@ func Place(ctx context.Context, cacheHome string, t distribution.SearchTool, tar
 	if !ok {
 		return 0, false, errcode.Newf(errcode.ConfigInvalid, "search_tools.%s has no archive for %s: add the upstream asset for it", t.Name, target)
 	}
-	file, cached, err := Fetch(ctx, cacheHome, a)
+	raw, cached, err := pinned.Fetch(ctx, pinned.File{
+		URL: a.URL, SHA256: a.SHA256, Path: CachePath(cacheHome, a), Max: MaxArchive,
+		PinnedBy: "distribution.hcl", Fix: "check the asset, then update the pin and run piship lock",
+	})
 	if err != nil {
 		return 0, false, fmt.Errorf("search tool %s: %w", t.Name, err)
 	}
 	exe := t.Executable(target)
-	data, err := Executable(file, a.Format(), exe)
+	data, err := Executable(raw, a.Format(), exe)
 	if err != nil {
 		return 0, cached, errcode.Newf(errcode.IntegrityFailed, "search tool %s (%s): %v: check search_tools.%s.%s", t.Name, a.URL, err, t.Name, target)
 	}
