@@ -20,6 +20,23 @@ func DirFD(r *os.Root) (*os.File, int) {
 	return f, int(f.Fd())
 }
 
+// OpenDir opens the directory at path as a Dir of its own (not a
+// DirCache's), for Close: here its descriptor alone, one open, as
+// everything a Dir does goes through it on Linux.
+func OpenDir(path string) (*Dir, error) {
+	for {
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+		if err == nil {
+			return &Dir{FD: fd}, nil
+		}
+		if err != syscall.EINTR {
+			return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		}
+	}
+}
+
+func closeFD(fd int) { syscall.Close(fd) }
+
 // CreateAt creates name (one path component) in the directory dirfd,
 // failing if anything is there (a symlink included: the name is not
 // followed), and writes data: openat, write, close and nothing else (see

@@ -22,3 +22,15 @@ func ReadFullAt(int, string, []byte) error { return errors.ErrUnsupported }
 func CopyAt(int, int, string, os.FileMode, []byte, io.Writer) (int64, error) {
 	return 0, errors.ErrUnsupported
 }
+
+// OpenDir opens the directory at path as a Dir of its own (not a
+// DirCache's), for Close: its os.Root here.
+func OpenDir(path string) (*Dir, error) {
+	r, err := os.OpenRoot(path)
+	if err != nil {
+		return nil, err
+	}
+	return newDir(r), nil
+}
+
+func closeFD(int) {}

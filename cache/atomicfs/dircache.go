@@ -1,6 +1,7 @@
 package atomicfs
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -39,9 +40,9 @@ type cachedDir struct {
 // failing epoll_ctl to every file, as os.OpenFile does: it tries to make
 // a regular file pollable. That was ~7 us of each of 19,600 files.)
 type Dir struct {
-	Root *os.Root
+	Root *os.Root // nil for OpenDir's on Linux, where everything goes through FD
 	FD   int      // -1: go through Root
-	f    *os.File // holds FD open; nil where there is no descriptor
+	f    *os.File // holds FD open; nil where there is no descriptor or OpenDir opened it
 }
 
 // Create creates name (one path component) in d, failing if anything is
@@ -83,6 +84,55 @@ func (d *Dir) ReadFull(name string, buf []byte) error {
 	return nil
 }
 
+// CopyTo copies the regular file name in d to a new file of the same
+// name in dst (perm; nothing may be there), through buf, writing every
+// byte to h as well (the caller's hash), and returns the bytes copied:
+// CopyAt through the descriptors where both have one, else OpenRegularIn
+// and dst's Root. Either way the source is not followed, a named pipe is
+// refused rather than waited on, and the size fstat gave is what is read,
+// so a file that changes meanwhile is copied as read: the caller compares.
+func (d *Dir) CopyTo(dst *Dir, name string, perm os.FileMode, buf []byte, h io.Writer) (int64, error) {
+	if d.FD >= 0 && dst.FD >= 0 {
+		return CopyAt(d.FD, dst.FD, name, perm, buf, h)
+	}
+	// os.Root follows a symbolic link that stays inside it: what stands
+	// at name is checked first, and the file opened must be that one.
+	lfi, err := d.Root.Lstat(name)
+	if err != nil {
+		return 0, err
+	}
+	if !lfi.Mode().IsRegular() {
+		return 0, &NotRegularError{Path: name, Mode: lfi.Mode()}
+	}
+	in, err := OpenRegularIn(d.Root, name)
+	if err != nil {
+		return 0, err
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if !os.SameFile(lfi, fi) {
+		return 0, fmt.Errorf("%s was replaced while it was opened", name)
+	}
+	out, err := dst.Root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return 0, err
+	}
+	// Neither side offers WriterTo or ReaderFrom, so the copy goes
+	// through buf.
+	n, err := io.CopyBuffer(io.MultiWriter(out, h), io.LimitReader(in, fi.Size()), buf)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return n, err
+}
+
+// Close closes a Dir OpenDir returned (a DirCache's handles are the
+// cache's to close).
+func (d *Dir) Close() { d.close() }
+
 func newDir(r *os.Root) *Dir {
 	h := &Dir{Root: r, FD: -1}
 	h.f, h.FD = DirFD(r)
@@ -90,10 +140,15 @@ func newDir(r *os.Root) *Dir {
 }
 
 func (h *Dir) close() {
-	if h.f != nil {
+	switch {
+	case h.f != nil:
 		h.f.Close()
+	case h.FD >= 0:
+		closeFD(h.FD) // OpenDir's
 	}
-	h.Root.Close()
+	if h.Root != nil {
+		h.Root.Close()
+	}
 }
 
 // DirCacheMax is the most idle handles a DirCache keeps open.

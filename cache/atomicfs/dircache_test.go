@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -96,5 +97,57 @@ func TestDirCreateAndReadFull(t *testing.T) {
 		if err := d.ReadFull(name, make([]byte, 6)); !errors.Is(err, io.ErrUnexpectedEOF) {
 			t.Fatalf("%s: a short file: %v, want ErrUnexpectedEOF", name, err)
 		}
+	}
+}
+
+// CopyTo copies the same way through descriptors (OpenDir on Linux) and
+// through Roots (elsewhere, and here a Dir without FD): the bytes and
+// their hash, the mode, an existing destination refused, a symbolic link
+// not followed.
+func TestCopyTo(t *testing.T) {
+	for name, open := range map[string]func(t *testing.T, dir string) *Dir{
+		"OpenDir": func(t *testing.T, dir string) *Dir {
+			d, err := OpenDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(d.Close)
+			return d
+		},
+		"Root": func(t *testing.T, dir string) *Dir {
+			r, err := os.OpenRoot(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := &Dir{Root: r, FD: -1}
+			t.Cleanup(d.Close)
+			return d
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srcDir, dstDir := t.TempDir(), t.TempDir()
+			src, dst := open(t, srcDir), open(t, dstDir)
+			data := []byte(strings.Repeat("piship ", 3000))
+			os.WriteFile(filepath.Join(srcDir, "a"), data, 0o644)
+			var seen strings.Builder
+			n, err := src.CopyTo(dst, "a", 0o755, make([]byte, 4096), &seen)
+			if err != nil || n != int64(len(data)) || seen.String() != string(data) {
+				t.Fatalf("CopyTo: %d bytes, %v; the hash saw %d", n, err, seen.Len())
+			}
+			if got, _ := os.ReadFile(filepath.Join(dstDir, "a")); string(got) != string(data) {
+				t.Fatalf("copied %d bytes", len(got))
+			}
+			if fi, _ := os.Stat(filepath.Join(dstDir, "a")); fi == nil || fi.Mode().Perm() != 0o755 {
+				t.Errorf("mode %v, want 0755", fi)
+			}
+			if _, err := src.CopyTo(dst, "a", 0o644, make([]byte, 4096), io.Discard); !errors.Is(err, fs.ErrExist) {
+				t.Errorf("onto an existing file: %v, want ErrExist", err)
+			}
+			if err := os.Symlink("a", filepath.Join(srcDir, "link")); err == nil {
+				if _, err := src.CopyTo(dst, "link", 0o644, make([]byte, 4096), io.Discard); err == nil {
+					t.Error("copied through a symbolic link")
+				}
+			}
+		})
 	}
 }

@@ -12,8 +12,8 @@
 // creates and reads a file (Create, ReadFull) through its directory's
 // descriptor with the fewest system calls on Linux (CreateAt, ReadFullAt)
 // and through its os.Root elsewhere; an install's copy of a directory
-// tree (stages/home) copies through two directories' descriptors the same
-// way (CopyAt). It imports only the
+// tree (stages/home) opens each directory on both sides (OpenDir) and
+// copies from one Dir to the other the same way (CopyTo, CopyAt). It imports only the
 // standard library, so the cache (which may import nothing under stages/)
 // and the launcher's receipt package can both use it.
 package atomicfs

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -176,26 +175,34 @@ func copyTree(ctx context.Context, t *tree, src, dst, prefix string, writers int
 	batches := dirBatches(t.files)
 	err := parallel(ctx, len(batches), writers, func(b int, buf []byte) error {
 		bt := batches[b]
-		d := openDirPair(src, dst, filepath.FromSlash(path.Dir(t.files[bt.from].rel)))
-		if d != nil {
-			defer d.close()
+		dir := filepath.FromSlash(path.Dir(t.files[bt.from].rel))
+		// The batch's directory open on both sides: each file is one
+		// openat per side, not its whole path resolved twice
+		// (atomicfs.Dir, as the extractor and a delta's Apply write).
+		from, err := atomicfs.OpenDir(filepath.Join(src, dir))
+		if err != nil {
+			return err
 		}
+		defer from.Close()
+		to, err := atomicfs.OpenDir(filepath.Join(dst, dir))
+		if err != nil {
+			return err
+		}
+		defer to.Close()
 		for i := bt.from; i < bt.to; i++ {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 			f := t.files[i]
-			var s string
-			var err error
-			if d != nil {
-				s, err = d.copy(path.Base(f.rel), f.exec, buf)
-			} else {
-				s, err = copyFile(filepath.Join(src, filepath.FromSlash(f.rel)), filepath.Join(dst, filepath.FromSlash(f.rel)), f.exec, buf)
+			perm := os.FileMode(0o644)
+			if f.exec {
+				perm = 0o755
 			}
-			if err != nil {
-				return err
+			h := sha256.New()
+			if _, err := from.CopyTo(to, path.Base(f.rel), perm, buf, h); err != nil {
+				return fmt.Errorf("copying %s into %s: %w", filepath.Join(src, filepath.FromSlash(f.rel)), filepath.Join(dst, dir), err)
 			}
-			sums[i] = s
+			sums[i] = hex.EncodeToString(h.Sum(nil))
 		}
 		return nil
 	})
@@ -238,51 +245,6 @@ func dirBatches(files []treeFile) []batch {
 		i = j
 	}
 	return out
-}
-
-func copyFile(src, dst string, exec bool, buf []byte) (string, error) {
-	in, err := atomicfs.OpenRegular(src) // a FIFO swapped in since the walk must not hang the copy
-	if err != nil {
-		return "", err
-	}
-	defer in.Close()
-	if fi, err := in.Stat(); err != nil {
-		return "", err
-	} else if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is no longer a regular file", src)
-	}
-	perm := os.FileMode(0o644)
-	if exec {
-		perm = 0o755
-	}
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
-	if err != nil {
-		return "", err
-	}
-	h := sha256.New()
-	for {
-		// Not io.CopyBuffer: from an *os.File it ignores buf and
-		// allocates 32 KiB for every file.
-		n, err := in.Read(buf)
-		if n > 0 {
-			h.Write(buf[:n])
-			if _, werr := out.Write(buf[:n]); werr != nil {
-				out.Close()
-				return "", werr
-			}
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			out.Close()
-			return "", err
-		}
-	}
-	if err := out.Close(); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func readDirNames(dir string, n int) ([]string, error) {
