@@ -159,8 +159,9 @@ func NewDirCache(root *os.Root) *DirCache {
 	return &DirCache{root: newDir(root), m: make(map[string]*cachedDir)}
 }
 
-// split returns the directory of a slash path ("" at the top) and its base.
-func split(name string) (dir, base string) {
+// Split returns the directory of a slash path ("" at the top), as
+// Acquire takes it, and its base.
+func Split(name string) (dir, base string) {
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
 		return name[:i], name[i+1:]
 	}
@@ -184,7 +185,7 @@ func (d *DirCache) Acquire(dir string) (*Dir, error) {
 	// Opened from its parent's handle (cached, as users go through
 	// sorted paths): one openat, where opening it from the root would
 	// open every component of its path again.
-	parent, base := split(dir)
+	parent, base := Split(dir)
 	ph, err := d.Acquire(parent)
 	if err != nil {
 		return nil, err

@@ -794,7 +794,7 @@ func (x *extractor) missingParents(name string, idx int, entry string) ([]string
 // not belong to it or fit in it, and waiting for a free writer to start a
 // new one.
 func (x *extractor) small(name string, mkdirs []string, h *header, perm os.FileMode, idx int, want *[32]byte) error {
-	dir, _ := split(name)
+	dir, _ := atomicfs.Split(name)
 	size := int(h.size)
 	if p := x.pend; p != nil && (dir != x.pendOf || len(mkdirs) > 0 || len(p.batch) == batchFiles || len(p.data)+size > cap(p.data)) {
 		x.flush()
@@ -906,7 +906,7 @@ func (x *extractor) openDir(dir string) (*atomicfs.Dir, error) {
 // a job that ran first, see openDir).
 func (x *extractor) mkdirs(dirs []string) error {
 	for _, d := range dirs {
-		parent, base := split(d)
+		parent, base := atomicfs.Split(d)
 		h, err := x.openDir(parent)
 		if err == nil {
 			err = h.Root.Mkdir(base, 0o755)
@@ -921,7 +921,7 @@ func (x *extractor) mkdirs(dirs []string) error {
 
 // create runs op, which creates the file base in the directory of name.
 func (x *extractor) create(name string, op func(dir *atomicfs.Dir, base string) error) error {
-	dir, base := split(name)
+	dir, base := atomicfs.Split(name)
 	h, err := x.openDir(dir)
 	if err != nil {
 		return fmt.Errorf("archive: %w", err)
@@ -933,7 +933,7 @@ func (x *extractor) create(name string, op func(dir *atomicfs.Dir, base string) 
 // haveDir makes sure the directory of name exists before the store links
 // into it by path, and reports whether it does.
 func (x *extractor) haveDir(name string) bool {
-	dir, _ := split(name)
+	dir, _ := atomicfs.Split(name)
 	if _, err := x.openDir(dir); err != nil {
 		return false
 	}

@@ -17,11 +17,7 @@ import (
 // spec's number and name, and the registry still resolves the keys piship
 // signs and verifies with.
 func TestSigstoreEnumsMatchTheSpec(t *testing.T) {
-	for _, c := range []struct {
-		got  v1.PublicKeyDetails
-		num  int32
-		name string
-	}{
+	for _, c := range []enumValue[v1.PublicKeyDetails]{
 		{v1.PublicKeyDetails_PUBLIC_KEY_DETAILS_UNSPECIFIED, 0, "PUBLIC_KEY_DETAILS_UNSPECIFIED"},
 		{v1.PublicKeyDetails_PKIX_ECDSA_P256_SHA_256, 5, "PKIX_ECDSA_P256_SHA_256"},
 		{v1.PublicKeyDetails_PKIX_ED25519, 7, "PKIX_ED25519"},
@@ -36,22 +32,14 @@ func TestSigstoreEnumsMatchTheSpec(t *testing.T) {
 		{v1.PublicKeyDetails_PKIX_ECDSA_P521_SHA_256, 20, "PKIX_ECDSA_P521_SHA_256"},
 		{v1.PublicKeyDetails(99), 99, "99"},
 	} {
-		if int32(c.got) != c.num || c.got.String() != c.name {
-			t.Errorf("PublicKeyDetails %d %q, want %d %q (sigstore_common.proto)", int32(c.got), c.got.String(), c.num, c.name)
-		}
+		c.check(t)
 	}
-	for _, c := range []struct {
-		got  v1.HashAlgorithm
-		num  int32
-		name string
-	}{
+	for _, c := range []enumValue[v1.HashAlgorithm]{
 		{v1.HashAlgorithm_SHA2_256, 1, "SHA2_256"},
 		{v1.HashAlgorithm_SHA2_384, 2, "SHA2_384"},
 		{v1.HashAlgorithm_SHA2_512, 3, "SHA2_512"},
 	} {
-		if int32(c.got) != c.num || c.got.String() != c.name {
-			t.Errorf("HashAlgorithm %d %q, want %d %q (sigstore_common.proto)", int32(c.got), c.got.String(), c.num, c.name)
-		}
+		c.check(t)
 	}
 
 	edPub, _, err := ed25519.GenerateKey(rand.Reader)
@@ -81,5 +69,23 @@ func TestSigstoreEnumsMatchTheSpec(t *testing.T) {
 		if _, err := signature.GetAlgorithmDetails(d); err != nil {
 			t.Errorf("sigstore's registry has no details for %v: %v", d, err)
 		}
+	}
+}
+
+// enumValue is one value of a protobuf-specs enum as the shim declares it
+// (got) and as sigstore_common.proto numbers and names it.
+type enumValue[E interface {
+	~int32
+	String() string
+}] struct {
+	got  E
+	num  int32
+	name string
+}
+
+func (c enumValue[E]) check(t *testing.T) {
+	t.Helper()
+	if int32(c.got) != c.num || c.got.String() != c.name {
+		t.Errorf("%T %d %q, want %d %q (sigstore_common.proto)", c.got, int32(c.got), c.got.String(), c.num, c.name)
 	}
 }
