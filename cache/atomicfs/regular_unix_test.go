@@ -20,17 +20,7 @@ func TestReadRegular(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { _, err := ReadRegular(fifo, 0); done <- err }()
-	select {
-	case err := <-done:
-		var nr *NotRegularError
-		if !errors.Is(err, ErrNotRegular) || !errors.As(err, &nr) || !strings.Contains(err.Error(), "named pipe") {
-			t.Fatalf("a FIFO: %v, want a NotRegularError naming the named pipe", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("reading a FIFO blocked")
-	}
+	refusesFIFO(t, "reading", func() error { _, err := ReadRegular(fifo, 0); return err })
 	if _, err := OpenRegular(dir); !errors.Is(err, ErrNotRegular) {
 		t.Fatalf("a directory: %v", err)
 	}
@@ -66,19 +56,27 @@ func TestOpenRegularIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	done := make(chan error, 1)
-	go func() { _, err := OpenRegularIn(r, "pipe"); done <- err }()
-	select {
-	case err := <-done:
-		if !errors.Is(err, ErrNotRegular) {
-			t.Fatalf("a FIFO: %v, want ErrNotRegular", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("opening a FIFO blocked")
-	}
+	refusesFIFO(t, "opening", func() error { _, err := OpenRegularIn(r, "pipe"); return err })
 	f, err := OpenRegularIn(r, "f")
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
+}
+
+// refusesFIFO runs op on a named pipe with no writer and wants it refused
+// at once with a *NotRegularError naming the named pipe, not waiting.
+func refusesFIFO(t *testing.T, what string, op func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- op() }()
+	select {
+	case err := <-done:
+		var nr *NotRegularError
+		if !errors.Is(err, ErrNotRegular) || !errors.As(err, &nr) || !strings.Contains(err.Error(), "named pipe") {
+			t.Fatalf("%s a FIFO: %v, want a NotRegularError naming the named pipe", what, err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s a FIFO blocked", what)
+	}
 }
