@@ -9,12 +9,11 @@ package installers
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/pinned"
 	"piship.dev/piship/stages/stage/errcode"
@@ -78,13 +77,8 @@ func Read(ctx context.Context, cacheHome string, b Binary) ([]byte, error) {
 const fixPin = "it is not the binary pinned, and the release ships neither; rebuild it with make installers and paste bin/installers/installers.hcl into distribution.hcl (then piship lock), or restore the pinned file"
 
 func check(b Binary, data []byte) error {
-	if got := sum(data); got != b.SHA256 {
+	if got := canon.SHA256Hex(data); got != b.SHA256 {
 		return errcode.Newf(errcode.IntegrityFailed, "%s has sha256 %s, distribution.hcl's installers block pins %s: %s", b.Source, got, b.SHA256, fixPin)
 	}
 	return nil
-}
-
-func sum(data []byte) string {
-	h := sha256.Sum256(data)
-	return hex.EncodeToString(h[:])
 }

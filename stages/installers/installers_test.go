@@ -2,8 +2,6 @@ package installers
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,14 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"piship.dev/piship/cache/canon"
 	"piship.dev/piship/stages/distribution"
 	"piship.dev/piship/stages/stage/errcode"
 )
-
-func hexOf(b []byte) string {
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
-}
 
 // A URL source's binary is downloaded once, checked, kept in the cache by
 // digest and served from there afterwards (the server gone); a download
@@ -38,7 +32,7 @@ func TestReadURLSourceCachesByDigest(t *testing.T) {
 	Client = srv.Client()
 	t.Cleanup(func() { Client = old })
 	in := &distribution.Installers{Source: srv.URL + "/0.9.0/", SHA256: map[string]distribution.InstallerPins{
-		"linux-arm64": {Installer: hexOf(bin), Launcher: hexOf([]byte("other"))},
+		"linux-arm64": {Installer: canon.SHA256Hex(bin), Launcher: canon.SHA256Hex([]byte("other"))},
 	}}
 	pins, _ := in.For("linux-arm64")
 	bins := Pinned(in, "/unused", "linux-arm64", pins, [2]string{"piship", "piship-launch"})
@@ -50,7 +44,7 @@ func TestReadURLSourceCachesByDigest(t *testing.T) {
 	if err != nil || string(got) != string(bin) {
 		t.Fatalf("Read = %q, %v", got, err)
 	}
-	if cached, err := os.ReadFile(filepath.Join(home, DirName, hexOf(bin))); err != nil || string(cached) != string(bin) {
+	if cached, err := os.ReadFile(filepath.Join(home, DirName, canon.SHA256Hex(bin))); err != nil || string(cached) != string(bin) {
 		t.Fatalf("cache holds %q (%v)", cached, err)
 	}
 	srv.Close()
@@ -62,7 +56,7 @@ func TestReadURLSourceCachesByDigest(t *testing.T) {
 	srv2 := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("tampered")) }))
 	defer srv2.Close()
 	Client = srv2.Client()
-	b := Binary{Name: "piship-launch", Source: srv2.URL + "/linux-arm64/piship-launch", SHA256: hexOf([]byte("other"))}
+	b := Binary{Name: "piship-launch", Source: srv2.URL + "/linux-arm64/piship-launch", SHA256: canon.SHA256Hex([]byte("other"))}
 	_, err = Read(context.Background(), home, b)
 	if errcode.Of(err) != errcode.IntegrityFailed || !strings.Contains(err.Error(), b.Source) || !strings.Contains(err.Error(), "make installers") {
 		t.Fatalf("err = %v, want %s naming %s and make installers", err, errcode.IntegrityFailed, b.Source)
